@@ -1,0 +1,12 @@
+// Package hostapi is the syscall table: every effect a capsule can have on the
+// world, as one Go interface (Host) with its request and result types and its
+// error codes.
+//
+// It is a leaf shared by three parties that must agree on it exactly: the sdk
+// (what capsule code calls), internal/host (the one implementation, where the
+// gate, egress, store and dispatcher are applied), and the wasm ABI
+// (docs/abi.md, one import per method). It holds no state and does no I/O.
+//
+// Later issues add process, net, approval, elicit and identity calls; they are
+// absent here rather than stubbed.
+package hostapi

@@ -1,0 +1,151 @@
+package hostapi
+
+import "time"
+
+// Host is the syscall table as seen by one call of one capsule. Every method
+// knows the capsule and the invoking principal it was bound to, and honours
+// the call's deadline and cancellation. Implementations are safe for use by
+// the one goroutine running the call; handlers are synchronous.
+type Host interface {
+	IPC
+	KV
+	FS
+	HTTP
+	Sys
+	Calls
+}
+
+// IPC is the capsule's access to the bus. The manifest's [publish] and
+// [subscribe] keys are enforced on every call.
+type IPC interface {
+	// Publish puts payload (JSON) on topic; the kernel stamps source and
+	// principal. It never blocks.
+	Publish(topic string, payload []byte) error
+	// Subscribe opens a subscription; one made inside a handler is scoped
+	// to the invoking principal and ends with the call.
+	Subscribe(pattern string) (SubscriptionID, error)
+	// Recv waits up to timeout (capped by MaxRecvTimeout and the call's
+	// deadline) for the next message; CodeTimeout when none came.
+	Recv(sub SubscriptionID, timeout time.Duration) (Message, error)
+	// Poll returns the next message without waiting; ok is false when none.
+	Poll(sub SubscriptionID) (msg Message, ok bool, err error)
+	Unsubscribe(sub SubscriptionID) error
+	// Interceptors answers "who intercepts topic T": the ids of the capsules
+	// whose interceptor patterns match, in dispatch order.
+	Interceptors(topic string) ([]string, error)
+}
+
+// KV is the capsule's key-value store in its own per-principal namespace.
+type KV interface {
+	KVGet(key string) (value []byte, ok bool, err error)
+	KVSet(key string, value []byte) error
+	KVDelete(key string) error
+	KVList(prefix string) ([]string, error)
+	KVClear(prefix string) (int, error)
+}
+
+// FS is file access, checked against fs_read / fs_write. Paths are absolute,
+// relative to the workspace, or scheme-form (home://, cwd://).
+type FS interface {
+	FSRead(path string) ([]byte, error)
+	FSWrite(path string, data []byte) error
+	FSStat(path string) (FileInfo, error)
+	FSList(path string) ([]DirEntry, error)
+	FSMkdir(path string) error
+	FSRemove(path string) error
+	FSRename(from, to string) error
+}
+
+// HTTP is outgoing HTTP through the SSRF-safe egress client, checked
+// against `net` on every hop.
+type HTTP interface {
+	HTTPDo(req HTTPRequest) (HTTPResponse, error)
+}
+
+// Sys is the capsule's view of itself and its caller.
+type Sys interface {
+	CapsuleID() string
+	// Principal is the invoking principal ("default" for system events).
+	Principal() string
+	// Config returns the capsule's operator-set [env] value for key.
+	Config(key string) (value string, ok bool)
+	Log(level LogLevel, msg string)
+	Now() time.Time
+}
+
+// Calls registers per-call safety nets with the kernel.
+type Calls interface {
+	// SetFailureReply registers a message the engine publishes on the
+	// capsule's behalf if this call traps, times out or is dropped, so a
+	// waiting requester always gets an answer. The topic is ACL-checked now.
+	SetFailureReply(topic string, payload []byte) error
+	// SetCancelKey names this call (a tool call id) so that a cancel request
+	// naming the key interrupts it.
+	SetCancelKey(key string) error
+}
+
+// SubscriptionID names a subscription within one capsule.
+type SubscriptionID uint64
+
+// MaxRecvTimeout caps a single Recv wait (upstream: 60 s).
+const MaxRecvTimeout = 60 * time.Second
+
+// Message is what a capsule receives from a subscription.
+type Message struct {
+	Topic string `json:"topic"`
+	// Payload is the guest form of the payload (custom and raw_json
+	// unwrapped, other variants tagged).
+	Payload   []byte `json:"payload"`
+	SourceID  string `json:"source_id"`
+	Principal string `json:"principal,omitempty"`
+	// Lost counts messages this subscription lost (evicted) since the
+	// previous receive.
+	Lost uint64 `json:"lost,omitempty"`
+}
+
+// FileInfo is the result of FSStat.
+type FileInfo struct {
+	Name    string    `json:"name"`
+	Size    int64     `json:"size"`
+	IsDir   bool      `json:"is_dir"`
+	Mode    uint32    `json:"mode"`
+	ModTime time.Time `json:"mod_time"`
+}
+
+// DirEntry is one entry of FSList.
+type DirEntry struct {
+	Name  string `json:"name"`
+	IsDir bool   `json:"is_dir"`
+}
+
+// HTTPRequest is an outgoing request.
+type HTTPRequest struct {
+	Method  string              `json:"method"`
+	URL     string              `json:"url"`
+	Headers map[string][]string `json:"headers,omitempty"`
+	Body    []byte              `json:"body,omitempty"`
+}
+
+// HTTPResponse is its answer; bodies are capped by MaxHTTPBody.
+type HTTPResponse struct {
+	Status  int                 `json:"status"`
+	Headers map[string][]string `json:"headers,omitempty"`
+	Body    []byte              `json:"body,omitempty"`
+}
+
+// MaxHTTPBody caps request and response bodies.
+const MaxHTTPBody = 10 << 20
+
+// MaxFileSize caps a single FSRead or FSWrite (upstream: 50 MB).
+const MaxFileSize = 50 << 20
+
+// LogLevel is a log severity, numerically equal to log/slog's levels.
+type LogLevel int
+
+// The four levels.
+const (
+	LogDebug LogLevel = -4
+	LogInfo  LogLevel = 0
+	LogWarn  LogLevel = 4
+	LogError LogLevel = 8
+)
