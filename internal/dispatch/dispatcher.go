@@ -1,0 +1,346 @@
+package dispatch
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"maps"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/astrid-go/astrid/internal/bus"
+	"github.com/astrid-go/astrid/ipc"
+)
+
+// Options configures a Dispatcher. The zero value gives DESIGN §4b's
+// defaults.
+type Options struct {
+	// RateBytesPerSec and RateBurst size each (capsule, principal) token
+	// bucket, counted in envelope bytes ((*ipc.Envelope).Size).
+	RateBytesPerSec int64
+	RateBurst       int64
+	// QueueDepth is the capacity of each (capsule, principal) interceptor
+	// queue; a call arriving at a full queue is dropped and counted.
+	QueueDepth int
+	// IdleTimeout is how long a queue worker lingers without work.
+	IdleTimeout time.Duration
+	Logger      *slog.Logger
+	// Now drives the rate limiter; tests inject a fake clock.
+	Now func() time.Time
+}
+
+// maxRateBurst keeps a bucket's scaled token count inside an int64.
+const maxRateBurst = 1 << 32
+
+func (o Options) withDefaults() Options {
+	if o.RateBytesPerSec <= 0 {
+		o.RateBytesPerSec = DefaultRateBytesPerSec
+	}
+	if o.RateBurst <= 0 {
+		o.RateBurst = DefaultRateBurst
+	}
+	o.RateBurst = min(o.RateBurst, maxRateBurst)
+	if o.QueueDepth <= 0 {
+		o.QueueDepth = DefaultQueueDepth
+	}
+	if o.IdleTimeout <= 0 {
+		o.IdleTimeout = DefaultIdleTimeout
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	return o
+}
+
+// Caller is who is publishing or subscribing, as the host layer knows it: the
+// capsule's registered id and the principal it is acting for (empty for a
+// system event). A capsule cannot choose either.
+type Caller struct {
+	Capsule   string
+	Principal string
+}
+
+// CapsuleACL is what a capsule's manifest grants it on the bus.
+type CapsuleACL struct {
+	ID string
+	// Publish and Subscribe are the keys of the manifest's [publish] and
+	// [subscribe] tables. Empty denies everything.
+	Publish, Subscribe []string
+	// Interceptors are the [subscribe] entries that name a handler. Each
+	// pattern must be one the capsule may subscribe to.
+	Interceptors []Interceptor
+}
+
+// Result says how far a publish reached.
+type Result struct {
+	Routes       int // bus routes the envelope was delivered to
+	Interceptors int // interceptor links matched (queued, or counted as dropped)
+}
+
+// Dispatcher is the publish/subscribe entry for every capsule. It is safe for
+// concurrent use.
+type Dispatcher struct {
+	bus   busPort
+	opts  Options
+	log   *slog.Logger
+	stats counters
+
+	// interceptors is the copy-on-write interceptor table read by every
+	// publish without locking.
+	interceptors atomic.Pointer[table]
+
+	mu       sync.Mutex // serialises registry changes and Close
+	capsules atomic.Pointer[map[string]*capsule]
+	closed   atomic.Bool
+}
+
+// busPort is what the dispatcher needs of the bus.
+type busPort interface {
+	Publish(e *ipc.Envelope) (int, error)
+	Subscribe(spec bus.RouteSpec) (*bus.Route, error)
+	Stats() bus.Stats
+}
+
+// capsule is one registered capsule: its ACLs, rate limiter, interceptor
+// queues and the routes it holds.
+type capsule struct {
+	id           string
+	target       Target
+	publish      acl
+	subscribe    acl
+	interceptors []Interceptor
+	limiter      *limiter
+
+	ctx    context.Context // cancelled when the capsule is unregistered
+	cancel context.CancelFunc
+
+	mu       sync.Mutex
+	closed   bool
+	queues   map[string]*queue
+	routes   map[*bus.Route]struct{}
+	// prunedAt is len(routes) after the last pruneRoutes.
+	prunedAt int
+	workers  sync.WaitGroup
+	lastDrop time.Time // when a queue drop was last logged
+	drops    int       // drops since then
+}
+
+// New returns a Dispatcher publishing to b.
+func New(b *bus.Bus, opts Options) *Dispatcher {
+	return newDispatcher(b, opts)
+}
+
+func newDispatcher(b busPort, opts Options) *Dispatcher {
+	opts = opts.withDefaults()
+	d := &Dispatcher{bus: b, opts: opts, log: opts.Logger}
+	d.interceptors.Store(&table{})
+	d.capsules.Store(&map[string]*capsule{})
+	return d
+}
+
+// Register admits a capsule with its ACL and the Target its interceptors are
+// delivered to. It refuses the kernel's reserved id, an id already
+// registered, an id that is not a single topic segment, and invalid patterns.
+func (d *Dispatcher) Register(a CapsuleACL, t Target) error {
+	c, err := d.newCapsule(a, t)
+	if err != nil {
+		return fmt.Errorf("dispatch: register capsule %q: %w", a.ID, err)
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.closed.Load() {
+		c.cancel()
+		return fmt.Errorf("dispatch: register capsule %q: %w", a.ID, ErrClosed)
+	}
+	current := *d.capsules.Load()
+	if _, dup := current[a.ID]; dup {
+		c.cancel()
+		return fmt.Errorf("dispatch: register capsule %q: %w: already registered", a.ID, ErrRegistration)
+	}
+	next := maps.Clone(current)
+	next[a.ID] = c
+	d.publishRegistry(next)
+	return nil
+}
+
+func (d *Dispatcher) newCapsule(a CapsuleACL, t Target) (*capsule, error) {
+	switch {
+	case a.ID == ipc.KernelSourceID:
+		return nil, fmt.Errorf("%w: the id %q is reserved for the kernel", ErrRegistration, a.ID)
+	case t == nil:
+		return nil, fmt.Errorf("%w: no target", ErrRegistration)
+	}
+	if err := ipc.ValidateTopic(a.ID); err != nil || shapeOf(a.ID).segments != 1 {
+		return nil, fmt.Errorf("%w: a capsule id must be one topic segment (it becomes source_id and appears in topics)", ErrRegistration)
+	}
+	pub, err := newACL("[publish]", a.Publish)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrRegistration, err)
+	}
+	sub, err := newACL("[subscribe]", a.Subscribe)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrRegistration, err)
+	}
+	for _, ic := range a.Interceptors {
+		if err := ipc.ValidatePattern(ic.Pattern); err != nil {
+			return nil, fmt.Errorf("%w: interceptor %q: %w", ErrRegistration, ic.Handler, err)
+		}
+		// An interceptor receives events just as a subscription does, so
+		// its pattern must pass the same [subscribe] check.
+		if !sub.allows(ic.Pattern) {
+			return nil, fmt.Errorf("%w: interceptor pattern %q (handler %q) is not covered by [subscribe] (%s)", ErrRegistration, ic.Pattern, ic.Handler, sub.listing)
+		}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	return &capsule{
+		id:           a.ID,
+		target:       t,
+		publish:      pub,
+		subscribe:    sub,
+		interceptors: append([]Interceptor(nil), a.Interceptors...),
+		limiter:      newLimiter(d.opts.RateBytesPerSec, d.opts.RateBurst, d.opts.Now),
+		ctx:          ctx,
+		cancel:       cancel,
+		queues:       make(map[string]*queue),
+		routes:       make(map[*bus.Route]struct{}),
+	}, nil
+}
+
+// publishRegistry installs a new capsule set and its interceptor table. The
+// caller holds d.mu.
+func (d *Dispatcher) publishRegistry(next map[string]*capsule) {
+	d.capsules.Store(&next)
+	d.interceptors.Store(buildTable(next))
+}
+
+// Unregister removes a capsule: its interceptors stop matching, its queued
+// calls are discarded (counted), its routes are closed, and Unregister waits
+// for its in-flight calls, whose context is cancelled, to return. It must not
+// be called from inside that capsule's own Intercept. Unknown ids are ignored.
+func (d *Dispatcher) Unregister(id string) {
+	d.mu.Lock()
+	current := *d.capsules.Load()
+	c, ok := current[id]
+	if ok {
+		next := maps.Clone(current)
+		delete(next, id)
+		d.publishRegistry(next)
+	}
+	d.mu.Unlock()
+	if ok {
+		d.shutdown(c)
+	}
+}
+
+func (d *Dispatcher) shutdown(c *capsule) {
+	c.mu.Lock()
+	c.closed = true
+	d.discardQueued(c)
+	routes := c.routes
+	c.routes = nil
+	c.mu.Unlock()
+	c.cancel()
+	for r := range routes {
+		r.Close()
+	}
+	c.workers.Wait()
+}
+
+// Close unregisters every capsule and stops every queue worker. Publishing
+// afterwards fails with ErrClosed. It does not close the bus.
+func (d *Dispatcher) Close() {
+	d.mu.Lock()
+	if d.closed.Swap(true) {
+		d.mu.Unlock()
+		return
+	}
+	current := *d.capsules.Load()
+	d.publishRegistry(map[string]*capsule{})
+	d.mu.Unlock()
+	for _, c := range current {
+		d.shutdown(c)
+	}
+}
+
+// Stats returns a snapshot of the counters.
+func (d *Dispatcher) Stats() Stats {
+	return d.stats.snapshot()
+}
+
+// Interceptors answers "who intercepts topic T": the ids of the capsules
+// with an interceptor matching topic, ordered by (priority, id), each once.
+func (d *Dispatcher) Interceptors(topic string) []string {
+	links := d.interceptors.Load().match(topic)
+	ids := make([]string, 0, len(links))
+	seen := make(map[string]bool, len(links))
+	for _, l := range links {
+		if !seen[l.capsule.id] {
+			seen[l.capsule.id] = true
+			ids = append(ids, l.capsule.id)
+		}
+	}
+	return ids
+}
+
+func (d *Dispatcher) lookup(id string) (*capsule, error) {
+	c := (*d.capsules.Load())[id]
+	if c == nil {
+		if d.closed.Load() {
+			return nil, ErrClosed
+		}
+		return nil, fmt.Errorf("%w: %q", ErrUnknownCapsule, id)
+	}
+	return c, nil
+}
+
+
+// minRoutePrune is the tracked-route count below which closed routes are not
+// looked for.
+const minRoutePrune = 64
+
+// track records a route so Unregister can close it. Routes the host closed
+// itself (a handler's subscriptions end with the call) are forgotten
+// whenever the tracked set has doubled since the last look, which keeps the
+// cost amortised and the set bounded by twice the open routes.
+func (d *Dispatcher) track(c *capsule, r *bus.Route) bool {
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		return false
+	}
+	c.routes[r] = struct{}{}
+	prune := len(c.routes) >= minRoutePrune && len(c.routes) >= 2*c.prunedAt
+	c.mu.Unlock()
+	if prune {
+		d.pruneRoutes(c)
+	}
+	return true
+}
+
+func (d *Dispatcher) pruneRoutes(c *capsule) {
+	// Only routes tracked before the bus snapshot are candidates: each of
+	// them existed when the snapshot was taken, so if it is missing from
+	// it, it is closed.
+	c.mu.Lock()
+	candidates := slices.Collect(maps.Keys(c.routes))
+	c.mu.Unlock()
+	open := make(map[uint64]bool)
+	for _, rs := range d.bus.Stats().Routes {
+		if rs.Owner == c.id {
+			open[rs.ID] = true
+		}
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, r := range candidates {
+		if !open[r.ID()] {
+			delete(c.routes, r)
+		}
+	}
+	c.prunedAt = len(c.routes)
+}

@@ -1,0 +1,27 @@
+package dispatch
+
+import "errors"
+
+// Errors returned by the dispatcher. Each is wrapped with context naming the
+// capsule, topic and rule involved; test with errors.Is.
+var (
+	// ErrDenied: the capsule's manifest ACL does not allow the publish or
+	// subscription.
+	ErrDenied = errors.New("denied by ACL")
+	// ErrRateLimited: the (capsule, principal) token bucket is empty.
+	ErrRateLimited = errors.New("rate limited")
+	// ErrInvalidPrincipal: the principal is not a valid principal id, so the
+	// event cannot be attributed and is not dispatched.
+	ErrInvalidPrincipal = errors.New("unresolvable principal")
+	// ErrInvalidPayload: the payload is not one JSON value.
+	ErrInvalidPayload = errors.New("payload is not valid JSON")
+	// ErrUnknownCapsule: the caller is not a registered capsule.
+	ErrUnknownCapsule = errors.New("capsule not registered")
+	// ErrRegistration: a CapsuleACL was refused by Register.
+	ErrRegistration = errors.New("invalid registration")
+	// ErrClosed: the dispatcher has been closed.
+	ErrClosed = errors.New("dispatcher closed")
+	// ErrNotSupported is returned by a Target none of whose engines supports
+	// the call; the dispatcher skips that link instead of counting a Deny.
+	ErrNotSupported = errors.New("interceptor not supported by any engine")
+)

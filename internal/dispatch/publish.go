@@ -1,0 +1,137 @@
+package dispatch
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+
+	"github.com/astrid-go/astrid/internal/bus"
+	"github.com/astrid-go/astrid/ipc"
+)
+
+// Publish sends payload on topic for a capsule, in this order: topic and
+// principal validity, the [publish] ACL, the (capsule, principal) rate limit
+// (charged only once the ACL has passed), payload JSON validity, delivery to
+// every matching bus route, then the interceptors. It never blocks: an
+// interceptor whose queue is full is dropped and counted.
+//
+// The envelope's source_id is from.Capsule and its principal from.Principal;
+// the bus stamps seq and timestamp.
+func (d *Dispatcher) Publish(from Caller, topic string, payload json.RawMessage) (Result, error) {
+	c, err := d.lookup(from.Capsule)
+	if err != nil {
+		return Result{}, fmt.Errorf("dispatch: publish %s from capsule %s: %w", topic, from.Capsule, err)
+	}
+	if err := ipc.ValidateTopic(topic); err != nil {
+		d.stats.invalid.Add(1)
+		return Result{}, fmt.Errorf("dispatch: publish from capsule %s: %w", c.id, err)
+	}
+	if err := ValidatePrincipal(from.Principal); err != nil {
+		d.stats.invalid.Add(1)
+		return Result{}, fmt.Errorf("dispatch: publish %s from capsule %s: %w", topic, c.id, err)
+	}
+	if !c.publish.allows(topic) {
+		d.stats.publishDenied.Add(1)
+		err := c.publish.deny("publish", topic, c.id)
+		d.log.Warn("dispatch: publish refused", slog.String("capsule", c.id), slog.String("topic", topic), slog.String("principal", from.Principal), slog.Any("error", err))
+		return Result{}, err
+	}
+	e := &ipc.Envelope{Topic: topic, Payload: payload, SourceID: c.id, Principal: from.Principal}
+	size := int64(e.Size())
+	if size > d.opts.RateBurst {
+		d.stats.tooLarge.Add(1)
+		return Result{}, fmt.Errorf("dispatch: publish %s from capsule %s: %w: %d bytes exceed the rate burst of %d", topic, c.id, bus.ErrTooLarge, size, d.opts.RateBurst)
+	}
+	if !c.limiter.take(from.Principal, size) {
+		d.stats.rateLimited.Add(1)
+		d.log.Debug("dispatch: publish rate limited", slog.String("capsule", c.id), slog.String("principal", from.Principal), slog.String("topic", topic))
+		return Result{}, fmt.Errorf("dispatch: publish %s from capsule %s for principal %q: %w (%d bytes/s, burst %d)", topic, c.id, from.Principal, ErrRateLimited, d.opts.RateBytesPerSec, d.opts.RateBurst)
+	}
+	// Checked after the charge, so that validating a large payload is paid
+	// for out of the publisher's quota.
+	if !json.Valid(payload) {
+		d.stats.invalid.Add(1)
+		return Result{}, fmt.Errorf("dispatch: publish %s from capsule %s: %w", topic, c.id, ErrInvalidPayload)
+	}
+	res, err := d.deliver(e)
+	if err != nil {
+		c.limiter.refund(from.Principal, size)
+		return Result{}, fmt.Errorf("dispatch: publish %s from capsule %s: %w", topic, c.id, err)
+	}
+	return res, nil
+}
+
+// PublishKernel sends one of the kernel's own events: source_id "kernel", no
+// principal, no ACL and no rate limit.
+func (d *Dispatcher) PublishKernel(topic string, payload json.RawMessage) (Result, error) {
+	if d.closed.Load() {
+		return Result{}, fmt.Errorf("dispatch: kernel publish %s: %w", topic, ErrClosed)
+	}
+	if err := ipc.ValidateTopic(topic); err != nil {
+		d.stats.invalid.Add(1)
+		return Result{}, fmt.Errorf("dispatch: kernel publish: %w", err)
+	}
+	if !json.Valid(payload) {
+		d.stats.invalid.Add(1)
+		return Result{}, fmt.Errorf("dispatch: kernel publish %s: %w", topic, ErrInvalidPayload)
+	}
+	res, err := d.deliver(&ipc.Envelope{Topic: topic, Payload: payload, SourceID: ipc.KernelSourceID})
+	if err != nil {
+		return Result{}, fmt.Errorf("dispatch: kernel publish %s: %w", topic, err)
+	}
+	return res, nil
+}
+
+// deliver hands e to the bus, then to the interceptors matching its topic.
+func (d *Dispatcher) deliver(e *ipc.Envelope) (Result, error) {
+	routes, err := d.bus.Publish(e)
+	if err != nil {
+		if errors.Is(err, bus.ErrTooLarge) {
+			d.stats.tooLarge.Add(1)
+		}
+		return Result{}, err
+	}
+	d.stats.published.Add(1)
+	d.stats.routes.Add(uint64(routes))
+	links := d.interceptors.Load().match(e.Topic)
+	if len(links) > 0 {
+		d.dispatch(e, links)
+	}
+	return Result{Routes: routes, Interceptors: len(links)}, nil
+}
+
+// Subscribe opens a bus route for a capsule after the [subscribe] ACL check,
+// in which the requested pattern is taken as a topic, so a wildcard is only
+// granted by a key that has a wildcard in the same place. A scoped route
+// receives only from.Principal's events (a subscription made inside a
+// handler). The route is closed when the capsule is unregistered.
+func (d *Dispatcher) Subscribe(from Caller, pattern string, scoped bool) (*bus.Route, error) {
+	c, err := d.lookup(from.Capsule)
+	if err != nil {
+		return nil, fmt.Errorf("dispatch: subscribe %s from capsule %s: %w", pattern, from.Capsule, err)
+	}
+	if err := ipc.ValidatePattern(pattern); err != nil {
+		d.stats.invalid.Add(1)
+		return nil, fmt.Errorf("dispatch: subscribe from capsule %s: %w", c.id, err)
+	}
+	if err := ValidatePrincipal(from.Principal); err != nil {
+		d.stats.invalid.Add(1)
+		return nil, fmt.Errorf("dispatch: subscribe %s from capsule %s: %w", pattern, c.id, err)
+	}
+	if !c.subscribe.allows(pattern) {
+		d.stats.subscribeDenied.Add(1)
+		err := c.subscribe.deny("subscribe", pattern, c.id)
+		d.log.Warn("dispatch: subscribe refused", slog.String("capsule", c.id), slog.String("pattern", pattern), slog.Any("error", err))
+		return nil, err
+	}
+	r, err := d.bus.Subscribe(bus.RouteSpec{Owner: c.id, Pattern: pattern, Principal: from.Principal, Scoped: scoped})
+	if err != nil {
+		return nil, fmt.Errorf("dispatch: subscribe %s from capsule %s: %w", pattern, c.id, err)
+	}
+	if !d.track(c, r) {
+		r.Close()
+		return nil, fmt.Errorf("dispatch: subscribe %s from capsule %s: %w: unregistered meanwhile", pattern, c.id, ErrUnknownCapsule)
+	}
+	return r, nil
+}

@@ -1,0 +1,104 @@
+package dispatch
+
+import (
+	"sync"
+	"time"
+)
+
+// Defaults for the publish rate limit (DESIGN §4b).
+const (
+	DefaultRateBytesPerSec = 10 << 20
+	DefaultRateBurst       = 2 << 20
+)
+
+// pruneAbove is the bucket count past which full buckets are forgotten; a
+// full bucket behaves exactly like a missing one, so pruning changes nothing
+// but memory.
+const pruneAbove = 1024
+
+// limiter is one capsule's set of token buckets, one per principal, in bytes.
+// Each bucket refills at rate bytes per second up to burst; a publish takes
+// its size out of the bucket or is refused, consuming nothing.
+type limiter struct {
+	rate, burst int64
+	now         func() time.Time
+
+	mu        sync.Mutex
+	buckets   map[string]*bucket
+	lastPrune time.Time
+}
+
+// bucket holds its tokens scaled by one second in nanoseconds (bytes×1e9),
+// so that a refill of elapsed nanoseconds adds exactly elapsed×rate and no
+// fraction of a byte is lost between closely spaced publishes.
+type bucket struct {
+	scaled int64
+	last   time.Time
+}
+
+const scale = int64(time.Second)
+
+func newLimiter(rate, burst int64, now func() time.Time) *limiter {
+	return &limiter{rate: rate, burst: burst, now: now, buckets: make(map[string]*bucket)}
+}
+
+// take charges n bytes to principal's bucket and reports whether they were
+// available.
+func (l *limiter) take(principal string, n int64) bool {
+	now := l.now()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	b := l.buckets[principal]
+	if b == nil {
+		l.prune(now)
+		b = &bucket{scaled: l.burst * scale, last: now}
+		l.buckets[principal] = b
+	} else {
+		l.refill(b, now)
+	}
+	if n > b.scaled/scale {
+		return false
+	}
+	b.scaled -= n * scale
+	return true
+}
+
+// refund returns n bytes taken for a publish the bus then refused, so a
+// message nobody received costs no quota.
+func (l *limiter) refund(principal string, n int64) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if b := l.buckets[principal]; b != nil {
+		b.scaled = min(b.scaled+n*scale, l.burst*scale)
+	}
+}
+
+func (l *limiter) refill(b *bucket, now time.Time) {
+	elapsed := now.Sub(b.last)
+	if elapsed <= 0 {
+		return // a clock that steps back grants nothing
+	}
+	b.last = now
+	// Cap elapsed at the time a bucket takes to fill from empty, so that
+	// elapsed×rate cannot overflow (burst is bounded in New).
+	full := l.burst * scale
+	if elapsed >= time.Duration(full/l.rate) {
+		b.scaled = full
+		return
+	}
+	b.scaled = min(b.scaled+int64(elapsed)*l.rate, full)
+}
+
+// prune forgets full buckets once the map is large, at most once a second.
+func (l *limiter) prune(now time.Time) {
+	if len(l.buckets) < pruneAbove || now.Sub(l.lastPrune) < time.Second {
+		return
+	}
+	l.lastPrune = now
+	for p, b := range l.buckets {
+		l.refill(b, now)
+		if b.scaled == l.burst*scale {
+			delete(l.buckets, p)
+		}
+	}
+}

@@ -1,0 +1,150 @@
+package dispatch
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/astrid-go/astrid/ipc"
+)
+
+// run is one event's trip through its matching interceptors: either a
+// fan-out (every link queued at once, answers only counted) or a chain (one
+// link at a time, in order, each queued when the previous one continues).
+type run struct {
+	env     *ipc.Envelope
+	links   []*link
+	chained bool
+	// payload is what the next link sees. Only the link currently running
+	// writes it, and the queue hand-off to the next link orders that write
+	// before the next read.
+	payload json.RawMessage
+}
+
+// dispatch starts the interceptors for an event the bus has accepted.
+func (d *Dispatcher) dispatch(e *ipc.Envelope, links []*link) {
+	r := &run{env: e, links: links, payload: e.Payload, chained: !samePriority(links)}
+	if r.chained {
+		d.advance(r, 0)
+		return
+	}
+	for i := range links {
+		d.send(r, i)
+	}
+}
+
+// advance queues link i of a chain. A link that cannot be queued ends the
+// chain: skipping it could let an event past a guard (fail closed).
+func (d *Dispatcher) advance(r *run, i int) {
+	if i >= len(r.links) {
+		return
+	}
+	if !d.send(r, i) {
+		d.stats.chainsCut.Add(1)
+		d.log.Warn("dispatch: interceptor chain cut short", slog.String("topic", r.env.Topic), slog.String("principal", r.env.Principal), slog.String("at_capsule", r.links[i].capsule.id), slog.Int("links_not_run", len(r.links)-i))
+	}
+}
+
+// send queues link i on its capsule's queue for the event's principal.
+func (d *Dispatcher) send(r *run, i int) bool {
+	c := r.links[i].capsule
+	switch d.enqueue(c, r.env.Principal, job{run: r, idx: i}) {
+	case enqueued:
+		return true
+	case queueFull:
+		d.stats.queueDrops.Add(1)
+		d.logDrop(c, r.env)
+	case capsuleGone:
+		d.stats.orphaned.Add(1)
+	}
+	return false
+}
+
+// dropLogInterval limits queue-full warnings to one per capsule per
+// interval, carrying the count, so overload does not also flood the log.
+const dropLogInterval = time.Second
+
+func (d *Dispatcher) logDrop(c *capsule, e *ipc.Envelope) {
+	now := d.opts.Now()
+	c.mu.Lock()
+	c.drops++
+	if now.Sub(c.lastDrop) < dropLogInterval {
+		c.mu.Unlock()
+		return
+	}
+	drops := c.drops
+	c.drops, c.lastDrop = 0, now
+	c.mu.Unlock()
+	d.log.Warn("dispatch: interceptor queue full, call dropped", slog.String("capsule", c.id), slog.String("principal", e.Principal), slog.String("topic", e.Topic), slog.Int("queue_depth", d.opts.QueueDepth), slog.Int("dropped", drops))
+}
+
+// invoke makes one interceptor call from c's queue worker and applies the
+// answer.
+func (d *Dispatcher) invoke(c *capsule, j job) {
+	r, l := j.run, j.run.links[j.idx]
+	d.stats.invocations.Add(1)
+	v, err := intercept(c.ctx, c.target, Invocation{
+		Capsule:   c.id,
+		Pattern:   l.pattern,
+		Handler:   l.handler,
+		Principal: r.env.Principal,
+		Envelope:  r.env,
+		Payload:   r.payload,
+	})
+	attrs := func(extra ...any) []any {
+		return append([]any{slog.String("capsule", c.id), slog.String("handler", l.handler), slog.String("topic", r.env.Topic), slog.String("principal", r.env.Principal)}, extra...)
+	}
+	proceed := false
+	switch {
+	case errors.Is(err, ErrNotSupported):
+		d.stats.skipped.Add(1)
+		proceed = true
+	case err != nil:
+		d.stats.errors.Add(1)
+		d.stats.deny(errorDenyReason)
+		d.log.Warn("dispatch: interceptor failed; counted as deny", attrs(slog.Any("error", err))...)
+	case v.Action == Continue:
+		if r.chained && len(v.Payload) > 0 {
+			if !json.Valid(v.Payload) {
+				d.stats.errors.Add(1)
+				d.stats.deny(errorDenyReason)
+				d.log.Warn("dispatch: interceptor replaced the payload with invalid JSON; counted as deny", attrs()...)
+				break
+			}
+			r.payload = v.Payload
+		}
+		d.stats.continued.Add(1)
+		proceed = true
+	case v.Action == Final:
+		d.stats.finals.Add(1)
+		d.log.Debug("dispatch: interceptor answered final", attrs()...)
+	case v.Action == Deny:
+		reason := v.Reason
+		if reason == "" {
+			reason = "denied by interceptor"
+		}
+		d.stats.deny(reason)
+		d.log.Warn("dispatch: interceptor denied", attrs(slog.String("reason", reason))...)
+	default:
+		d.stats.errors.Add(1)
+		d.stats.deny(errorDenyReason)
+		d.log.Warn("dispatch: interceptor answered an unknown action; counted as deny", attrs(slog.Int("action", int(v.Action)))...)
+	}
+	if proceed && r.chained {
+		d.advance(r, j.idx+1)
+	}
+}
+
+// intercept calls t, turning a panic into an error so that a broken capsule
+// counts as a Deny instead of taking the worker down.
+func intercept(ctx context.Context, t Target, inv Invocation) (v Verdict, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("interceptor panicked: %v", p)
+		}
+	}()
+	return t.Intercept(ctx, inv)
+}

@@ -1,0 +1,94 @@
+package dispatch
+
+import (
+	"maps"
+	"strings"
+	"sync"
+	"sync/atomic"
+)
+
+// Stats is a snapshot of the dispatcher's counters. Every event the
+// dispatcher refuses, drops or cuts short is counted here (DESIGN §2.3).
+type Stats struct {
+	Published       uint64 // envelopes handed to the bus (capsule and kernel)
+	PublishDenied   uint64 // publishes refused by the [publish] ACL
+	SubscribeDenied uint64 // subscriptions refused by the [subscribe] ACL
+	RateLimited     uint64 // publishes refused by the token bucket
+	TooLarge        uint64 // publishes the bus refused as over its size cap
+	Invalid         uint64 // bad topic, pattern, principal or payload JSON
+	Routes          uint64 // route deliveries reported by the bus
+
+	Invocations uint64 // interceptor calls made
+	Continued   uint64
+	Finals      uint64
+	Denials     uint64 // Deny answers, errors included
+	// DenialsByReason counts Deny by reason; an error counts as "error".
+	// Distinct reasons are capped (maxDenyReasons); the rest count as
+	// "(other)", so a capsule cannot grow this map without bound.
+	DenialsByReason map[string]uint64
+	Errors          uint64 // interceptor calls that failed or panicked
+	Skipped         uint64 // calls a capsule did not support (ErrNotSupported)
+
+	QueueDrops uint64 // invocations dropped because the target's queue was full
+	Orphaned   uint64 // invocations for a capsule already unregistered
+	Discarded  uint64 // queued invocations discarded by Unregister or Close
+	ChainsCut  uint64 // chains ended early because a link could not be queued
+}
+
+const (
+	maxDenyReasons   = 64
+	maxReasonBytes   = 120
+	otherDenyReasons = "(other)"
+	errorDenyReason  = "error"
+)
+
+type counters struct {
+	published, publishDenied, subscribeDenied, rateLimited, tooLarge, invalid, routes atomic.Uint64
+	invocations, continued, finals, denials, errors, skipped                         atomic.Uint64
+	queueDrops, orphaned, discarded, chainsCut                                       atomic.Uint64
+
+	reasonsMu sync.Mutex
+	reasons   map[string]uint64
+}
+
+func (c *counters) deny(reason string) {
+	c.denials.Add(1)
+	if len(reason) > maxReasonBytes {
+		reason = strings.ToValidUTF8(reason[:maxReasonBytes], "")
+	}
+	c.reasonsMu.Lock()
+	defer c.reasonsMu.Unlock()
+	if c.reasons == nil {
+		c.reasons = make(map[string]uint64)
+	}
+	if _, seen := c.reasons[reason]; !seen && len(c.reasons) >= maxDenyReasons {
+		reason = otherDenyReasons
+	}
+	c.reasons[reason]++
+}
+
+func (c *counters) snapshot() Stats {
+	c.reasonsMu.Lock()
+	reasons := maps.Clone(c.reasons)
+	c.reasonsMu.Unlock()
+	return Stats{
+		Published:       c.published.Load(),
+		PublishDenied:   c.publishDenied.Load(),
+		SubscribeDenied: c.subscribeDenied.Load(),
+		RateLimited:     c.rateLimited.Load(),
+		TooLarge:        c.tooLarge.Load(),
+		Invalid:         c.invalid.Load(),
+		Routes:          c.routes.Load(),
+		Invocations:     c.invocations.Load(),
+		Continued:       c.continued.Load(),
+		Finals:          c.finals.Load(),
+		Denials:         c.denials.Load(),
+		DenialsByReason: reasons,
+		Errors:          c.errors.Load(),
+		Skipped:         c.skipped.Load(),
+		QueueDrops:      c.queueDrops.Load(),
+		Orphaned:        c.orphaned.Load(),
+		Discarded:       c.discarded.Load(),
+		ChainsCut:       c.chainsCut.Load(),
+	}
+}
