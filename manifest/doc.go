@@ -1,7 +1,15 @@
 // Package manifest owns Capsule.toml: its types, parsing, validation with
-// positioned diagnostics, and the effective views the kernel enforces (the
-// publish and subscribe ACL, interceptors, capabilities).
+// positioned diagnostics (error, warning, note), Cargo-style version
+// requirements, and the effective views the kernel enforces (the publish and
+// subscribe ACL, interceptors, merged capabilities, engines).
 //
-// It must not do I/O beyond reading the manifest and stat-ing the files it
-// names, and it imports nothing of this module but ipc.
+// Nothing in a manifest is silently ignored: a key this runtime acts on draws
+// nothing, a key upstream accepts but this runtime does not act on draws a
+// warning saying so, an unknown key draws a warning, and what would make the
+// capsule unsafe or unloadable is an error.
+//
+// It must not do I/O beyond reading the manifest and stat-ing (and hashing)
+// the files it names, must not decide anything at run time (the gate and
+// dispatch do that from the views it returns), and imports nothing of this
+// module but ipc.
 package manifest

@@ -1,0 +1,155 @@
+package manifest
+
+import (
+	"fmt"
+	"strings"
+)
+
+// readInterfaces reads [imports] and [exports] in the flat form
+// ("astrid:session" = "^1.0") and the nested form ([imports.astrid]
+// session = "^1.0"), which may be mixed.
+func (c *checker) readInterfaces(top *table, m *Manifest) {
+	if t := top.sub("imports"); t != nil {
+		seen := map[string]bool{}
+		c.eachInterface(t, func(name string, v *value, path string) {
+			imp, ok := c.readImport(name, v, path)
+			if !ok {
+				return
+			}
+			if seen[name] {
+				c.errorf(v.keyAt, path, "import %s is declared twice (flat and nested form); keep one", name)
+				return
+			}
+			seen[name] = true
+			m.Imports = append(m.Imports, imp)
+		})
+	}
+	if t := top.sub("exports"); t != nil {
+		seen := map[string]bool{}
+		c.eachInterface(t, func(name string, v *value, path string) {
+			exp, ok := c.readExport(name, v, path)
+			if !ok {
+				return
+			}
+			if seen[name] {
+				c.errorf(v.keyAt, path, "export %s is declared twice (flat and nested form); keep one", name)
+				return
+			}
+			seen[name] = true
+			m.Exports = append(m.Exports, exp)
+		})
+	}
+}
+
+// eachInterface calls f for every declared interface with its
+// "namespace:name", after checking both parts.
+func (c *checker) eachInterface(t *table, f func(name string, v *value, path string)) {
+	section := t.path
+	for _, key := range t.v.keys {
+		v := t.get(key)
+		path := t.keyPath(key)
+		if ns, iface, flat := strings.Cut(key, ":"); flat {
+			if !c.interfaceName(section, ns, iface, v.keyAt, path) {
+				continue
+			}
+			f(ns+":"+iface, v, path)
+			continue
+		}
+		if v.kind != kindTable {
+			c.errorf(v.keyAt, path, "[%s] key %q is neither \"namespace:name\" nor a [%s.%s] table of interfaces; write \"%s:%s\" = …", section, key, section, key, "astrid", key)
+			continue
+		}
+		if !validInterfacePart(key) {
+			c.errorf(v.keyAt, path, "[%s.%s]: invalid namespace %q: a lowercase letter then lowercase letters, digits or hyphens", section, key, key)
+			continue
+		}
+		nested := c.table(v, path)
+		for _, ikey := range v.keys {
+			iv := nested.get(ikey)
+			ipath := nested.keyPath(ikey)
+			if !c.interfaceName(section, key, ikey, iv.keyAt, ipath) {
+				continue
+			}
+			f(key+":"+ikey, iv, ipath)
+		}
+	}
+}
+
+func (c *checker) interfaceName(section, ns, iface string, at pos, path string) bool {
+	for _, part := range []struct{ what, s string }{{"namespace", ns}, {"interface name", iface}} {
+		if !validInterfacePart(part.s) {
+			c.errorf(at, path, "[%s] %q: invalid %s %q: names are \"namespace:name\", each part a lowercase letter then lowercase letters, digits or hyphens", section, ns+":"+iface, part.what, part.s)
+			return false
+		}
+	}
+	return true
+}
+
+func validInterfacePart(s string) bool {
+	if s == "" || s[0] < 'a' || s[0] > 'z' {
+		return false
+	}
+	for i := 1; i < len(s); i++ {
+		if c := s[i]; !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-') {
+			return false
+		}
+	}
+	return true
+}
+
+func (c *checker) readImport(name string, v *value, path string) (Import, bool) {
+	imp := Import{Name: name}
+	var rv *value
+	switch v.kind {
+	case kindString:
+		imp.Requirement, rv = v.scalar, v
+	case kindTable:
+		t := c.table(v, path)
+		imp.Requirement, rv = t.str("version")
+		if rv == nil && !t.has("version") {
+			c.errorf(v.at, path, "import %s has no version; write { version = \"^1.0\" }", name)
+			return imp, false
+		}
+		imp.Optional, _ = t.boolean("optional")
+		t.rest(nil)
+	default:
+		c.errorf(v.at, path, "import %s must be a requirement string or { version, optional }, not %s", name, v.kind)
+		return imp, false
+	}
+	if rv == nil {
+		return imp, false
+	}
+	if _, err := ParseRequirement(imp.Requirement); err != nil {
+		c.errorf(rv.at, path, "import %s: invalid version requirement: %v", name, err)
+		return imp, false
+	}
+	return imp, true
+}
+
+func (c *checker) readExport(name string, v *value, path string) (Export, bool) {
+	exp := Export{Name: name}
+	var vv *value
+	switch v.kind {
+	case kindString:
+		exp.Version, vv = v.scalar, v
+	case kindTable:
+		t := c.table(v, path)
+		exp.Version, vv = t.str("version")
+		if vv == nil && !t.has("version") {
+			c.errorf(v.at, path, "export %s has no version; write { version = \"1.0.0\" }", name)
+			return exp, false
+		}
+		t.rest(nil)
+	default:
+		c.errorf(v.at, path, "export %s must be a version string, not %s", name, v.kind)
+		return exp, false
+	}
+	if vv == nil {
+		return exp, false
+	}
+	if _, err := ParseVersion(exp.Version); err != nil {
+		c.errorf(vv.at, path, "export %s: %v", name, fmt.Errorf("invalid version: %w", err))
+		return exp, false
+	}
+	return exp, true
+}
