@@ -1,0 +1,152 @@
+package ipc
+
+import "encoding/json"
+
+// member is one top-level member of a JSON object, located by byte offsets in
+// the original text so that callers can slice values out without decoding
+// and re-encoding them.
+type member struct {
+	key        string
+	start, end int // the member's text, from its key's opening quote to its value's end
+	valStart   int // the value's text is raw[valStart:end]
+}
+
+// scanObject calls fn for each top-level member of the JSON object in raw, in
+// order, until fn returns false. It reports whether raw looked like one
+// object. It is a cheap structural scan (strings, nesting, commas), not a full
+// validator: literals and numbers are skipped, not checked. Callers that need
+// validity check it separately; the scan itself never panics on any input.
+func scanObject(raw []byte, fn func(m member) bool) bool {
+	i := skipSpace(raw, 0)
+	if i >= len(raw) || raw[i] != '{' {
+		return false
+	}
+	i = skipSpace(raw, i+1)
+	if i < len(raw) && raw[i] == '}' {
+		return skipSpace(raw, i+1) == len(raw)
+	}
+	stopped := false
+	for {
+		if i >= len(raw) || raw[i] != '"' {
+			return false
+		}
+		keyEnd, escaped := skipString(raw, i)
+		if keyEnd < 0 {
+			return false
+		}
+		m := member{start: i}
+		m.key = decodeKey(raw[i:keyEnd], escaped)
+		i = skipSpace(raw, keyEnd)
+		if i >= len(raw) || raw[i] != ':' {
+			return false
+		}
+		i = skipSpace(raw, i+1)
+		m.valStart = i
+		m.end = skipValue(raw, i)
+		if m.end < 0 {
+			return false
+		}
+		if !stopped && !fn(m) {
+			stopped = true
+		}
+		i = skipSpace(raw, m.end)
+		if i >= len(raw) {
+			return false
+		}
+		switch raw[i] {
+		case ',':
+			i = skipSpace(raw, i+1)
+		case '}':
+			return skipSpace(raw, i+1) == len(raw)
+		default:
+			return false
+		}
+	}
+}
+
+func decodeKey(quoted []byte, escaped bool) string {
+	if !escaped {
+		return string(quoted[1 : len(quoted)-1])
+	}
+	var s string
+	if json.Unmarshal(quoted, &s) != nil {
+		return ""
+	}
+	return s
+}
+
+func skipSpace(raw []byte, i int) int {
+	for i < len(raw) {
+		switch raw[i] {
+		case ' ', '\t', '\n', '\r':
+			i++
+		default:
+			return i
+		}
+	}
+	return i
+}
+
+// skipString returns the index just past the string starting at raw[i] (a
+// quote) and whether it holds escapes; -1 if it is unterminated.
+func skipString(raw []byte, i int) (int, bool) {
+	escaped := false
+	for j := i + 1; j < len(raw); j++ {
+		switch raw[j] {
+		case '\\':
+			escaped = true
+			j++
+		case '"':
+			return j + 1, escaped
+		}
+	}
+	return -1, escaped
+}
+
+// skipValue returns the index just past the value starting at raw[i], or -1.
+func skipValue(raw []byte, i int) int {
+	if i >= len(raw) {
+		return -1
+	}
+	switch raw[i] {
+	case '"':
+		end, _ := skipString(raw, i)
+		return end
+	case '{', '[':
+		depth := 0
+		for j := i; j < len(raw); j++ {
+			switch raw[j] {
+			case '"':
+				end, _ := skipString(raw, j)
+				if end < 0 {
+					return -1
+				}
+				j = end - 1
+			case '{', '[':
+				depth++
+			case '}', ']':
+				depth--
+				if depth == 0 {
+					return j + 1
+				}
+			}
+		}
+		return -1
+	default:
+		j := i
+		for j < len(raw) {
+			switch raw[j] {
+			case ',', '}', ']', ' ', '\t', '\n', '\r':
+				if j == i {
+					return -1
+				}
+				return j
+			}
+			j++
+		}
+		if j == i {
+			return -1
+		}
+		return j
+	}
+}
