@@ -1,0 +1,79 @@
+package store
+
+import (
+	"path/filepath"
+	"strconv"
+	"testing"
+)
+
+func benchStore(b *testing.B) *Store {
+	b.Helper()
+	s, err := Open(filepath.Join(b.TempDir(), "state.db"), Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = s.Close() })
+	return s
+}
+
+// BenchmarkKVSet measures one durable write (a bbolt commit with its fsyncs).
+func BenchmarkKVSet(b *testing.B) {
+	kv := benchStore(b).KV("default", "bench")
+	value := make([]byte, 256)
+	b.SetBytes(int64(len(value)))
+	i := 0
+	for b.Loop() {
+		if err := kv.Set("key-"+strconv.Itoa(i%1024), value); err != nil {
+			b.Fatal(err)
+		}
+		i++
+	}
+}
+
+// BenchmarkKVGet measures a read of a 256-byte value among 1024 keys.
+func BenchmarkKVGet(b *testing.B) {
+	kv := benchStore(b).KV("default", "bench")
+	value := make([]byte, 256)
+	for i := range 1024 {
+		if err := kv.Set("key-"+strconv.Itoa(i), value); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.SetBytes(int64(len(value)))
+	i := 0
+	for b.Loop() {
+		if _, ok, err := kv.Get("key-" + strconv.Itoa(i%1024)); !ok || err != nil {
+			b.Fatal(ok, err)
+		}
+		i++
+	}
+}
+
+// BenchmarkKVGetParallel measures concurrent readers (bbolt readers do not
+// block each other).
+func BenchmarkKVGetParallel(b *testing.B) {
+	kv := benchStore(b).KV("default", "bench")
+	if err := kv.Set("k", make([]byte, 256)); err != nil {
+		b.Fatal(err)
+	}
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			if _, ok, err := kv.Get("k"); !ok || err != nil {
+				b.Fatal(ok, err)
+			}
+		}
+	})
+}
+
+// BenchmarkSecretGet measures a read plus AES-GCM open of a 64-byte secret.
+func BenchmarkSecretGet(b *testing.B) {
+	sec := benchStore(b).Secrets("bench")
+	if err := sec.Set("API_KEY", make([]byte, 64)); err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		if _, ok, err := sec.Get("API_KEY"); !ok || err != nil {
+			b.Fatal(ok, err)
+		}
+	}
+}

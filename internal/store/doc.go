@@ -1,0 +1,45 @@
+// Package store owns the kernel's durable state: a per-principal, per-capsule
+// key-value store, the operator's plain per-capsule config values, and the
+// operator's sealed per-capsule secrets, all in one bbolt file
+// ($ASTRID_HOME/state.db) plus one key file ($ASTRID_HOME/secrets.key).
+//
+// It must not decide who may touch which namespace (internal/host hands a
+// capsule only its own KV view for the invoking principal), must not know
+// about capsules' manifests, and must never block forever: the file is
+// opened with a timeout and a second opener gets ErrInUse.
+//
+// # Bucket layout
+//
+// Namespaces are nested bbolt buckets, never concatenated strings, so no key,
+// however crafted (separators, NUL, "..", another principal's name), can
+// reach a sibling namespace:
+//
+//	meta                          format = "1"
+//	kv / <principal> / <capsule>  capsule KV for one invoking principal
+//	config / <capsule>            operator-set plain env values of a capsule
+//	secrets / <capsule>           operator-set secret env values, sealed
+//
+// Principal ids are [A-Za-z0-9_-]{1,64}; capsule ids are lowercase ASCII
+// letters, digits and hyphens (upstream's CapsuleId rule). Keys are 1 byte
+// to 1 KiB of UTF-8 without NUL; values are at most 1 MiB (secrets 64 KiB,
+// and never empty).
+//
+// Config and secrets are scoped to the capsule, not to a principal: they are
+// what the operator configured for the install (an API key, a base URL), the
+// same for everyone the capsule acts for. A capsule's guest code never sees
+// these two namespaces directly; the host reads them to answer "sys config"
+// calls.
+//
+// # Secrets
+//
+// A sealed value is: one format byte (1), a random 12-byte nonce, and the
+// AES-256-GCM ciphertext with its tag. The additional data binds the value
+// to its namespace and key, so a sealed value copied to another key or
+// another capsule does not open. The 32-byte key lives in a separate file
+// (0600, created on first use, refused if group/world-accessible or of the
+// wrong size).
+//
+// This protects copies of the database (a backup, a synced directory, a
+// file attached to a bug report), not a compromised host: anyone who can read
+// the key file as the operator can read every secret.
+package store
