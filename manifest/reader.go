@@ -211,7 +211,6 @@ func (t *table) rest(hint func(key string, v *value) string) {
 	}
 }
 
-
 // sort puts diagnostics in file order; whole-file ones (no line) first.
 // The sort is stable so findings at one position keep the order the checks
 // made them in.

@@ -19,10 +19,10 @@ type Requirement struct {
 }
 
 type comparator struct {
-	op    string // one of = > >= < <= ~ ^ and "*" for a bare wildcard
-	major uint64
+	op           string // one of = > >= < <= ~ ^ and "*" for a bare wildcard
+	major        uint64
 	minor, patch *uint64
-	pre   string
+	pre          string
 }
 
 // ParseRequirement parses a Cargo-style requirement.
@@ -61,8 +61,9 @@ func parseComparator(s string) (comparator, error) {
 			break
 		}
 	}
-	wildcardOK := c.op == "" || c.op == "="
-	if c.op == "" {
+	bare := c.op == ""
+	wildcardOK := bare || c.op == "="
+	if bare {
 		c.op = "^"
 	}
 	core, pre, hasPre := strings.Cut(s, "-")
@@ -92,6 +93,10 @@ func parseComparator(s string) (comparator, error) {
 			return comparator{}, fmt.Errorf("%q: %q is not a number", s, p)
 		}
 		nums = append(nums, n)
+	}
+	if wild && bare {
+		// 1.2.* is the range of its fixed parts, not a caret.
+		c.op = "="
 	}
 	if hasPre {
 		if len(nums) != 3 {

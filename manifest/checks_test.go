@@ -1,0 +1,94 @@
+package manifest
+
+import (
+	"strings"
+	"testing"
+)
+
+const head = "[package]\nname = \"t\"\nversion = \"0.1.0\"\n"
+
+// Each case adds lines after a valid [package] (lines 1-3) and expects one
+// diagnostic of the given severity at line:col, and no other.
+func TestChecks(t *testing.T) {
+	tests := []struct {
+		name      string
+		body      string
+		sev       Severity
+		line, col int
+		contains  string
+	}{
+		{"library component", "[[component]]\nfile = \"lib.wasm\"\ntype = \"library\"\n", Warning, 6, 8, "not loaded by this runtime"},
+		{"second executable", "[[component]]\nfile = \"a.wasm\"\n[[component]]\nfile = \"b.wasm\"\n", Error, 6, 3, "one executable component"},
+		{"unknown component type", "[[component]]\nfile = \"a.wasm\"\ntype = \"plugin\"\n", Error, 6, 8, `unknown component type "plugin"`},
+		{"bad hash", "[[component]]\nfile = \"a.wasm\"\nhash = \"md5:abc\"\n", Error, 6, 8, "sha256:"},
+		{"component file outside", "[[component]]\nfile = \"../other/a.wasm\"\n", Error, 5, 8, "leaves the capsule directory"},
+		{"cwd note", "[capabilities]\nfs_read = [\"cwd://data\"]\n", Note, 5, 12, "install directory"},
+		{"relative grant", "[capabilities]\nfs_write = [\"data\"]\n", Warning, 5, 13, "matches nothing"},
+		{"url net grant", "[capabilities]\nnet = [\"https://api.example.com/*\"]\n", Warning, 5, 8, "not a host name"},
+		{"net_connect wildcard host", "[capabilities]\nnet_connect = [\"*.example.com:443\"]\n", Warning, 5, 16, "wildcard hosts"},
+		{"net_bind no port", "[capabilities]\nnet_bind = [\"localhost\"]\n", Warning, 5, 13, "unix:*"},
+		{"identity unknown", "[capabilities]\nidentity = [\"root\"]\n", Warning, 5, 13, "grants nothing"},
+		{"persistent without host_process", "[capabilities]\nallow_persistent = true\n", Warning, 5, 20, "no effect without host_process"},
+		{"ipc_subscribe legacy", "[capabilities]\nipc_subscribe = [\"a.b\"]\n", Warning, 5, 1, "[subscribe]"},
+		{"unknown capability", "[capabilities]\nnetwork = [\"*\"]\n", Warning, 5, 1, `unknown key network in [capabilities]`},
+		{"uplink with imports", "[capabilities]\nuplink = true\n[imports]\n\"astrid:llm\" = \"^1\"\n", Error, 6, 2, "not allowed on an uplink capsule"},
+		{"tool result wildcard", "[publish]\n\"tool.v1.execute.*.result\" = \"opaque\"\n", Note, 5, 1, "naming its own tools"},
+		{"bad wit reference", "[publish]\n\"a.b\" = \"@scope/repo\"\n", Warning, 5, 9, "@scope/repo/<iface>/<record>"},
+		{"empty wit", "[publish]\n\"a.b\" = { wit = \"\" }\n", Error, 5, 17, "empty wit"},
+		{"missing wit", "[subscribe]\n\"a.b\" = { handler = \"h\" }\n", Error, 5, 9, "has no wit"},
+		{"handler on publish", "[publish]\n\"a.b\" = { wit = \"opaque\", handler = \"h\" }\n", Warning, 5, 27, "move it there"},
+		{"priority out of range", "[subscribe]\n\"a.b\" = { wit = \"opaque\", handler = \"h\", priority = -1 }\n", Error, 5, 53, "out of range"},
+		{"wildcard inside topic segment", "[subscribe]\n\"a.b*\" = \"opaque\"\n", Error, 5, 1, "not a valid topic pattern"},
+		{"env scope", "[env.k]\ntype = \"text\"\nscope = \"shared\"\n", Warning, 6, 1, "operator-only"},
+		{"env missing type", "[env.k]\nrequest = \"?\"\n", Error, 4, 2, "has no type"},
+		{"secret with enum", "[env.k]\ntype = \"secret\"\nenum_values = [\"a\"]\n", Warning, 6, 16, "no effect on a secret"},
+		{"cli reserved verb", "[[command]]\nname = \"install\"\nkind = \"cli\"\n", Error, 5, 8, "reserved built-in"},
+		{"cli uppercase", "[[command]]\nname = \"Deploy\"\nkind = \"cli\"\n", Error, 5, 8, "must start with a lowercase"},
+		{"slash names unchecked but kind checked", "[[command]]\nname = \"Deploy\"\nkind = \"menu\"\n", Error, 6, 8, `unknown kind "menu"`},
+		{"mcp not granted", "[[mcp_server]]\nid = \"fs\"\ntype = \"stdio\"\ncommand = \"npx\"\n", Error, 7, 11, "host_process does not grant"},
+		{"mcp other type", "[[mcp_server]]\nid = \"fs\"\ntype = \"wasm-ipc\"\n", Warning, 6, 8, "only \"stdio\" runs"},
+		{"uplink profile", "[[uplink]]\nname = \"u\"\nplatform = \"cli\"\nprofile = \"human\"\n", Error, 7, 11, `unknown profile "human"`},
+		{"tool name", "[[tool]]\nname = \"fs:read\"\ndescription_for_llm = \"x\"\n", Error, 5, 8, "ASCII letters"},
+		{"legacy topic", "[[topic]]\nname = \"a.b\"\ndirection = \"publish\"\n", Warning, 4, 3, "[[topic]]"},
+		{"unknown section", "[extras]\nx = 1\n", Warning, 4, 2, "unknown key extras"},
+		{"wrong type", "[capabilities]\nuplink = \"yes\"\n", Error, 5, 10, "must be a boolean, not a string"},
+		{"astrid-version unparsable", "", Error, 4, 18, "invalid astrid-version"},
+		{"reserved id", "", Error, 2, 8, "reserved for the kernel"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			src := head + tt.body
+			switch tt.name {
+			case "astrid-version unparsable":
+				src = head + "astrid-version = \"1.0 - 2.0\"\n"
+			case "reserved id":
+				src = strings.Replace(head, `"t"`, `"kernel"`, 1)
+			}
+			_, diags := Parse([]byte(src), "Capsule.toml", "")
+			if len(diags) != 1 {
+				t.Fatalf("want one diagnostic, got:\n%s", render(diags))
+			}
+			d := diags[0]
+			if d.Severity != tt.sev || d.Line != tt.line || d.Col != tt.col || !strings.Contains(d.Message, tt.contains) {
+				t.Errorf("got  %s\nwant Capsule.toml:%d:%d: %s: …%s…", d, tt.line, tt.col, tt.sev, tt.contains)
+			}
+		})
+	}
+}
+
+func TestErrStrict(t *testing.T) {
+	diags := Diagnostics{
+		{Severity: Note, File: "f", Line: 1, Col: 1, Message: "n"},
+		{Severity: Warning, File: "f", Line: 2, Col: 3, Message: "w"},
+	}
+	if err := diags.Err(false); err != nil {
+		t.Errorf("Err(false) = %v, want nil (warnings and notes load)", err)
+	}
+	err := diags.Err(true)
+	if err == nil || err.Error() != "f:2:3: warning: w" {
+		t.Errorf("Err(true) = %v, want the warning alone", err)
+	}
+	if (Diagnostics{{Severity: Note}}).Err(true) != nil {
+		t.Error("a note fails strict mode")
+	}
+}

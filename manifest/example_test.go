@@ -1,0 +1,36 @@
+package manifest_test
+
+import (
+	"fmt"
+
+	"github.com/astrid-go/astrid/manifest"
+)
+
+// The manifest's [publish] and [subscribe] keys are the capsule's ACL;
+// [subscribe] entries with a handler are its interceptors.
+func ExampleLoad() {
+	m, diags := manifest.Load("testdata/example")
+	if err := diags.Err(false); err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println("capsule:", m.ID(), m.Package.Version)
+	fmt.Println("engines:", m.Engines())
+	fmt.Println("may publish:", m.PublishPatterns())
+	fmt.Println("may subscribe:", m.SubscribePatterns())
+	for _, ic := range m.Interceptors() {
+		fmt.Printf("interceptor: %s -> %s (priority %d)\n", ic.Pattern, ic.Handler, ic.Priority)
+	}
+	fmt.Println("granted:", m.Capabilities.Granted())
+	for _, d := range diags {
+		fmt.Println(d)
+	}
+	// Output:
+	// capsule: weather 0.1.0
+	// engines: [static]
+	// may publish: [tool.v1.execute.forecast.result tool.v1.response.describe.weather]
+	// may subscribe: [tool.v1.execute.forecast tool.v1.request.describe]
+	// interceptor: tool.v1.execute.forecast -> forecast (priority 100)
+	// interceptor: tool.v1.request.describe -> describe (priority 50)
+	// granted: [net = ["api.weather.example"]]
+}
