@@ -1,0 +1,72 @@
+package config
+
+import (
+	"log/slog"
+	"strings"
+	"time"
+)
+
+// Config is the operator's config.toml. Zero values are not defaults: start
+// from Default (Load does).
+type Config struct {
+	Limits       Limits   `toml:"limits"`
+	CallDeadline Duration `toml:"call_deadline"`
+	Egress       Egress   `toml:"egress"`
+	Log          Log      `toml:"log"`
+}
+
+// Limits are the kernel's resource limits (DESIGN §4 and §4b).
+type Limits struct {
+	RouteBudgetBytes  int `toml:"route_budget_bytes"`
+	MaxMessageBytes   int `toml:"max_message_bytes"`
+	RateBytesPerSec   int `toml:"rate_bytes_per_sec"`
+	RateBurstBytes    int `toml:"rate_burst_bytes"`
+	QueueDepth        int `toml:"queue_depth"`
+	WasmPoolSize      int `toml:"wasm_pool_size"`
+	WasmMemoryMiB     int `toml:"wasm_memory_mib"`
+	CPUBudgetMsPerSec int `toml:"cpu_budget_ms_per_sec"` // 0: no CPU budget
+}
+
+// Egress is the operator's allowlist of local endpoints capsules may reach
+// despite the SSRF guard (a local model server, a test server).
+type Egress struct {
+	Allow []string `toml:"allow"` // "host:port" or CIDR
+}
+
+// Log configures the runtime's log/slog output.
+type Log struct {
+	Level string `toml:"level"` // debug | info | warn | error
+}
+
+// Default is the configuration when config.toml is absent or silent.
+func Default() Config {
+	return Config{
+		Limits: Limits{
+			RouteBudgetBytes:  4 << 20,
+			MaxMessageBytes:   1 << 20,
+			RateBytesPerSec:   10 << 20,
+			RateBurstBytes:    2 << 20,
+			QueueDepth:        64,
+			WasmPoolSize:      16,
+			WasmMemoryMiB:     64,
+			CPUBudgetMsPerSec: 1000,
+		},
+		CallDeadline: Duration{5 * time.Minute},
+		Log:          Log{Level: "info"},
+	}
+}
+
+// SlogLevel is Log.Level as a slog.Level (info for anything Load would not
+// have accepted).
+func (c Config) SlogLevel() slog.Level {
+	switch strings.ToLower(c.Log.Level) {
+	case "debug":
+		return slog.LevelDebug
+	case "warn":
+		return slog.LevelWarn
+	case "error":
+		return slog.LevelError
+	default:
+		return slog.LevelInfo
+	}
+}

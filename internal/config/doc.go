@@ -1,0 +1,28 @@
+// Package config owns the operator's side of the runtime: the state
+// directory ($ASTRID_HOME, default ~/.astrid) and its config.toml, decoded
+// strictly and validated, with every problem reported at file:line:col.
+//
+// It must not act on the values (the bus, dispatch, engines and egress read
+// them from a Config they are handed), must not read capsules' manifests, and
+// must not open the state database (internal/store does).
+//
+// config.toml, with every key at its default:
+//
+//	call_deadline = "5m"             # per call, Go duration syntax
+//
+//	[limits]
+//	route_budget_bytes    = 4194304  # per subscription route
+//	max_message_bytes     = 1048576  # larger publishes are refused
+//	rate_bytes_per_sec    = 10485760 # token bucket per (capsule, principal)
+//	rate_burst_bytes      = 2097152
+//	queue_depth           = 64       # per (capsule, principal) interceptor queue
+//	wasm_pool_size        = 16       # instances per wasm capsule
+//	wasm_memory_mib       = 64       # per wasm instance
+//	cpu_budget_ms_per_sec = 1000     # guest CPU per principal; 0 = unlimited
+//
+//	[egress]
+//	allow = []                       # local endpoints: "host:port" or a CIDR
+//
+//	[log]
+//	level = "info"                   # debug | info | warn | error
+package config

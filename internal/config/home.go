@@ -1,0 +1,86 @@
+package config
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+)
+
+// HomeEnv names the environment variable that overrides the state directory.
+const HomeEnv = "ASTRID_HOME"
+
+// Paths is the layout of a state directory (DESIGN §4, "State dir").
+type Paths struct {
+	Home       string // the directory itself
+	Config     string // config.toml
+	State      string // state.db (internal/store)
+	SecretsKey string // secrets.key (internal/store)
+	Capsules   string // capsules/: operator-installed capsules
+	Principals string // home/: one home://  directory per principal
+	WasmCache  string // cache/wasm/: compiled modules
+	Run        string // run/: sockets and pid files
+	Logs       string // logs/
+}
+
+// Layout names the files and directories under home.
+func Layout(home string) Paths {
+	return Paths{
+		Home:       home,
+		Config:     filepath.Join(home, "config.toml"),
+		State:      filepath.Join(home, "state.db"),
+		SecretsKey: filepath.Join(home, "secrets.key"),
+		Capsules:   filepath.Join(home, "capsules"),
+		Principals: filepath.Join(home, "home"),
+		WasmCache:  filepath.Join(home, "cache", "wasm"),
+		Run:        filepath.Join(home, "run"),
+		Logs:       filepath.Join(home, "logs"),
+	}
+}
+
+// Home returns the absolute state directory ($ASTRID_HOME, else ~/.astrid),
+// creating it and its subdirectories 0700. It refuses a directory, or
+// subdirectory, that other users can write to: they could plant capsules,
+// poison the wasm cache or replace the state.
+func Home() (string, error) {
+	dir := os.Getenv(HomeEnv)
+	if dir == "" {
+		userHome, err := os.UserHomeDir()
+		if err != nil {
+			return "", fmt.Errorf("config: no $%s and no user home directory: %w", HomeEnv, err)
+		}
+		dir = filepath.Join(userHome, ".astrid")
+	}
+	dir, err := filepath.Abs(dir)
+	if err != nil {
+		return "", fmt.Errorf("config: astrid home %s: %w", dir, err)
+	}
+	p := Layout(dir)
+	for _, d := range []string{p.Home, p.Capsules, p.Principals, p.WasmCache, p.Run, p.Logs} {
+		if err := ensurePrivateDir(d); err != nil {
+			return "", err
+		}
+	}
+	return dir, nil
+}
+
+func ensurePrivateDir(dir string) error {
+	fi, err := os.Stat(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			return fmt.Errorf("config: create %s: %w", dir, err)
+		}
+		fi, err = os.Stat(dir)
+	}
+	if err != nil {
+		return fmt.Errorf("config: astrid home: %w", err)
+	}
+	if !fi.IsDir() {
+		return fmt.Errorf("config: %s is not a directory", dir)
+	}
+	if perm := fi.Mode().Perm(); perm&0o022 != 0 {
+		return fmt.Errorf("config: refusing %s: it is writable by other users (mode %04o), who could plant capsules or change state; fix it with: chmod 700 %s", dir, perm, dir)
+	}
+	return nil
+}

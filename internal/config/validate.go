@@ -1,0 +1,131 @@
+package config
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"net/netip"
+	"strconv"
+	"strings"
+)
+
+// maxWasmMemoryMiB is the 32-bit wasm address space.
+const maxWasmMemoryMiB = 4096
+
+// validate checks values the decoder cannot: ranges, the relations between
+// limits, the log level and the allowlist syntax.
+func (c Config) validate(file string, at map[string]written) error {
+	var probs []error
+	bad := func(key, format string, args ...any) {
+		pos, ok := at[key]
+		if !ok { // an array element falls back to its array
+			if base, _, cut := strings.Cut(key, "["); cut {
+				pos = at[base]
+			}
+		}
+		probs = append(probs, &Problem{File: file, Line: pos.line, Column: pos.column, Key: key, Msg: fmt.Sprintf(format, args...)})
+	}
+	// present picks, of two related keys, the one the operator wrote, so the
+	// error points at a line of their file.
+	present := func(a, b string) string {
+		if _, ok := at[a]; ok {
+			return a
+		}
+		return b
+	}
+
+	l := c.Limits
+	for _, f := range []struct {
+		key string
+		v   int
+	}{
+		{"limits.route_budget_bytes", l.RouteBudgetBytes},
+		{"limits.max_message_bytes", l.MaxMessageBytes},
+		{"limits.rate_bytes_per_sec", l.RateBytesPerSec},
+		{"limits.rate_burst_bytes", l.RateBurstBytes},
+		{"limits.queue_depth", l.QueueDepth},
+		{"limits.wasm_pool_size", l.WasmPoolSize},
+		{"limits.wasm_memory_mib", l.WasmMemoryMiB},
+	} {
+		if f.v <= 0 {
+			bad(f.key, "must be a positive integer, got %d", f.v)
+		}
+	}
+	if l.CPUBudgetMsPerSec < 0 {
+		bad("limits.cpu_budget_ms_per_sec", "must be 0 (no budget) or a positive integer, got %d", l.CPUBudgetMsPerSec)
+	}
+	if l.WasmMemoryMiB > maxWasmMemoryMiB {
+		bad("limits.wasm_memory_mib", "must be at most %d (the 32-bit wasm address space), got %d", maxWasmMemoryMiB, l.WasmMemoryMiB)
+	}
+	if l.MaxMessageBytes > 0 && l.RouteBudgetBytes > 0 && l.RouteBudgetBytes < l.MaxMessageBytes {
+		bad(present("limits.route_budget_bytes", "limits.max_message_bytes"),
+			"route_budget_bytes (%d) must be at least max_message_bytes (%d), or an admitted message might not fit a route",
+			l.RouteBudgetBytes, l.MaxMessageBytes)
+	}
+	if l.MaxMessageBytes > 0 && l.RateBurstBytes > 0 && l.RateBurstBytes < l.MaxMessageBytes {
+		bad(present("limits.rate_burst_bytes", "limits.max_message_bytes"),
+			"rate_burst_bytes (%d) must be at least max_message_bytes (%d), or a message of the maximum size could never be sent",
+			l.RateBurstBytes, l.MaxMessageBytes)
+	}
+	if c.CallDeadline.Duration <= 0 {
+		bad("call_deadline", "must be a positive duration, got %s", c.CallDeadline)
+	}
+	switch strings.ToLower(c.Log.Level) {
+	case "debug", "info", "warn", "error":
+	default:
+		bad("log.level", "unknown level %q; use debug, info, warn or error", c.Log.Level)
+	}
+	for i, entry := range c.Egress.Allow {
+		if err := checkEndpoint(entry); err != nil {
+			bad("egress.allow["+strconv.Itoa(i)+"]", "%v", err)
+		}
+	}
+	return errors.Join(probs...)
+}
+
+// checkEndpoint accepts "host:port" (host a name or an IP, port 1-65535)
+// or a CIDR prefix.
+func checkEndpoint(s string) error {
+	if strings.Contains(s, "://") {
+		return fmt.Errorf("%q has a scheme; write host:port or a CIDR, such as 127.0.0.1:11434", s)
+	}
+	if strings.Contains(s, "/") {
+		if _, err := netip.ParsePrefix(s); err != nil {
+			return fmt.Errorf("%q is not a valid CIDR prefix (such as 10.0.0.0/8)", s)
+		}
+		return nil
+	}
+	host, port, err := net.SplitHostPort(s)
+	if err != nil {
+		return fmt.Errorf("%q is neither host:port nor a CIDR (such as localhost:8080 or 192.168.1.0/24)", s)
+	}
+	if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 {
+		return fmt.Errorf("%q: port %q must be a number from 1 to 65535", s, port)
+	}
+	if _, err := netip.ParseAddr(host); err == nil {
+		return nil
+	}
+	if !isHostname(host) {
+		return fmt.Errorf("%q: %q is not an IP address or a host name", s, host)
+	}
+	return nil
+}
+
+func isHostname(h string) bool {
+	h = strings.TrimSuffix(h, ".")
+	if h == "" || len(h) > 253 {
+		return false
+	}
+	for label := range strings.SplitSeq(h, ".") {
+		if label == "" || len(label) > 63 || label[0] == '-' || label[len(label)-1] == '-' {
+			return false
+		}
+		for i := 0; i < len(label); i++ {
+			c := label[i]
+			if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-') {
+				return false
+			}
+		}
+	}
+	return true
+}
