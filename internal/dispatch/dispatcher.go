@@ -119,10 +119,10 @@ type capsule struct {
 	ctx    context.Context // cancelled when the capsule is unregistered
 	cancel context.CancelFunc
 
-	mu       sync.Mutex
-	closed   bool
-	queues   map[string]*queue
-	routes   map[*bus.Route]struct{}
+	mu     sync.Mutex
+	closed bool
+	queues map[string]*queue
+	routes map[*bus.Route]struct{}
 	// prunedAt is len(routes) after the last pruneRoutes.
 	prunedAt int
 	workers  sync.WaitGroup
@@ -297,7 +297,6 @@ func (d *Dispatcher) lookup(id string) (*capsule, error) {
 	}
 	return c, nil
 }
-
 
 // minRoutePrune is the tracked-route count below which closed routes are not
 // looked for.

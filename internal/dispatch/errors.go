@@ -13,8 +13,8 @@ var (
 	// ErrInvalidPrincipal: the principal is not a valid principal id, so the
 	// event cannot be attributed and is not dispatched.
 	ErrInvalidPrincipal = errors.New("unresolvable principal")
-	// ErrInvalidPayload: the payload is not one JSON value.
-	ErrInvalidPayload = errors.New("payload is not valid JSON")
+	// ErrInvalidPayload: the payload is not one JSON value in UTF-8.
+	ErrInvalidPayload = errors.New("payload is not valid UTF-8 JSON")
 	// ErrUnknownCapsule: the caller is not a registered capsule.
 	ErrUnknownCapsule = errors.New("capsule not registered")
 	// ErrRegistration: a CapsuleACL was refused by Register.

@@ -89,9 +89,8 @@ func (r *recorder) answer(fn func(Invocation) (Verdict, error)) Target {
 		r.mu.Lock()
 		r.log = append(r.log, c)
 		r.mu.Unlock()
-		v, err := fn(inv)
-		r.calls <- c
-		return v, err
+		defer func() { r.calls <- c }() // also when fn panics
+		return fn(inv)
 	})
 }
 

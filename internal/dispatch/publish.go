@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"unicode/utf8"
 
 	"github.com/astrid-go/astrid/internal/bus"
 	"github.com/astrid-go/astrid/ipc"
@@ -50,7 +51,7 @@ func (d *Dispatcher) Publish(from Caller, topic string, payload json.RawMessage)
 	}
 	// Checked after the charge, so that validating a large payload is paid
 	// for out of the publisher's quota.
-	if !json.Valid(payload) {
+	if !validJSON(payload) {
 		d.stats.invalid.Add(1)
 		return Result{}, fmt.Errorf("dispatch: publish %s from capsule %s: %w", topic, c.id, ErrInvalidPayload)
 	}
@@ -72,7 +73,7 @@ func (d *Dispatcher) PublishKernel(topic string, payload json.RawMessage) (Resul
 		d.stats.invalid.Add(1)
 		return Result{}, fmt.Errorf("dispatch: kernel publish: %w", err)
 	}
-	if !json.Valid(payload) {
+	if !validJSON(payload) {
 		d.stats.invalid.Add(1)
 		return Result{}, fmt.Errorf("dispatch: kernel publish %s: %w", topic, ErrInvalidPayload)
 	}
@@ -81,6 +82,13 @@ func (d *Dispatcher) PublishKernel(topic string, payload json.RawMessage) (Resul
 		return Result{}, fmt.Errorf("dispatch: kernel publish %s: %w", topic, err)
 	}
 	return res, nil
+}
+
+// validJSON reports whether p is one JSON value in UTF-8 (RFC 8259 §8.1):
+// encoding/json alone lets invalid UTF-8 through inside strings, which
+// upstream's serde-based peers would refuse.
+func validJSON(p []byte) bool {
+	return json.Valid(p) && utf8.Valid(p)
 }
 
 // deliver hands e to the bus, then to the interceptors matching its topic.

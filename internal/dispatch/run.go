@@ -108,7 +108,7 @@ func (d *Dispatcher) invoke(c *capsule, j job) {
 		d.log.Warn("dispatch: interceptor failed; counted as deny", attrs(slog.Any("error", err))...)
 	case v.Action == Continue:
 		if r.chained && len(v.Payload) > 0 {
-			if !json.Valid(v.Payload) {
+			if !validJSON(v.Payload) {
 				d.stats.errors.Add(1)
 				d.stats.deny(errorDenyReason)
 				d.log.Warn("dispatch: interceptor replaced the payload with invalid JSON; counted as deny", attrs()...)

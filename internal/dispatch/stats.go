@@ -44,8 +44,8 @@ const (
 
 type counters struct {
 	published, publishDenied, subscribeDenied, rateLimited, tooLarge, invalid, routes atomic.Uint64
-	invocations, continued, finals, denials, errors, skipped                         atomic.Uint64
-	queueDrops, orphaned, discarded, chainsCut                                       atomic.Uint64
+	invocations, continued, finals, denials, errors, skipped                          atomic.Uint64
+	queueDrops, orphaned, discarded, chainsCut                                        atomic.Uint64
 
 	reasonsMu sync.Mutex
 	reasons   map[string]uint64

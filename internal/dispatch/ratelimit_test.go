@@ -1,0 +1,161 @@
+package dispatch
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/astrid-go/astrid/internal/bus"
+	"github.com/astrid-go/astrid/ipc"
+)
+
+func TestLimiterTokenBucket(t *testing.T) {
+	type step struct {
+		advance   time.Duration
+		principal string
+		bytes     int64
+		want      bool
+	}
+	tests := []struct {
+		name  string
+		steps []step
+	}{
+		{"burst then refusal", []step{
+			{0, "alice", 1000, true},
+			{0, "alice", 1, false},
+		}},
+		{"a refusal consumes nothing", []step{
+			{0, "alice", 600, true},
+			{0, "alice", 500, false},
+			{0, "alice", 400, true},
+			{0, "alice", 1, false},
+		}},
+		{"refill is proportional to time", []step{
+			{0, "alice", 1000, true},
+			{100 * time.Millisecond, "alice", 101, false}, // 100 refilled
+			{0, "alice", 100, true},
+		}},
+		{"refill never exceeds the burst", []step{
+			{0, "alice", 1000, true},
+			{time.Hour, "alice", 1000, true},
+			{0, "alice", 1, false},
+		}},
+		{"no fraction is lost between close publishes", []step{
+			{0, "alice", 1000, true},
+			// 1000 steps of 100µs each refill 0.1 byte: 100 bytes in all.
+			{100 * time.Microsecond, "alice", 0, true},
+		}},
+		{"principals have independent buckets", []step{
+			{0, "alice", 1000, true},
+			{0, "bob", 1000, true},
+			{0, "", 1000, true}, // system events have their own bucket
+			{0, "alice", 1, false},
+		}},
+		{"larger than the burst never passes", []step{
+			{0, "alice", 1001, false},
+			{0, "alice", 1000, true},
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			clock := newFakeClock()
+			l := newLimiter(1000, 1000, clock.now)
+			for i, s := range tt.steps {
+				clock.advance(s.advance)
+				if s.bytes == 0 { // the fraction test: many tiny refills
+					for range 999 {
+						clock.advance(s.advance)
+						l.take(s.principal, 0)
+					}
+					if !l.take(s.principal, 100) || l.take(s.principal, 1) {
+						t.Fatalf("step %d: 1000 refills of 0.1 byte did not add exactly 100 bytes", i)
+					}
+					continue
+				}
+				if got := l.take(s.principal, s.bytes); got != s.want {
+					t.Fatalf("step %d: take(%s, %d) = %v, want %v", i, s.principal, s.bytes, got, s.want)
+				}
+			}
+		})
+	}
+}
+
+func TestLimiterRefundAndPrune(t *testing.T) {
+	clock := newFakeClock()
+	l := newLimiter(1000, 1000, clock.now)
+	if !l.take("alice", 800) {
+		t.Fatal("first take refused")
+	}
+	l.refund("alice", 800)
+	if !l.take("alice", 1000) {
+		t.Fatal("refund did not return the bytes")
+	}
+	for i := range pruneAbove + 10 {
+		l.take(fmt.Sprintf("p%d", i), 1)
+	}
+	before := len(l.buckets)
+	clock.advance(2 * time.Second) // every bucket refills; alice is full again
+	l.take("newcomer", 1)
+	if after := len(l.buckets); after >= before || after > 1 {
+		t.Fatalf("prune kept %d of %d buckets, want only the newcomer", after, before)
+	}
+	if !l.take("alice", 1000) {
+		t.Fatal("a pruned principal lost its burst")
+	}
+}
+
+func TestPublishRateLimit(t *testing.T) {
+	clock := newFakeClock()
+	b := bus.New(bus.Options{Logger: quietLogger(), MaxMessage: 1000})
+	defer b.Close()
+	d := New(b, Options{Logger: quietLogger(), Now: clock.now, RateBytesPerSec: 2000, RateBurst: 2000})
+	defer d.Close()
+	register(t, d, CapsuleACL{ID: "pub", Publish: []string{"a.b"}}, continueTarget)
+	register(t, d, CapsuleACL{ID: "other", Publish: []string{"a.b"}}, continueTarget)
+
+	// An envelope of exactly n bytes from capsule "pub".
+	payload := func(n int, principal string) json.RawMessage {
+		e := ipc.Envelope{Topic: "a.b", SourceID: "pub", Principal: principal, Payload: json.RawMessage(`""`)}
+		return json.RawMessage(`"` + strings.Repeat("x", n-e.Size()) + `"`)
+	}
+	alice := Caller{Capsule: "pub", Principal: "alice"}
+
+	// Publishes refused by the ACL are charged nothing (charged after the ACL).
+	for range 100 {
+		if _, err := d.Publish(alice, "a.c", payload(900, "alice")); !errors.Is(err, ErrDenied) {
+			t.Fatalf("want ErrDenied, got %v", err)
+		}
+	}
+	// A message the bus refuses as too large is refunded.
+	if _, err := d.Publish(alice, "a.b", payload(1500, "alice")); !errors.Is(err, bus.ErrTooLarge) {
+		t.Fatalf("want bus.ErrTooLarge, got %v", err)
+	}
+	// So the whole burst is still there: two messages of 1000 bytes.
+	mustPublish(t, d, alice, "a.b", string(payload(1000, "alice")))
+	mustPublish(t, d, alice, "a.b", string(payload(1000, "alice")))
+	_, err := d.Publish(alice, "a.b", payload(200, "alice"))
+	if !errors.Is(err, ErrRateLimited) {
+		t.Fatalf("third publish: want ErrRateLimited, got %v", err)
+	}
+	// Other principals of the same capsule, and the same principal on another
+	// capsule, have their own buckets.
+	mustPublish(t, d, Caller{Capsule: "pub", Principal: "bob"}, "a.b", string(payload(1000, "bob")))
+	mustPublish(t, d, Caller{Capsule: "other", Principal: "alice"}, "a.b", `{}`)
+	// 100 ms later 200 bytes have come back.
+	clock.advance(100 * time.Millisecond)
+	mustPublish(t, d, alice, "a.b", string(payload(200, "alice")))
+	if _, err := d.Publish(alice, "a.b", payload(200, "alice")); !errors.Is(err, ErrRateLimited) {
+		t.Fatalf("want ErrRateLimited, got %v", err)
+	}
+	s := d.Stats()
+	if s.RateLimited != 2 || s.PublishDenied != 100 || s.TooLarge != 1 || s.Published != 5 {
+		t.Fatalf("stats = %+v, want 2 rate limited, 100 denied, 1 too large, 5 published", s)
+	}
+	// Larger than the burst: refused as too large without touching the bucket.
+	if _, err := d.Publish(Caller{Capsule: "other", Principal: "carol"}, "a.b", payload(2001, "carol")); !errors.Is(err, bus.ErrTooLarge) {
+		t.Fatalf("want bus.ErrTooLarge, got %v", err)
+	}
+}
