@@ -54,6 +54,10 @@ func stringValue(lit []byte) Type {
 // publisher sent survive and absent defaults are not filled in; handlers
 // decoding into this package's types get the same values either way. The
 // result aliases raw except for raw_json, which needs a new slice.
+//
+// raw must be valid JSON (dispatch checks payloads at publish); GuestBytes
+// does not validate it again, and on malformed input it returns some part of
+// raw without panicking.
 func GuestBytes(raw json.RawMessage) json.RawMessage {
 	var (
 		tag                Type

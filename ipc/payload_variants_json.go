@@ -253,16 +253,20 @@ func (p Custom) MarshalJSON() ([]byte, error) {
 }
 
 // UnmarshalJSON requires data, which may be any JSON value including null.
+// Data is taken by exact key (the last one if repeated) and copied
+// verbatim, so it is always what GuestBytes hands a handler.
 func (p *Custom) UnmarshalJSON(data []byte) error {
-	type wire Custom
-	var w wire
 	if err := requireKeys(data, true, "data"); err != nil {
 		return fmt.Errorf("%s: %w", TypeCustom, err)
 	}
-	if err := json.Unmarshal(data, &w); err != nil {
-		return fmt.Errorf("%s: %w", TypeCustom, err)
-	}
-	*p = Custom(w)
+	var inner []byte
+	scanObject(data, func(m member) bool {
+		if m.key == "data" {
+			inner = data[m.valStart:m.end]
+		}
+		return true
+	})
+	*p = Custom{Data: bytes.Clone(inner)}
 	return nil
 }
 

@@ -1,0 +1,177 @@
+package ipc
+
+import (
+	"bytes"
+	"encoding/json"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+)
+
+// Golden tests of the envelope's wire form (upstream's IpcMessage).
+
+var goldenEnvelopes = map[string]Envelope{
+	"full": {
+		Topic:       UserPromptTopic,
+		Payload:     json.RawMessage(`{"type":"user_input","text":"hi","session_id":"default"}`),
+		Signature:   Signature{1, 2, 255},
+		SourceID:    "cli",
+		Timestamp:   time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC),
+		Seq:         7,
+		Principal:   "alice",
+		DeviceKeyID: "dk1",
+		Origin:      OriginLocalSocket,
+	},
+	"system": {
+		Topic:     CapsulesLoadedTopic,
+		Payload:   json.RawMessage(`{"type":"custom","data":{}}`),
+		SourceID:  KernelSourceID,
+		Timestamp: time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC),
+		Seq:       1,
+	},
+	"remote_gateway": {
+		Topic:     UserPromptTopic,
+		Payload:   json.RawMessage(`{"type":"user_input","text":"hi","session_id":"default"}`),
+		SourceID:  "gateway",
+		Timestamp: time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC),
+		Seq:       2,
+		Principal: "bob",
+		Origin:    OriginRemoteGateway,
+	},
+}
+
+func TestGoldenEnvelopes(t *testing.T) {
+	for name, env := range goldenEnvelopes {
+		t.Run(name, func(t *testing.T) {
+			want := readGolden(t, "envelope", name)
+			got, err := json.Marshal(&env)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(got, want) {
+				t.Errorf("encode:\n got %s\nwant %s", got, want)
+			}
+			var back Envelope
+			if err := json.Unmarshal(want, &back); err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(back, env) {
+				t.Errorf("decode:\n got %#v\nwant %#v", back, env)
+			}
+		})
+	}
+}
+
+func TestEnvelopeOptionalFields(t *testing.T) {
+	got, err := json.Marshal(&Envelope{Topic: "a.b", Payload: json.RawMessage(`{"type":"connect"}`), SourceID: "x"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := string(got)
+	if !strings.Contains(s, `"signature":null`) {
+		t.Errorf("absent signature must be written as null: %s", s)
+	}
+	if !strings.Contains(s, `"seq":0`) {
+		t.Errorf("seq is always written: %s", s)
+	}
+	for _, key := range []string{`"principal"`, `"device_key_id"`, `"origin"`} {
+		if strings.Contains(s, key) {
+			t.Errorf("%s must be left out when empty: %s", key, s)
+		}
+	}
+}
+
+// TestEnvelopeCLIProxyFrame: the three-field frame a CLI proxy forwards
+// parses, with seq 0, no signature, no principal and origin system.
+func TestEnvelopeCLIProxyFrame(t *testing.T) {
+	var env Envelope
+	frame := `{"topic":"user.v1.prompt","payload":{"type":"user_input","text":"hi"},"source_id":"cli"}`
+	if err := json.Unmarshal([]byte(frame), &env); err != nil {
+		t.Fatalf("minimal frame: %v", err)
+	}
+	if env.Topic != UserPromptTopic || env.SourceID != "cli" || env.Seq != 0 || env.Signature != nil ||
+		env.Principal != "" || env.DeviceKeyID != "" || env.Origin != OriginSystem {
+		t.Errorf("minimal frame decoded as %#v", env)
+	}
+	if got := DecodePayload(env.Payload); !reflect.DeepEqual(got, UserInput{Text: "hi", SessionID: DefaultSessionID}) {
+		t.Errorf("payload decoded as %#v", got)
+	}
+}
+
+func TestEnvelopeOrigin(t *testing.T) {
+	cases := []struct {
+		json string
+		want Origin
+	}{
+		{`"local_socket"`, OriginLocalSocket},
+		{`"remote_gateway"`, OriginRemoteGateway},
+		{`"system"`, OriginSystem},
+		{`"future_listener"`, OriginSystem},
+		{`"LOCAL_SOCKET"`, OriginSystem},
+		{`7`, OriginSystem},
+		{`null`, OriginSystem},
+	}
+	for _, c := range cases {
+		o := OriginLocalSocket
+		if err := json.Unmarshal([]byte(c.json), &o); err != nil || o != c.want {
+			t.Errorf("origin %s = %q, %v; want %q", c.json, o, err, c.want)
+		}
+		var env Envelope
+		frame := `{"topic":"a","payload":{},"source_id":"x","origin":` + c.json + `}`
+		if err := json.Unmarshal([]byte(frame), &env); err != nil || env.Origin != c.want {
+			t.Errorf("envelope origin %s = %q, %v; want %q", c.json, env.Origin, err, c.want)
+		}
+	}
+}
+
+func TestEnvelopeSignature(t *testing.T) {
+	cases := []struct {
+		json    string
+		want    Signature
+		wantErr bool
+	}{
+		{`null`, nil, false},
+		{`[]`, Signature{}, false},
+		{`[0,1,255]`, Signature{0, 1, 255}, false},
+		{`[256]`, nil, true},
+		{`[-1]`, nil, true},
+		{`"AAE="`, nil, true},
+	}
+	for _, c := range cases {
+		var env Envelope
+		frame := `{"topic":"a","payload":{},"source_id":"x","signature":` + c.json + `}`
+		err := json.Unmarshal([]byte(frame), &env)
+		if (err != nil) != c.wantErr || (!c.wantErr && !reflect.DeepEqual(env.Signature, c.want)) {
+			t.Errorf("signature %s = %v, %v; want %v (error %v)", c.json, env.Signature, err, c.want, c.wantErr)
+		}
+	}
+}
+
+// TestEnvelopeUpstreamTimestamp: chrono writes fractional seconds in groups
+// of three digits; they parse.
+func TestEnvelopeUpstreamTimestamp(t *testing.T) {
+	var env Envelope
+	frame := `{"topic":"a","payload":{},"source_id":"x","timestamp":"2026-05-01T12:00:00.500Z","seq":3}`
+	if err := json.Unmarshal([]byte(frame), &env); err != nil {
+		t.Fatal(err)
+	}
+	if want := time.Date(2026, 5, 1, 12, 0, 0, 500e6, time.UTC); !env.Timestamp.Equal(want) || env.Seq != 3 {
+		t.Errorf("decoded %v seq %d", env.Timestamp, env.Seq)
+	}
+}
+
+func TestEnvelopePrincipalRoundTrip(t *testing.T) {
+	in := Envelope{Topic: "a", Payload: json.RawMessage(`{}`), SourceID: "x", Principal: "bob"}
+	raw, err := json.Marshal(&in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(raw), `"principal":"bob"`) {
+		t.Errorf("principal missing from %s", raw)
+	}
+	var out Envelope
+	if err := json.Unmarshal(raw, &out); err != nil || out.Principal != "bob" {
+		t.Errorf("round trip gave %q, %v", out.Principal, err)
+	}
+}
