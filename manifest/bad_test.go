@@ -25,7 +25,7 @@ func TestRejections(t *testing.T) {
 		{"two-pins.toml", 6, 12, `[publish] "x.v1.y" sets version and tag: at most one of version / tag / rev / branch / path`},
 		{"priority-without-handler.toml", 6, 30, `[subscribe] "x.v1.y" sets priority without a handler`},
 		{"env-unknown-type.toml", 6, 8, `env token: unknown type "password"`},
-		{"path-traversal.toml", 6, 28, `fs_read grant "home://../other-user" contains a `+"`..`"},
+		{"path-traversal.toml", 6, 28, `fs_read grant "home://../other-user" contains a ` + "`..`"},
 		{"import-name.toml", 6, 1, `invalid namespace "Astrid"`},
 		{"export-name.toml", 6, 1, `invalid interface name "BAD_NAME"`},
 		{"import-requirement.toml", 6, 23, "import astrid:session: invalid version requirement"},

@@ -131,7 +131,11 @@ func (c *checker) checkNet(t *table, key, s string, v *value) {
 func (c *checker) checkHostPort(t *table, key, s string, v *value) {
 	i := strings.LastIndexByte(s, ':')
 	if i <= 0 {
-		c.warnf(v.at, t.keyPath(key), "%s grant %q matches nothing: write \"host:port\" or \"host:*\"%s", key, s, map[bool]string{true: " (or \"unix:*\" for the Unix listener)", false: ""}[key == "net_bind"])
+		also := ""
+		if key == "net_bind" {
+			also = " (or \"unix:*\" for the Unix listener)"
+		}
+		c.warnf(v.at, t.keyPath(key), "%s grant %q matches nothing: write \"host:port\" or \"host:*\"%s", key, s, also)
 		return
 	}
 	host, port := s[:i], s[i+1:]

@@ -30,5 +30,6 @@ func newRootCmd() *cobra.Command {
 		SilenceErrors: false,
 	}
 	root.AddCommand(newVersionCmd())
+	root.AddCommand(newCapsuleCmd())
 	return root
 }

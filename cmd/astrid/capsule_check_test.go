@@ -1,0 +1,157 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+const conformanceDir = "../../../shared/conformance/manifests"
+
+// runCheck runs `astrid capsule check args...` and returns its output and
+// exit status.
+func runCheck(t *testing.T, args ...string) (string, int) {
+	t.Helper()
+	root := newRootCmd()
+	var out bytes.Buffer
+	root.SetOut(&out)
+	root.SetErr(&out)
+	root.SetArgs(append([]string{"capsule", "check"}, args...))
+	err := root.Execute()
+	code := 0
+	if err != nil {
+		var e exitError
+		if !errors.As(err, &e) {
+			t.Fatalf("check %v: %v", args, err)
+		}
+		code = e.code
+	}
+	return out.String(), code
+}
+
+func conformance(t *testing.T, name string) string {
+	t.Helper()
+	p := filepath.Join(conformanceDir, name)
+	if _, err := os.Stat(p); err != nil {
+		t.Skipf("conformance corpus not present: %v", err)
+	}
+	return p
+}
+
+func TestCapsuleCheckConformance(t *testing.T) {
+	tests := []struct {
+		file     string
+		strict   bool
+		code     int
+		contains []string
+		absent   []string
+	}{
+		{"capsule-react.toml", false, 0, []string{
+			"astrid-capsule-react 0.1.0", "loads (0 errors, 0 warnings)", "engines:      wasm, static",
+			"imports:      astrid:llm ^1.0", "astrid:context ^1.0",
+			"interceptors: user.v1.prompt -> handle_user_prompt (priority 100)",
+			"session.v1.clear -> handle_session_clear (priority 100)",
+		}, []string{"warning:", "error:"}},
+		{"capsule-react.toml", true, 0, []string{"loads (0 errors, 0 warnings, strict: warnings fail)"}, nil},
+		{"astrid-capsule-adversarial.toml", false, 0, []string{
+			"publish:      cli.v1.command.result.*", "session.v1.response.list.*",
+			"subscribe:    cli.v1.command.run.astrid-capsule-adversarial",
+			"interceptors: (none)", "uplink = true", `fs_read = ["home://adversarial-lifecycle-home-mounted"]`,
+			`env:          adversarial_lifecycle_probe (text) default "runtime-lifecycle-default"`,
+		}, []string{"warning:", "error:"}},
+		{"astrid-capsule-concurrency.toml", false, 1, []string{
+			"does not load (1 error, 1 warning)",
+			"astrid-capsule-concurrency.toml:15:18: error: capsule requires astrid-version >=0.10.4, but this runtime is 0.1.0",
+			"astrid-capsule-concurrency.toml:24:1: warning: capabilities.bind_workers has no effect here",
+			`net_bind = ["127.0.0.1:18231"]`,
+		}, nil},
+		{"capsule-identity.toml", false, 0, []string{
+			"loads (0 errors, 5 warnings)", "exports:      astrid:spark 1.0.0", "publish:      (none: may publish nothing)",
+			"interceptors: (none)", `fs_read = ["workspace://"]`,
+			"capsule-identity.toml:18:1: warning: legacy capabilities.ipc_publish",
+			"capsule-identity.toml:20:3: warning: legacy [[interceptor]]",
+			"capsule-identity.toml:12:29: warning: fs_read grant \"workspace://\": workspace:// is not a recognised path scheme",
+		}, nil},
+		{"capsule-identity.toml", true, 1, []string{"does not load (0 errors, 5 warnings, strict: warnings fail)"}, nil},
+		{"capsule-openai-compat.toml", false, 0, []string{
+			"loads (0 errors, 6 warnings)", `net = ["*"]`, "api_key (secret)", "base_url (text)",
+			"14:2: warning: [dependencies]", "26:3: warning: [[llm_provider]]", "31:3: warning: legacy [[interceptor]]",
+			"19:1: warning: legacy capabilities.ipc_publish", `23:21: warning: env base_url: type "string" is read as "text"`,
+		}, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.file, func(t *testing.T) {
+			args := []string{conformance(t, tt.file)}
+			if tt.strict {
+				args = append(args, "--strict")
+			}
+			out, code := runCheck(t, args...)
+			if code != tt.code {
+				t.Errorf("exit %d, want %d\n%s", code, tt.code, out)
+			}
+			for _, s := range tt.contains {
+				if !strings.Contains(out, s) {
+					t.Errorf("output lacks %q:\n%s", s, out)
+				}
+			}
+			for _, s := range tt.absent {
+				if strings.Contains(out, s) {
+					t.Errorf("output has %q:\n%s", s, out)
+				}
+			}
+		})
+	}
+}
+
+func TestCapsuleCheckJSON(t *testing.T) {
+	out, code := runCheck(t, "--json", "../../examples/hello", conformance(t, "astrid-capsule-concurrency.toml"))
+	if code != 1 {
+		t.Errorf("exit %d, want 1: one of the two does not load", code)
+	}
+	var reports []struct {
+		ID           string `json:"id"`
+		Loads        bool   `json:"loads"`
+		Engines      []string
+		Publish      []string
+		Interceptors []struct {
+			Pattern, Handler string
+			Priority         uint32
+		}
+		Diagnostics []struct{ Severity, Message string }
+	}
+	if err := json.Unmarshal([]byte(out), &reports); err != nil {
+		t.Fatalf("not JSON: %v\n%s", err, out)
+	}
+	if len(reports) != 2 || reports[0].ID != "hello" || !reports[0].Loads || reports[1].Loads {
+		t.Fatalf("reports = %+v", reports)
+	}
+	if len(reports[0].Interceptors) != 2 || reports[0].Interceptors[0].Handler != "tool_execute_greet" || reports[0].Interceptors[0].Priority != 100 {
+		t.Errorf("interceptors = %+v", reports[0].Interceptors)
+	}
+	if d := reports[1].Diagnostics; len(d) == 0 || d[1].Severity != "error" {
+		t.Errorf("diagnostics = %+v", d)
+	}
+}
+
+func TestCapsuleCheckExampleHello(t *testing.T) {
+	out, code := runCheck(t, "../../examples/hello")
+	if code != 0 {
+		t.Fatalf("exit %d:\n%s", code, out)
+	}
+	for _, s := range []string{"hello 0.1.0", "engines:      wasm, static", "tool.v1.execute.greet.result", "tool.v1.execute.greet -> tool_execute_greet (priority 100)", `GREETING (text) default "Hello"`} {
+		if !strings.Contains(out, s) {
+			t.Errorf("output lacks %q:\n%s", s, out)
+		}
+	}
+}
+
+func TestCapsuleCheckMissingPath(t *testing.T) {
+	out, code := runCheck(t, filepath.Join(t.TempDir(), "nothing"))
+	if code != 1 || !strings.Contains(out, "does not load") || !strings.Contains(out, "no manifest here") {
+		t.Errorf("exit %d:\n%s", code, out)
+	}
+}
