@@ -59,22 +59,22 @@ func newCapsuleCheckCmd() *cobra.Command {
 // checkReport is what `capsule check` says about one capsule; --json
 // prints it as is.
 type checkReport struct {
-	Path          string                 `json:"path"`
-	Loads         bool                   `json:"loads"`
-	ID            string                 `json:"id,omitempty"`
-	Version       string                 `json:"version,omitempty"`
-	Engines       []string               `json:"engines,omitempty"`
-	Publish       []string               `json:"publish"`
-	Subscribe     []string               `json:"subscribe"`
-	Interceptors  []manifest.Interceptor `json:"interceptors"`
-	Imports       []manifest.Import      `json:"imports,omitempty"`
-	Exports       []manifest.Export      `json:"exports,omitempty"`
-	Capabilities  manifest.Capabilities  `json:"capabilities"`
-	Env           []manifest.EnvVar      `json:"env,omitempty"`
-	Diagnostics   manifest.Diagnostics   `json:"diagnostics"`
-	granted     []string
-	errs, warns int
-	strict      bool
+	Path         string                 `json:"path"`
+	Loads        bool                   `json:"loads"`
+	ID           string                 `json:"id,omitempty"`
+	Version      string                 `json:"version,omitempty"`
+	Engines      []string               `json:"engines,omitempty"`
+	Publish      []string               `json:"publish"`
+	Subscribe    []string               `json:"subscribe"`
+	Interceptors []manifest.Interceptor `json:"interceptors"`
+	Imports      []manifest.Import      `json:"imports,omitempty"`
+	Exports      []manifest.Export      `json:"exports,omitempty"`
+	Capabilities manifest.Capabilities  `json:"capabilities"`
+	Env          []manifest.EnvVar      `json:"env,omitempty"`
+	Diagnostics  manifest.Diagnostics   `json:"diagnostics"`
+	granted      []string
+	errs, warns  int
+	strict       bool
 }
 
 func newCheckReport(path string, strict bool) checkReport {
