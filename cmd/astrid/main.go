@@ -3,11 +3,17 @@
 package main
 
 import (
+	"errors"
+	"fmt"
 	"os"
 )
 
 func main() {
 	if err := newRootCmd().Execute(); err != nil {
+		var quiet exitError
+		if !errors.As(err, &quiet) {
+			fmt.Fprintln(os.Stderr, "astrid:", err)
+		}
 		os.Exit(exitCode(err))
 	}
 }

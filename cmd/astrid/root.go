@@ -27,9 +27,10 @@ func newRootCmd() *cobra.Command {
 		Short:         "Astrid: an operating system for AI agents",
 		Long:          "Astrid runs capsules (sandboxed tools, agents, providers) on a kernel that routes IPC\nevents between them and enforces each capsule's Capsule.toml as its capability ACL.",
 		SilenceUsage:  true,
-		SilenceErrors: false,
+		SilenceErrors: true, // main prints errors, except exitError, which has been explained already
 	}
 	root.AddCommand(newVersionCmd())
 	root.AddCommand(newCapsuleCmd())
+	root.AddCommand(newToolCmd())
 	return root
 }

@@ -1,0 +1,126 @@
+// Package router is the built-in tool router capsule (seed 000): stateless
+// middleware between whoever asks for a tool and the capsule that provides
+// it, plus DESIGN §4's "who answers a tool": a result is consolidated only
+// from the capsule that intercepts that tool's topic, and only for a call the
+// router forwarded and has not yet answered.
+package router
+
+import (
+	_ "embed"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/astrid-go/astrid/hostapi"
+	"github.com/astrid-go/astrid/ipc"
+	"github.com/astrid-go/astrid/sdk"
+)
+
+// Manifest is the router's Capsule.toml.
+//
+//go:embed Capsule.toml
+var Manifest []byte
+
+// pendingPrefix keys the calls forwarded and not yet answered, in the
+// invoking principal's KV namespace: pending/<call id> = tool name.
+const pendingPrefix = "pending/"
+
+// New returns the router's code.
+func New() *sdk.Capsule {
+	c := sdk.New("Routes tool calls to the capsule that provides the tool")
+	c.Handle(ipc.ToolRequestExecuteTopic, "handle_execute_request", handleRequest)
+	c.Handle("tool.v1.execute.*.result", "handle_execute_result", handleResult)
+	c.Publishes("tool.v1.execute.*")
+	c.Publishes(ipc.ToolExecuteResultTopic)
+	return c
+}
+
+func handleRequest(c *sdk.Call) error {
+	var req ipc.ToolExecuteRequest
+	if err := c.Decode(&req); err != nil {
+		c.Log(hostapi.LogWarn, fmt.Sprintf("router: dropped a request that is not a tool_execute_request: %v", err))
+		return nil
+	}
+	if req.CallID == "" {
+		c.Log(hostapi.LogWarn, "router: dropped a tool request without call_id")
+		return nil
+	}
+	// Whatever happens below, the requester gets an answer.
+	if fail, err := errorResult(req.CallID, "Failed to route tool request: the router did not finish"); err == nil {
+		_ = c.SetFailureReply(ipc.ToolExecuteResultTopic, fail)
+	}
+	if err := ipc.ValidateToolName(req.ToolName); err != nil {
+		return publishError(c, req.CallID, fmt.Sprintf("Invalid tool name: %q (%v)", req.ToolName, err))
+	}
+	topic := ipc.ToolExecuteTopic(req.ToolName)
+	owners, err := c.Interceptors(topic)
+	if err != nil {
+		return publishError(c, req.CallID, fmt.Sprintf("Failed to route tool request: %v", err))
+	}
+	if len(owners) == 0 {
+		return publishError(c, req.CallID, fmt.Sprintf("Unknown tool: no capsule provides %q", req.ToolName))
+	}
+	if err := c.KVSet(pendingPrefix+req.CallID, []byte(req.ToolName)); err != nil {
+		return publishError(c, req.CallID, fmt.Sprintf("Failed to route tool request: %v", err))
+	}
+	fwd, err := ipc.EncodePayload(req)
+	if err == nil {
+		err = c.Publish(topic, fwd)
+	}
+	if err != nil {
+		_ = c.KVDelete(pendingPrefix + req.CallID)
+		return publishError(c, req.CallID, fmt.Sprintf("Failed to route tool request: %v", err))
+	}
+	return nil
+}
+
+func handleResult(c *sdk.Call) error {
+	// tool.v1.execute.<name>.result: the interceptor pattern has five
+	// segments, so name is exactly one segment.
+	name := strings.TrimSuffix(strings.TrimPrefix(c.Topic(), "tool.v1.execute."), ".result")
+	owners, err := c.Interceptors(ipc.ToolExecuteTopic(name))
+	if err != nil || !slices.Contains(owners, c.SourceID()) {
+		c.Log(hostapi.LogWarn, fmt.Sprintf("router: refused a result for tool %q from capsule %q, which does not provide it (providers: %v)", name, c.SourceID(), owners))
+		c.Deny("result from a capsule that does not provide the tool")
+		return nil
+	}
+	var res ipc.ToolExecuteResult
+	if err := c.Decode(&res); err != nil || res.CallID == "" {
+		c.Log(hostapi.LogWarn, fmt.Sprintf("router: dropped a malformed result for tool %q from %q", name, c.SourceID()))
+		return nil
+	}
+	pending, ok, err := c.KVGet(pendingPrefix + res.CallID)
+	if err != nil || !ok || string(pending) != name {
+		c.Log(hostapi.LogWarn, fmt.Sprintf("router: refused a result for call %q from %q: no pending call of tool %q with that id", res.CallID, c.SourceID(), name))
+		c.Deny("no such pending call")
+		return nil
+	}
+	if err := c.KVDelete(pendingPrefix + res.CallID); err != nil {
+		return err
+	}
+	if res.Result.CallID == "" {
+		res.Result.CallID = res.CallID
+	}
+	out, err := ipc.EncodePayload(res)
+	if err != nil {
+		return err
+	}
+	return c.Publish(ipc.ToolExecuteResultTopic, out)
+}
+
+func errorResult(callID, msg string) (json.RawMessage, error) {
+	return ipc.EncodePayload(ipc.ToolExecuteResult{
+		CallID: callID,
+		Result: ipc.ToolCallResult{CallID: callID, Content: msg, IsError: true},
+	})
+}
+
+func publishError(c *sdk.Call, callID, msg string) error {
+	c.Log(hostapi.LogWarn, "router: "+msg)
+	out, err := errorResult(callID, msg)
+	if err != nil {
+		return err
+	}
+	return c.Publish(ipc.ToolExecuteResultTopic, out)
+}

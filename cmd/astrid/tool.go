@@ -1,0 +1,192 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"syscall"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/astrid-go/astrid/internal/config"
+	"github.com/astrid-go/astrid/internal/kernel"
+	"github.com/astrid-go/astrid/ipc"
+)
+
+// kernelFlags are the flags of every command that boots a kernel in-process.
+type kernelFlags struct {
+	workspace string
+	principal string
+}
+
+func (f *kernelFlags) register(cmd *cobra.Command) {
+	cmd.Flags().StringVar(&f.workspace, "workspace", "", "directory the tools work on (default: the current directory)")
+	cmd.Flags().StringVar(&f.principal, "principal", ipc.DefaultPrincipal, "principal the call acts for")
+}
+
+// bootKernel boots a kernel for one command; Ctrl-C or SIGTERM cancels ctx,
+// and the returned stop function unloads everything.
+func bootKernel(cmd *cobra.Command, f kernelFlags) (*kernel.Kernel, context.Context, func(), error) {
+	if err := ipc.ValidatePrincipal(f.principal); err != nil {
+		return nil, nil, nil, fmt.Errorf("--principal: %w", err)
+	}
+	home, err := config.Home()
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	cfg, err := config.Load(filepath.Join(home, "config.toml"))
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	ws := f.workspace
+	if ws == "" {
+		if ws, err = os.Getwd(); err != nil {
+			return nil, nil, nil, err
+		}
+	}
+	logger := slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), &slog.HandlerOptions{Level: cfg.SlogLevel()}))
+	ctx, cancel := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+	k, err := kernel.Boot(ctx, kernel.Options{Home: home, Workspace: ws, Config: cfg, Logger: logger})
+	if err != nil {
+		cancel()
+		return nil, nil, nil, err
+	}
+	return k, ctx, func() { k.Close(); cancel() }, nil
+}
+
+func newToolCmd() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "tool",
+		Short: "Call and list the tools capsules provide",
+	}
+	cmd.AddCommand(newToolCallCmd(), newToolListCmd())
+	return cmd
+}
+
+func newToolCallCmd() *cobra.Command {
+	var f kernelFlags
+	var timeout time.Duration
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "call <name> ['<json arguments>']",
+		Short: "Call a tool through the bus, as an agent would",
+		Long: `Boots a kernel in-process, publishes tool.v1.request.execute with a fresh call id,
+and prints the tool's result. The router forwards the call to the capsule that provides
+the tool; every file or network effect is checked against that capsule's grants.
+
+Exit status: 0 on success, 1 when the tool answered is_error (or nobody provides it),
+2 on a timeout or a usage error.`,
+		Example: `  astrid tool call read_file '{"file_path":"README.md"}'
+  astrid tool call list_directory '{"dir_path":"."}' --workspace /tmp/project
+  astrid tool call grep_search '{"pattern":"TODO"}' --timeout 10s`,
+		Args: cobra.RangeArgs(1, 2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			var raw json.RawMessage = json.RawMessage("{}")
+			if len(args) == 2 {
+				raw = json.RawMessage(args[1])
+				if !json.Valid(raw) {
+					return fmt.Errorf("arguments are not valid JSON: %s", args[1])
+				}
+			}
+			k, ctx, stop, err := bootKernel(cmd, f)
+			if err != nil {
+				return err
+			}
+			defer stop()
+			res, err := k.CallTool(ctx, f.principal, args[0], raw, timeout)
+			if err != nil {
+				fmt.Fprintln(cmd.ErrOrStderr(), "astrid:", err)
+				if errors.Is(err, kernel.ErrNoRouter) {
+					return exitError{code: 1}
+				}
+				return exitError{code: 2}
+			}
+			if asJSON {
+				enc := json.NewEncoder(cmd.OutOrStdout())
+				enc.SetIndent("", "  ")
+				if err := enc.Encode(res); err != nil {
+					return err
+				}
+			} else {
+				out := cmd.OutOrStdout()
+				if res.IsError {
+					out = cmd.ErrOrStderr()
+				}
+				writeContent(out, res.Content)
+			}
+			if res.IsError {
+				return exitError{code: 1}
+			}
+			return nil
+		},
+	}
+	f.register(cmd)
+	cmd.Flags().DurationVar(&timeout, "timeout", 60*time.Second, "how long to wait for the result")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the whole result as JSON")
+	return cmd
+}
+
+func writeContent(w io.Writer, s string) {
+	fmt.Fprint(w, s)
+	if len(s) > 0 && s[len(s)-1] != '\n' {
+		fmt.Fprintln(w)
+	}
+}
+
+func newToolListCmd() *cobra.Command {
+	var f kernelFlags
+	var window time.Duration
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "list",
+		Short: "List every tool the loaded capsules provide, with its schema",
+		Long: `Runs the describe protocol: publishes tool.v1.request.describe and collects each
+capsule's answer on tool.v1.response.describe.<capsule>, finishing as soon as every
+capsule that intercepts the request has answered (or --window passes; late capsules
+are named on stderr).`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			k, ctx, stop, err := bootKernel(cmd, f)
+			if err != nil {
+				return err
+			}
+			defer stop()
+			tools, missing, err := k.ListTools(ctx, f.principal, window)
+			if err != nil {
+				return err
+			}
+			for _, id := range missing {
+				fmt.Fprintf(cmd.ErrOrStderr(), "astrid: capsule %s did not answer the describe request within %s\n", id, window)
+			}
+			if asJSON {
+				enc := json.NewEncoder(cmd.OutOrStdout())
+				enc.SetIndent("", "  ")
+				return enc.Encode(tools)
+			}
+			tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, "TOOL\tCAPSULE\tMUTABLE\tDESCRIPTION")
+			for _, t := range tools {
+				fmt.Fprintf(tw, "%s\t%s\t%v\t%s\n", t.Name, t.Capsule, t.Mutable, t.Description)
+			}
+			if err := tw.Flush(); err != nil {
+				return err
+			}
+			for _, t := range tools {
+				fmt.Fprintf(cmd.OutOrStdout(), "\n%s schema: %s\n", t.Name, t.InputSchema)
+			}
+			return nil
+		},
+	}
+	f.register(cmd)
+	cmd.Flags().DurationVar(&window, "window", 2*time.Second, "upper bound on waiting for describe answers")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the tools as JSON")
+	return cmd
+}

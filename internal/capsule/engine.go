@@ -1,0 +1,65 @@
+package capsule
+
+import (
+	"context"
+	"errors"
+
+	"github.com/astrid-go/astrid/hostapi"
+)
+
+// ErrNotSupported is answered by an engine that does not handle a call; the
+// Composite then asks the next engine.
+var ErrNotSupported = errors.New("not supported by this engine")
+
+// Engine is one way of running (part of) a capsule.
+type Engine interface {
+	// Name identifies the engine in status output: "native", "wasm",
+	// "mcp:<server id>", "static".
+	Name() string
+	// Load prepares the engine; it may start processes or instances.
+	Load(ctx context.Context) error
+	// WaitReady blocks until the engine can take calls or ctx ends.
+	WaitReady(ctx context.Context) error
+	// Invoke runs one handler call. An engine that has no such handler
+	// answers ErrNotSupported.
+	Invoke(ctx context.Context, inv hostapi.Invocation) (hostapi.Verdict, error)
+	// Unload releases everything Load acquired; best effort, idempotent.
+	Unload(ctx context.Context) error
+	// Health reports the engine's state and its last error.
+	Health() Health
+}
+
+// State is a capsule's or engine's lifecycle state.
+type State int
+
+// The lifecycle: Unloaded → Loading → Ready ⇄ (calls) → Unloading → Unloaded;
+// Loading or Ready may end in Failed.
+const (
+	Unloaded State = iota
+	Loading
+	Ready
+	Failed
+	Unloading
+)
+
+func (s State) String() string {
+	switch s {
+	case Unloaded:
+		return "unloaded"
+	case Loading:
+		return "loading"
+	case Ready:
+		return "ready"
+	case Failed:
+		return "failed"
+	case Unloading:
+		return "unloading"
+	}
+	return "unknown"
+}
+
+// Health is a state with the error that caused it, if any.
+type Health struct {
+	State State
+	Err   error
+}

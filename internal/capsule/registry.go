@@ -1,0 +1,56 @@
+package capsule
+
+import (
+	"fmt"
+	"sort"
+	"sync"
+)
+
+// Registry holds the loaded capsules by id.
+type Registry struct {
+	mu       sync.RWMutex
+	capsules map[string]*Composite
+}
+
+// NewRegistry returns an empty registry.
+func NewRegistry() *Registry { return &Registry{capsules: map[string]*Composite{}} }
+
+// Add registers c; an id already present is an error.
+func (r *Registry) Add(c *Composite) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if _, dup := r.capsules[c.ID()]; dup {
+		return fmt.Errorf("registry: capsule %s is already loaded", c.ID())
+	}
+	r.capsules[c.ID()] = c
+	return nil
+}
+
+// Remove drops id and returns what it held.
+func (r *Registry) Remove(id string) (*Composite, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	c, ok := r.capsules[id]
+	delete(r.capsules, id)
+	return c, ok
+}
+
+// Get returns the capsule id.
+func (r *Registry) Get(id string) (*Composite, bool) {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	c, ok := r.capsules[id]
+	return c, ok
+}
+
+// List returns the capsules sorted by id.
+func (r *Registry) List() []*Composite {
+	r.mu.RLock()
+	out := make([]*Composite, 0, len(r.capsules))
+	for _, c := range r.capsules {
+		out = append(out, c)
+	}
+	r.mu.RUnlock()
+	sort.Slice(out, func(i, j int) bool { return out[i].ID() < out[j].ID() })
+	return out
+}

@@ -1,0 +1,157 @@
+package host
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/astrid-go/astrid/hostapi"
+	"github.com/astrid-go/astrid/internal/bus"
+	"github.com/astrid-go/astrid/internal/dispatch"
+	"github.com/astrid-go/astrid/internal/store"
+)
+
+// Call is the hostapi.Host of one handler call: bound to the capsule, the
+// invoking principal and the call's context. It is used by the goroutine
+// running the call; End releases what the call opened.
+type Call struct {
+	c         *Capsule
+	principal string
+	ctx       context.Context
+	cancel    context.CancelCauseFunc
+	caller    dispatch.Caller
+	kv        *store.KV
+
+	mu       sync.Mutex
+	subs     map[hostapi.SubscriptionID]*bus.Route
+	nextSub  hostapi.SubscriptionID
+	failure *failureReply
+	unbind  []func()
+	ended   bool
+}
+
+type failureReply struct {
+	topic   string
+	payload []byte
+}
+
+var _ hostapi.Host = (*Call)(nil)
+
+// Begin opens a call for principal. The returned context is cancelled by the
+// call's cancel key or when End runs; engines run the handler under it.
+func (c *Capsule) Begin(ctx context.Context, principal string) (*Call, context.Context) {
+	cctx, cancel := context.WithCancelCause(ctx)
+	call := &Call{
+		c:         c,
+		principal: principal,
+		ctx:       cctx,
+		cancel:    cancel,
+		caller:    dispatch.Caller{Capsule: c.id, Principal: principal},
+		subs:      map[hostapi.SubscriptionID]*bus.Route{},
+	}
+	if c.deps.Store != nil {
+		call.kv = c.deps.Store.KV(principal, c.id)
+	}
+	return call, cctx
+}
+
+// Fail publishes the call's registered failure reply, if any, on the
+// capsule's behalf; engines call it when the handler trapped, timed out or
+// was dropped. reason is logged.
+func (call *Call) Fail(reason error) {
+	call.mu.Lock()
+	f := call.failure
+	call.failure = nil
+	call.mu.Unlock()
+	call.c.log.Warn("call failed", "principal", call.principal, "err", reason, "failure_reply", f != nil)
+	if f == nil {
+		return
+	}
+	if _, err := call.c.deps.Dispatcher.Publish(call.caller, f.topic, f.payload); err != nil {
+		call.c.log.Error("failure reply not published", "topic", f.topic, "err", err)
+	}
+}
+
+// End closes the call's subscriptions and cancel keys. It is idempotent.
+func (call *Call) End() {
+	call.mu.Lock()
+	if call.ended {
+		call.mu.Unlock()
+		return
+	}
+	call.ended = true
+	subs := call.subs
+	call.subs = nil
+	unbind := call.unbind
+	call.unbind = nil
+	call.mu.Unlock()
+	for _, r := range subs {
+		r.Close()
+	}
+	for _, u := range unbind {
+		u()
+	}
+	call.cancel(context.Canceled)
+}
+
+// live returns an error once the call has ended or been cancelled.
+func (call *Call) live(op string) error {
+	if err := context.Cause(call.ctx); err != nil {
+		if errors.Is(err, context.DeadlineExceeded) {
+			return hostapi.Errorf(hostapi.CodeTimeout, op, "the call's deadline passed")
+		}
+		return hostapi.Errorf(hostapi.CodeCancelled, op, "the call was cancelled: %v", err)
+	}
+	return nil
+}
+
+// --- Sys ---
+
+// CapsuleID implements hostapi.Sys.
+func (call *Call) CapsuleID() string { return call.c.id }
+
+// Principal implements hostapi.Sys.
+func (call *Call) Principal() string { return call.principal }
+
+// Config implements hostapi.Sys.
+func (call *Call) Config(key string) (string, bool) {
+	v, ok := call.c.config[key]
+	return v, ok
+}
+
+// Log implements hostapi.Sys.
+func (call *Call) Log(level hostapi.LogLevel, msg string) {
+	call.c.log.Log(call.ctx, slog.Level(level), msg, "principal", call.principal, "source", "capsule")
+}
+
+// Now implements hostapi.Sys.
+func (call *Call) Now() time.Time { return time.Now() }
+
+// --- Calls ---
+
+// SetFailureReply implements hostapi.Calls. The topic is checked against the
+// publish ACL now, so a failure reply can never publish where the capsule
+// could not.
+func (call *Call) SetFailureReply(topic string, payload []byte) error {
+	if err := call.c.deps.Dispatcher.CheckPublish(call.caller.Capsule, topic); err != nil {
+		return hostapi.Errorf(hostapi.CodeDenied, "set_failure_reply", "%v", err)
+	}
+	call.mu.Lock()
+	call.failure = &failureReply{topic: topic, payload: append([]byte(nil), payload...)}
+	call.mu.Unlock()
+	return nil
+}
+
+// SetCancelKey implements hostapi.Calls.
+func (call *Call) SetCancelKey(key string) error {
+	if key == "" || len(key) > 256 {
+		return hostapi.Errorf(hostapi.CodeInvalid, "set_cancel_key", "a cancel key is 1 to 256 bytes")
+	}
+	u := call.c.deps.Cancels.register(key, call.cancel)
+	call.mu.Lock()
+	call.unbind = append(call.unbind, u)
+	call.mu.Unlock()
+	return nil
+}

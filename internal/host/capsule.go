@@ -1,0 +1,72 @@
+package host
+
+import (
+	"fmt"
+	"log/slog"
+	"net/http"
+
+	"github.com/astrid-go/astrid/internal/dispatch"
+	"github.com/astrid-go/astrid/internal/egress"
+	"github.com/astrid-go/astrid/internal/gate"
+	"github.com/astrid-go/astrid/internal/store"
+	"github.com/astrid-go/astrid/manifest"
+)
+
+// Deps are the kernel services every capsule's host shares.
+type Deps struct {
+	Dispatcher *dispatch.Dispatcher
+	Store      *store.Store
+	Cancels    *Cancels
+	Logger     *slog.Logger
+	// Workspace is the directory `*` grants; HomesDir holds principals'
+	// homes ($ASTRID_HOME/home).
+	Workspace string
+	HomesDir  string
+	// Egress carries the operator allowlist and, in tests, an injected
+	// resolver and dialer. CheckHost/CheckConn are filled in per capsule.
+	Egress egress.Options
+}
+
+// Capsule is the host side of one loaded capsule.
+type Capsule struct {
+	deps   Deps
+	id     string
+	gate   *gate.Gate
+	http   *http.Client
+	config map[string]string
+	log    *slog.Logger
+}
+
+// NewCapsule binds the host to capsule m installed in installDir; config
+// holds the capsule's operator-set [env] values.
+func NewCapsule(deps Deps, m *manifest.Manifest, installDir string, config map[string]string) (*Capsule, error) {
+	id := m.ID()
+	g, err := gate.New(m.Capabilities, gate.Env{InstallDir: installDir, Workspace: deps.Workspace, HomesDir: deps.HomesDir})
+	if err != nil {
+		return nil, fmt.Errorf("host: capsule %s: %w", id, err)
+	}
+	eo := deps.Egress
+	eo.CheckHost = g.Net
+	eo.CheckConn = g.NetConnect
+	if eo.Logger == nil {
+		eo.Logger = deps.Logger
+	}
+	client, err := egress.NewClient(eo)
+	if err != nil {
+		return nil, fmt.Errorf("host: capsule %s: %w", id, err)
+	}
+	log := deps.Logger
+	if log == nil {
+		log = slog.Default()
+	}
+	if deps.Cancels == nil {
+		deps.Cancels = NewCancels()
+	}
+	return &Capsule{deps: deps, id: id, gate: g, http: client, config: config, log: log.With("capsule", id)}, nil
+}
+
+// ID is the capsule id.
+func (c *Capsule) ID() string { return c.id }
+
+// Gate is the capsule's capability gate (engines that spawn processes ask it).
+func (c *Capsule) Gate() *gate.Gate { return c.gate }

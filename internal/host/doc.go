@@ -1,0 +1,11 @@
+// Package host implements hostapi, the syscall table, once for every engine.
+// A Capsule binds one loaded capsule's identity, manifest ACL (through the
+// dispatcher), capability gate, egress client and store namespaces; Begin
+// opens a Call bound to one invoking principal, which is the hostapi.Host the
+// capsule's handler sees.
+//
+// Every check happens here or below (internal/gate, internal/egress,
+// internal/dispatch); engines are adapters and re-implement none of them. The
+// host never trusts a capsule for its own identity: source and principal are
+// stamped from the Call, never taken from the capsule.
+package host

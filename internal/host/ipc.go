@@ -1,0 +1,162 @@
+package host
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"time"
+
+	"github.com/astrid-go/astrid/hostapi"
+	"github.com/astrid-go/astrid/internal/bus"
+	"github.com/astrid-go/astrid/internal/dispatch"
+	"github.com/astrid-go/astrid/ipc"
+)
+
+// maxSubscriptionsPerCall bounds what one call can hold open.
+const maxSubscriptionsPerCall = 128
+
+// Publish implements hostapi.IPC.
+func (call *Call) Publish(topic string, payload []byte) error {
+	if err := call.live("publish"); err != nil {
+		return err
+	}
+	if !json.Valid(payload) {
+		return hostapi.Errorf(hostapi.CodeInvalid, "publish", "payload for %s is not valid JSON", topic)
+	}
+	if _, err := call.c.deps.Dispatcher.Publish(call.caller, topic, payload); err != nil {
+		return hostapi.Errorf(codeOfDispatch(err), "publish", "%v", err)
+	}
+	// The call answered where its failure reply would have: no safety net
+	// is needed any more.
+	call.mu.Lock()
+	if call.failure != nil && call.failure.topic == topic {
+		call.failure = nil
+	}
+	call.mu.Unlock()
+	return nil
+}
+
+// Subscribe implements hostapi.IPC; the subscription is scoped to the
+// invoking principal and closed when the call ends.
+func (call *Call) Subscribe(pattern string) (hostapi.SubscriptionID, error) {
+	if err := call.live("subscribe"); err != nil {
+		return 0, err
+	}
+	call.mu.Lock()
+	n := len(call.subs)
+	call.mu.Unlock()
+	if n >= maxSubscriptionsPerCall {
+		return 0, hostapi.Errorf(hostapi.CodeTooLarge, "subscribe", "a call may hold at most %d subscriptions", maxSubscriptionsPerCall)
+	}
+	r, err := call.c.deps.Dispatcher.Subscribe(call.caller, pattern, true)
+	if err != nil {
+		return 0, hostapi.Errorf(codeOfDispatch(err), "subscribe", "%v", err)
+	}
+	call.mu.Lock()
+	defer call.mu.Unlock()
+	if call.ended {
+		r.Close()
+		return 0, hostapi.Errorf(hostapi.CodeClosed, "subscribe", "the call has ended")
+	}
+	call.nextSub++
+	call.subs[call.nextSub] = r
+	return call.nextSub, nil
+}
+
+func (call *Call) route(op string, sub hostapi.SubscriptionID) (*bus.Route, error) {
+	call.mu.Lock()
+	defer call.mu.Unlock()
+	r, ok := call.subs[sub]
+	if !ok {
+		return nil, hostapi.Errorf(hostapi.CodeNotFound, op, "no subscription %d", sub)
+	}
+	return r, nil
+}
+
+// Recv implements hostapi.IPC.
+func (call *Call) Recv(sub hostapi.SubscriptionID, timeout time.Duration) (hostapi.Message, error) {
+	r, err := call.route("recv", sub)
+	if err != nil {
+		return hostapi.Message{}, err
+	}
+	if timeout <= 0 || timeout > hostapi.MaxRecvTimeout {
+		timeout = hostapi.MaxRecvTimeout
+	}
+	ctx, cancel := context.WithTimeout(call.ctx, timeout)
+	defer cancel()
+	d, err := r.Recv(ctx)
+	switch {
+	case err == nil:
+		return message(d), nil
+	case errors.Is(err, context.DeadlineExceeded) && call.ctx.Err() == nil:
+		return hostapi.Message{}, hostapi.Errorf(hostapi.CodeTimeout, "recv", "nothing received within %s", timeout)
+	case errors.Is(err, bus.ErrClosed):
+		return hostapi.Message{}, hostapi.Errorf(hostapi.CodeClosed, "recv", "subscription %d is closed", sub)
+	default:
+		if lerr := call.live("recv"); lerr != nil {
+			return hostapi.Message{}, lerr
+		}
+		return hostapi.Message{}, hostapi.Errorf(hostapi.CodeInternal, "recv", "%v", err)
+	}
+}
+
+// Poll implements hostapi.IPC.
+func (call *Call) Poll(sub hostapi.SubscriptionID) (hostapi.Message, bool, error) {
+	r, err := call.route("poll", sub)
+	if err != nil {
+		return hostapi.Message{}, false, err
+	}
+	d, ok := r.TryRecv()
+	if !ok {
+		return hostapi.Message{}, false, nil
+	}
+	return message(d), true, nil
+}
+
+// Unsubscribe implements hostapi.IPC.
+func (call *Call) Unsubscribe(sub hostapi.SubscriptionID) error {
+	call.mu.Lock()
+	r, ok := call.subs[sub]
+	delete(call.subs, sub)
+	call.mu.Unlock()
+	if !ok {
+		return hostapi.Errorf(hostapi.CodeNotFound, "unsubscribe", "no subscription %d", sub)
+	}
+	r.Close()
+	return nil
+}
+
+// Interceptors implements hostapi.IPC.
+func (call *Call) Interceptors(topic string) ([]string, error) {
+	if err := ipc.ValidateTopic(topic); err != nil {
+		return nil, hostapi.Errorf(hostapi.CodeInvalid, "interceptors", "%v", err)
+	}
+	return call.c.deps.Dispatcher.Interceptors(topic), nil
+}
+
+func message(d bus.Delivery) hostapi.Message {
+	e := d.Envelope
+	return hostapi.Message{
+		Topic:     e.Topic,
+		Payload:   ipc.GuestBytes(e.Payload),
+		SourceID:  e.SourceID,
+		Principal: e.Principal,
+		Lost:      d.Lost,
+	}
+}
+
+func codeOfDispatch(err error) hostapi.Code {
+	switch {
+	case errors.Is(err, dispatch.ErrDenied):
+		return hostapi.CodeDenied
+	case errors.Is(err, dispatch.ErrRateLimited):
+		return hostapi.CodeRateLimited
+	case errors.Is(err, bus.ErrTooLarge):
+		return hostapi.CodeTooLarge
+	case errors.Is(err, ipc.ErrInvalidTopic):
+		return hostapi.CodeInvalid
+	case errors.Is(err, bus.ErrClosed):
+		return hostapi.CodeClosed
+	}
+	return hostapi.CodeInternal
+}

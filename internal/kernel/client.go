@@ -1,0 +1,162 @@
+package kernel
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/astrid-go/astrid/internal/dispatch"
+	"github.com/astrid-go/astrid/ipc"
+	)
+
+// ClientID is the identity the CLI acts under on the bus: an orchestrator
+// that may ask for tools and their descriptions, and nothing else.
+const ClientID = "astrid-cli"
+
+var clientACL = dispatch.CapsuleACL{
+	ID:        ClientID,
+	Publish:   []string{ipc.ToolRequestExecuteTopic, ipc.ToolRequestDescribeTopic, ipc.ToolRequestCancelTopic},
+	Subscribe: []string{ipc.ToolExecuteResultTopic, "tool.v1.response.describe.*"},
+}
+
+
+// NewCallID returns a random call id of 128 bits.
+func NewCallID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	return "call_" + hex.EncodeToString(b[:])
+}
+
+// ErrNoRouter is returned when no capsule intercepts tool.v1.request.execute.
+var ErrNoRouter = errors.New("no capsule routes tool calls (tool.v1.request.execute has no interceptor)")
+
+// CallTool publishes a tool call as an orchestrator would and waits for its
+// consolidated result on tool.v1.execute.result.
+func (k *Kernel) CallTool(ctx context.Context, principal, name string, args json.RawMessage, timeout time.Duration) (ipc.ToolCallResult, error) {
+	if len(k.Dispatcher.Interceptors(ipc.ToolRequestExecuteTopic)) == 0 {
+		return ipc.ToolCallResult{}, ErrNoRouter
+	}
+	if len(args) == 0 {
+		args = json.RawMessage("{}")
+	}
+	if !json.Valid(args) {
+		return ipc.ToolCallResult{}, fmt.Errorf("tool arguments are not valid JSON: %s", args)
+	}
+	caller := dispatch.Caller{Capsule: ClientID, Principal: principal}
+	sub, err := k.Dispatcher.Subscribe(caller, ipc.ToolExecuteResultTopic, true)
+	if err != nil {
+		return ipc.ToolCallResult{}, err
+	}
+	defer sub.Close()
+	callID := NewCallID()
+	req, err := ipc.EncodePayload(ipc.ToolExecuteRequest{CallID: callID, ToolName: name, Arguments: args})
+	if err != nil {
+		return ipc.ToolCallResult{}, err
+	}
+	if _, err := k.Dispatcher.Publish(caller, ipc.ToolRequestExecuteTopic, req); err != nil {
+		return ipc.ToolCallResult{}, err
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	for {
+		d, err := sub.Recv(ctx)
+		if err != nil {
+			if errors.Is(err, context.DeadlineExceeded) {
+				k.cancelCall(caller, callID)
+				return ipc.ToolCallResult{}, fmt.Errorf("tool %s: no result within %s (call %s cancelled)", name, timeout, callID)
+			}
+			if ctx.Err() != nil {
+				k.cancelCall(caller, callID)
+			}
+			return ipc.ToolCallResult{}, fmt.Errorf("tool %s: %w", name, err)
+		}
+		var res ipc.ToolExecuteResult
+		if json.Unmarshal(ipc.GuestBytes(d.Envelope.Payload), &res) != nil || res.CallID != callID {
+			continue
+		}
+		if res.Result.CallID == "" {
+			res.Result.CallID = callID
+		}
+		return res.Result, nil
+	}
+}
+
+func (k *Kernel) cancelCall(caller dispatch.Caller, callID string) {
+	p, err := ipc.EncodePayload(ipc.ToolCancelRequest{CallIDs: []string{callID}})
+	if err == nil {
+		_, err = k.Dispatcher.Publish(caller, ipc.ToolRequestCancelTopic, p)
+	}
+	if err != nil {
+		k.log.Warn("cancel not published", "call_id", callID, "err", err)
+	}
+}
+
+// ToolInfo is one tool as the describe protocol reports it.
+type ToolInfo struct {
+	Name        string          `json:"name"`
+	Description string          `json:"description"`
+	InputSchema json.RawMessage `json:"input_schema"`
+	Mutable     bool            `json:"mutable"`
+	Capsule     string          `json:"capsule"`
+}
+
+// ListTools runs the describe protocol: it asks every capsule that
+// intercepts tool.v1.request.describe and finishes as soon as each has
+// answered, or when window passes. Missing answers are reported by id.
+func (k *Kernel) ListTools(ctx context.Context, principal string, window time.Duration) ([]ToolInfo, []string, error) {
+	caller := dispatch.Caller{Capsule: ClientID, Principal: principal}
+	sub, err := k.Dispatcher.Subscribe(caller, "tool.v1.response.describe.*", true)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer sub.Close()
+	waiting := map[string]bool{}
+	for _, id := range k.Dispatcher.Interceptors(ipc.ToolRequestDescribeTopic) {
+		waiting[id] = true
+	}
+	if _, err := k.Dispatcher.Publish(caller, ipc.ToolRequestDescribeTopic, json.RawMessage("{}")); err != nil {
+		return nil, nil, err
+	}
+	ctx, cancel := context.WithTimeout(ctx, window)
+	defer cancel()
+	var tools []ToolInfo
+	for len(waiting) > 0 {
+		d, err := sub.Recv(ctx)
+		if err != nil {
+			break
+		}
+		src := d.Envelope.SourceID
+		if !waiting[src] || d.Envelope.Topic != ipc.ToolDescribeResponseTopic(src) {
+			continue
+		}
+		delete(waiting, src)
+		var resp ipc.ToolDescribeResponse
+		if err := json.Unmarshal(ipc.GuestBytes(d.Envelope.Payload), &resp); err != nil {
+			k.log.Warn("malformed describe answer", "capsule", src, "err", err)
+			continue
+		}
+		for _, t := range resp.Tools {
+			tools = append(tools, ToolInfo{Name: t.Name, Description: t.Description, InputSchema: t.InputSchema, Mutable: t.Mutable, Capsule: src})
+		}
+	}
+	missing := make([]string, 0, len(waiting))
+	for id := range waiting {
+		missing = append(missing, id)
+	}
+	sort.Strings(missing)
+	sort.Slice(tools, func(i, j int) bool { return tools[i].Name < tools[j].Name })
+	return tools, missing, nil
+}
+
+// clientTarget is the CLI's dispatch target: the client binds no
+// interceptors, so it is never invoked; if it were, it would be skipped.
+type clientTarget struct{}
+
+func (clientTarget) Intercept(context.Context, dispatch.Invocation) (dispatch.Verdict, error) {
+	return dispatch.Verdict{}, dispatch.ErrNotSupported
+}

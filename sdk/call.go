@@ -1,0 +1,54 @@
+package sdk
+
+import (
+	"encoding/json"
+
+	"github.com/astrid-go/astrid/hostapi"
+)
+
+// Call is one handler invocation: the event that caused it and the host it
+// may use. Every effect goes through the embedded hostapi.Host, bound to this
+// capsule and the invoking principal. A Call must not outlive its handler.
+type Call struct {
+	hostapi.Host
+	inv     hostapi.Invocation
+	verdict hostapi.Verdict
+}
+
+// Topic is the topic of the event being handled.
+func (c *Call) Topic() string { return c.inv.Topic }
+
+// SourceID is the id of the capsule that published the event ("kernel" for
+// the kernel's own events), stamped by the kernel.
+func (c *Call) SourceID() string { return c.inv.SourceID }
+
+// Payload is the event's payload, as raw JSON bytes.
+func (c *Call) Payload() []byte { return c.inv.Payload }
+
+// Decode unmarshals the payload into v.
+func (c *Call) Decode(v any) error { return json.Unmarshal(c.inv.Payload, v) }
+
+// Continue lets the chain go on; a non-nil payload replaces the one the next
+// interceptor sees (subscribers are never affected).
+func (c *Call) Continue(payload []byte) {
+	c.verdict = hostapi.Verdict{Action: hostapi.Continue, Payload: payload}
+}
+
+// Final ends the chain here.
+func (c *Call) Final(payload []byte) {
+	c.verdict = hostapi.Verdict{Action: hostapi.Final, Payload: payload}
+}
+
+// Deny ends the chain and records reason.
+func (c *Call) Deny(reason string) {
+	c.verdict = hostapi.Verdict{Action: hostapi.Deny, Reason: reason}
+}
+
+// PublishJSON marshals v and publishes it on topic.
+func (c *Call) PublishJSON(topic string, v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	return c.Publish(topic, b)
+}

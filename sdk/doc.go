@@ -1,0 +1,13 @@
+// Package sdk is what capsule authors import. A capsule is a value built with
+// New: named handlers bound to [subscribe] patterns in its Capsule.toml, and
+// tools, which the sdk turns into seed 000's whole convention (the
+// interceptor on tool.v1.execute.<name>, the describe answer, the result on
+// tool.v1.execute.<name>.result, is_error results, a failure reply and a
+// cancel key for every call).
+//
+// The contract (DESIGN §4) is the same natively and in wasm: handlers are
+// synchronous and reach the host only through the *Call they are given; no
+// package-level state, no goroutines, channels or timers; durable state lives
+// in KV. The sdk imports only hostapi and ipc, and builds for
+// GOOS=wasip1 GOARCH=wasm.
+package sdk

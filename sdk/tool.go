@@ -1,0 +1,127 @@
+package sdk
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+
+	"github.com/astrid-go/astrid/ipc"
+)
+
+type tool struct {
+	name        string
+	description string
+	mutable     bool
+	schema      json.RawMessage
+	required    []string
+	run         func(c *Call, args json.RawMessage) (string, error)
+}
+
+// ToolOption adjusts a tool's registration.
+type ToolOption func(*tool)
+
+// Mutable marks a tool that changes state; the flag travels in its describe
+// entry so that an approval layer can key on it (the kernel never does).
+func Mutable() ToolOption { return func(t *tool) { t.mutable = true } }
+
+// Tool registers the tool name on c. fn receives the decoded arguments; its
+// string is the result content, its error becomes an is_error result carrying
+// the error's text. The arguments' JSON schema is generated from A (see
+// SchemaOf). Registering binds the interceptor tool_execute_<name> on
+// tool.v1.execute.<name> and, once per capsule, tool_describe on
+// tool.v1.request.describe.
+func Tool[A any](c *Capsule, name, description string, fn func(c *Call, args A) (string, error), opts ...ToolOption) {
+	if err := ipc.ValidateToolName(name); err != nil {
+		panic(fmt.Sprintf("sdk: tool %q: %v", name, err))
+	}
+	schema, required, err := schemaOf[A]()
+	if err != nil {
+		panic(fmt.Sprintf("sdk: tool %q: %v", name, err))
+	}
+	t := &tool{name: name, description: description, required: required}
+	for _, o := range opts {
+		o(t)
+	}
+	t.schema = schema
+	t.run = func(call *Call, raw json.RawMessage) (string, error) {
+		var args A
+		if err := decodeArgs(raw, t.required, &args); err != nil {
+			return "", fmt.Errorf("failed to parse tool arguments: %w", err)
+		}
+		return fn(call, args)
+	}
+	c.tools = append(c.tools, t)
+	c.Handle(ipc.ToolExecuteTopic(name), toolHandlerPrefix+name, t.handle)
+	if !c.HasHandler(DescribeHandler) {
+		c.Handle(ipc.ToolRequestDescribeTopic, DescribeHandler, c.describe)
+	}
+}
+
+// decodeArgs unmarshals arguments, refusing a missing required property
+// (encoding/json alone would leave a zero value and the tool would act on it).
+func decodeArgs(raw json.RawMessage, required []string, v any) error {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || string(raw) == "null" {
+		raw = []byte("{}")
+	}
+	if len(required) > 0 {
+		var present map[string]json.RawMessage
+		if err := json.Unmarshal(raw, &present); err != nil {
+			return err
+		}
+		for _, k := range required {
+			if _, ok := present[k]; !ok {
+				return fmt.Errorf("missing field %q", k)
+			}
+		}
+	}
+	return json.Unmarshal(raw, v)
+}
+
+func (t *tool) handle(c *Call) error {
+	var req ipc.ToolExecuteRequest
+	if err := json.Unmarshal(c.Payload(), &req); err != nil {
+		return fmt.Errorf("tool %s: payload is not a tool_execute_request: %w", t.name, err)
+	}
+	resultTopic := ipc.ToolResultTopic(t.name)
+	// Registered first, so that a trap or timeout below still answers.
+	if fail, err := resultPayload(req.CallID, fmt.Sprintf("tool %s failed: the capsule trapped, timed out or was cancelled before answering", t.name), true); err == nil {
+		_ = c.SetFailureReply(resultTopic, fail)
+	}
+	if req.CallID != "" {
+		_ = c.SetCancelKey(req.CallID)
+	}
+	content, err := t.run(c, req.Arguments)
+	isError := err != nil
+	if isError {
+		content = err.Error()
+	}
+	out, merr := resultPayload(req.CallID, content, isError)
+	if merr != nil {
+		return merr
+	}
+	if err := c.Publish(resultTopic, out); err != nil {
+		return fmt.Errorf("tool %s: publish result: %w", t.name, err)
+	}
+	return nil
+}
+
+func resultPayload(callID, content string, isError bool) ([]byte, error) {
+	return ipc.EncodePayload(ipc.ToolExecuteResult{
+		CallID: callID,
+		Result: ipc.ToolCallResult{CallID: callID, Content: content, IsError: isError},
+	})
+}
+
+// Describe returns the describe answer for c's tools, in registration order.
+func (c *Capsule) Describe() ipc.ToolDescribeResponse {
+	resp := ipc.ToolDescribeResponse{Description: c.description, Tools: make([]ipc.ToolDescriptor, 0, len(c.tools))}
+	for _, t := range c.tools {
+		resp.Tools = append(resp.Tools, ipc.ToolDescriptor{Name: t.name, Description: t.description, InputSchema: t.schema, Mutable: t.mutable})
+	}
+	return resp
+}
+
+func (c *Capsule) describe(call *Call) error {
+	return call.PublishJSON(ipc.ToolDescribeResponseTopic(call.CapsuleID()), c.Describe())
+}
