@@ -24,9 +24,9 @@ type Call struct {
 	caller    dispatch.Caller
 	kv        *store.KV
 
-	mu       sync.Mutex
-	subs     map[hostapi.SubscriptionID]*bus.Route
-	nextSub  hostapi.SubscriptionID
+	mu      sync.Mutex
+	subs    map[hostapi.SubscriptionID]*bus.Route
+	nextSub hostapi.SubscriptionID
 	failure *failureReply
 	unbind  []func()
 	ended   bool

@@ -12,7 +12,7 @@ import (
 
 	"github.com/astrid-go/astrid/internal/dispatch"
 	"github.com/astrid-go/astrid/ipc"
-	)
+)
 
 // ClientID is the identity the CLI acts under on the bus: an orchestrator
 // that may ask for tools and their descriptions, and nothing else.
@@ -23,7 +23,6 @@ var clientACL = dispatch.CapsuleACL{
 	Publish:   []string{ipc.ToolRequestExecuteTopic, ipc.ToolRequestDescribeTopic, ipc.ToolRequestCancelTopic},
 	Subscribe: []string{ipc.ToolExecuteResultTopic, "tool.v1.response.describe.*"},
 }
-
 
 // NewCallID returns a random call id of 128 bits.
 func NewCallID() string {
