@@ -1,6 +1,7 @@
 package config
 
 import (
+	"sort"
 	"strconv"
 	"strings"
 
@@ -25,9 +26,18 @@ func keyPositions(data []byte) map[string]written {
 	var p unstable.Parser
 	p.Reset(data)
 	var table string
+	// Parser.Shape rescans the document from its start on every call;
+	// an index of line starts keeps a large file linear.
+	lineStarts := []int{0}
+	for i, b := range data {
+		if b == '\n' {
+			lineStarts = append(lineStarts, i+1)
+		}
+	}
 	at := func(r unstable.Range) position {
-		s := p.Shape(r).Start
-		return position{s.Line, s.Column}
+		off := int(r.Offset)
+		line := sort.SearchInts(lineStarts, off+1) // lines starting at or before off
+		return position{line, off - lineStarts[line-1] + 1}
 	}
 	var record func(prefix string, kv *unstable.Node)
 	record = func(prefix string, kv *unstable.Node) {

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/astrid-go/astrid/ipc"
 )
 
 // Size limits. Keys and values come from capsules (KV) or the operator
@@ -13,18 +15,13 @@ const (
 	MaxKeyBytes         = 1 << 10
 	MaxValueBytes       = 1 << 20
 	MaxSecretValueBytes = 64 << 10
-	maxPrincipalBytes   = 64
 )
 
+// validatePrincipal applies ipc's rule, so the store accepts exactly the
+// principals the bus does.
 func validatePrincipal(p string) error {
-	if p == "" || len(p) > maxPrincipalBytes {
-		return fmt.Errorf("principal id %q must be 1 to %d characters: %w", short(p), maxPrincipalBytes, ErrInvalid)
-	}
-	for i := 0; i < len(p); i++ {
-		c := p[i]
-		if !(isLower(c) || c >= 'A' && c <= 'Z' || isDigit(c) || c == '_' || c == '-') {
-			return fmt.Errorf("principal id %q may contain only ASCII letters, digits, '_' and '-': %w", short(p), ErrInvalid)
-		}
+	if err := ipc.ValidatePrincipal(p); err != nil {
+		return fmt.Errorf("%w: %w", err, ErrInvalid)
 	}
 	return nil
 }
