@@ -1,0 +1,98 @@
+package gate
+
+import (
+	"path"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/astrid-go/astrid/manifest"
+)
+
+// FuzzFSCheck: whatever grants and request it is given, an fs check that
+// allows returns a Root whose Dir is the independently resolved directory of
+// one of those grants, and whose Dir/Rel lies inside that Dir with no ".."
+// anywhere; and a request holding a ".." component or a NUL is never allowed.
+func FuzzFSCheck(f *testing.F) {
+	seeds := [][4]string{
+		{"*", "home://", "alice", "/workspace/src/main.go"},
+		{"/workspace/src", "/tmp/exact.txt", "default", "/workspace/src/../../etc/passwd"},
+		{"cwd:///etc", "home://notes", "bob", "cwd:///etc/hosts"},
+		{"home://", "cwd://", "alice", "home://../bob/x"},
+		{"/", "*", "x", "/etc/passwd"},
+		{"cwd://../..", "/workspace-evil", "default", "/workspace-evil/x"},
+		{"*", "", "alice", `..\..\etc`},
+		{"home://a/b/", "/w/./x", "a-b_c", "home://a/b/c/"},
+		{"*", "home://", "default", "%2e%2e/x"},
+	}
+	for _, s := range seeds {
+		f.Add(s[0], s[1], s[2], s[3])
+	}
+	f.Fuzz(func(t *testing.T, grant1, grant2, principal, request string) {
+		grants := []string{grant1, grant2}
+		g, err := New(manifest.Capabilities{FSRead: grants}, fixture)
+		if err != nil {
+			t.Fatalf("New with a fixed, valid env: %v", err)
+		}
+		root, err := g.FSRead(principal, request)
+		if err != nil {
+			if root != (Root{}) {
+				t.Fatalf("denial returned %+v", root)
+			}
+			return
+		}
+		if hasDotDot(request) || strings.ContainsRune(request, 0) {
+			t.Fatalf("allowed %q, which has .. or NUL", request)
+		}
+		if !slices.Contains(grants, root.Grant) {
+			t.Fatalf("Grant %q is not one of %q", root.Grant, grants)
+		}
+		want, ok := modelGrantDir(root.Grant, principal)
+		if !ok || root.Dir != want {
+			t.Fatalf("Dir %q for grant %q, model says %q (grants anything: %v)", root.Dir, root.Grant, want, ok)
+		}
+		if root.Rel == "" || strings.HasPrefix(root.Rel, "/") || hasDotDot(root.Rel) || path.Clean(root.Rel) != root.Rel {
+			t.Fatalf("Rel %q is not a clean relative path", root.Rel)
+		}
+		full := path.Join(root.Dir, root.Rel)
+		if full != root.Dir && root.Dir != "/" && !strings.HasPrefix(full, root.Dir+"/") {
+			t.Fatalf("%q lies outside %q", full, root.Dir)
+		}
+		if !strings.HasPrefix(root.Dir+"/", strings.TrimSuffix(root.Base, "/")+"/") {
+			t.Fatalf("Dir %q is not inside Base %q", root.Dir, root.Base)
+		}
+		if strings.HasPrefix(request, "/") && full != strings.TrimSuffix(request, "/") && request != "/" {
+			t.Fatalf("absolute request %q landed on %q", request, full)
+		}
+	})
+}
+
+var principalRE = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
+
+// modelGrantDir resolves a grant the simple way, independently of the gate:
+// a grant with a ".." (or a NUL, or a backslash) grants nothing; scheme rests
+// lose leading slashes and are joined under their base.
+func modelGrantDir(grant, principal string) (string, bool) {
+	if hasDotDot(grant) || strings.ContainsAny(grant, "\x00\\") {
+		return "", false
+	}
+	switch {
+	case grant == "*":
+		return fixture.Workspace, true
+	case strings.HasPrefix(grant, "cwd://"):
+		return path.Join(fixture.InstallDir, strings.TrimPrefix(grant, "cwd://")), true
+	case strings.HasPrefix(grant, "home://"):
+		if !principalRE.MatchString(principal) {
+			return "", false
+		}
+		return path.Join(fixture.HomesDir, principal, strings.TrimPrefix(grant, "home://")), true
+	case strings.HasPrefix(grant, "/"):
+		return path.Clean(grant), true
+	}
+	return "", false
+}
+
+func hasDotDot(p string) bool {
+	return slices.Contains(strings.FieldsFunc(p, func(r rune) bool { return r == '/' || r == '\\' }), "..")
+}
