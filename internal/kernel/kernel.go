@@ -21,7 +21,6 @@ import (
 	"github.com/astrid-go/astrid/internal/store"
 	"github.com/astrid-go/astrid/ipc"
 	"github.com/astrid-go/astrid/manifest"
-	"github.com/astrid-go/astrid/sdk"
 )
 
 // Options configure a kernel.
@@ -124,22 +123,36 @@ func (k *Kernel) LoadNative(ctx context.Context, bi Builtin) error {
 	if err := diags.Err(false); err != nil {
 		return fmt.Errorf("kernel: built-in manifest: %w", err)
 	}
-	return k.load(ctx, m, bi.New(), "")
+	code := bi.New()
+	return k.Load(ctx, m, "", func(h *host.Capsule) ([]capsule.Engine, error) {
+		return []capsule.Engine{native.New(code, h)}, nil
+	})
 }
 
-func (k *Kernel) load(ctx context.Context, m *manifest.Manifest, code *sdk.Capsule, installDir string) error {
+// EngineFactory builds a capsule's engines once its host exists.
+type EngineFactory func(h *host.Capsule) ([]capsule.Engine, error)
+
+// Load loads capsule m, installed in installDir ("" for a built-in), with
+// the engines newEngines builds: the host is bound, the engines loaded in
+// order (rolled back on failure), the ACL and interceptors registered with
+// the dispatcher, and the capsule added to the registry.
+func (k *Kernel) Load(ctx context.Context, m *manifest.Manifest, installDir string, newEngines EngineFactory) error {
 	id := m.ID()
-	if id == ipc.KernelSourceID {
+	if id == ipc.KernelSourceID || id == ClientID {
 		return fmt.Errorf("kernel: capsule id %q is reserved", id)
 	}
 	if installDir == "" {
 		installDir = filepath.Join(k.opts.Home, "builtin", id)
 	}
-	h, err := host.NewCapsule(k.hostDeps, m, installDir, nil)
+	h, err := host.NewCapsule(k.hostDeps, m, installDir, k.capsuleConfig(id))
 	if err != nil {
 		return fmt.Errorf("kernel: load %s: %w", id, err)
 	}
-	comp := capsule.NewComposite(m, k.opts.Config.CallDeadline.Duration, k.log, native.New(code, h))
+	engines, err := newEngines(h)
+	if err != nil {
+		return fmt.Errorf("kernel: load %s: %w", id, err)
+	}
+	comp := capsule.NewComposite(m, k.opts.Config.CallDeadline.Duration, k.log, engines...)
 	if err := comp.Load(ctx); err != nil {
 		return fmt.Errorf("kernel: %w", err)
 	}
@@ -154,6 +167,45 @@ func (k *Kernel) load(ctx context.Context, m *manifest.Manifest, code *sdk.Capsu
 	}
 	k.log.Debug("capsule loaded", "capsule", id, "engines", comp.Engines())
 	return nil
+}
+
+// Unload unregisters and unloads capsule id.
+func (k *Kernel) Unload(ctx context.Context, id string) error {
+	c, ok := k.Registry.Remove(id)
+	if !ok {
+		return fmt.Errorf("kernel: unload %s: not loaded", id)
+	}
+	k.Dispatcher.Unregister(id)
+	return c.Unload(ctx)
+}
+
+// capsuleConfig returns the operator-set [env] values of capsule id, plain
+// values and unsealed secrets alike.
+func (k *Kernel) capsuleConfig(id string) map[string]string {
+	out := map[string]string{}
+	plain := k.Store.Config(id)
+	keys, err := plain.List("")
+	if err != nil {
+		k.log.Warn("capsule config unreadable", "capsule", id, "err", err)
+	}
+	for _, key := range keys {
+		if v, ok, err := plain.Get(key); err == nil && ok {
+			out[key] = string(v)
+		}
+	}
+	secrets := k.Store.Secrets(id)
+	keys, err = secrets.List()
+	if err != nil {
+		k.log.Warn("capsule secrets unreadable", "capsule", id, "err", err)
+	}
+	for _, key := range keys {
+		if v, ok, err := secrets.Get(key); err == nil && ok {
+			out[key] = string(v)
+		} else if err != nil {
+			k.log.Warn("capsule secret not unsealed", "capsule", id, "key", key, "err", err)
+		}
+	}
+	return out
 }
 
 func aclOf(m *manifest.Manifest) dispatch.CapsuleACL {
