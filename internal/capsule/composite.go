@@ -122,6 +122,21 @@ func (c *Composite) Unload(ctx context.Context) error {
 	return err
 }
 
+// Surface is the union of what the capsule's loaded engines add to its
+// manifest's bus surface (see SurfaceProvider).
+func (c *Composite) Surface() Surface {
+	var s Surface
+	for _, e := range c.engines {
+		if p, ok := e.(SurfaceProvider); ok {
+			es := p.Surface()
+			s.Publish = append(s.Publish, es.Publish...)
+			s.Subscribe = append(s.Subscribe, es.Subscribe...)
+			s.Interceptors = append(s.Interceptors, es.Interceptors...)
+		}
+	}
+	return s
+}
+
 // Health is the first failed engine's health, else the capsule's own state.
 func (c *Composite) Health() Health {
 	for _, e := range c.engines {

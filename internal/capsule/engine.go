@@ -5,6 +5,7 @@ import (
 	"errors"
 
 	"github.com/astrid-go/astrid/hostapi"
+	"github.com/astrid-go/astrid/manifest"
 )
 
 // ErrNotSupported is answered by an engine that does not handle a call; the
@@ -62,4 +63,21 @@ func (s State) String() string {
 type Health struct {
 	State State
 	Err   error
+}
+
+// SurfaceProvider is implemented by engines whose bus surface is known only
+// once they are loaded: an MCP server's tools become interceptors on
+// tool.v1.execute.<server>:<tool> and publish grants on their result topics.
+// The kernel adds the surface to the capsule's manifest ACL at registration;
+// it can name only tool-convention topics of the engine's own tools (the
+// engine derives them; the server cannot choose arbitrary topics).
+type SurfaceProvider interface {
+	Surface() Surface
+}
+
+// Surface is what an engine adds to its capsule's ACL and interceptors.
+type Surface struct {
+	Publish      []string
+	Subscribe    []string
+	Interceptors []manifest.Interceptor
 }

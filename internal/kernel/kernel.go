@@ -156,7 +156,7 @@ func (k *Kernel) Load(ctx context.Context, m *manifest.Manifest, installDir stri
 	if err := comp.Load(ctx); err != nil {
 		return fmt.Errorf("kernel: %w", err)
 	}
-	if err := k.Dispatcher.Register(aclOf(m), comp); err != nil {
+	if err := k.Dispatcher.Register(aclOf(m, comp.Surface()), comp); err != nil {
 		_ = comp.Unload(ctx)
 		return fmt.Errorf("kernel: load %s: %w", id, err)
 	}
@@ -208,9 +208,13 @@ func (k *Kernel) capsuleConfig(id string) map[string]string {
 	return out
 }
 
-func aclOf(m *manifest.Manifest) dispatch.CapsuleACL {
-	acl := dispatch.CapsuleACL{ID: m.ID(), Publish: m.PublishPatterns(), Subscribe: m.SubscribePatterns()}
-	for _, i := range m.Interceptors() {
+func aclOf(m *manifest.Manifest, extra capsule.Surface) dispatch.CapsuleACL {
+	acl := dispatch.CapsuleACL{
+		ID:        m.ID(),
+		Publish:   append(m.PublishPatterns(), extra.Publish...),
+		Subscribe: append(m.SubscribePatterns(), extra.Subscribe...),
+	}
+	for _, i := range append(m.Interceptors(), extra.Interceptors...) {
 		acl.Interceptors = append(acl.Interceptors, dispatch.Interceptor{Pattern: i.Pattern, Handler: i.Handler, Priority: i.Priority})
 	}
 	return acl
