@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"unicode/utf8"
 
 	"github.com/astrid-go/astrid/internal/bus"
 	"github.com/astrid-go/astrid/ipc"
@@ -82,13 +81,6 @@ func (d *Dispatcher) PublishKernel(topic string, payload json.RawMessage) (Resul
 		return Result{}, fmt.Errorf("dispatch: kernel publish %s: %w", topic, err)
 	}
 	return res, nil
-}
-
-// validJSON reports whether p is one JSON value in UTF-8 (RFC 8259 §8.1):
-// encoding/json alone lets invalid UTF-8 through inside strings, which
-// upstream's serde-based peers would refuse.
-func validJSON(p []byte) bool {
-	return json.Valid(p) && utf8.Valid(p)
 }
 
 // deliver hands e to the bus, then to the interceptors matching its topic.

@@ -1,0 +1,253 @@
+package dispatch
+
+import "unicode/utf8"
+
+// maxJSONDepth is encoding/json's nesting limit, kept so that validJSON
+// accepts exactly what json.Valid accepts (and is valid UTF-8).
+const maxJSONDepth = 10000
+
+// validJSON reports whether p is exactly one JSON value (RFC 8259) in valid
+// UTF-8. It accepts what json.Valid(p) && utf8.Valid(p) accepts (FuzzValidJSON
+// holds it to that) at a fraction of the cost: every publish pays for this
+// check, and encoding/json's byte-at-a-time scanner was the largest item in
+// the dispatcher's profile. UTF-8 matters because encoding/json lets invalid
+// bytes through inside strings, which upstream's serde-based peers refuse.
+func validJSON(p []byte) bool {
+	v := jsonValidator{p: p}
+	v.space()
+	if !v.value(0) {
+		return false
+	}
+	v.space()
+	return v.i == len(p)
+}
+
+type jsonValidator struct {
+	p []byte
+	i int
+}
+
+func (v *jsonValidator) space() {
+	for v.i < len(v.p) {
+		switch v.p[v.i] {
+		case ' ', '\t', '\n', '\r':
+			v.i++
+		default:
+			return
+		}
+	}
+}
+
+func (v *jsonValidator) value(depth int) bool {
+	if v.i >= len(v.p) {
+		return false
+	}
+	switch c := v.p[v.i]; {
+	case c == '"':
+		return v.str()
+	case c == '{':
+		return v.object(depth + 1)
+	case c == '[':
+		return v.array(depth + 1)
+	case c == 't':
+		return v.literal("true")
+	case c == 'f':
+		return v.literal("false")
+	case c == 'n':
+		return v.literal("null")
+	case c == '-' || c >= '0' && c <= '9':
+		return v.number()
+	}
+	return false
+}
+
+func (v *jsonValidator) object(depth int) bool {
+	if depth > maxJSONDepth {
+		return false
+	}
+	v.i++ // {
+	v.space()
+	if v.i < len(v.p) && v.p[v.i] == '}' {
+		v.i++
+		return true
+	}
+	for {
+		if v.i >= len(v.p) || v.p[v.i] != '"' || !v.str() {
+			return false
+		}
+		v.space()
+		if v.i >= len(v.p) || v.p[v.i] != ':' {
+			return false
+		}
+		v.i++
+		v.space()
+		if !v.value(depth) {
+			return false
+		}
+		v.space()
+		if v.i >= len(v.p) {
+			return false
+		}
+		switch v.p[v.i] {
+		case ',':
+			v.i++
+			v.space()
+		case '}':
+			v.i++
+			return true
+		default:
+			return false
+		}
+	}
+}
+
+func (v *jsonValidator) array(depth int) bool {
+	if depth > maxJSONDepth {
+		return false
+	}
+	v.i++ // [
+	v.space()
+	if v.i < len(v.p) && v.p[v.i] == ']' {
+		v.i++
+		return true
+	}
+	for {
+		if !v.value(depth) {
+			return false
+		}
+		v.space()
+		if v.i >= len(v.p) {
+			return false
+		}
+		switch v.p[v.i] {
+		case ',':
+			v.i++
+			v.space()
+		case ']':
+			v.i++
+			return true
+		default:
+			return false
+		}
+	}
+}
+
+func (v *jsonValidator) literal(word string) bool {
+	if len(v.p)-v.i < len(word) || string(v.p[v.i:v.i+len(word)]) != word {
+		return false
+	}
+	v.i += len(word)
+	return true
+}
+
+// plain marks the bytes a string may contain as they are: printable ASCII
+// other than the quote and the backslash.
+var plain = func() (t [256]bool) {
+	for c := 0x20; c < utf8.RuneSelf; c++ {
+		t[c] = c != '"' && c != '\\'
+	}
+	return t
+}()
+
+// str consumes a string starting at its opening quote.
+func (v *jsonValidator) str() bool {
+	v.i++ // "
+	p := v.p
+	for v.i < len(p) {
+		i := v.i
+		for i < len(p) && plain[p[i]] {
+			i++
+		}
+		v.i = i
+		if i == len(p) {
+			return false
+		}
+		c := p[i]
+		switch {
+		case c == '"':
+			v.i++
+			return true
+		case c == '\\':
+			if !v.escape() {
+				return false
+			}
+		case c < 0x20:
+			return false
+		case c < utf8.RuneSelf:
+			v.i++
+		default:
+			r, size := utf8.DecodeRune(v.p[v.i:])
+			if r == utf8.RuneError && size == 1 {
+				return false
+			}
+			v.i += size
+		}
+	}
+	return false
+}
+
+func (v *jsonValidator) escape() bool {
+	v.i++ // backslash
+	if v.i >= len(v.p) {
+		return false
+	}
+	switch v.p[v.i] {
+	case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+		v.i++
+		return true
+	case 'u':
+		if len(v.p)-v.i < 5 {
+			return false
+		}
+		for _, h := range v.p[v.i+1 : v.i+5] {
+			if !(h >= '0' && h <= '9' || h >= 'a' && h <= 'f' || h >= 'A' && h <= 'F') {
+				return false
+			}
+		}
+		v.i += 5
+		return true
+	}
+	return false
+}
+
+func (v *jsonValidator) number() bool {
+	if v.p[v.i] == '-' {
+		v.i++
+	}
+	if v.i >= len(v.p) {
+		return false
+	}
+	switch c := v.p[v.i]; {
+	case c == '0':
+		v.i++
+	case c >= '1' && c <= '9':
+		v.digits()
+	default:
+		return false
+	}
+	if v.i < len(v.p) && v.p[v.i] == '.' {
+		v.i++
+		if !v.digits() {
+			return false
+		}
+	}
+	if v.i < len(v.p) && (v.p[v.i] == 'e' || v.p[v.i] == 'E') {
+		v.i++
+		if v.i < len(v.p) && (v.p[v.i] == '+' || v.p[v.i] == '-') {
+			v.i++
+		}
+		if !v.digits() {
+			return false
+		}
+	}
+	return true
+}
+
+// digits consumes one or more decimal digits.
+func (v *jsonValidator) digits() bool {
+	start := v.i
+	for v.i < len(v.p) && v.p[v.i] >= '0' && v.p[v.i] <= '9' {
+		v.i++
+	}
+	return v.i > start
+}
