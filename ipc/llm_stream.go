@@ -91,7 +91,7 @@ func (e *StreamEvent) UnmarshalJSON(data []byte) error {
 	members := 0
 	if !scanObject(data, func(m member) bool {
 		members++
-		kind, body = StreamKind(m.key), data[m.valStart:m.end]
+		kind, body = StreamKind(m.key()), data[m.valStart:m.end]
 		return true
 	}) || members != 1 {
 		return fmt.Errorf("stream event: want a string or an object with one key")

@@ -65,6 +65,16 @@ var decoders = map[Type]func([]byte) (Payload, error){
 	TypeCustom:             decodeAs[Custom],
 }
 
+// knownTags interns the tags (unknown included) so that sniffing them does
+// not allocate.
+var knownTags = func() map[string]Type {
+	m := map[string]Type{string(TypeUnknown): TypeUnknown}
+	for tag := range decoders {
+		m[string(tag)] = tag
+	}
+	return m
+}()
+
 // payloadPtr is satisfied by a pointer to a variant struct.
 type payloadPtr[T any] interface {
 	*T
@@ -113,7 +123,7 @@ func ParsePayload(raw json.RawMessage) (Payload, error) {
 	}
 	p, err := decode(raw)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %s: %w", ErrPayload, tag, err)
+		return nil, fmt.Errorf("%w: %w", ErrPayload, err)
 	}
 	return p, nil
 }

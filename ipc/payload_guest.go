@@ -15,7 +15,7 @@ func PayloadType(raw json.RawMessage) Type {
 func sniffType(raw []byte) (Type, bool) {
 	var tag Type
 	ok := scanObject(raw, func(m member) bool {
-		if m.key == "type" {
+		if m.is("type") {
 			tag = stringValue(raw[m.valStart:m.end])
 		}
 		return true
@@ -26,7 +26,9 @@ func sniffType(raw []byte) (Type, bool) {
 	return tag, true
 }
 
-// stringValue decodes a JSON string literal, or "" for anything else.
+// stringValue decodes a JSON string literal, or "" for anything else. A
+// known tag comes back as this package's constant, so sniffing a typed
+// payload allocates nothing.
 func stringValue(lit []byte) Type {
 	if len(lit) < 2 || lit[0] != '"' {
 		return ""
@@ -40,6 +42,9 @@ func stringValue(lit []byte) Type {
 			}
 			return Type(s)
 		}
+	}
+	if tag, ok := knownTags[string(body)]; ok {
+		return tag
 	}
 	return Type(body)
 }
@@ -64,10 +69,10 @@ func GuestBytes(raw json.RawMessage) json.RawMessage {
 		dataStart, dataEnd = -1, -1
 	)
 	ok := scanObject(raw, func(m member) bool {
-		switch m.key {
-		case "type":
+		switch {
+		case m.is("type"):
 			tag = stringValue(raw[m.valStart:m.end])
-		case "data":
+		case m.is("data"):
 			dataStart, dataEnd = m.valStart, m.end
 		}
 		return true
@@ -96,7 +101,7 @@ func withoutKey(raw []byte, key string) json.RawMessage {
 	out := make([]byte, 0, len(raw))
 	out = append(out, '{')
 	scanObject(raw, func(m member) bool {
-		if m.key == key {
+		if m.is(key) {
 			return true
 		}
 		if len(out) > 1 {

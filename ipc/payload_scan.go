@@ -1,14 +1,39 @@
 package ipc
 
-import "encoding/json"
+import (
+	"bytes"
+	"encoding/json"
+)
 
 // member is one top-level member of a JSON object, located by byte offsets in
 // the original text so that callers can slice values out without decoding
 // and re-encoding them.
 type member struct {
-	key        string
-	start, end int // the member's text, from its key's opening quote to its value's end
-	valStart   int // the value's text is raw[valStart:end]
+	quotedKey  []byte // the key as written, quotes included
+	escaped    bool   // the key holds escapes and must be decoded to compare
+	start, end int    // the member's text, from its key's opening quote to its value's end
+	valStart   int    // the value's text is raw[valStart:end]
+}
+
+// is reports whether the member's key is name, without allocating for the
+// common unescaped key.
+func (m member) is(name string) bool {
+	if !m.escaped {
+		return string(m.quotedKey[1:len(m.quotedKey)-1]) == name
+	}
+	return m.key() == name
+}
+
+// key is the member's decoded key.
+func (m member) key() string {
+	if !m.escaped {
+		return string(m.quotedKey[1 : len(m.quotedKey)-1])
+	}
+	var s string
+	if json.Unmarshal(m.quotedKey, &s) != nil {
+		return ""
+	}
+	return s
 }
 
 // scanObject calls fn for each top-level member of the JSON object in raw, in
@@ -34,8 +59,7 @@ func scanObject(raw []byte, fn func(m member) bool) bool {
 		if keyEnd < 0 {
 			return false
 		}
-		m := member{start: i}
-		m.key = decodeKey(raw[i:keyEnd], escaped)
+		m := member{start: i, quotedKey: raw[i:keyEnd], escaped: escaped}
 		i = skipSpace(raw, keyEnd)
 		if i >= len(raw) || raw[i] != ':' {
 			return false
@@ -64,17 +88,6 @@ func scanObject(raw []byte, fn func(m member) bool) bool {
 	}
 }
 
-func decodeKey(quoted []byte, escaped bool) string {
-	if !escaped {
-		return string(quoted[1 : len(quoted)-1])
-	}
-	var s string
-	if json.Unmarshal(quoted, &s) != nil {
-		return ""
-	}
-	return s
-}
-
 func skipSpace(raw []byte, i int) int {
 	for i < len(raw) {
 		switch raw[i] {
@@ -90,17 +103,24 @@ func skipSpace(raw []byte, i int) int {
 // skipString returns the index just past the string starting at raw[i] (a
 // quote) and whether it holds escapes; -1 if it is unterminated.
 func skipString(raw []byte, i int) (int, bool) {
-	escaped := false
+	// Fast path: most strings hold no backslash, and IndexByte is
+	// vectorised.
+	k := bytes.IndexByte(raw[i+1:], '"')
+	if k < 0 {
+		return -1, false
+	}
+	if bytes.IndexByte(raw[i+1:i+1+k], '\\') < 0 {
+		return i + 2 + k, false
+	}
 	for j := i + 1; j < len(raw); j++ {
 		switch raw[j] {
 		case '\\':
-			escaped = true
 			j++
 		case '"':
-			return j + 1, escaped
+			return j + 1, true
 		}
 	}
-	return -1, escaped
+	return -1, true
 }
 
 // skipValue returns the index just past the value starting at raw[i], or -1.

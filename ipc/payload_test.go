@@ -129,7 +129,7 @@ func TestParsePayloadErrorNamesTheField(t *testing.T) {
 	if err == nil {
 		t.Fatal("no error")
 	}
-	want := "invalid payload: approval_required: approval_required: missing field resource, reason"
+	want := "invalid payload: approval_required: missing field resource, reason"
 	if err.Error() != want {
 		t.Errorf("error %q, want %q", err, want)
 	}

@@ -261,7 +261,7 @@ func (p *Custom) UnmarshalJSON(data []byte) error {
 	}
 	var inner []byte
 	scanObject(data, func(m member) bool {
-		if m.key == "data" {
+		if m.is("data") {
 			inner = data[m.valStart:m.end]
 		}
 		return true

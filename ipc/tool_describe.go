@@ -58,7 +58,7 @@ func (d *ToolDescriptor) UnmarshalJSON(data []byte) error {
 	}
 	hasMutable := false
 	scanObject(data, func(m member) bool {
-		hasMutable = hasMutable || m.key == "mutable"
+		hasMutable = hasMutable || m.is("mutable")
 		return true
 	})
 	if !hasMutable && len(w.InputSchema) > 0 {
@@ -95,10 +95,10 @@ func ParseToolDescribeResponse(raw json.RawMessage) (ToolDescribeResponse, error
 	var hasTools bool
 	var data json.RawMessage
 	scanObject(body, func(m member) bool {
-		switch m.key {
-		case "tools":
+		switch {
+		case m.is("tools"):
 			hasTools = true
-		case "data":
+		case m.is("data"):
 			data = json.RawMessage(body[m.valStart:m.end])
 		}
 		return true
