@@ -68,7 +68,7 @@ func requireKeys(data []byte, nullOK bool, keys ...string) error {
 	var seen uint32 // len(keys) is small; one bit per key
 	ok := scanObject(data, func(m member) bool {
 		for i, k := range keys {
-			if m.key == k && (nullOK || string(data[m.valStart:m.end]) != "null") {
+			if m.is(k) && (nullOK || string(data[m.valStart:m.end]) != "null") {
 				seen |= 1 << i
 			}
 		}
