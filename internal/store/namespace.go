@@ -79,7 +79,7 @@ func (ns namespace) get(key string) ([]byte, bool, error) {
 }
 
 func (ns namespace) put(key string, value []byte) error {
-	return ns.s.db.Update(func(tx *bolt.Tx) error {
+	return ns.s.update(func(tx *bolt.Tx) error {
 		b, err := ns.createBucket(tx)
 		if err != nil {
 			return err
@@ -89,7 +89,7 @@ func (ns namespace) put(key string, value []byte) error {
 }
 
 func (ns namespace) delete(key string) error {
-	return ns.s.db.Update(func(tx *bolt.Tx) error {
+	return ns.s.update(func(tx *bolt.Tx) error {
 		b := ns.bucket(tx)
 		if b == nil {
 			return nil
@@ -115,7 +115,7 @@ func (ns namespace) keys(prefix string) ([]string, error) {
 
 func (ns namespace) clearPrefix(prefix string) (int, error) {
 	var n int
-	err := ns.s.db.Update(func(tx *bolt.Tx) error {
+	err := ns.s.update(func(tx *bolt.Tx) error {
 		b := ns.bucket(tx)
 		if b == nil {
 			return nil

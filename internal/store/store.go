@@ -4,8 +4,10 @@ import (
 	"crypto/cipher"
 	"errors"
 	"fmt"
+	"log/slog"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
@@ -33,7 +35,16 @@ type Options struct {
 	Timeout time.Duration
 	// KeyFile is the secrets key; "" means secrets.key beside the database.
 	KeyFile string
+	// SyncInterval is the group commit window: writes are committed at
+	// once (readers see them, a crash of the process loses nothing) and
+	// flushed to stable storage at most this long afterwards, so that a
+	// write does not wait for the disk. 0 means DefaultSyncInterval; a
+	// negative value flushes every write before it returns.
+	SyncInterval time.Duration
 }
+
+// DefaultSyncInterval bounds what a power loss or OS crash can take back.
+const DefaultSyncInterval = 100 * time.Millisecond
 
 // Store is an open state database. It is safe for concurrent use.
 type Store struct {
@@ -43,6 +54,10 @@ type Store struct {
 
 	keyMu sync.Mutex
 	aead  cipher.AEAD // nil until the first secret operation loads the key
+
+	dirty   atomic.Bool
+	stop    chan struct{}
+	flushed sync.WaitGroup
 }
 
 // Open opens (creating it 0600 if needed) the database at path. If another
@@ -66,7 +81,51 @@ func Open(path string, opts Options) (*Store, error) {
 		_ = db.Close()
 		return nil, fmt.Errorf("store: open %s: %w", path, err)
 	}
-	return &Store{db: db, path: path, keyFile: opts.KeyFile}, nil
+	s := &Store{db: db, path: path, keyFile: opts.KeyFile}
+	if opts.SyncInterval == 0 {
+		opts.SyncInterval = DefaultSyncInterval
+	}
+	if opts.SyncInterval > 0 {
+		db.NoSync = true
+		s.stop = make(chan struct{})
+		s.flushed.Add(1)
+		go s.flushLoop(opts.SyncInterval)
+	}
+	return s, nil
+}
+
+// update runs a write transaction and marks the file for the next flush.
+func (s *Store) update(fn func(*bolt.Tx) error) error {
+	err := s.db.Update(fn)
+	if err == nil && s.db.NoSync {
+		s.dirty.Store(true)
+	}
+	return err
+}
+
+// flushLoop is the group commit: one fsync per interval for all the writes
+// made in it.
+func (s *Store) flushLoop(interval time.Duration) {
+	defer s.flushed.Done()
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-s.stop:
+			return
+		case <-t.C:
+			s.flush()
+		}
+	}
+}
+
+func (s *Store) flush() {
+	if s.dirty.Swap(false) {
+		if err := s.db.Sync(); err != nil {
+			s.dirty.Store(true)
+			slog.Error("store: flush failed; will retry", "file", s.path, "err", err)
+		}
+	}
 }
 
 // initLayout creates the top-level buckets of a new file and refuses a file
@@ -97,6 +156,15 @@ func (s *Store) Path() string { return s.path }
 
 // Close releases the file lock and forgets the secrets key.
 func (s *Store) Close() error {
+	if s.stop != nil {
+		select {
+		case <-s.stop:
+		default:
+			close(s.stop)
+		}
+		s.flushed.Wait()
+		s.flush()
+	}
 	s.keyMu.Lock()
 	s.aead = nil
 	s.keyMu.Unlock()
