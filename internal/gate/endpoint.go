@@ -89,16 +89,18 @@ func matchEndpoint(grants []endpointGrant, h host, port int) bool {
 // trailing dot aside): `localhost` and 127.0.0.1 are different entries. Port
 // 0 asks only to resolve the name and is granted by `host:*` or `host:0`.
 func (g *Gate) NetConnect(hostname string, port int) error {
-	request := net.JoinHostPort(hostname, strconv.Itoa(port))
+	denied := func(reason string) error {
+		return deny("net_connect", net.JoinHostPort(hostname, strconv.Itoa(port)), reason)
+	}
 	if port < 0 || port > 65535 {
-		return deny("net_connect", request, "has a port outside 0-65535")
+		return denied("has a port outside 0-65535")
 	}
 	h, reason := parseHost(hostname)
 	if reason != "" {
-		return deny("net_connect", request, reason)
+		return denied(reason)
 	}
 	if !matchEndpoint(g.netConnect, h, port) {
-		return deny("net_connect", request, "is not in net_connect ("+list(g.caps.NetConnect)+")")
+		return denied("is not in net_connect (" + list(g.caps.NetConnect) + ")")
 	}
 	return nil
 }

@@ -3,6 +3,8 @@ package gate
 import (
 	"fmt"
 	"strings"
+
+	"github.com/astrid-go/astrid/ipc"
 )
 
 // Root is where an allowed file request lands. The host opens an os.Root on
@@ -59,8 +61,10 @@ func (g *Gate) FSWrite(principal, path string) (Root, error) {
 // answer does not depend on the order grants were written in (ties, which
 // only equal directories can produce, go to the first declared).
 func (g *Gate) checkFS(capability string, written []string, grants []fsGrant, principal, path string) (Root, error) {
-	if !validPrincipal(principal) {
-		return Root{}, deny(capability, path, fmt.Sprintf("was requested for %q, which is not a valid principal id", principal))
+	// The principal names a directory under HomesDir; ipc's rule keeps "."
+	// and ".." (and so every other principal's home) out of reach.
+	if err := ipc.ValidatePrincipal(principal); err != nil {
+		return Root{}, deny(capability, path, fmt.Sprintf("was requested for a principal that is not valid (%v)", err))
 	}
 	abs, reason := g.resolve(principal, path)
 	if reason != "" {

@@ -210,5 +210,5 @@ func TestFSDenialText(t *testing.T) {
 	_, err = g.FSRead("default", "/workspace/a\x00b")
 	wantDenied(t, err, "fs_read", `"/workspace/a\x00b" contains a NUL byte`)
 	_, err = g.FSRead("../bob", "/workspace/x")
-	wantDenied(t, err, "fs_read", "not a valid principal id")
+	wantDenied(t, err, "fs_read", "principal that is not valid", "invalid principal")
 }

@@ -98,6 +98,7 @@ func TestNetAttacks(t *testing.T) {
 		{name: "brackets around a name", net: []string{"*"}, host: "[example.com]"},
 		{name: "empty host", net: []string{"*"}, host: ""},
 		{name: "over-long host", net: []string{"*"}, host: longHost(300)},
+		{name: "254-byte name", net: []string{"*"}, host: longHost(254)},
 		{name: "over-long label", net: []string{"*"}, host: longHost(64) + ".com"},
 		{name: "IP entry is not a suffix", net: []string{"0.0.5"}, host: "10.0.0.5"},
 		{name: "IP entry vs neighbour", net: []string{"10.0.0.5"}, host: "110.0.0.5"},
