@@ -34,9 +34,15 @@ func NewCallID() string {
 // ErrNoRouter is returned when no capsule intercepts tool.v1.request.execute.
 var ErrNoRouter = errors.New("no capsule routes tool calls (tool.v1.request.execute has no interceptor)")
 
-// CallTool publishes a tool call as an orchestrator would and waits for its
-// consolidated result on tool.v1.execute.result.
+// CallTool publishes a tool call as an orchestrator would, with a fresh
+// call id, and waits for its consolidated result on tool.v1.execute.result.
 func (k *Kernel) CallTool(ctx context.Context, principal, name string, args json.RawMessage, timeout time.Duration) (ipc.ToolCallResult, error) {
+	return k.CallToolWithID(ctx, principal, NewCallID(), name, args, timeout)
+}
+
+// CallToolWithID is CallTool with a caller-chosen call id. On timeout or
+// cancellation of ctx it publishes tool.v1.request.cancel for the id.
+func (k *Kernel) CallToolWithID(ctx context.Context, principal, callID, name string, args json.RawMessage, timeout time.Duration) (ipc.ToolCallResult, error) {
 	if len(k.Dispatcher.Interceptors(ipc.ToolRequestExecuteTopic)) == 0 {
 		return ipc.ToolCallResult{}, ErrNoRouter
 	}
@@ -52,7 +58,6 @@ func (k *Kernel) CallTool(ctx context.Context, principal, name string, args json
 		return ipc.ToolCallResult{}, err
 	}
 	defer sub.Close()
-	callID := NewCallID()
 	req, err := ipc.EncodePayload(ipc.ToolExecuteRequest{CallID: callID, ToolName: name, Arguments: args})
 	if err != nil {
 		return ipc.ToolCallResult{}, err

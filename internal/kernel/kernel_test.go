@@ -1,0 +1,41 @@
+package kernel
+
+import (
+	"context"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"github.com/astrid-go/astrid/internal/config"
+)
+
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(m)
+}
+
+// bootTest boots a kernel on a fresh $ASTRID_HOME and workspace; extra
+// builtins are loaded after the standard ones unless builtins is non-nil.
+func bootTest(t testing.TB, builtins []Builtin) (*Kernel, string) {
+	t.Helper()
+	home := t.TempDir()
+	ws := t.TempDir()
+	// Resolve symlinks (macOS /var → /private/var) so path assertions hold.
+	ws, err := filepath.EvalSymlinks(ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := config.Default()
+	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError}))
+	k, err := Boot(context.Background(), Options{Home: home, Workspace: ws, Config: cfg, Logger: logger, Builtins: builtins})
+	if err != nil {
+		t.Fatalf("boot: %v", err)
+	}
+	t.Cleanup(k.Close)
+	return k, ws
+}
+
+const testTimeout = 30 * time.Second
