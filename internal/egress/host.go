@@ -73,6 +73,11 @@ func normalizeIPv6(host string) (string, error) {
 	if err != nil || !ip.Is6() {
 		return "", fmt.Errorf("egress: host %q is not an IPv6 address: %w", host, ErrInvalidAddress)
 	}
+	if zone := ip.Zone(); strings.Trim(zone, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.") != "" {
+		// netip accepts any bytes in a zone; an interface name or index never
+		// needs more than these, and anything else is smuggling.
+		return "", fmt.Errorf("egress: host %q: zone %q is not an interface name: %w", host, zone, ErrInvalidAddress)
+	}
 	return ip.String(), nil
 }
 

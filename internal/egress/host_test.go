@@ -93,6 +93,8 @@ func TestNormalizeHostRefuses(t *testing.T) {
 		{"[]", "not an IPv6 address"},
 		{"a:b", "not an IPv6 address"},
 		{"::ffff:1:2:3:4:5:6:7", "not an IPv6 address"},
+		{"::10%00]", "not an interface name"},
+		{"[fe80::1%eth0/x]", "not an interface name"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.in, func(t *testing.T) {
