@@ -2,6 +2,7 @@ package gate
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/astrid-go/astrid/manifest"
@@ -47,7 +48,8 @@ func New(caps manifest.Capabilities, env Env) (*Gate, error) {
 			return nil, fmt.Errorf("gate: Env.%s: %w", root.name, err)
 		}
 	}
-	g := &Gate{env: env, caps: caps}
+	g := &Gate{env: env, caps: cloneCaps(caps)}
+	caps = g.caps
 	if g.fsRead, err = g.parseFSGrants("fs_read", caps.FSRead); err != nil {
 		return nil, err
 	}
@@ -59,6 +61,15 @@ func New(caps manifest.Capabilities, env Env) (*Gate, error) {
 	g.parseNetBind(caps.NetBind)
 	g.parseIdentity(caps.Identity)
 	return g, nil
+}
+
+// cloneCaps copies the lists so that a caller reusing its slices cannot
+// change what an existing Gate allows.
+func cloneCaps(c manifest.Capabilities) manifest.Capabilities {
+	for _, l := range []*[]string{&c.Net, &c.NetBind, &c.NetConnect, &c.Kv, &c.FSRead, &c.FSWrite, &c.HostProcess, &c.Identity} {
+		*l = slices.Clone(*l)
+	}
+	return c
 }
 
 // cleanRoot validates one Env directory. The host supplies these, so a bad one

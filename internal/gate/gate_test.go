@@ -153,3 +153,14 @@ func TestDeniedErrorText(t *testing.T) {
 		t.Error("empty capabilities have inert grants")
 	}
 }
+
+// TestGateIsImmutable: the caller's slices are not the gate's.
+func TestGateIsImmutable(t *testing.T) {
+	caps := manifest.Capabilities{HostProcess: []string{"npx"}, Net: []string{"example.com"}, FSRead: []string{"*"}}
+	g := mustGate(t, caps)
+	caps.HostProcess[0], caps.Net[0], caps.FSRead[0] = "sh", "evil.com", "/"
+	wantDenied(t, g.HostProcess("sh"), "host_process", "(npx)")
+	wantDenied(t, g.Net("evil.com"), "net", "(example.com)")
+	_, err := g.FSRead("default", "/etc/passwd")
+	wantDenied(t, err, "fs_read", "is outside *")
+}
