@@ -1,0 +1,98 @@
+package bus
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"testing"
+)
+
+// TestFairQueueInvariants drives a fairQueue with random pushes and pops and
+// checks after every step that the byte and message counts add up, that the
+// heap keeps the heaviest principal on top, and that every eviction took the
+// oldest message of a principal holding the most bytes.
+func TestFairQueueInvariants(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	const budget = 20_000
+	f := newFairQueue(budget, 1500)
+	seqs := map[string]uint64{}
+	var seq uint64
+	for step := 0; step < 200_000; step++ {
+		if rng.IntN(3) > 0 {
+			p := fmt.Sprintf("p%d", rng.IntN(12))
+			if rng.IntN(10) == 0 {
+				p = "" // system events
+			}
+			size := 200 + rng.IntN(2000)
+			// Who should lose: a principal with the most bytes.
+			maxBytes := 0
+			for _, q := range f.byPrincipal {
+				maxBytes = max(maxBytes, q.bytes)
+			}
+			needsRoom := f.bytes+size > budget
+			seq++
+			e := envSized(t, "t.x", p, size)
+			e.Seq = seq
+			before := map[string]int{}
+			for name, q := range f.byPrincipal {
+				before[name] = q.bytes
+			}
+			evicted := f.push(e, size)
+			if needsRoom != (evicted > 0) {
+				t.Fatalf("step %d: needed room %v but evicted %d", step, needsRoom, evicted)
+			}
+			if evicted == 1 {
+				var victim string
+				for name, b := range before {
+					after := f.byPrincipal[name].bytes
+					if name == p {
+						after -= size
+					}
+					if after < b {
+						victim = name
+					}
+				}
+				if before[victim] != maxBytes {
+					t.Fatalf("step %d: evicted from %q holding %d bytes, the heaviest held %d", step, victim, before[victim], maxBytes)
+				}
+			}
+		} else {
+			if e, ok := f.pop(); ok {
+				if e.env.Seq <= seqs[e.env.Principal] {
+					t.Fatalf("step %d: principal %q seq %d after %d", step, e.env.Principal, e.env.Seq, seqs[e.env.Principal])
+				}
+				seqs[e.env.Principal] = e.env.Seq
+			}
+		}
+		checkFairQueue(t, step, &f)
+	}
+}
+
+func checkFairQueue(t *testing.T, step int, f *fairQueue) {
+	t.Helper()
+	bytes, msgs := 0, 0
+	for _, q := range f.byPrincipal {
+		qb := 0
+		for i := 0; i < q.fifo.len(); i++ {
+			qb += q.fifo.buf[(q.fifo.head+i)&(len(q.fifo.buf)-1)].size
+		}
+		if qb != q.bytes {
+			t.Fatalf("step %d: %q counts %d bytes, holds %d", step, q.principal, q.bytes, qb)
+		}
+		bytes += qb
+		msgs += q.fifo.len()
+		if f.heavy[q.heapIdx] != q {
+			t.Fatalf("step %d: %q heap index is stale", step, q.principal)
+		}
+	}
+	if bytes != f.bytes || msgs != f.msgs || bytes > f.budget {
+		t.Fatalf("step %d: queue counts %d bytes/%d msgs, holds %d/%d (budget %d)", step, f.bytes, f.msgs, bytes, msgs, f.budget)
+	}
+	if len(f.heavy) != len(f.byPrincipal) || f.rotation.len() != len(f.byPrincipal) {
+		t.Fatalf("step %d: %d in heap, %d in rotation, %d principals", step, len(f.heavy), f.rotation.len(), len(f.byPrincipal))
+	}
+	for i := 1; i < len(f.heavy); i++ {
+		if f.heavier(i, (i-1)/2) {
+			t.Fatalf("step %d: heap order broken at %d", step, i)
+		}
+	}
+}
