@@ -153,9 +153,9 @@ func codeOfDispatch(err error) hostapi.Code {
 		return hostapi.CodeRateLimited
 	case errors.Is(err, bus.ErrTooLarge):
 		return hostapi.CodeTooLarge
-	case errors.Is(err, ipc.ErrInvalidTopic):
+	case errors.Is(err, ipc.ErrInvalidTopic), errors.Is(err, dispatch.ErrInvalidPrincipal), errors.Is(err, dispatch.ErrInvalidPayload):
 		return hostapi.CodeInvalid
-	case errors.Is(err, bus.ErrClosed):
+	case errors.Is(err, bus.ErrClosed), errors.Is(err, dispatch.ErrClosed):
 		return hostapi.CodeClosed
 	}
 	return hostapi.CodeInternal

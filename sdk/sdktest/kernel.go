@@ -1,0 +1,104 @@
+package sdktest
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/astrid-go/astrid/capsules/router"
+	"github.com/astrid-go/astrid/internal/config"
+	"github.com/astrid-go/astrid/internal/kernel"
+	"github.com/astrid-go/astrid/ipc"
+	"github.com/astrid-go/astrid/sdk"
+)
+
+// Capsule is a capsule under test: its Capsule.toml and its code.
+type Capsule struct {
+	Manifest []byte
+	New      func() *sdk.Capsule
+}
+
+// Kernel is a running in-memory kernel with the router and the capsules
+// under test loaded. It is closed when the test ends.
+type Kernel struct {
+	t testing.TB
+	k *kernel.Kernel
+	// Workspace is the directory `*` grants resolve to; tests put files
+	// there.
+	Workspace string
+	// Timeout bounds each call; 30 s by default.
+	Timeout time.Duration
+}
+
+// New boots a kernel with the router and capsules, failing the test if any
+// capsule does not load.
+func New(t testing.TB, capsules ...Capsule) *Kernel {
+	t.Helper()
+	ws, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	builtins := []kernel.Builtin{{Manifest: router.Manifest, New: router.New}}
+	for _, c := range capsules {
+		builtins = append(builtins, kernel.Builtin{Manifest: c.Manifest, New: c.New})
+	}
+	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	k, err := kernel.Boot(context.Background(), kernel.Options{
+		Home: t.TempDir(), Workspace: ws, Config: config.Default(), Logger: logger, Builtins: builtins,
+	})
+	if err != nil {
+		t.Fatalf("sdktest: boot: %v", err)
+	}
+	t.Cleanup(k.Close)
+	return &Kernel{t: t, k: k, Workspace: ws, Timeout: 30 * time.Second}
+}
+
+// CallTool calls a tool as the default principal and returns its result.
+// args is marshalled to JSON (a json.RawMessage or string is used as is).
+func (k *Kernel) CallTool(name string, args any) ipc.ToolCallResult {
+	return k.CallToolAs(ipc.DefaultPrincipal, name, args)
+}
+
+// CallToolAs calls a tool for principal.
+func (k *Kernel) CallToolAs(principal, name string, args any) ipc.ToolCallResult {
+	k.t.Helper()
+	var raw json.RawMessage
+	switch a := args.(type) {
+	case json.RawMessage:
+		raw = a
+	case string:
+		raw = json.RawMessage(a)
+	default:
+		b, err := json.Marshal(args)
+		if err != nil {
+			k.t.Fatalf("sdktest: arguments: %v", err)
+		}
+		raw = b
+	}
+	res, err := k.k.CallTool(context.Background(), principal, name, raw, k.Timeout)
+	if err != nil {
+		k.t.Fatalf("sdktest: call %s: %v", name, err)
+	}
+	return res
+}
+
+// Tool is one described tool.
+type Tool = kernel.ToolInfo
+
+// Tools runs the describe protocol and returns every tool, failing the test
+// if a capsule does not answer.
+func (k *Kernel) Tools() []Tool {
+	k.t.Helper()
+	tools, missing, err := k.k.ListTools(context.Background(), ipc.DefaultPrincipal, k.Timeout)
+	if err != nil {
+		k.t.Fatalf("sdktest: describe: %v", err)
+	}
+	if len(missing) > 0 {
+		k.t.Fatalf("sdktest: capsules did not answer describe: %v", missing)
+	}
+	return tools
+}
