@@ -32,15 +32,31 @@ func (call *Call) fsRoot(op, path string, write bool) (*os.Root, string, error) 
 	}
 	if strings.HasPrefix(r.Grant, "home://") {
 		// A principal's home exists once something is granted in it.
-		if err := os.MkdirAll(r.Dir, 0o700); err != nil {
+		if err := os.MkdirAll(r.Base, 0o700); err != nil {
 			return nil, "", hostapi.Errorf(hostapi.CodeIO, op, "create home: %v", err)
 		}
 	}
-	root, err := os.OpenRoot(r.Dir)
+	root, err := openGranted(r)
 	if err != nil {
 		return nil, "", fsErr(op, path, err)
 	}
 	return root, filepath.FromSlash(r.Rel), nil
+}
+
+// openGranted opens the granted directory through its trusted base, so that
+// a symlink planted where the granted directory should be (home://notes →
+// /etc) cannot redirect the root itself.
+func openGranted(r gate.Root) (*os.Root, error) {
+	base, err := os.OpenRoot(r.Base)
+	if err != nil {
+		return nil, err
+	}
+	sub := r.Sub()
+	if sub == "." || sub == "" {
+		return base, nil
+	}
+	defer base.Close()
+	return base.OpenRoot(filepath.FromSlash(sub))
 }
 
 func fsErr(op, path string, err error) error {
@@ -183,7 +199,7 @@ func (call *Call) FSRename(from, to string) error {
 	if rf.Rel == "." || rt.Rel == "." {
 		return hostapi.Errorf(hostapi.CodeDenied, "fs_rename", "a granted root cannot be renamed")
 	}
-	root, err := os.OpenRoot(rf.Dir)
+	root, err := openGranted(rf)
 	if err != nil {
 		return fsErr("fs_rename", from, err)
 	}
