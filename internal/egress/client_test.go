@@ -352,3 +352,23 @@ func TestNewClientOptions(t *testing.T) {
 		t.Fatalf("a 1s client has timeout %v and connect timeout %v", short.Timeout, g.timeout)
 	}
 }
+
+// HTTPS goes through the same guarded dial (there is no separate TLS dialer).
+func TestClientHTTPSUsesTheGuardedDial(t *testing.T) {
+	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.WriteString(w, "tls ok")
+	}))
+	defer srv.Close()
+	addr := serverAddr(srv)
+	fn := newFakeNet(t, map[string]string{addr: addr})
+	c := newTestClient(t, newFakeResolver(nil), fn, func(o *Options) { o.AllowLocal = []string{addr} })
+	c.Transport.(*checkedTransport).next.TLSClientConfig = srv.Client().Transport.(*http.Transport).TLSClientConfig
+
+	body, err := get(context.Background(), c, srv.URL)
+	if err != nil || body != "tls ok" {
+		t.Fatalf("GET %s = %q, %v", srv.URL, body, err)
+	}
+	if got := fn.addresses(); !slices.Equal(got, []string{addr}) {
+		t.Fatalf("dialled %v", got)
+	}
+}
