@@ -96,3 +96,11 @@ func (a allowlist) allows(ip netip.Addr, port uint16) bool {
 	}
 	return false
 }
+
+// CheckAllowLocal reports whether entry is an Options.AllowLocal entry that
+// NewClient and NewDialer accept, so configuration validation can report a
+// bad entry with its position instead of failing at boot.
+func CheckAllowLocal(entry string) error {
+	_, err := parseAllowLocal([]string{entry})
+	return err
+}

@@ -18,10 +18,18 @@ func TestParseAllowLocalRefuses(t *testing.T) {
 		"[::1]:9000:1",      // garbage
 	} {
 		t.Run(entry, func(t *testing.T) {
-			if _, err := parseAllowLocal([]string{entry}); !errors.Is(err, ErrInvalidAddress) {
-				t.Fatalf("parseAllowLocal(%q) = %v, want ErrInvalidAddress", entry, err)
+			if err := CheckAllowLocal(entry); !errors.Is(err, ErrInvalidAddress) {
+				t.Fatalf("CheckAllowLocal(%q) = %v, want ErrInvalidAddress", entry, err)
 			}
 		})
+	}
+}
+
+func TestCheckAllowLocalAccepts(t *testing.T) {
+	for _, entry := range []string{"127.0.0.1:11434", "LocalHost:8080", "[::1]:9000", "10.0.0.5:*", "10.1.2.0/24", "fd00::/8"} {
+		if err := CheckAllowLocal(entry); err != nil {
+			t.Errorf("CheckAllowLocal(%q) = %v", entry, err)
+		}
 	}
 }
 
