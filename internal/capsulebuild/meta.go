@@ -1,0 +1,53 @@
+package capsulebuild
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+)
+
+// MetaFile is the name of the file beside Capsule.toml that records the
+// built module's hash; the wasm engine refuses a module that does not match.
+const MetaFile = "meta.json"
+
+// Meta is meta.json.
+type Meta struct {
+	// WasmHash is "sha256:<hex>" of the executable component.
+	WasmHash   string `json:"wasm_hash"`
+	File       string `json:"file,omitempty"` // relative to the capsule directory
+	ABIVersion int    `json:"abi_version"`
+	Go         string `json:"go,omitempty"`
+}
+
+// WriteMeta writes meta.json into capsuleDir for the module r.
+func WriteMeta(capsuleDir string, r Result) error {
+	rel, err := filepath.Rel(capsuleDir, r.Wasm)
+	if err != nil {
+		rel = filepath.Base(r.Wasm)
+	}
+	b, err := json.MarshalIndent(Meta{WasmHash: r.SHA256, File: filepath.ToSlash(rel), ABIVersion: 1, Go: runtime.Version()}, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(capsuleDir, MetaFile), append(b, '\n'), 0o644); err != nil {
+		return fmt.Errorf("write %s: %w", MetaFile, err)
+	}
+	return nil
+}
+
+// ReadMeta reads capsuleDir/meta.json; ok is false when there is none.
+func ReadMeta(capsuleDir string) (m Meta, ok bool, err error) {
+	b, err := os.ReadFile(filepath.Join(capsuleDir, MetaFile))
+	if os.IsNotExist(err) {
+		return Meta{}, false, nil
+	}
+	if err != nil {
+		return Meta{}, false, err
+	}
+	if err := json.Unmarshal(b, &m); err != nil {
+		return Meta{}, false, fmt.Errorf("%s: %w", filepath.Join(capsuleDir, MetaFile), err)
+	}
+	return m, true, nil
+}

@@ -1,0 +1,126 @@
+package ledger
+
+import (
+	"fmt"
+	"sync"
+	"time"
+)
+
+// window is the length of one budget window (upstream: 1 s).
+const window = time.Second
+
+// Ledger accumulates CPU time per principal. It is safe for concurrent use.
+type Ledger struct {
+	budget time.Duration // per window; 0 means unlimited
+	now    func() time.Time
+
+	mu       sync.Mutex
+	accounts map[string]*account
+}
+
+type account struct {
+	total       time.Duration
+	calls       uint64
+	refused     uint64
+	windowStart time.Time
+	windowUsed  time.Duration
+}
+
+// Usage is one principal's totals.
+type Usage struct {
+	CPU     time.Duration // guest time charged, ever
+	Calls   uint64        // calls charged
+	Refused uint64        // calls refused for being over budget
+}
+
+// New returns a ledger enforcing budget of CPU time per principal per
+// second; budget 0 enforces nothing (time is still counted).
+func New(budget time.Duration) *Ledger {
+	return NewWithClock(budget, time.Now)
+}
+
+// NewWithClock is New with an injected clock (tests).
+func NewWithClock(budget time.Duration, now func() time.Time) *Ledger {
+	return &Ledger{budget: budget, now: now, accounts: map[string]*account{}}
+}
+
+// Budget is the per-second budget (0: unlimited).
+func (l *Ledger) Budget() time.Duration { return l.budget }
+
+// OverBudgetError says a principal spent its CPU budget for this second.
+type OverBudgetError struct {
+	Principal string
+	Used      time.Duration
+	Budget    time.Duration
+}
+
+func (e *OverBudgetError) Error() string {
+	return fmt.Sprintf("principal %s exceeded its CPU budget of %s per second (used %s)", e.Principal, e.Budget, e.Used)
+}
+
+func (l *Ledger) account(principal string, now time.Time) *account {
+	a := l.accounts[principal]
+	if a == nil {
+		a = &account{windowStart: now}
+		l.accounts[principal] = a
+	}
+	if now.Sub(a.windowStart) >= window {
+		a.windowStart, a.windowUsed = now, 0
+	}
+	return a
+}
+
+// Admit reports whether principal may start a call: it may unless it has
+// already spent more than the budget in the current second (spending
+// exactly the budget is allowed). A refusal is counted.
+func (l *Ledger) Admit(principal string) error {
+	if l == nil || l.budget <= 0 {
+		return nil
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	a := l.account(principal, l.now())
+	if a.windowUsed > l.budget {
+		a.refused++
+		return &OverBudgetError{Principal: principal, Used: a.windowUsed, Budget: l.budget}
+	}
+	return nil
+}
+
+// Charge adds d of guest time to principal.
+func (l *Ledger) Charge(principal string, d time.Duration) {
+	if l == nil {
+		return
+	}
+	if d < 0 {
+		d = 0
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	a := l.account(principal, l.now())
+	a.total += d
+	a.windowUsed += d
+	a.calls++
+}
+
+// Usage returns principal's totals.
+func (l *Ledger) Usage(principal string) Usage {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	a := l.accounts[principal]
+	if a == nil {
+		return Usage{}
+	}
+	return Usage{CPU: a.total, Calls: a.calls, Refused: a.refused}
+}
+
+// Snapshot returns every principal's totals.
+func (l *Ledger) Snapshot() map[string]Usage {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	out := make(map[string]Usage, len(l.accounts))
+	for p, a := range l.accounts {
+		out[p] = Usage{CPU: a.total, Calls: a.calls, Refused: a.refused}
+	}
+	return out
+}

@@ -1,0 +1,92 @@
+package ledger
+
+import (
+	"errors"
+	"sync"
+	"testing"
+	"time"
+)
+
+type clock struct{ t time.Time }
+
+func (c *clock) now() time.Time { return c.t }
+
+func TestAdmitAndCharge(t *testing.T) {
+	type step struct {
+		advance time.Duration
+		charge  time.Duration
+		admit   bool // expected Admit result before the charge
+	}
+	tests := []struct {
+		name   string
+		budget time.Duration
+		steps  []step
+	}{
+		{"unlimited never refuses", 0, []step{{charge: time.Hour, admit: true}, {admit: true}}},
+		{"exactly the budget is allowed", 100 * time.Millisecond, []step{{charge: 100 * time.Millisecond, admit: true}, {admit: true}}},
+		{"over the budget is refused", 100 * time.Millisecond, []step{{charge: 101 * time.Millisecond, admit: true}, {admit: false}}},
+		{"the next second admits again", 100 * time.Millisecond, []step{{charge: 500 * time.Millisecond, admit: true}, {admit: false}, {advance: time.Second, admit: true}}},
+		{"charges add up within a second", 100 * time.Millisecond, []step{{charge: 60 * time.Millisecond, admit: true}, {advance: 100 * time.Millisecond, charge: 60 * time.Millisecond, admit: true}, {admit: false}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := &clock{t: time.Unix(1000, 0)}
+			l := NewWithClock(tt.budget, c.now)
+			for i, s := range tt.steps {
+				c.t = c.t.Add(s.advance)
+				err := l.Admit("alice")
+				if (err == nil) != s.admit {
+					t.Fatalf("step %d: Admit = %v, want admitted %v", i, err, s.admit)
+				}
+				var ob *OverBudgetError
+				if err != nil && (!errors.As(err, &ob) || ob.Principal != "alice") {
+					t.Fatalf("step %d: error %v is not an OverBudgetError for alice", i, err)
+				}
+				l.Charge("alice", s.charge)
+			}
+		})
+	}
+}
+
+func TestPrincipalsAreSeparate(t *testing.T) {
+	l := New(10 * time.Millisecond)
+	l.Charge("alice", time.Second)
+	if err := l.Admit("alice"); err == nil {
+		t.Fatal("alice should be over budget")
+	}
+	if err := l.Admit("bob"); err != nil {
+		t.Fatalf("bob refused because of alice: %v", err)
+	}
+	if u := l.Usage("alice"); u.CPU != time.Second || u.Calls != 1 || u.Refused != 1 {
+		t.Errorf("alice usage = %+v", u)
+	}
+	if u := l.Snapshot()["bob"]; u.CPU != 0 || u.Refused != 0 {
+		t.Errorf("bob usage = %+v", u)
+	}
+}
+
+func TestConcurrentCharges(t *testing.T) {
+	l := New(0)
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range 1000 {
+				l.Charge("p", time.Microsecond)
+			}
+		}()
+	}
+	wg.Wait()
+	if u := l.Usage("p"); u.CPU != 8000*time.Microsecond || u.Calls != 8000 {
+		t.Errorf("usage = %+v, want 8ms over 8000 calls", u)
+	}
+}
+
+func TestNegativeChargeIsZero(t *testing.T) {
+	l := New(0)
+	l.Charge("p", -time.Second)
+	if u := l.Usage("p"); u.CPU != 0 || u.Calls != 1 {
+		t.Errorf("usage = %+v", u)
+	}
+}

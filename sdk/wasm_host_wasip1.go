@@ -1,0 +1,294 @@
+//go:build wasip1
+
+package sdk
+
+import (
+	"encoding/binary"
+	"encoding/json"
+	"runtime"
+	"time"
+
+	"github.com/astrid-go/astrid/hostapi"
+)
+
+// The `astrid` host module (docs/abi.md §5). Every import but now returns a
+// packed result.
+
+//go:wasmimport astrid ipc_publish
+func abiIPCPublish(topicPtr, topicLen, payloadPtr, payloadLen uint32) uint64
+
+//go:wasmimport astrid ipc_subscribe
+func abiIPCSubscribe(patternPtr, patternLen uint32) uint64
+
+//go:wasmimport astrid ipc_recv
+func abiIPCRecv(sub uint64, timeoutMs int64) uint64
+
+//go:wasmimport astrid ipc_poll
+func abiIPCPoll(sub uint64) uint64
+
+//go:wasmimport astrid ipc_unsubscribe
+func abiIPCUnsubscribe(sub uint64) uint64
+
+//go:wasmimport astrid ipc_interceptors
+func abiIPCInterceptors(topicPtr, topicLen uint32) uint64
+
+//go:wasmimport astrid kv_get
+func abiKVGet(keyPtr, keyLen uint32) uint64
+
+//go:wasmimport astrid kv_set
+func abiKVSet(keyPtr, keyLen, valPtr, valLen uint32) uint64
+
+//go:wasmimport astrid kv_delete
+func abiKVDelete(keyPtr, keyLen uint32) uint64
+
+//go:wasmimport astrid kv_list
+func abiKVList(prefixPtr, prefixLen uint32) uint64
+
+//go:wasmimport astrid kv_clear
+func abiKVClear(prefixPtr, prefixLen uint32) uint64
+
+//go:wasmimport astrid fs_read
+func abiFSRead(pathPtr, pathLen uint32) uint64
+
+//go:wasmimport astrid fs_write
+func abiFSWrite(pathPtr, pathLen, dataPtr, dataLen uint32) uint64
+
+//go:wasmimport astrid fs_stat
+func abiFSStat(pathPtr, pathLen uint32) uint64
+
+//go:wasmimport astrid fs_list
+func abiFSList(pathPtr, pathLen uint32) uint64
+
+//go:wasmimport astrid fs_mkdir
+func abiFSMkdir(pathPtr, pathLen uint32) uint64
+
+//go:wasmimport astrid fs_remove
+func abiFSRemove(pathPtr, pathLen uint32) uint64
+
+//go:wasmimport astrid fs_rename
+func abiFSRename(fromPtr, fromLen, toPtr, toLen uint32) uint64
+
+//go:wasmimport astrid http_do
+func abiHTTPDo(reqPtr, reqLen uint32) uint64
+
+//go:wasmimport astrid log
+func abiLog(level int32, msgPtr, msgLen uint32) uint64
+
+//go:wasmimport astrid now
+func abiNow() int64
+
+//go:wasmimport astrid capsule_id
+func abiCapsuleID() uint64
+
+//go:wasmimport astrid config
+func abiConfig(keyPtr, keyLen uint32) uint64
+
+//go:wasmimport astrid set_failure_reply
+func abiSetFailureReply(topicPtr, topicLen, payloadPtr, payloadLen uint32) uint64
+
+//go:wasmimport astrid set_cancel_key
+func abiSetCancelKey(keyPtr, keyLen uint32) uint64
+
+// wasmHost is hostapi.Host over the imports; the kernel knows which call
+// and principal an import acts for.
+type wasmHost struct{ principal string }
+
+var _ hostapi.Host = wasmHost{}
+
+func call1(f func(p, n uint32) uint64, s string) ([]byte, error) {
+	p, n := stringPtr(s)
+	r := f(p, n)
+	runtime.KeepAlive(s)
+	return result(r)
+}
+
+func call2(f func(p1, n1, p2, n2 uint32) uint64, s string, b []byte) ([]byte, error) {
+	p1, n1 := stringPtr(s)
+	p2, n2 := bytesPtr(b)
+	r := f(p1, n1, p2, n2)
+	runtime.KeepAlive(s)
+	runtime.KeepAlive(b)
+	return result(r)
+}
+
+func decodeJSON[T any](b []byte, err error) (T, error) {
+	var v T
+	if err != nil {
+		return v, err
+	}
+	if err := json.Unmarshal(b, &v); err != nil {
+		return v, hostapi.Errorf(hostapi.CodeInternal, "abi", "host answered malformed JSON: %v", err)
+	}
+	return v, nil
+}
+
+func u64(b []byte, err error) (uint64, error) {
+	if err != nil {
+		return 0, err
+	}
+	if len(b) != 8 {
+		return 0, hostapi.Errorf(hostapi.CodeInternal, "abi", "host answered %d bytes, want a u64", len(b))
+	}
+	return binary.LittleEndian.Uint64(b), nil
+}
+
+// wireMessage is a received message on the wire: the payload is a JSON
+// value, not base64.
+type wireMessage struct {
+	Topic     string          `json:"topic"`
+	Payload   json.RawMessage `json:"payload"`
+	SourceID  string          `json:"source_id"`
+	Principal string          `json:"principal,omitempty"`
+	Lost      uint64          `json:"lost,omitempty"`
+}
+
+func (w wireMessage) message() hostapi.Message {
+	return hostapi.Message{Topic: w.Topic, Payload: []byte(w.Payload), SourceID: w.SourceID, Principal: w.Principal, Lost: w.Lost}
+}
+
+func (wasmHost) Publish(topic string, payload []byte) error {
+	_, err := call2(abiIPCPublish, topic, payload)
+	return err
+}
+
+func (wasmHost) Subscribe(pattern string) (hostapi.SubscriptionID, error) {
+	id, err := u64(call1(abiIPCSubscribe, pattern))
+	return hostapi.SubscriptionID(id), err
+}
+
+func (wasmHost) Recv(sub hostapi.SubscriptionID, timeout time.Duration) (hostapi.Message, error) {
+	w, err := decodeJSON[wireMessage](result(abiIPCRecv(uint64(sub), timeout.Milliseconds())))
+	return w.message(), err
+}
+
+func (wasmHost) Poll(sub hostapi.SubscriptionID) (hostapi.Message, bool, error) {
+	b, err := result(abiIPCPoll(uint64(sub)))
+	if err != nil || len(b) == 0 {
+		return hostapi.Message{}, false, err
+	}
+	w, err := decodeJSON[wireMessage](b, nil)
+	return w.message(), err == nil, err
+}
+
+func (wasmHost) Unsubscribe(sub hostapi.SubscriptionID) error {
+	_, err := result(abiIPCUnsubscribe(uint64(sub)))
+	return err
+}
+
+func (wasmHost) Interceptors(topic string) ([]string, error) {
+	return decodeJSON[[]string](call1(abiIPCInterceptors, topic))
+}
+
+func (wasmHost) KVGet(key string) ([]byte, bool, error) {
+	b, err := call1(abiKVGet, key)
+	if hostapi.CodeOf(err) == hostapi.CodeNotFound {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, err
+	}
+	if b == nil {
+		b = []byte{}
+	}
+	return b, true, nil
+}
+
+func (wasmHost) KVSet(key string, value []byte) error {
+	_, err := call2(abiKVSet, key, value)
+	return err
+}
+
+func (wasmHost) KVDelete(key string) error {
+	_, err := call1(abiKVDelete, key)
+	return err
+}
+
+func (wasmHost) KVList(prefix string) ([]string, error) {
+	return decodeJSON[[]string](call1(abiKVList, prefix))
+}
+
+func (wasmHost) KVClear(prefix string) (int, error) {
+	n, err := u64(call1(abiKVClear, prefix))
+	return int(n), err
+}
+
+func (wasmHost) FSRead(path string) ([]byte, error) {
+	b, err := call1(abiFSRead, path)
+	if err == nil && b == nil {
+		b = []byte{}
+	}
+	return b, err
+}
+
+func (wasmHost) FSWrite(path string, data []byte) error {
+	_, err := call2(abiFSWrite, path, data)
+	return err
+}
+
+func (wasmHost) FSStat(path string) (hostapi.FileInfo, error) {
+	return decodeJSON[hostapi.FileInfo](call1(abiFSStat, path))
+}
+
+func (wasmHost) FSList(path string) ([]hostapi.DirEntry, error) {
+	return decodeJSON[[]hostapi.DirEntry](call1(abiFSList, path))
+}
+
+func (wasmHost) FSMkdir(path string) error {
+	_, err := call1(abiFSMkdir, path)
+	return err
+}
+
+func (wasmHost) FSRemove(path string) error {
+	_, err := call1(abiFSRemove, path)
+	return err
+}
+
+func (wasmHost) FSRename(from, to string) error {
+	_, err := call2(abiFSRename, from, []byte(to))
+	return err
+}
+
+func (wasmHost) HTTPDo(req hostapi.HTTPRequest) (hostapi.HTTPResponse, error) {
+	b, err := json.Marshal(req)
+	if err != nil {
+		return hostapi.HTTPResponse{}, hostapi.Errorf(hostapi.CodeInvalid, "http", "%v", err)
+	}
+	p, n := bytesPtr(b)
+	r := abiHTTPDo(p, n)
+	runtime.KeepAlive(b)
+	return decodeJSON[hostapi.HTTPResponse](result(r))
+}
+
+func (wasmHost) CapsuleID() string {
+	b, _ := result(abiCapsuleID())
+	return string(b)
+}
+
+func (h wasmHost) Principal() string { return h.principal }
+
+func (wasmHost) Config(key string) (string, bool) {
+	b, err := call1(abiConfig, key)
+	if err != nil {
+		return "", false
+	}
+	return string(b), true
+}
+
+func (wasmHost) Log(level hostapi.LogLevel, msg string) {
+	p, n := stringPtr(msg)
+	r := abiLog(int32(level), p, n)
+	runtime.KeepAlive(msg)
+	_, _ = result(r)
+}
+
+func (wasmHost) Now() time.Time { return time.Unix(0, abiNow()) }
+
+func (wasmHost) SetFailureReply(topic string, payload []byte) error {
+	_, err := call2(abiSetFailureReply, topic, payload)
+	return err
+}
+
+func (wasmHost) SetCancelKey(key string) error {
+	_, err := call1(abiSetCancelKey, key)
+	return err
+}
