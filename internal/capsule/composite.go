@@ -75,10 +75,17 @@ func (c *Composite) Load(ctx context.Context) error {
 	for i, e := range c.engines {
 		if err := e.Load(ctx); err != nil {
 			err = fmt.Errorf("capsule %s: engine %s: load: %w", c.id, e.Name(), err)
+			var rollback []error
 			for j := i - 1; j >= 0; j-- {
 				if uerr := c.engines[j].Unload(context.WithoutCancel(ctx)); uerr != nil {
 					c.log.Warn("rollback unload failed", "engine", c.engines[j].Name(), "err", uerr)
+					rollback = append(rollback, fmt.Errorf("engine %s: %w", c.engines[j].Name(), uerr))
 				}
+			}
+			if len(rollback) > 0 {
+				// The operator must learn that something may still be
+				// running, not only that the load failed.
+				err = fmt.Errorf("%w; rollback also failed: %w", err, errors.Join(rollback...))
 			}
 			c.setState(Failed, err)
 			return err
@@ -96,7 +103,13 @@ func (c *Composite) WaitReady(ctx context.Context, timeout time.Duration) error 
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	for _, e := range c.engines {
-		if err := e.WaitReady(ctx); err != nil {
+		// The deadline is shared: an engine that used it up leaves the
+		// next none, even if that one would answer ready at once.
+		err := ctx.Err()
+		if err == nil {
+			err = e.WaitReady(ctx)
+		}
+		if err != nil {
 			err = fmt.Errorf("capsule %s: engine %s: not ready within %s: %w", c.id, e.Name(), timeout, err)
 			c.setState(Failed, err)
 			return err
