@@ -79,7 +79,7 @@ wasm_memory_mib = 256
 cpu_budget_ms_per_sec = 0
 
 [egress]
-allow = ["127.0.0.1:11434", "localhost:8080", "[::1]:9000", "10.0.0.0/8", "fd00::/8", "llm.lan:443"]
+allow = ["127.0.0.1:11434", "localhost:8080", "[::1]:9000", "10.0.0.0/8", "fd00::/8", "127.0.0.1:*"]
 
 [log]
 level = "debug"
@@ -100,7 +100,7 @@ level = "debug"
 			CPUBudgetMsPerSec: 0,
 		},
 		CallDeadline: Duration{90 * time.Second},
-		Egress:       Egress{Allow: []string{"127.0.0.1:11434", "localhost:8080", "[::1]:9000", "10.0.0.0/8", "fd00::/8", "llm.lan:443"}},
+		Egress:       Egress{Allow: []string{"127.0.0.1:11434", "localhost:8080", "[::1]:9000", "10.0.0.0/8", "fd00::/8", "127.0.0.1:*"}},
 		Log:          Log{Level: "debug"},
 	}
 	if !reflect.DeepEqual(c, want) {
@@ -240,12 +240,12 @@ func TestLoadProblemsArePositioned(t *testing.T) {
 				"  \"10.0.0.0/33\",\n  \"host:0\",\n  \"host:http\",\n  \"bad_host:80\",\n  \":80\",\n]\n",
 			want: []string{
 				`config.toml:4:3: egress.allow[1]: "http://localhost:8080" has a scheme`,
-				`config.toml:5:3: egress.allow[2]: "localhost" is neither host:port nor a CIDR`,
-				`config.toml:6:3: egress.allow[3]: "10.0.0.0/33" is not a valid CIDR prefix`,
-				`config.toml:7:3: egress.allow[4]: "host:0": port "0" must be a number from 1 to 65535`,
-				`config.toml:8:3: egress.allow[5]: "host:http": port "http" must be a number from 1 to 65535`,
-				`config.toml:9:3: egress.allow[6]: "bad_host:80": "bad_host" is not an IP address or a host name`,
-				`config.toml:10:3: egress.allow[7]: ":80": "" is not an IP address or a host name`,
+				`config.toml:5:3: egress.allow[2]: egress: allow-local entry "localhost": want ip:port`,
+				`config.toml:6:3: egress.allow[3]: egress: allow-local entry "10.0.0.0/33": not a CIDR prefix`,
+				`config.toml:7:3: egress.allow[4]: egress: allow-local entry "host:0": port "0" is neither 1-65535 nor *`,
+				`config.toml:8:3: egress.allow[5]: egress: allow-local entry "host:http": port "http" is neither 1-65535 nor *`,
+				`config.toml:9:3: egress.allow[6]: egress: allow-local entry "bad_host:80": host "bad_host" is not an IP address or localhost`,
+				`config.toml:10:3: egress.allow[7]: egress: allow-local entry ":80": host "" is not an IP address or localhost`,
 			},
 		},
 	}

@@ -1,10 +1,10 @@
 package config
 
 import (
+	"github.com/astrid-go/astrid/internal/egress"
+
 	"errors"
 	"fmt"
-	"net"
-	"net/netip"
 	"strconv"
 	"strings"
 )
@@ -83,49 +83,12 @@ func (c Config) validate(file string, at map[string]written) error {
 	return errors.Join(probs...)
 }
 
-// checkEndpoint accepts "host:port" (host a name or an IP, port 1-65535)
-// or a CIDR prefix.
+// checkEndpoint accepts exactly the allowlist forms the egress client
+// honours (it matches on the address actually connected, so a host name other
+// than localhost cannot be honoured and is refused here, not at every load).
 func checkEndpoint(s string) error {
 	if strings.Contains(s, "://") {
 		return fmt.Errorf("%q has a scheme; write host:port or a CIDR, such as 127.0.0.1:11434", s)
 	}
-	if strings.Contains(s, "/") {
-		if _, err := netip.ParsePrefix(s); err != nil {
-			return fmt.Errorf("%q is not a valid CIDR prefix (such as 10.0.0.0/8)", s)
-		}
-		return nil
-	}
-	host, port, err := net.SplitHostPort(s)
-	if err != nil {
-		return fmt.Errorf("%q is neither host:port nor a CIDR (such as localhost:8080 or 192.168.1.0/24)", s)
-	}
-	if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 {
-		return fmt.Errorf("%q: port %q must be a number from 1 to 65535", s, port)
-	}
-	if _, err := netip.ParseAddr(host); err == nil {
-		return nil
-	}
-	if !isHostname(host) {
-		return fmt.Errorf("%q: %q is not an IP address or a host name", s, host)
-	}
-	return nil
-}
-
-func isHostname(h string) bool {
-	h = strings.TrimSuffix(h, ".")
-	if h == "" || len(h) > 253 {
-		return false
-	}
-	for label := range strings.SplitSeq(h, ".") {
-		if label == "" || len(label) > 63 || label[0] == '-' || label[len(label)-1] == '-' {
-			return false
-		}
-		for i := 0; i < len(label); i++ {
-			c := label[i]
-			if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-') {
-				return false
-			}
-		}
-	}
-	return true
+	return egress.CheckAllowLocal(s)
 }

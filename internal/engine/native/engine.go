@@ -60,46 +60,40 @@ func (e *Engine) set(s capsule.State, err error) {
 	e.mu.Unlock()
 }
 
-// Invoke implements capsule.Engine. The handler runs on its own goroutine so
-// that a deadline or a cancel key answers the caller at once, with the call's
-// failure reply, even if the handler is stuck in computation.
-func (e *Engine) Invoke(ctx context.Context, inv hostapi.Invocation) (hostapi.Verdict, error) {
+// Invoke implements capsule.Engine. The handler runs on the caller's
+// goroutine (the dispatcher's queue worker), so a call costs no extra hand-off.
+// If the call's deadline passes or its cancel key is named while the handler
+// is still running, the failure reply is published at that moment, Invoke's
+// caller still waits for the handler to return, and every host call the
+// handler makes from then on fails.
+func (e *Engine) Invoke(ctx context.Context, inv hostapi.Invocation) (v hostapi.Verdict, err error) {
 	if !e.code.HasHandler(inv.Handler) {
 		return hostapi.Verdict{}, capsule.ErrNotSupported
 	}
 	call, cctx := e.host.Begin(ctx, inv.Principal)
-	defer call.End()
-
-	type outcome struct {
-		v   hostapi.Verdict
-		err error
-	}
-	done := make(chan outcome, 1)
-	go func() {
-		var o outcome
-		defer func() {
-			if r := recover(); r != nil {
-				o = outcome{err: fmt.Errorf("handler %s panicked: %v\n%s", inv.Handler, r, debug.Stack())}
-			}
-			done <- o
-		}()
-		o.v, o.err = e.code.Invoke(call, inv)
-	}()
-
-	select {
-	case o := <-done:
-		if o.err != nil {
-			call.Fail(o.err)
-		}
-		return o.v, o.err
-	case <-cctx.Done():
-		err := context.Cause(cctx)
+	var once sync.Once
+	fail := func(reason error) { once.Do(func() { call.Fail(reason) }) }
+	stop := context.AfterFunc(cctx, func() {
 		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-			err = fmt.Errorf("handler %s: deadline exceeded", inv.Handler)
-		} else {
-			err = fmt.Errorf("handler %s: cancelled: %w", inv.Handler, err)
+			fail(fmt.Errorf("handler %s: deadline exceeded", inv.Handler))
+			return
 		}
-		call.Fail(err)
-		return hostapi.Verdict{}, err
-	}
+		fail(fmt.Errorf("handler %s: cancelled: %w", inv.Handler, context.Cause(cctx)))
+	})
+	defer func() {
+		if r := recover(); r != nil {
+			v, err = hostapi.Verdict{}, fmt.Errorf("handler %s panicked: %v\n%s", inv.Handler, r, debug.Stack())
+		}
+		stopped := stop()
+		if err != nil && stopped {
+			fail(err)
+		}
+		if !stopped && err == nil {
+			// The deadline or a cancel fired while the handler ran: the
+			// caller has its failure reply; report the call as failed.
+			err = fmt.Errorf("handler %s: %w", inv.Handler, context.Cause(cctx))
+		}
+		call.End()
+	}()
+	return e.code.Invoke(call, inv)
 }

@@ -1,0 +1,56 @@
+//go:build bench
+
+package kernel
+
+import (
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
+)
+
+// The peer of the tool call round trip: one NATS request/reply through an
+// embedded nats-server (no listener, in-process connections), with a
+// 256-byte request and a reply of the same small file's size.
+
+func init() {
+	roundTripImpls = append(roundTripImpls, roundTripImpl{"nats-request-reply", setupNATSRoundTrip})
+}
+
+func setupNATSRoundTrip(b *testing.B) (func() error, func()) {
+	srv, err := server.NewServer(&server.Options{DontListen: true, NoLog: true, NoSigs: true})
+	if err != nil {
+		b.Fatal(err)
+	}
+	go srv.Start()
+	if !srv.ReadyForConnections(5 * time.Second) {
+		b.Fatal("nats-server not ready")
+	}
+	requester, err := nats.Connect("", nats.InProcessServer(srv))
+	if err != nil {
+		b.Fatal(err)
+	}
+	responder, err := nats.Connect("", nats.InProcessServer(srv))
+	if err != nil {
+		b.Fatal(err)
+	}
+	reply := []byte(`{"type":"tool_execute_result","call_id":"x","result":{"call_id":"x","content":"a small file\n","is_error":false}}`)
+	if _, err := responder.Subscribe("tool.v1.request.execute", func(m *nats.Msg) { _ = m.Respond(reply) }); err != nil {
+		b.Fatal(err)
+	}
+	if err := responder.Flush(); err != nil {
+		b.Fatal(err)
+	}
+	req := []byte(`{"type":"tool_execute_request","call_id":"call_0123456789abcdef0123456789abcdef","tool_name":"read_file","arguments":{"file_path":"small.txt"}}`)
+	roundTrip := func() error {
+		_, err := requester.Request("tool.v1.request.execute", req, 5*time.Second)
+		return err
+	}
+	return roundTrip, func() {
+		requester.Close()
+		responder.Close()
+		srv.Shutdown()
+		srv.WaitForShutdown()
+	}
+}
