@@ -60,6 +60,9 @@ func (ns namespace) createBucket(tx *bolt.Tx) (*bolt.Bucket, error) {
 // get returns a copy of the value (bbolt's slices die with the transaction).
 // Existence is decided by the cursor, so an empty value is found, not missed.
 func (ns namespace) get(key string) ([]byte, bool, error) {
+	if v, found, known := ns.s.bufferedGet(ns, key); known {
+		return v, found, nil
+	}
 	var out []byte
 	var found bool
 	err := ns.s.db.View(func(tx *bolt.Tx) error {
@@ -79,6 +82,10 @@ func (ns namespace) get(key string) ([]byte, bool, error) {
 }
 
 func (ns namespace) put(key string, value []byte) error {
+	if ns.s.buffered() {
+		ns.s.bufferPut(ns, key, value)
+		return nil
+	}
 	return ns.s.update(func(tx *bolt.Tx) error {
 		b, err := ns.createBucket(tx)
 		if err != nil {
@@ -89,6 +96,10 @@ func (ns namespace) put(key string, value []byte) error {
 }
 
 func (ns namespace) delete(key string) error {
+	if ns.s.buffered() {
+		ns.s.bufferDelete(ns, key)
+		return nil
+	}
 	return ns.s.update(func(tx *bolt.Tx) error {
 		b := ns.bucket(tx)
 		if b == nil {
@@ -101,6 +112,9 @@ func (ns namespace) delete(key string) error {
 // keys lists keys with prefix in byte order, which for UTF-8 is code point
 // order.
 func (ns namespace) keys(prefix string) ([]string, error) {
+	if err := ns.s.flushBuffered(); err != nil {
+		return nil, err
+	}
 	var out []string
 	err := ns.s.db.View(func(tx *bolt.Tx) error {
 		b := ns.bucket(tx)
@@ -114,6 +128,9 @@ func (ns namespace) keys(prefix string) ([]string, error) {
 }
 
 func (ns namespace) clearPrefix(prefix string) (int, error) {
+	if err := ns.s.flushBuffered(); err != nil {
+		return 0, err
+	}
 	var n int
 	err := ns.s.update(func(tx *bolt.Tx) error {
 		b := ns.bucket(tx)

@@ -4,7 +4,6 @@ import (
 	"crypto/cipher"
 	"errors"
 	"fmt"
-	"log/slog"
 	"path/filepath"
 	"sync"
 	"sync/atomic"
@@ -58,6 +57,11 @@ type Store struct {
 	dirty   atomic.Bool
 	stop    chan struct{}
 	flushed sync.WaitGroup
+
+	pmu      sync.Mutex
+	pending  map[string]*pendingNS // buffered writes, by namespace
+	flushing map[string]*pendingNS // the batch being written, still readable
+	flushMu  sync.Mutex
 }
 
 // Open opens (creating it 0600 if needed) the database at path. If another
@@ -81,7 +85,7 @@ func Open(path string, opts Options) (*Store, error) {
 		_ = db.Close()
 		return nil, fmt.Errorf("store: open %s: %w", path, err)
 	}
-	s := &Store{db: db, path: path, keyFile: opts.KeyFile}
+	s := &Store{db: db, path: path, keyFile: opts.KeyFile, pending: map[string]*pendingNS{}}
 	if opts.SyncInterval == 0 {
 		opts.SyncInterval = DefaultSyncInterval
 	}
@@ -115,15 +119,6 @@ func (s *Store) flushLoop(interval time.Duration) {
 			return
 		case <-t.C:
 			s.flush()
-		}
-	}
-}
-
-func (s *Store) flush() {
-	if s.dirty.Swap(false) {
-		if err := s.db.Sync(); err != nil {
-			s.dirty.Store(true)
-			slog.Error("store: flush failed; will retry", "file", s.path, "err", err)
 		}
 	}
 }
