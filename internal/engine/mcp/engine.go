@@ -1,0 +1,241 @@
+package mcp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/astrid-go/astrid/internal/capsule"
+	"github.com/astrid-go/astrid/internal/host"
+	"github.com/astrid-go/astrid/manifest"
+)
+
+// Options tune an engine. The zero value is usable.
+type Options struct {
+	// Logger receives the engine's events and the server's stderr, tagged
+	// with capsule and server id. Nil means slog.Default().
+	Logger *slog.Logger
+	// RestartBackoff is the wait before the first restart of a dead server;
+	// it doubles after each failed or short-lived generation, up to
+	// MaxRestartBackoff. Zero means DefaultRestartBackoff.
+	RestartBackoff time.Duration
+	// Env holds the capsule's [env] values; they are added to the server's
+	// environment (see environ for what else it gets).
+	Env map[string]string
+	// StartTimeout bounds starting the process and the MCP handshake. Zero
+	// means DefaultStartTimeout.
+	StartTimeout time.Duration
+	// WireLog, when set, receives every JSON-RPC message exchanged with the
+	// server, one per line ("write: …" to it, "read: …" from it), for
+	// debugging and for tests that assert what went on the wire.
+	WireLog io.Writer
+}
+
+// Defaults for Options.
+const (
+	DefaultRestartBackoff = time.Second
+	MaxRestartBackoff     = 5 * time.Minute
+	DefaultStartTimeout   = 30 * time.Second
+	// stopGrace is how long a server gets after stdin closes, and again
+	// after SIGTERM, before its group is killed.
+	stopGrace = 2 * time.Second
+	// stableAfter is how long a generation must live for the backoff to
+	// start again from RestartBackoff.
+	stableAfter = time.Minute
+)
+
+// Engine runs one stdio MCP server of a capsule. It implements
+// capsule.Engine and capsule.SurfaceProvider.
+type Engine struct {
+	srv         manifest.MCPServer
+	capsuleID   string
+	description string // the capsule's, for describe answers
+	host        *host.Capsule
+	dir         string
+	command     string // resolved; what is executed
+	opts        Options
+	log         *slog.Logger
+	hooks       map[string]bool // handlers of the manifest's interceptors
+
+	mu       sync.Mutex
+	health   capsule.Health
+	cur      *server // nil while the server is down or restarting
+	tools    []tool  // as loaded; the bus surface is fixed at load
+	hasHook  bool    // the server offers astrid_hook_intercept
+	restarts int
+	stopping bool
+	stopSup  context.CancelFunc
+	supDone  chan struct{}
+}
+
+var (
+	_ capsule.Engine          = (*Engine)(nil)
+	_ capsule.SurfaceProvider = (*Engine)(nil)
+)
+
+// ErrNotStdio is returned by New for a server whose type is not "stdio":
+// such entries get no engine (seed 003).
+var ErrNotStdio = errors.New(`only type = "stdio" MCP servers get an engine`)
+
+// New prepares the engine for server srv of capsule m, hosted by h. The
+// command is checked against host_process exactly as declared, before
+// anything is resolved, and then resolved inside the capsule directory
+// (m.Dir); nothing is started until Load.
+func New(srv manifest.MCPServer, m *manifest.Manifest, h *host.Capsule, opts Options) (*Engine, error) {
+	id := m.ID()
+	if srv.Type != "stdio" {
+		return nil, fmt.Errorf("mcp: capsule %s: server %s: type %q: %w", id, srv.ID, srv.Type, ErrNotStdio)
+	}
+	if srv.Command == "" {
+		return nil, fmt.Errorf("mcp: capsule %s: server %s: an MCP server needs a command", id, srv.ID)
+	}
+	if err := h.Gate().HostProcess(srv.Command); err != nil {
+		return nil, fmt.Errorf("mcp: capsule %s: server %s: %w", id, srv.ID, err)
+	}
+	command, err := resolveCommand(srv.Command, m.Dir, targetTriple())
+	if err != nil {
+		return nil, fmt.Errorf("mcp: capsule %s: server %s: %w", id, srv.ID, err)
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	if opts.RestartBackoff <= 0 {
+		opts.RestartBackoff = DefaultRestartBackoff
+	}
+	if opts.StartTimeout <= 0 {
+		opts.StartTimeout = DefaultStartTimeout
+	}
+	hooks := map[string]bool{}
+	for _, i := range m.Interceptors() {
+		hooks[i.Handler] = true
+	}
+	return &Engine{
+		srv: srv, capsuleID: id, description: m.Package.Description, host: h, dir: m.Dir, command: command, opts: opts,
+		log:   opts.Logger.With("capsule", id, "mcp_server", srv.ID),
+		hooks: hooks,
+	}, nil
+}
+
+// Name implements capsule.Engine.
+func (e *Engine) Name() string { return "mcp:" + e.srv.ID }
+
+// Command is what the engine executes: the declared command once resolved.
+func (e *Engine) Command() string { return e.command }
+
+// Restarts reports how many times the server has been restarted.
+func (e *Engine) Restarts() int {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.restarts
+}
+
+// Load implements capsule.Engine: it starts the server, runs the MCP
+// handshake and lists its tools, which become the engine's Surface.
+func (e *Engine) Load(ctx context.Context) error {
+	e.mu.Lock()
+	if e.cur != nil || e.supDone != nil {
+		e.mu.Unlock()
+		return fmt.Errorf("mcp server %s: already loaded", e.srv.ID)
+	}
+	e.health = capsule.Health{State: capsule.Loading}
+	e.stopping = false
+	e.mu.Unlock()
+
+	s, err := e.start(ctx)
+	if err != nil {
+		e.set(capsule.Failed, err)
+		return err
+	}
+	tools, hasHook, err := e.listTools(ctx, s)
+	if err != nil {
+		s.stop(stopGrace)
+		err = fmt.Errorf("mcp server %s: tools/list: %w", e.srv.ID, err)
+		e.set(capsule.Failed, err)
+		return err
+	}
+	supCtx, stopSup := context.WithCancel(context.Background())
+	e.mu.Lock()
+	e.cur, e.tools, e.hasHook = s, tools, hasHook
+	supDone := make(chan struct{})
+	e.stopSup, e.supDone = stopSup, supDone
+	e.health = capsule.Health{State: capsule.Ready}
+	e.mu.Unlock()
+	join(e)
+	go e.supervise(supCtx, s, supDone)
+	e.log.Info("mcp server loaded", "command", e.command, "pid", s.pid, "tools", len(tools))
+	return nil
+}
+
+// start starts one generation of the server.
+func (e *Engine) start(ctx context.Context) (*server, error) {
+	env, skipped := environ(e.opts.Env)
+	if len(skipped) > 0 {
+		e.log.Warn("capsule [env] values left out of the server's environment: their names cannot be environment variables", "keys", skipped)
+	}
+	s, err := startServer(ctx, spawnSpec{
+		name:    e.capsuleID + "/" + e.srv.ID,
+		command: e.command,
+		args:    e.srv.Args,
+		dir:     e.dir,
+		env:     env,
+		log:     e.log,
+		wire:    e.opts.WireLog,
+		timeout: e.opts.StartTimeout,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("mcp server %s: %w", e.srv.ID, err)
+	}
+	return s, nil
+}
+
+// WaitReady implements capsule.Engine: Load returns only once the server
+// has answered, so a loaded engine is ready.
+func (e *Engine) WaitReady(ctx context.Context) error { return ctx.Err() }
+
+// Unload implements capsule.Engine: the supervisor stops restarting, and the
+// server's whole process group is stopped. Calls in flight get their
+// failure replies.
+func (e *Engine) Unload(context.Context) error {
+	e.mu.Lock()
+	e.stopping = true
+	s, stopSup, supDone := e.cur, e.stopSup, e.supDone
+	e.cur, e.stopSup, e.supDone = nil, nil, nil
+	e.health = capsule.Health{State: capsule.Unloading}
+	e.mu.Unlock()
+	leave(e)
+	if stopSup != nil {
+		stopSup()
+		<-supDone
+	}
+	if s != nil {
+		s.stop(stopGrace)
+	}
+	e.set(capsule.Unloaded, nil)
+	return nil
+}
+
+// Health implements capsule.Engine. A server being restarted stays Ready:
+// its calls are answered with errors until it is back, and the capsule's
+// other engines keep working.
+func (e *Engine) Health() capsule.Health {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.health
+}
+
+func (e *Engine) set(s capsule.State, err error) {
+	e.mu.Lock()
+	e.health = capsule.Health{State: s, Err: err}
+	e.mu.Unlock()
+}
+
+// current returns the live generation, or nil while the server is down.
+func (e *Engine) current() *server {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.cur
+}

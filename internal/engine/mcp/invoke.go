@@ -1,0 +1,168 @@
+package mcp
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/astrid-go/astrid/hostapi"
+	"github.com/astrid-go/astrid/internal/capsule"
+	"github.com/astrid-go/astrid/internal/host"
+	"github.com/astrid-go/astrid/ipc"
+)
+
+// Invoke implements capsule.Engine: a tool call, a describe request or one
+// of the manifest's interceptors; anything else is not this engine's.
+func (e *Engine) Invoke(ctx context.Context, inv hostapi.Invocation) (hostapi.Verdict, error) {
+	switch {
+	case strings.HasPrefix(inv.Handler, toolHandlerPrefix):
+		t, ok := e.lookup(inv.Handler)
+		if !ok {
+			return hostapi.Verdict{}, capsule.ErrNotSupported
+		}
+		return e.callTool(ctx, inv, t)
+	case inv.Handler == describeHandler:
+		if describer(e) != e {
+			return hostapi.Verdict{}, capsule.ErrNotSupported
+		}
+		return e.describe(ctx, inv)
+	case e.hooks[inv.Handler]:
+		return e.intercept(ctx, inv)
+	}
+	return hostapi.Verdict{}, capsule.ErrNotSupported
+}
+
+// callTool runs one tool call. Whatever happens, the caller gets exactly
+// one result on the tool's result topic: the server's answer, an error
+// result saying why there is none, or (when the call is cancelled, times
+// out or loses its server) the failure reply.
+func (e *Engine) callTool(ctx context.Context, inv hostapi.Invocation, t tool) (hostapi.Verdict, error) {
+	var req ipc.ToolExecuteRequest
+	if err := json.Unmarshal(inv.Payload, &req); err != nil || req.CallID == "" {
+		if err == nil {
+			err = errors.New("no call_id")
+		}
+		return hostapi.Verdict{}, fmt.Errorf("mcp tool %s: dropped a request with nowhere to answer: %w", t.busName, err)
+	}
+	call, cctx := e.host.Begin(ctx, inv.Principal)
+	defer call.End()
+	topic := ipc.ToolResultTopic(t.busName)
+	setFailure := func(reason string) {
+		if err := call.SetFailureReply(topic, errorResult(req.CallID, reason)); err != nil {
+			e.log.Error("failure reply not registered", "tool", t.busName, "call_id", req.CallID, "err", err)
+		}
+	}
+	setFailure(fmt.Sprintf("MCP tool %s did not answer", t.busName))
+	if err := call.SetCancelKey(req.CallID); err != nil {
+		e.log.Warn("cancel key not registered", "tool", t.busName, "call_id", req.CallID, "err", err)
+	}
+
+	s := e.current()
+	if s == nil {
+		return e.answer(call, topic, ipc.ToolCallError(req.CallID,
+			fmt.Sprintf("MCP server %s is down and being restarted; try again shortly", e.srv.ID)))
+	}
+	// The call ends at once when its server dies, not when the session
+	// notices.
+	callCtx, cancel := context.WithCancelCause(cctx)
+	defer cancel(nil)
+	unwatch := context.AfterFunc(s.done, func() { cancel(context.Cause(s.done)) })
+	defer unwatch()
+
+	res, err := s.session.CallTool(callCtx, &mcp.CallToolParams{Name: t.mcpName, Arguments: arguments(req.Arguments)})
+	if err == nil {
+		return e.answer(call, topic, ipc.ToolCallResult{CallID: req.CallID, Content: resultText(res), IsError: res.IsError})
+	}
+	if reason, interrupted := e.interruption(s, ctx, cctx, callCtx, err); interrupted {
+		err = fmt.Errorf("mcp tool %s: call %s: %s: %w", t.busName, req.CallID, reason, err)
+		setFailure(reason)
+		call.Fail(err)
+		return hostapi.Verdict{}, err
+	}
+	// The server answered with a protocol error (unknown tool, invalid
+	// arguments): that is an answer, given to the caller as an error result.
+	return e.answer(call, topic, ipc.ToolCallError(req.CallID, fmt.Sprintf("MCP tool %s failed: %v", t.busName, err)))
+}
+
+// interruption says whether a failed call was interrupted rather than
+// answered, and why, in words for the caller. The server answered only when
+// the error is a JSON-RPC error object; anything else means the connection
+// broke, and the server is (or is about to be) gone.
+func (e *Engine) interruption(s *server, outer, cctx, callCtx context.Context, err error) (string, bool) {
+	var wire *jsonrpc.Error
+	switch {
+	case errors.Is(context.Cause(callCtx), errServerExited):
+	case errors.Is(outer.Err(), context.DeadlineExceeded):
+		return fmt.Sprintf("MCP tool call timed out: the call's deadline passed (server %s)", e.srv.ID), true
+	case cctx.Err() != nil:
+		return fmt.Sprintf("MCP tool call cancelled (%v)", context.Cause(cctx)), true
+	case errors.As(err, &wire):
+		return "", false
+	default:
+		// The session saw the break before the exit was reaped; give the
+		// reaper a moment so the reason can say how the server ended.
+		if !s.waitExit(exitReportWait) {
+			return fmt.Sprintf("lost the connection to MCP server %s during the call (%v); it is being restarted", e.srv.ID, err), true
+		}
+	}
+	return fmt.Sprintf("MCP server %s stopped during the call (%v); it is being restarted", e.srv.ID, s.exitErr), true
+}
+
+// exitReportWait bounds how long a failed call waits to learn how its
+// server exited.
+const exitReportWait = 2 * time.Second
+
+// answer publishes the call's result on the tool's result topic. A result
+// that cannot be published leaves the failure reply to answer.
+func (e *Engine) answer(call *host.Call, topic string, r ipc.ToolCallResult) (hostapi.Verdict, error) {
+	payload, err := ipc.EncodePayload(ipc.ToolExecuteResult{CallID: r.CallID, Result: r})
+	if err == nil {
+		err = call.Publish(topic, payload)
+	}
+	if err != nil {
+		err = fmt.Errorf("mcp: publish %s: %w", topic, err)
+		call.Fail(err)
+		return hostapi.Verdict{}, err
+	}
+	return hostapi.Verdict{}, nil
+}
+
+// arguments passes the model's arguments through as raw JSON; absent or
+// null arguments become the empty object MCP expects.
+func arguments(raw json.RawMessage) any {
+	if s := strings.TrimSpace(string(raw)); s == "" || s == "null" {
+		return map[string]any{}
+	}
+	return raw
+}
+
+func errorResult(callID, reason string) []byte {
+	// A result made of strings and a bool always encodes.
+	b, _ := ipc.EncodePayload(ipc.ToolExecuteResult{CallID: callID, Result: ipc.ToolCallError(callID, reason)})
+	return b
+}
+
+// describe answers a describe request with the tools of every loaded MCP
+// engine of the capsule.
+func (e *Engine) describe(ctx context.Context, inv hostapi.Invocation) (hostapi.Verdict, error) {
+	call, _ := e.host.Begin(ctx, inv.Principal)
+	defer call.End()
+	resp := ipc.ToolDescribeResponse{Description: e.description}
+	for _, sib := range loadedSiblings(e) {
+		resp.Tools = append(resp.Tools, sib.Tools()...)
+	}
+	payload, err := json.Marshal(resp)
+	if err == nil {
+		err = call.Publish(ipc.ToolDescribeResponseTopic(e.capsuleID), payload)
+	}
+	if err != nil {
+		return hostapi.Verdict{}, fmt.Errorf("mcp: describe %s: %w", e.capsuleID, err)
+	}
+	return hostapi.Verdict{}, nil
+}

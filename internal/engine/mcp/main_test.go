@@ -1,0 +1,102 @@
+package mcp
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"strconv"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"go.uber.org/goleak"
+)
+
+// fakeServerEnv, set in a child's environment, makes the test binary run
+// as the fake MCP server instead of the tests.
+const fakeServerEnv = "ASTRID_MCP_FAKE_SERVER"
+
+func TestMain(m *testing.M) {
+	if os.Getenv(fakeServerEnv) == "1" {
+		runFakeServer()
+		os.Exit(0)
+	}
+	goleak.VerifyTestMain(m)
+}
+
+// runFakeServer is an MCP server over stdio with one tool per behaviour
+// the engine must handle.
+func runFakeServer() {
+	s := mcp.NewServer(&mcp.Implementation{Name: "fake", Version: "1"}, nil)
+	obj := map[string]any{"type": "object", "properties": map[string]any{"text": map[string]any{"type": "string"}}}
+	args := func(req *mcp.CallToolRequest) map[string]string {
+		out := map[string]string{}
+		_ = json.Unmarshal(req.Params.Arguments, &out)
+		return out
+	}
+	text := func(s string) *mcp.CallToolResult {
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: s}}}
+	}
+	readOnly := &mcp.ToolAnnotations{ReadOnlyHint: true}
+	s.AddTool(&mcp.Tool{Name: "echo", Description: "Echo text", InputSchema: obj, Annotations: readOnly},
+		func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return text(args(req)["text"]), nil
+		})
+	s.AddTool(&mcp.Tool{Name: "fail", Description: "A tool error", InputSchema: obj},
+		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			r := text("it broke")
+			r.IsError = true
+			return r, nil
+		})
+	s.AddTool(&mcp.Tool{Name: "bad.name", Description: "Not a valid bus tool name", InputSchema: obj},
+		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) { return text("?"), nil })
+	s.AddTool(&mcp.Tool{Name: "block", Description: "Waits until cancelled", InputSchema: obj},
+		func(ctx context.Context, _ *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			<-ctx.Done()
+			fmt.Fprintln(os.Stderr, "fake: block was cancelled")
+			return nil, ctx.Err()
+		})
+	s.AddTool(&mcp.Tool{Name: "crash", Description: "Exits mid-call", InputSchema: obj},
+		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			os.Exit(3)
+			return nil, nil
+		})
+	s.AddTool(&mcp.Tool{Name: "env", Description: "Reads a variable", InputSchema: obj, Annotations: readOnly},
+		func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			v, ok := os.LookupEnv(args(req)["text"])
+			return text(fmt.Sprintf("%v:%s", ok, v)), nil
+		})
+	s.AddTool(&mcp.Tool{Name: "spawn", Description: "Starts a grandchild in the group", InputSchema: obj},
+		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			c := exec.Command("sleep", "300")
+			if err := c.Start(); err != nil {
+				return nil, err
+			}
+			return text(strconv.Itoa(c.Process.Pid)), nil
+		})
+	s.AddTool(&mcp.Tool{Name: hookTool, Description: "Interceptor hook", InputSchema: obj},
+		func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			var in struct {
+				Hook    string          `json:"hook"`
+				Payload json.RawMessage `json:"payload"`
+			}
+			_ = json.Unmarshal(req.Params.Arguments, &in)
+			switch in.Hook {
+			case "hook_deny":
+				return text(`{"action":"deny","reason":"no thanks"}`), nil
+			case "hook_final":
+				return text(`{"action":"final"}`), nil
+			case "hook_rewrite":
+				return text(`{"action":"continue","payload":{"seen":` + string(in.Payload) + `}}`), nil
+			case "hook_error":
+				r := text("hook failed")
+				r.IsError = true
+				return r, nil
+			}
+			return text(""), nil
+		})
+	if err := s.Run(context.Background(), &mcp.StdioTransport{}); err != nil {
+		fmt.Fprintln(os.Stderr, "fake:", err)
+	}
+}

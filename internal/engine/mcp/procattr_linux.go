@@ -1,0 +1,16 @@
+//go:build linux
+
+package mcp
+
+import "syscall"
+
+// serverProcAttr puts the server in its own process group, so that the whole
+// group can be signalled, and asks the kernel to SIGKILL the direct child
+// when astrid dies, whatever kills astrid.
+//
+// The parent-death signal fires when the spawning OS thread exits; the Go
+// runtime retires threads only under LockOSThread, which the engine never
+// holds while spawning.
+func serverProcAttr() *syscall.SysProcAttr {
+	return &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+}

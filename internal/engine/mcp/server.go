@@ -1,0 +1,237 @@
+package mcp
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/exec"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/astrid-go/astrid/manifest"
+)
+
+// server is one generation of a running MCP server: the process, its group
+// and the client session over its stdin/stdout. A restart makes a new one.
+type server struct {
+	cmd     *exec.Cmd
+	pid     int
+	stdin   *os.File // our end of the server's stdin
+	stdout  *os.File // our end of the server's stdout
+	stderr  *os.File // our end of the server's stderr
+	session *mcp.ClientSession
+	started time.Time
+
+	// exited is closed once the direct child has exited and been reaped;
+	// exitErr says how it ended. done is cancelled at the same moment, with
+	// errServerExited as cause, for calls to merge into their context.
+	exited  chan struct{}
+	exitErr error
+	done    context.Context
+	cancel  context.CancelCauseFunc
+
+	closeOnce sync.Once
+	logDone   chan struct{} // the stderr reader has finished
+}
+
+// errServerExited is the cause carried by a server's done context.
+var errServerExited = errors.New("the MCP server exited")
+
+// spawnSpec is what a generation is started from.
+type spawnSpec struct {
+	name    string // "<capsule>/<server id>", for the log and KillAll
+	command string
+	args    []string
+	dir     string
+	env     []string
+	log     *slog.Logger
+	wire    io.Writer
+	timeout time.Duration
+}
+
+// startServer starts the process in its own group and connects the client
+// session (the MCP handshake runs under ctx and spec.timeout). On failure
+// nothing is left running.
+func startServer(ctx context.Context, spec spawnSpec) (*server, error) {
+	var files []*os.File
+	pipe := func() (r, w *os.File, err error) {
+		r, w, err = os.Pipe()
+		if err == nil {
+			files = append(files, r, w)
+		}
+		return r, w, err
+	}
+	fail := func(err error) (*server, error) {
+		for _, f := range files {
+			_ = f.Close()
+		}
+		return nil, err
+	}
+	inR, inW, err := pipe()
+	if err != nil {
+		return fail(fmt.Errorf("stdin pipe: %w", err))
+	}
+	outR, outW, err := pipe()
+	if err != nil {
+		return fail(fmt.Errorf("stdout pipe: %w", err))
+	}
+	errR, errW, err := pipe()
+	if err != nil {
+		return fail(fmt.Errorf("stderr pipe: %w", err))
+	}
+	cmd := exec.Command(spec.command, spec.args...)
+	cmd.Dir = spec.dir
+	cmd.Env = spec.env
+	// *os.File ends are handed to the child as they are: no copying
+	// goroutines, and Wait does not close our ends under a reader.
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, errW
+	cmd.SysProcAttr = serverProcAttr()
+	if err := cmd.Start(); err != nil {
+		return fail(fmt.Errorf("start %s: %w", spec.command, err))
+	}
+	for _, f := range []*os.File{inR, outW, errW} {
+		_ = f.Close()
+	}
+	done, cancel := context.WithCancelCause(context.Background())
+	s := &server{
+		cmd: cmd, pid: cmd.Process.Pid, stdin: inW, stdout: outR, stderr: errR,
+		started: time.Now(), exited: make(chan struct{}), done: done, cancel: cancel,
+		logDone: make(chan struct{}),
+	}
+	trackGroup(s.pid, spec.name)
+	go s.wait()
+	go s.logStderr(spec.log)
+
+	var t mcp.Transport = &mcp.IOTransport{Reader: outR, Writer: inW}
+	if spec.wire != nil {
+		t = &mcp.LoggingTransport{Transport: t, Writer: spec.wire}
+	}
+	client := mcp.NewClient(&mcp.Implementation{Name: "astrid", Version: manifest.RuntimeVersion}, &mcp.ClientOptions{
+		Logger: spec.log,
+		// No capabilities: a client advertising roots makes some servers
+		// (server-filesystem) replace the directories the manifest gave them.
+		Capabilities: &mcp.ClientCapabilities{},
+		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
+			spec.log.Warn("the MCP server changed its tool list; the capsule keeps the tools it loaded with until it is reloaded")
+		},
+	})
+	cctx, stop := context.WithTimeout(ctx, spec.timeout)
+	defer stop()
+	// A server that dies during the handshake must not leave it waiting.
+	unwatch := context.AfterFunc(done, stop)
+	defer unwatch()
+	session, err := client.Connect(cctx, t, nil)
+	if err != nil {
+		s.kill()
+		if context.Cause(done) != nil {
+			err = fmt.Errorf("%w (%v)", err, s.exitErr)
+		}
+		return nil, fmt.Errorf("MCP handshake with %s: %w", spec.command, err)
+	}
+	s.session = session
+	// A session that breaks while the process lives (garbage on stdout, a
+	// closed pipe) leaves a server nobody can talk to: end it, so that the
+	// supervisor starts a new one.
+	go func() {
+		_ = session.Wait()
+		_ = signalGroup(s.pid, sigKill)
+	}()
+	return s, nil
+}
+
+// wait reaps the direct child and then the rest of its group: a server
+// whose leader died has no business keeping helpers alive.
+func (s *server) wait() {
+	err := s.cmd.Wait()
+	if err == nil {
+		err = errors.New("exited with status 0")
+	}
+	s.exitErr = err
+	_ = signalGroup(s.pid, sigKill)
+	s.cancel(fmt.Errorf("%w: %v", errServerExited, err))
+	close(s.exited)
+}
+
+// logStderr copies the server's stderr into the log, a line at a time.
+// Lines longer than the buffer are logged in pieces.
+func (s *server) logStderr(log *slog.Logger) {
+	defer close(s.logDone)
+	r := bufio.NewReaderSize(s.stderr, 4096)
+	for {
+		line, err := r.ReadSlice('\n')
+		if len(line) > 0 {
+			if line[len(line)-1] == '\n' {
+				line = line[:len(line)-1]
+			}
+			log.Info("mcp server stderr", "line", string(line))
+		}
+		if err != nil && !errors.Is(err, bufio.ErrBufferFull) {
+			return
+		}
+	}
+}
+
+// stopServer ends the generation: stdin is closed (an MCP server's cue to
+// exit), then after grace the group gets SIGTERM, then SIGKILL. It waits
+// for the child and the stderr reader, and is idempotent.
+func (s *server) stop(grace time.Duration) {
+	s.closeOnce.Do(func() {
+		_ = s.stdin.Close()
+		if !s.waitExit(grace) {
+			_ = signalGroup(s.pid, sigTerm)
+			if !s.waitExit(grace) {
+				_ = signalGroup(s.pid, sigKill)
+				<-s.exited
+			}
+		}
+		s.finish()
+	})
+}
+
+// kill ends the generation at once (the server is already dead or useless).
+func (s *server) kill() {
+	s.closeOnce.Do(func() {
+		_ = signalGroup(s.pid, sigKill)
+		<-s.exited
+		_ = s.stdin.Close()
+		s.finish()
+	})
+}
+
+// finish releases the session and the pipes once the child has exited.
+func (s *server) finish() {
+	if s.session != nil {
+		// With the process gone the reader sees EOF at once, so Close does
+		// not wait on a call the server will never answer.
+		_ = s.session.Close()
+	} else {
+		_ = s.stdout.Close()
+	}
+	// A process that left the group may still hold stderr; do not let it
+	// keep the reader (and this call) alive.
+	select {
+	case <-s.logDone:
+	case <-time.After(time.Second):
+		_ = s.stderr.Close()
+		<-s.logDone
+	}
+	_ = s.stderr.Close()
+	untrackGroup(s.pid)
+}
+
+func (s *server) waitExit(d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-s.exited:
+		return true
+	case <-t.C:
+		return false
+	}
+}
