@@ -1,0 +1,7 @@
+//go:build !unix
+
+package wasm
+
+import "os"
+
+func checkOwner(string, os.FileInfo) error { return nil }

@@ -1,0 +1,16 @@
+// Package wasm is the engine that runs a capsule's executable component, a
+// core WebAssembly module speaking docs/abi.md, on wazero.
+//
+// It owns: the shared Runtime (wazero config, the on-disk compilation
+// cache, compiled modules shared by hash), integrity checks of component
+// files, the per-capsule instance pool, the `astrid` host module that maps
+// each import onto the capsule's internal/host Call, the optional run loop
+// and its watchdog, and the limits on a guest (deadline, cancellation,
+// memory, capped sleeps, a WASI with real clocks and crypto/rand but no
+// files, environment or sockets).
+//
+// It must not make capability decisions: every import goes through
+// internal/host, which applies the gate, egress and dispatcher exactly as
+// for a native capsule. It must not trust the guest: every pointer and
+// length is bounds-checked, and an instance that trapped is never reused.
+package wasm

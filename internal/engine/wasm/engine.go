@@ -1,0 +1,235 @@
+package wasm
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/tetratelabs/wazero"
+
+	"github.com/astrid-go/astrid/hostapi"
+	"github.com/astrid-go/astrid/internal/capsule"
+	"github.com/astrid-go/astrid/internal/host"
+	"github.com/astrid-go/astrid/manifest"
+)
+
+// The guest exports of docs/abi.md §3.
+const (
+	exportABIVersion = "astrid_abi_version"
+	exportAlloc      = "astrid_alloc"
+	exportScratch    = "astrid_scratch"
+	exportInvoke     = "astrid_invoke"
+	exportRun        = "astrid_run"
+)
+
+var requiredExports = []string{"_initialize", exportABIVersion, exportAlloc, exportScratch, exportInvoke}
+
+// Engine runs one capsule's executable component.
+type Engine struct {
+	rt       *Runtime
+	m        *manifest.Manifest
+	comp     *manifest.Component
+	host     *host.Capsule
+	log      *slog.Logger
+	handlers map[string]bool
+
+	compiled wazero.CompiledModule
+	sum      string
+	pool     *pool
+	run      *runLoop
+
+	mu     sync.Mutex
+	health capsule.Health
+}
+
+var _ capsule.Engine = (*Engine)(nil)
+
+func newEngine(r *Runtime, m *manifest.Manifest, comp *manifest.Component, h *host.Capsule) *Engine {
+	e := &Engine{rt: r, m: m, comp: comp, host: h, log: r.log.With("capsule", m.ID(), "engine", "wasm"), handlers: map[string]bool{}}
+	for _, i := range m.Interceptors() {
+		e.handlers[i.Handler] = true
+	}
+	return e
+}
+
+// Name implements capsule.Engine.
+func (e *Engine) Name() string { return "wasm" }
+
+// Load verifies, compiles and instantiates the component: the first
+// instance is made now so that a broken module fails the load, not the
+// first call.
+func (e *Engine) Load(ctx context.Context) error {
+	e.set(capsule.Loading, nil)
+	if err := e.load(ctx); err != nil {
+		err = fmt.Errorf("wasm: capsule %s: %w", e.m.ID(), err)
+		e.set(capsule.Failed, err)
+		return err
+	}
+	e.set(capsule.Ready, nil)
+	return nil
+}
+
+func (e *Engine) load(ctx context.Context) error {
+	wasm, sum, err := readVerified(e.m, e.comp)
+	if err != nil {
+		return err
+	}
+	cm, err := e.rt.compile(ctx, sum, wasm)
+	if err != nil {
+		return fmt.Errorf("compile %s: %w", e.comp.File, err)
+	}
+	e.compiled, e.sum = cm, sum
+	if err := checkModule(cm); err != nil {
+		e.release(ctx)
+		return fmt.Errorf("%s: %w", e.comp.File, err)
+	}
+	max := e.rt.opts.PoolSize
+	if len(e.m.Capabilities.HostProcess) > 0 {
+		max = 1 // live process handles must stay with one instance
+	}
+	limit := uint32(e.rt.opts.MemoryLimitMiB) << 20
+	e.pool = newPool(e, max, limit/4*3)
+	first, err := e.newInstance(ctx)
+	if err != nil {
+		e.release(ctx)
+		return err
+	}
+	e.pool.seed(first)
+	if _, ok := cm.ExportedFunctions()[exportRun]; ok {
+		e.run = startRunLoop(e)
+	}
+	return nil
+}
+
+func (e *Engine) release(ctx context.Context) {
+	if e.compiled != nil {
+		e.rt.release(ctx, e.sum)
+		e.compiled = nil
+	}
+}
+
+// checkModule refuses a module that lacks an export of the ABI or imports
+// something this kernel does not provide, naming it.
+func checkModule(cm wazero.CompiledModule) error {
+	exports := cm.ExportedFunctions()
+	for _, name := range requiredExports {
+		if _, ok := exports[name]; !ok {
+			return fmt.Errorf("missing export %s (docs/abi.md §3; a Go capsule is built with astrid capsule build)", name)
+		}
+	}
+	if _, ok := cm.ExportedMemories()["memory"]; !ok {
+		return errors.New("missing exported memory")
+	}
+	for _, imp := range cm.ImportedFunctions() {
+		module, name, _ := imp.Import()
+		switch module {
+		case "wasi_snapshot_preview1":
+		case hostModule:
+			if !hostImportNames[name] {
+				return fmt.Errorf("imports %s.%s, which this kernel does not provide (ABI version 1)", module, name)
+			}
+		default:
+			return fmt.Errorf("imports %s.%s from unknown module %q", module, name, module)
+		}
+	}
+	return nil
+}
+
+// WaitReady implements capsule.Engine: Load already made an instance.
+func (e *Engine) WaitReady(ctx context.Context) error { return ctx.Err() }
+
+// Unload implements capsule.Engine.
+func (e *Engine) Unload(ctx context.Context) error {
+	e.set(capsule.Unloading, nil)
+	if e.run != nil {
+		e.run.stop()
+		e.run = nil
+	}
+	if e.pool != nil {
+		e.pool.close()
+	}
+	e.release(ctx)
+	e.set(capsule.Unloaded, nil)
+	return nil
+}
+
+// Health implements capsule.Engine.
+func (e *Engine) Health() capsule.Health {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.health
+}
+
+func (e *Engine) set(s capsule.State, err error) {
+	e.mu.Lock()
+	e.health = capsule.Health{State: s, Err: err}
+	e.mu.Unlock()
+}
+
+// Stats describe the capsule's instance pool.
+func (e *Engine) Stats() PoolStats {
+	if e.pool == nil {
+		return PoolStats{}
+	}
+	return e.pool.stats()
+}
+
+// Invoke implements capsule.Engine: one handler call on a pooled instance,
+// under the call's deadline and cancel key. A trap discards the instance
+// and publishes the call's failure reply.
+func (e *Engine) Invoke(ctx context.Context, inv hostapi.Invocation) (hostapi.Verdict, error) {
+	if !e.handlers[inv.Handler] {
+		return hostapi.Verdict{}, capsule.ErrNotSupported
+	}
+	if err := e.rt.opts.Ledger.Admit(inv.Principal); err != nil {
+		return hostapi.Verdict{}, fmt.Errorf("wasm: capsule %s: handler %s: %w", e.m.ID(), inv.Handler, err)
+	}
+	if d, ok := ctx.Deadline(); !ok || time.Until(d) > e.rt.opts.CallDeadline {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, e.rt.opts.CallDeadline)
+		defer cancel()
+	}
+	call, cctx := e.host.Begin(ctx, inv.Principal)
+	defer call.End()
+
+	inst, err := e.pool.get(cctx, inv.Principal)
+	if err != nil {
+		err = fmt.Errorf("wasm: capsule %s: handler %s: %w", e.m.ID(), inv.Handler, err)
+		call.Fail(err)
+		return hostapi.Verdict{}, err
+	}
+	st := &inst.state
+	st.call, st.host = call, 0
+	start := time.Now()
+	v, err := inst.call(context.WithValue(cctx, stateKey{}, st), inv)
+	e.rt.opts.Ledger.Charge(inv.Principal, time.Since(start)-st.host)
+	st.call = nil
+
+	if err == nil {
+		e.pool.put(inst, inv.Principal)
+		return v, nil
+	}
+	if !errors.Is(err, errTrapped) {
+		// The handler failed and said so: the instance is fine.
+		e.pool.put(inst, inv.Principal)
+		if hostapi.CodeOf(err) == hostapi.CodeNotSupported {
+			return hostapi.Verdict{}, capsule.ErrNotSupported
+		}
+		call.Fail(err)
+		return hostapi.Verdict{Action: hostapi.Deny, Reason: err.Error()}, err
+	}
+	e.pool.discard(inst)
+	switch {
+	case errors.Is(ctx.Err(), context.DeadlineExceeded):
+		err = fmt.Errorf("wasm: capsule %s: handler %s: deadline exceeded; instance discarded", e.m.ID(), inv.Handler)
+	case cctx.Err() != nil:
+		err = fmt.Errorf("wasm: capsule %s: handler %s: cancelled (%v); instance discarded", e.m.ID(), inv.Handler, context.Cause(cctx))
+	default:
+		err = fmt.Errorf("wasm: capsule %s: handler %s: %w; instance discarded", e.m.ID(), inv.Handler, err)
+	}
+	call.Fail(err)
+	return hostapi.Verdict{}, err
+}

@@ -1,0 +1,294 @@
+package wasm
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/astrid-go/astrid/hostapi"
+	"github.com/astrid-go/astrid/internal/bus"
+	"github.com/astrid-go/astrid/internal/capsule"
+	"github.com/astrid-go/astrid/internal/dispatch"
+	"github.com/astrid-go/astrid/internal/kernel"
+	"github.com/astrid-go/astrid/internal/ledger"
+	"github.com/astrid-go/astrid/ipc"
+)
+
+func (f *fixture) invoke(t *testing.T, ctx context.Context, handler, payload string) (hostapi.Verdict, error) {
+	t.Helper()
+	if payload == "" {
+		payload = "{}"
+	}
+	return f.eng.Invoke(ctx, hostapi.Invocation{
+		Handler: handler, Pattern: "hostile.v1." + handler, Topic: "hostile.v1." + handler,
+		SourceID: "test", Principal: ipc.DefaultPrincipal, Payload: []byte(payload),
+	})
+}
+
+func (f *fixture) mustWork(t *testing.T) {
+	t.Helper()
+	v, err := f.invoke(t, context.Background(), "echo", `{"still":"alive"}`)
+	if err != nil || v.Action != hostapi.Final || string(v.Payload) != `{"still":"alive"}` {
+		t.Fatalf("echo after the attack: %+v, %v", v, err)
+	}
+}
+
+func TestWellBehavedCalls(t *testing.T) {
+	f := loadHostile(t, Options{})
+	ctx := context.Background()
+
+	v, err := f.invoke(t, ctx, "noop", "")
+	if err != nil || v.Action != hostapi.Continue || len(v.Payload) != 0 {
+		t.Fatalf("noop: %+v, %v", v, err)
+	}
+	f.mustWork(t)
+
+	v, err = f.invoke(t, ctx, "kv", `{"n":1}`)
+	if err != nil {
+		t.Fatalf("kv: %v", err)
+	}
+	var kv struct {
+		Value     map[string]int `json:"value"`
+		Keys      []string       `json:"keys"`
+		Principal string         `json:"principal"`
+		Capsule   string         `json:"capsule"`
+	}
+	if err := json.Unmarshal(v.Payload, &kv); err != nil {
+		t.Fatalf("kv answer %s: %v", v.Payload, err)
+	}
+	if kv.Value["n"] != 1 || len(kv.Keys) != 1 || kv.Keys[0] != "k" || kv.Principal != ipc.DefaultPrincipal || kv.Capsule != "hostile" {
+		t.Errorf("kv answer = %+v", kv)
+	}
+
+	// A handler bound in the manifest but absent from the code, and one
+	// the manifest does not bind: both not supported.
+	if _, err := f.invoke(t, ctx, "not_in_code", ""); !errors.Is(err, capsule.ErrNotSupported) {
+		t.Errorf("unbound handler: %v, want ErrNotSupported", err)
+	}
+	if _, err := f.invoke(t, ctx, "nope", ""); !errors.Is(err, capsule.ErrNotSupported) {
+		t.Errorf("unknown handler: %v, want ErrNotSupported", err)
+	}
+}
+
+func TestGuestOutputReachesTheKernelLog(t *testing.T) {
+	f := loadHostile(t, Options{})
+	if _, err := f.invoke(t, context.Background(), "print", ""); err != nil {
+		t.Fatal(err)
+	}
+	logs := f.logs.String()
+	for _, want := range []string{
+		`msg="guest output" capsule=hostile engine=wasm stream=stdout line="hello from the guest"`,
+		`stream=stderr line="complaint from the guest"`,
+		`msg="logged through the host"`,
+	} {
+		if !strings.Contains(logs, want) {
+			t.Errorf("log lacks %q:\n%s", want, logs)
+		}
+	}
+}
+
+func TestHostileCapsuleIsContained(t *testing.T) {
+	f := loadHostile(t, Options{MemoryLimitMiB: 64})
+	tests := []struct {
+		name     string
+		handler  string
+		timeout  time.Duration
+		wantCode hostapi.Code // for handler errors
+		wantErr  string       // for traps
+	}{
+		{name: "infinite loop is timed out", handler: "loop", timeout: 300 * time.Millisecond, wantErr: "deadline exceeded"},
+		{name: "memory growth traps", handler: "grow", timeout: time.Minute, wantErr: "instance discarded"},
+		{name: "sleep past the deadline", handler: "sleep", timeout: 300 * time.Millisecond, wantErr: "deadline exceeded"},
+		{name: "panic traps", handler: "panic", timeout: time.Minute, wantErr: "instance discarded"},
+		{name: "publish outside the ACL is denied", handler: "publish_outside", timeout: time.Minute, wantCode: hostapi.CodeDenied},
+		{name: "reading /etc/passwd is denied", handler: "read_passwd", timeout: time.Minute, wantCode: hostapi.CodeDenied},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), tt.timeout)
+			defer cancel()
+			before := f.eng.Stats().Retired
+			v, err := f.invoke(t, ctx, tt.handler, "")
+			if err == nil {
+				t.Fatalf("%s succeeded: %+v", tt.handler, v)
+			}
+			if tt.wantErr != "" {
+				if !strings.Contains(err.Error(), tt.wantErr) {
+					t.Errorf("error %q lacks %q", err, tt.wantErr)
+				}
+				if f.eng.Stats().Retired != before+1 {
+					t.Errorf("the trapped instance was not discarded (retired %d → %d)", before, f.eng.Stats().Retired)
+				}
+			} else {
+				if got := hostapi.CodeOf(err); got != tt.wantCode {
+					t.Errorf("code = %s (%v), want %s", got, err, tt.wantCode)
+				}
+				if v.Action != hostapi.Deny {
+					t.Errorf("a failed handler answers %s, want deny", v.Action)
+				}
+			}
+			f.mustWork(t)
+		})
+	}
+	if s := f.k.Dispatcher.Stats(); s.PublishDenied == 0 {
+		t.Errorf("the denied publish was not counted: %+v", s)
+	}
+}
+
+func TestPanicPublishesTheFailureReply(t *testing.T) {
+	f := loadHostile(t, Options{})
+	sub, err := f.k.Bus.Subscribe(bus.RouteSpec{Owner: "test", Pattern: "hostile.v1.failed"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sub.Close()
+	if _, err := f.invoke(t, context.Background(), "panic", ""); err == nil {
+		t.Fatal("panic did not fail the call")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	d, err := sub.Recv(ctx)
+	if err != nil {
+		t.Fatalf("no failure reply: %v", err)
+	}
+	if d.Envelope.SourceID != "hostile" || !strings.Contains(string(ipc.GuestBytes(d.Envelope.Payload)), `"failed":true`) {
+		t.Errorf("failure reply = %+v", d.Envelope)
+	}
+}
+
+func TestOutOfBoundsPointersAreRefused(t *testing.T) {
+	f := loadHostile(t, Options{})
+	v, err := f.invoke(t, context.Background(), "badptr", "")
+	if err != nil {
+		t.Fatalf("badptr: %v", err)
+	}
+	var got map[string]bool
+	if err := json.Unmarshal(v.Payload, &got); err != nil {
+		t.Fatalf("answer %s: %v", v.Payload, err)
+	}
+	for _, name := range []string{"publish_topic_past_end", "publish_huge_len", "fs_read_wrapped", "log_past_end"} {
+		if isErr, ok := got[name]; !ok || !isErr {
+			t.Errorf("%s: host answered error=%v (present %v), want an error", name, isErr, ok)
+		}
+	}
+	f.mustWork(t)
+}
+
+func TestPublishFloodIsRateLimited(t *testing.T) {
+	f := loadHostile(t, Options{})
+	v, err := f.invoke(t, context.Background(), "flood", "")
+	if err != nil {
+		t.Fatalf("flood: %v", err)
+	}
+	var got struct {
+		Published int          `json:"published"`
+		Code      hostapi.Code `json:"code"`
+	}
+	if err := json.Unmarshal(v.Payload, &got); err != nil {
+		t.Fatal(err)
+	}
+	if got.Code != hostapi.CodeRateLimited || got.Published >= 10000 {
+		t.Errorf("flood published %d and stopped with %s, want rate limited", got.Published, got.Code)
+	}
+	if s := f.k.Dispatcher.Stats(); s.RateLimited == 0 {
+		t.Errorf("rate limiting not counted: %+v", s)
+	}
+}
+
+func TestInstancesDrawDifferentRandomBytes(t *testing.T) {
+	f := loadHostile(t, Options{})
+	ctx := context.Background()
+	a, err := f.eng.newInstance(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.close()
+	b, err := f.eng.newInstance(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.close()
+	draw := func(inst *instance) string {
+		call, cctx := f.eng.host.Begin(ctx, ipc.DefaultPrincipal)
+		defer call.End()
+		inst.state.call = call
+		defer func() { inst.state.call = nil }()
+		v, err := inst.call(context.WithValue(cctx, stateKey{}, &inst.state), hostapi.Invocation{Handler: "random", Principal: ipc.DefaultPrincipal, Payload: []byte("{}")})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(v.Payload)
+	}
+	ra, rb := draw(a), draw(b)
+	if len(ra) != 34 || ra == rb {
+		t.Errorf("two fresh instances drew %s and %s", ra, rb)
+	}
+}
+
+func TestCancelKeyInterruptsTheGuest(t *testing.T) {
+	f := loadHostile(t, Options{})
+	sub, err := f.k.Bus.Subscribe(bus.RouteSpec{Owner: "test", Pattern: "hostile.v1.failed"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sub.Close()
+	done := make(chan error, 1)
+	go func() {
+		_, err := f.invoke(t, context.Background(), "cancellable", `"call-123"`)
+		done <- err
+	}()
+	// The cancel request arrives through the kernel's listener, as an
+	// orchestrator would send it; repeat until the guest has registered
+	// its key.
+	req, _ := ipc.EncodePayload(ipc.ToolCancelRequest{CallIDs: []string{"call-123"}})
+	caller := dispatch.Caller{Capsule: kernel.ClientID, Principal: ipc.DefaultPrincipal}
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	var callErr error
+wait:
+	for {
+		select {
+		case callErr = <-done:
+			break wait
+		case <-tick.C:
+			if _, err := f.k.Dispatcher.Publish(caller, ipc.ToolRequestCancelTopic, req); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if callErr == nil || !strings.Contains(callErr.Error(), "cancelled") {
+		t.Fatalf("cancelled call answered %v", callErr)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if d, err := sub.Recv(ctx); err != nil || !strings.Contains(string(ipc.GuestBytes(d.Envelope.Payload)), "cancelled") {
+		t.Fatalf("failure reply after cancel: %+v %v", d.Envelope, err)
+	}
+	f.mustWork(t)
+}
+
+func TestCPUTimeIsCharged(t *testing.T) {
+	l := ledger.New(0)
+	f := loadHostile(t, Options{Ledger: l})
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	_, _ = f.invoke(t, ctx, "loop", "")
+	u := l.Usage(ipc.DefaultPrincipal)
+	if u.Calls != 1 || u.CPU < 100*time.Millisecond {
+		t.Errorf("a 200 ms spin charged %+v", u)
+	}
+}
+
+func TestCPUBudgetRefusesCalls(t *testing.T) {
+	l := ledger.New(time.Millisecond)
+	f := loadHostile(t, Options{Ledger: l})
+	l.Charge(ipc.DefaultPrincipal, time.Second)
+	_, err := f.invoke(t, context.Background(), "noop", "")
+	var ob *ledger.OverBudgetError
+	if !errors.As(err, &ob) {
+		t.Fatalf("over-budget call answered %v", err)
+	}
+}

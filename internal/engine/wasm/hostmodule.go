@@ -1,0 +1,384 @@
+package wasm
+
+import (
+	"context"
+	"encoding/binary"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"sync/atomic"
+	"time"
+
+	"github.com/tetratelabs/wazero"
+	"github.com/tetratelabs/wazero/api"
+
+	"github.com/astrid-go/astrid/hostapi"
+	"github.com/astrid-go/astrid/internal/host"
+	"github.com/astrid-go/astrid/sdk"
+)
+
+// hostModule is the import module of docs/abi.md §5.
+const hostModule = "astrid"
+
+// stateKey carries the *callState of the call in progress in the context
+// wazero hands every host function.
+type stateKey struct{}
+
+// callState is what the imports of one call act on.
+type callState struct {
+	eng  *Engine
+	inst *instance
+	call *host.Call // nil outside a call (during _initialize)
+	// host is the time spent inside imports, subtracted from the call's
+	// wall time to give its guest time.
+	host time.Duration
+	// recvs counts ipc_recv calls: the run loop's sign of progress.
+	recvs atomic.Uint64
+	buf   []byte
+}
+
+var (
+	i32 = api.ValueTypeI32
+	i64 = api.ValueTypeI64
+)
+
+// importFn is one import's body: it reads its arguments from stack and
+// answers bytes or an error, which the wrapper hands to the guest.
+type importFn func(st *callState, mod api.Module, stack []uint64) ([]byte, error)
+
+type importDef struct {
+	name   string
+	params []api.ValueType
+	fn     importFn
+	// outsideCall lets the import run from _initialize.
+	outsideCall bool
+}
+
+var hostImportNames = map[string]bool{"now": true}
+
+func init() {
+	for _, d := range importDefs {
+		hostImportNames[d.name] = true
+	}
+}
+
+func p(n int) []api.ValueType {
+	out := make([]api.ValueType, n)
+	for i := range out {
+		out[i] = i32
+	}
+	return out
+}
+
+var importDefs = []importDef{
+	{name: "ipc_publish", params: p(4), fn: func(st *callState, mod api.Module, s []uint64) ([]byte, error) {
+		topic, payload, err := twoArgs(mod, s, "topic", "payload")
+		if err != nil {
+			return nil, err
+		}
+		return nil, st.call.Publish(string(topic), payload)
+	}},
+	{name: "ipc_subscribe", params: p(2), fn: func(st *callState, mod api.Module, s []uint64) ([]byte, error) {
+		pattern, err := arg(mod, s[0], s[1], "pattern")
+		if err != nil {
+			return nil, err
+		}
+		id, err := st.call.Subscribe(string(pattern))
+		return u64(uint64(id)), err
+	}},
+	{name: "ipc_recv", params: []api.ValueType{i64, i64}, fn: func(st *callState, _ api.Module, s []uint64) ([]byte, error) {
+		st.recvs.Add(1)
+		msg, err := st.call.Recv(hostapi.SubscriptionID(s[0]), time.Duration(int64(s[1]))*time.Millisecond)
+		if err != nil {
+			return nil, err
+		}
+		return encodeMessage(msg)
+	}},
+	{name: "ipc_poll", params: []api.ValueType{i64}, fn: func(st *callState, _ api.Module, s []uint64) ([]byte, error) {
+		msg, ok, err := st.call.Poll(hostapi.SubscriptionID(s[0]))
+		if err != nil || !ok {
+			return nil, err
+		}
+		return encodeMessage(msg)
+	}},
+	{name: "ipc_unsubscribe", params: []api.ValueType{i64}, fn: func(st *callState, _ api.Module, s []uint64) ([]byte, error) {
+		return nil, st.call.Unsubscribe(hostapi.SubscriptionID(s[0]))
+	}},
+	{name: "ipc_interceptors", params: p(2), fn: func(st *callState, mod api.Module, s []uint64) ([]byte, error) {
+		topic, err := arg(mod, s[0], s[1], "topic")
+		if err != nil {
+			return nil, err
+		}
+		ids, err := st.call.Interceptors(string(topic))
+		if err != nil {
+			return nil, err
+		}
+		return jsonOf(ids)
+	}},
+	{name: "kv_get", params: p(2), fn: func(st *callState, mod api.Module, s []uint64) ([]byte, error) {
+		key, err := arg(mod, s[0], s[1], "key")
+		if err != nil {
+			return nil, err
+		}
+		v, ok, err := st.call.KVGet(string(key))
+		if err == nil && !ok {
+			err = hostapi.Errorf(hostapi.CodeNotFound, "kv_get", "no key %q", key)
+		}
+		return v, err
+	}},
+	{name: "kv_set", params: p(4), fn: func(st *callState, mod api.Module, s []uint64) ([]byte, error) {
+		key, val, err := twoArgs(mod, s, "key", "value")
+		if err != nil {
+			return nil, err
+		}
+		return nil, st.call.KVSet(string(key), val)
+	}},
+	{name: "kv_delete", params: p(2), fn: pathOp(func(c *host.Call, k string) error { return c.KVDelete(k) })},
+	{name: "kv_list", params: p(2), fn: func(st *callState, mod api.Module, s []uint64) ([]byte, error) {
+		prefix, err := arg(mod, s[0], s[1], "prefix")
+		if err != nil {
+			return nil, err
+		}
+		keys, err := st.call.KVList(string(prefix))
+		if err != nil {
+			return nil, err
+		}
+		if keys == nil {
+			keys = []string{}
+		}
+		return jsonOf(keys)
+	}},
+	{name: "kv_clear", params: p(2), fn: func(st *callState, mod api.Module, s []uint64) ([]byte, error) {
+		prefix, err := arg(mod, s[0], s[1], "prefix")
+		if err != nil {
+			return nil, err
+		}
+		n, err := st.call.KVClear(string(prefix))
+		return u64(uint64(n)), err
+	}},
+	{name: "fs_read", params: p(2), fn: func(st *callState, mod api.Module, s []uint64) ([]byte, error) {
+		path, err := arg(mod, s[0], s[1], "path")
+		if err != nil {
+			return nil, err
+		}
+		return st.call.FSRead(string(path))
+	}},
+	{name: "fs_write", params: p(4), fn: func(st *callState, mod api.Module, s []uint64) ([]byte, error) {
+		path, data, err := twoArgs(mod, s, "path", "data")
+		if err != nil {
+			return nil, err
+		}
+		return nil, st.call.FSWrite(string(path), data)
+	}},
+	{name: "fs_stat", params: p(2), fn: func(st *callState, mod api.Module, s []uint64) ([]byte, error) {
+		path, err := arg(mod, s[0], s[1], "path")
+		if err != nil {
+			return nil, err
+		}
+		fi, err := st.call.FSStat(string(path))
+		if err != nil {
+			return nil, err
+		}
+		return jsonOf(fi)
+	}},
+	{name: "fs_list", params: p(2), fn: func(st *callState, mod api.Module, s []uint64) ([]byte, error) {
+		path, err := arg(mod, s[0], s[1], "path")
+		if err != nil {
+			return nil, err
+		}
+		es, err := st.call.FSList(string(path))
+		if err != nil {
+			return nil, err
+		}
+		if es == nil {
+			es = []hostapi.DirEntry{}
+		}
+		return jsonOf(es)
+	}},
+	{name: "fs_mkdir", params: p(2), fn: pathOp(func(c *host.Call, path string) error { return c.FSMkdir(path) })},
+	{name: "fs_remove", params: p(2), fn: pathOp(func(c *host.Call, path string) error { return c.FSRemove(path) })},
+	{name: "fs_rename", params: p(4), fn: func(st *callState, mod api.Module, s []uint64) ([]byte, error) {
+		from, to, err := twoArgs(mod, s, "from", "to")
+		if err != nil {
+			return nil, err
+		}
+		return nil, st.call.FSRename(string(from), string(to))
+	}},
+	{name: "http_do", params: p(2), fn: func(st *callState, mod api.Module, s []uint64) ([]byte, error) {
+		raw, err := arg(mod, s[0], s[1], "request")
+		if err != nil {
+			return nil, err
+		}
+		var req hostapi.HTTPRequest
+		if err := json.Unmarshal(raw, &req); err != nil {
+			return nil, hostapi.Errorf(hostapi.CodeInvalid, "http", "request is not the JSON of docs/abi.md: %v", err)
+		}
+		resp, err := st.call.HTTPDo(req)
+		if err != nil {
+			return nil, err
+		}
+		return jsonOf(resp)
+	}},
+	{name: "log", params: p(3), outsideCall: true, fn: func(st *callState, mod api.Module, s []uint64) ([]byte, error) {
+		msg, err := arg(mod, s[1], s[2], "message")
+		if err != nil {
+			return nil, err
+		}
+		level := hostapi.LogLevel(int32(s[0]))
+		if st.call == nil {
+			st.eng.log.Log(context.Background(), slog.Level(level), string(msg), "source", "capsule", "phase", "init")
+			return nil, nil
+		}
+		st.call.Log(level, string(msg))
+		return nil, nil
+	}},
+	{name: "capsule_id", params: nil, fn: func(st *callState, _ api.Module, _ []uint64) ([]byte, error) {
+		return []byte(st.call.CapsuleID()), nil
+	}},
+	{name: "principal", params: nil, fn: func(st *callState, _ api.Module, _ []uint64) ([]byte, error) {
+		return []byte(st.call.Principal()), nil
+	}},
+	{name: "config", params: p(2), fn: func(st *callState, mod api.Module, s []uint64) ([]byte, error) {
+		key, err := arg(mod, s[0], s[1], "key")
+		if err != nil {
+			return nil, err
+		}
+		v, ok := st.call.Config(string(key))
+		if !ok {
+			return nil, hostapi.Errorf(hostapi.CodeNotFound, "config", "no value for %q", key)
+		}
+		return []byte(v), nil
+	}},
+	{name: "set_failure_reply", params: p(4), fn: func(st *callState, mod api.Module, s []uint64) ([]byte, error) {
+		topic, payload, err := twoArgs(mod, s, "topic", "payload")
+		if err != nil {
+			return nil, err
+		}
+		return nil, st.call.SetFailureReply(string(topic), payload)
+	}},
+	{name: "set_cancel_key", params: p(2), fn: pathOp(func(c *host.Call, key string) error { return c.SetCancelKey(key) })},
+}
+
+// pathOp adapts an import that takes one string and answers nothing.
+func pathOp(f func(c *host.Call, s string) error) importFn {
+	return func(st *callState, mod api.Module, s []uint64) ([]byte, error) {
+		a, err := arg(mod, s[0], s[1], "argument")
+		if err != nil {
+			return nil, err
+		}
+		return nil, f(st.call, string(a))
+	}
+}
+
+func instantiateHostModule(ctx context.Context, rt wazero.Runtime) error {
+	b := rt.NewHostModuleBuilder(hostModule)
+	for _, d := range importDefs {
+		b.NewFunctionBuilder().WithGoModuleFunction(wrap(d), d.params, []api.ValueType{i64}).Export(d.name)
+	}
+	b.NewFunctionBuilder().WithGoModuleFunction(api.GoModuleFunc(func(_ context.Context, _ api.Module, s []uint64) {
+		s[0] = uint64(time.Now().UnixNano())
+	}), nil, []api.ValueType{i64}).Export("now")
+	_, err := b.Instantiate(ctx)
+	return err
+}
+
+// wrap turns an import body into a wazero host function: it finds the call
+// the import acts for, times it, and writes its answer into guest memory.
+func wrap(d importDef) api.GoModuleFunc {
+	return func(ctx context.Context, mod api.Module, stack []uint64) {
+		st, _ := ctx.Value(stateKey{}).(*callState)
+		if st == nil || (st.call == nil && !d.outsideCall) {
+			// Outside a call nothing can be written back (the scratch
+			// buffer may not exist yet): the bare error flag means closed.
+			stack[0] = sdk.PackResult(0, 0, true)
+			return
+		}
+		start := time.Now()
+		out, err := d.fn(st, mod, stack)
+		stack[0] = st.answer(ctx, mod, d.name, out, err)
+		st.host += time.Since(start)
+	}
+}
+
+// answer writes an import's result into the guest and packs its location.
+// Results that fit go into the scratch buffer; larger ones into memory
+// from astrid_alloc. A guest that breaks that contract traps (panicking
+// here makes wazero fail the guest's call, never the kernel).
+func (st *callState) answer(ctx context.Context, mod api.Module, name string, out []byte, err error) uint64 {
+	isErr := err != nil
+	if isErr {
+		st.buf = sdk.EncodeError(st.buf[:0], err)
+		out = st.buf
+	}
+	if len(out) == 0 {
+		return sdk.PackResult(0, 0, isErr)
+	}
+	if len(out) > 1<<31-1 {
+		st.buf = sdk.EncodeError(st.buf[:0], hostapi.Errorf(hostapi.CodeTooLarge, name, "result of %d bytes exceeds the ABI's 2 GiB", len(out)))
+		out, isErr = st.buf, true
+	}
+	n := uint32(len(out))
+	ptr := st.inst.scratchPtr
+	if n > st.inst.scratchCap {
+		res, cerr := st.inst.alloc.Call(ctx, uint64(n))
+		if cerr != nil {
+			panic(fmt.Errorf("%s: %s(%d) failed: %w", name, exportAlloc, n, cerr))
+		}
+		ptr = uint32(res[0])
+	}
+	if !mod.Memory().Write(ptr, out) {
+		panic(fmt.Errorf("%s: result buffer %#x (+%d) is outside the guest's memory", name, ptr, n))
+	}
+	return sdk.PackResult(ptr, n, isErr)
+}
+
+// arg copies one (ptr, len) argument out of guest memory.
+func arg(mod api.Module, ptr, n uint64, what string) ([]byte, error) {
+	if n == 0 {
+		return nil, nil
+	}
+	b, ok := mod.Memory().Read(uint32(ptr), uint32(n))
+	if !ok {
+		return nil, hostapi.Errorf(hostapi.CodeInvalid, "abi", "%s: %d bytes at %#x are outside the guest's memory (%d bytes)", what, uint32(n), uint32(ptr), mod.Memory().Size())
+	}
+	return append([]byte(nil), b...), nil
+}
+
+func twoArgs(mod api.Module, s []uint64, a, b string) ([]byte, []byte, error) {
+	x, err := arg(mod, s[0], s[1], a)
+	if err != nil {
+		return nil, nil, err
+	}
+	y, err := arg(mod, s[2], s[3], b)
+	return x, y, err
+}
+
+func u64(v uint64) []byte { return binary.LittleEndian.AppendUint64(nil, v) }
+
+func jsonOf(v any) ([]byte, error) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil, hostapi.Errorf(hostapi.CodeInternal, "abi", "encode result: %v", err)
+	}
+	return b, nil
+}
+
+// wireMessage is hostapi.Message with the payload as a JSON value.
+type wireMessage struct {
+	Topic     string          `json:"topic"`
+	Payload   json.RawMessage `json:"payload"`
+	SourceID  string          `json:"source_id"`
+	Principal string          `json:"principal,omitempty"`
+	Lost      uint64          `json:"lost,omitempty"`
+}
+
+func encodeMessage(m hostapi.Message) ([]byte, error) {
+	payload := json.RawMessage(m.Payload)
+	if !json.Valid(payload) {
+		// Never expected (payloads are JSON on the bus), but a guest must
+		// always get valid JSON: hand it over as a string.
+		b, _ := json.Marshal(string(m.Payload))
+		payload = b
+	}
+	return jsonOf(wireMessage{Topic: m.Topic, Payload: payload, SourceID: m.SourceID, Principal: m.Principal, Lost: m.Lost})
+}

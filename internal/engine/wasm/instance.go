@@ -1,0 +1,156 @@
+package wasm
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/tetratelabs/wazero"
+	"github.com/tetratelabs/wazero/api"
+
+	"github.com/astrid-go/astrid/hostapi"
+	"github.com/astrid-go/astrid/sdk"
+)
+
+// maxSleepSlice caps one guest sleep: a sleeping guest wakes at least this
+// often, so a cancelled or expired call is noticed within it.
+const maxSleepSlice = 50 * time.Millisecond
+
+// initTimeout bounds a new instance's _initialize (the Go runtime and the
+// capsule's package init).
+const initTimeout = 30 * time.Second
+
+// instance is one wasm instance of a capsule. It runs one call at a time.
+type instance struct {
+	mod                    api.Module
+	invoke, scratch, alloc api.Function
+	scratchPtr, scratchCap uint32
+	lastPrincipal          string
+	stdout, stderr         *lineLog
+	state                  callState // reused by each call on this instance
+	stack                  [1]uint64
+	record                 []byte
+}
+
+// newInstance instantiates the engine's compiled module and initialises it.
+func (e *Engine) newInstance(ctx context.Context) (*instance, error) {
+	inst := &instance{
+		stdout: newLineLog(e.log, "stdout"),
+		stderr: newLineLog(e.log, "stderr"),
+	}
+	cfg := wazero.NewModuleConfig().
+		WithName(""). // many instances of one module
+		WithStartFunctions().
+		WithSysWalltime().
+		WithSysNanotime().
+		WithNanosleep(cappedSleep).
+		WithRandSource(rand.Reader).
+		WithStdout(inst.stdout).
+		WithStderr(inst.stderr)
+	ictx, cancel := context.WithTimeout(context.WithoutCancel(ctx), initTimeout)
+	defer cancel()
+	inst.state = callState{eng: e, inst: inst}
+	ictx = context.WithValue(ictx, stateKey{}, &inst.state)
+	mod, err := e.rt.rt.InstantiateModule(ictx, e.compiled, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("instantiate: %w", err)
+	}
+	inst.mod = mod
+	if _, err := mod.ExportedFunction("_initialize").Call(ictx); err != nil {
+		_ = mod.Close(context.Background())
+		return nil, fmt.Errorf("_initialize: %w", err)
+	}
+	res, err := mod.ExportedFunction(exportABIVersion).Call(ictx)
+	if err != nil {
+		_ = mod.Close(context.Background())
+		return nil, fmt.Errorf("%s: %w", exportABIVersion, err)
+	}
+	if v := int32(res[0]); v != sdk.ABIVersion {
+		_ = mod.Close(context.Background())
+		return nil, fmt.Errorf("the module speaks ABI version %d; this kernel implements version %d (docs/abi.md)", v, sdk.ABIVersion)
+	}
+	inst.invoke = mod.ExportedFunction(exportInvoke)
+	inst.scratch = mod.ExportedFunction(exportScratch)
+	inst.alloc = mod.ExportedFunction(exportAlloc)
+	if err := inst.growScratch(ictx, 4096); err != nil {
+		_ = mod.Close(context.Background())
+		return nil, err
+	}
+	return inst, nil
+}
+
+func cappedSleep(ns int64) {
+	d := time.Duration(ns)
+	if d > maxSleepSlice {
+		d = maxSleepSlice
+	}
+	time.Sleep(d)
+}
+
+// growScratch makes the guest's scratch buffer at least n bytes.
+func (inst *instance) growScratch(ctx context.Context, n uint32) error {
+	if n <= inst.scratchCap {
+		return nil
+	}
+	if c := inst.scratchCap * 2; c > n {
+		n = c
+	}
+	res, err := inst.scratch.Call(ctx, uint64(n))
+	if err != nil {
+		return fmt.Errorf("%s: %w", exportScratch, err)
+	}
+	ptr := uint32(res[0])
+	if uint64(ptr)+uint64(n) > uint64(inst.mod.Memory().Size()) {
+		return fmt.Errorf("%s returned a buffer outside memory (%#x + %d)", exportScratch, ptr, n)
+	}
+	inst.scratchPtr, inst.scratchCap = ptr, n
+	return nil
+}
+
+// errTrapped marks a failure after which the instance must not be reused.
+var errTrapped = errors.New("trapped")
+
+// call runs one invocation. An error wrapping errTrapped means the instance
+// is broken; any other error is the handler's own failure.
+func (inst *instance) call(ctx context.Context, inv hostapi.Invocation) (hostapi.Verdict, error) {
+	n := sdk.InvocationSize(inv)
+	if err := inst.growScratch(ctx, uint32(n)); err != nil {
+		return hostapi.Verdict{}, fmt.Errorf("%w: %v", errTrapped, err)
+	}
+	inst.record = sdk.EncodeInvocation(inst.record[:0], inv)
+	if !inst.mod.Memory().Write(inst.scratchPtr, inst.record) {
+		return hostapi.Verdict{}, fmt.Errorf("%w: scratch buffer outside memory", errTrapped)
+	}
+	inst.stack[0] = uint64(n)
+	if err := inst.invoke.CallWithStack(ctx, inst.stack[:]); err != nil {
+		return hostapi.Verdict{}, fmt.Errorf("%w: %v", errTrapped, err)
+	}
+	if inst.stack[0] == 0 {
+		return hostapi.Verdict{}, nil
+	}
+	ptr, size, isErr := sdk.UnpackResult(inst.stack[0])
+	rec, ok := inst.mod.Memory().Read(ptr, size)
+	if !ok {
+		return hostapi.Verdict{}, fmt.Errorf("%w: %s answered %d bytes at %#x, outside memory", errTrapped, exportInvoke, size, ptr)
+	}
+	if isErr {
+		return hostapi.Verdict{}, sdk.DecodeError(rec)
+	}
+	v, err := sdk.DecodeVerdict(rec)
+	if err != nil {
+		return hostapi.Verdict{}, fmt.Errorf("%w: %s: %v", errTrapped, exportInvoke, err)
+	}
+	return v, nil
+}
+
+func (inst *instance) broken() bool { return inst.mod.IsClosed() }
+
+func (inst *instance) memoryBytes() uint32 { return inst.mod.Memory().Size() }
+
+func (inst *instance) close() {
+	_ = inst.mod.Close(context.Background())
+	inst.stdout.flush()
+	inst.stderr.flush()
+}

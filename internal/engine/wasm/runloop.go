@@ -1,0 +1,105 @@
+package wasm
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/astrid-go/astrid/ipc"
+)
+
+// Run-loop watchdog (DESIGN §4): a run loop is exempt from the call
+// deadline but must call ipc_recv at least once every watchdogWindow;
+// after watchdogStrikes windows without one it is stopped and restarted.
+var (
+	watchdogWindow  = 5 * time.Second
+	watchdogStrikes = 3
+	maxRestarts     = 5
+)
+
+// runLoop drives astrid_run on one dedicated instance.
+type runLoop struct {
+	e      *Engine
+	cancel context.CancelFunc
+	done   chan struct{}
+}
+
+func startRunLoop(e *Engine) *runLoop {
+	ctx, cancel := context.WithCancel(context.Background())
+	r := &runLoop{e: e, cancel: cancel, done: make(chan struct{})}
+	go r.loop(ctx)
+	return r
+}
+
+func (r *runLoop) stop() {
+	r.cancel()
+	<-r.done
+}
+
+func (r *runLoop) loop(ctx context.Context) {
+	defer close(r.done)
+	for attempt := 0; attempt <= maxRestarts; attempt++ {
+		err := r.runOnce(ctx)
+		if ctx.Err() != nil {
+			return
+		}
+		r.e.log.Warn("run loop ended; restarting", "attempt", attempt+1, "err", err)
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(time.Duration(attempt+1) * time.Second):
+		}
+	}
+	r.e.log.Error("run loop gave up after restarts", "restarts", maxRestarts)
+}
+
+func (r *runLoop) runOnce(ctx context.Context) error {
+	inst, err := r.e.newInstance(ctx)
+	if err != nil {
+		return err
+	}
+	defer inst.close()
+	call, cctx := r.e.host.Begin(ctx, ipc.DefaultPrincipal)
+	defer call.End()
+	st := &inst.state
+	st.call = call
+	runCtx, stopRun := context.WithCancelCause(cctx)
+	defer stopRun(nil)
+
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		watch(runCtx, st, stopRun)
+	}()
+	_, err = inst.mod.ExportedFunction(exportRun).Call(context.WithValue(runCtx, stateKey{}, st))
+	stopRun(nil)
+	wg.Wait()
+	if cause := context.Cause(runCtx); cause != nil && cause != context.Canceled {
+		return cause
+	}
+	return err
+}
+
+// watch stops the run loop when it shows no progress.
+func watch(ctx context.Context, st *callState, stop context.CancelCauseFunc) {
+	t := time.NewTicker(watchdogWindow)
+	defer t.Stop()
+	last, strikes := st.recvs.Load(), 0
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		if n := st.recvs.Load(); n != last {
+			last, strikes = n, 0
+			continue
+		}
+		if strikes++; strikes >= watchdogStrikes {
+			stop(fmt.Errorf("run loop made no progress (no ipc_recv) for %d windows of %s", strikes, watchdogWindow))
+			return
+		}
+	}
+}

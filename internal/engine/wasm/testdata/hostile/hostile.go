@@ -1,0 +1,126 @@
+// Package hostile is a capsule that misbehaves on purpose: the wasm
+// engine's tests build it to wasm and check that each attack is contained.
+// It is built only for GOOS=wasip1 (testdata is outside ./...).
+package hostile
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/astrid-go/astrid/hostapi"
+	"github.com/astrid-go/astrid/sdk"
+)
+
+// Spin is written by the loop so the compiler keeps it.
+var Spin uint64
+
+// New returns the capsule.
+func New() *sdk.Capsule {
+	c := sdk.New("misbehaves on purpose")
+	c.Handle("hostile.v1.noop", "noop", func(*sdk.Call) error { return nil })
+	c.Handle("hostile.v1.echo", "echo", func(c *sdk.Call) error {
+		c.Final(c.Payload())
+		return nil
+	})
+	c.Handle("hostile.v1.loop", "loop", func(*sdk.Call) error {
+		for {
+			Spin++
+		}
+	})
+	c.Handle("hostile.v1.grow", "grow", func(c *sdk.Call) error {
+		var hold [][]byte
+		for {
+			hold = append(hold, make([]byte, 1<<20))
+			hold[len(hold)-1][0] = 1
+		}
+	})
+	c.Handle("hostile.v1.sleep", "sleep", func(*sdk.Call) error {
+		time.Sleep(time.Hour)
+		return nil
+	})
+	c.Handle("hostile.v1.publish_outside", "publish_outside", func(c *sdk.Call) error {
+		return c.Publish("forbidden.v1.topic", []byte(`{}`))
+	})
+	c.Handle("hostile.v1.read_passwd", "read_passwd", func(c *sdk.Call) error {
+		b, err := c.FSRead("/etc/passwd")
+		if err != nil {
+			return err
+		}
+		c.Final(b)
+		return nil
+	})
+	c.Handle("hostile.v1.panic", "panic", func(c *sdk.Call) error {
+		if err := c.SetFailureReply("hostile.v1.failed", []byte(`{"failed":true}`)); err != nil {
+			return err
+		}
+		panic("hostile: boom")
+	})
+	c.Handle("hostile.v1.badptr", "badptr", badPointers)
+	c.Handle("hostile.v1.flood", "flood", func(c *sdk.Call) error {
+		payload := []byte(`"` + strings.Repeat("x", 64<<10) + `"`)
+		n := 0
+		var err error
+		for ; n < 10000; n++ {
+			if err = c.Publish("hostile.v1.out", payload); err != nil {
+				break
+			}
+		}
+		out, _ := json.Marshal(map[string]any{"published": n, "code": uint32(hostapi.CodeOf(err))})
+		c.Final(out)
+		return nil
+	})
+	c.Handle("hostile.v1.random", "random", func(c *sdk.Call) error {
+		var b [16]byte
+		if _, err := rand.Read(b[:]); err != nil {
+			return err
+		}
+		c.Final([]byte(`"` + hex.EncodeToString(b[:]) + `"`))
+		return nil
+	})
+	c.Handle("hostile.v1.cancellable", "cancellable", func(c *sdk.Call) error {
+		var key string
+		if err := c.Decode(&key); err != nil {
+			return err
+		}
+		if err := c.SetFailureReply("hostile.v1.failed", []byte(`{"cancelled":true}`)); err != nil {
+			return err
+		}
+		if err := c.SetCancelKey(key); err != nil {
+			return err
+		}
+		for {
+			Spin++
+		}
+	})
+	c.Handle("hostile.v1.kv", "kv", func(c *sdk.Call) error {
+		if err := c.KVSet("k", c.Payload()); err != nil {
+			return err
+		}
+		v, ok, err := c.KVGet("k")
+		if err != nil || !ok {
+			return fmt.Errorf("kv get: ok=%v err=%v", ok, err)
+		}
+		if _, ok, _ := c.KVGet("absent"); ok {
+			return fmt.Errorf("absent key found")
+		}
+		keys, err := c.KVList("")
+		if err != nil {
+			return err
+		}
+		out, _ := json.Marshal(map[string]any{"value": json.RawMessage(v), "keys": keys, "principal": c.Principal(), "capsule": c.CapsuleID()})
+		c.Final(out)
+		return nil
+	})
+	c.Handle("hostile.v1.print", "print", func(c *sdk.Call) error {
+		fmt.Println("hello from the guest")
+		fmt.Fprintln(os.Stderr, "complaint from the guest")
+		c.Log(hostapi.LogWarn, "logged through the host")
+		return nil
+	})
+	return c
+}
