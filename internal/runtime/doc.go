@@ -1,0 +1,13 @@
+// Package runtime owns which capsules run: discovery (the built-ins and
+// $ASTRID_HOME/capsules, nowhere else), dependency order (imports and
+// exports with version requirements, uplinks first), the loader that builds
+// each capsule's Composite of engines (wasm, one mcp per stdio server,
+// native for built-ins, static always), and the registry operations — load,
+// unload and reload while the kernel runs — with the watcher that reloads a
+// changed capsule and astrid.v1.capsules_loaded after every change.
+//
+// It must not make security decisions of its own beyond refusing a reload
+// that widens a capsule's grants: the ACL is enforced by internal/dispatch
+// and capabilities by internal/host. It never discovers capsules in a
+// workspace an agent was pointed at.
+package runtime

@@ -1,0 +1,454 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"path/filepath"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/astrid-go/astrid/internal/capsule"
+	"github.com/astrid-go/astrid/internal/dispatch"
+	"github.com/astrid-go/astrid/internal/host"
+	"github.com/astrid-go/astrid/manifest"
+)
+
+// DefaultReadyTimeout bounds how long a capsule's engines may take to get
+// ready after loading (an MCP server started through npx takes seconds).
+const DefaultReadyTimeout = 30 * time.Second
+
+// Options wire a Runtime to the kernel.
+type Options struct {
+	Dispatcher *dispatch.Dispatcher
+	// Registry is the kernel's registry of loaded capsules; the runtime is
+	// the only one that changes it.
+	Registry *capsule.Registry
+	// Host are the services every capsule's host shares.
+	Host host.Deps
+	// BuiltinDir holds the built-ins' install directories (what cwd://
+	// means for them): BuiltinDir/<id>.
+	BuiltinDir string
+	// CapsulesDir is $ASTRID_HOME/capsules, the operator's installs.
+	CapsulesDir string
+	Builtins    []Builtin
+	Engines     Engines
+	// Config returns capsule id's operator-set [env] values.
+	Config func(id string) map[string]string
+	// Reserved are ids no capsule may take (the kernel's own, the CLI's).
+	Reserved     []string
+	CallDeadline time.Duration
+	ReadyTimeout time.Duration
+	Logger       *slog.Logger
+}
+
+// Runtime loads, unloads and reloads capsules while the kernel runs. It is
+// safe for concurrent use; changes are serialised.
+type Runtime struct {
+	opts Options
+	log  *slog.Logger
+
+	ops sync.Mutex // serialises Boot, Load, Unload, Reload and Close
+
+	mu       sync.Mutex // guards what List reads
+	entries  map[string]*entry
+	order    []string  // ids in the order they were first loaded
+	problems []Problem // capsules found but never given an entry
+	closed   bool
+
+	watchStop context.CancelFunc
+	watchDone chan struct{}
+}
+
+// entry is one capsule the runtime knows: loaded, or failed with its error.
+type entry struct {
+	cand    *Candidate
+	factory EngineFactory // nil: the loader's
+	comp    *capsule.Composite
+	tools   []string
+	loaded  bool
+	err     error
+}
+
+// ErrWidened is returned by Reload when the capsule's new manifest asks for
+// more than the loaded one was granted.
+var ErrWidened = errors.New("the new manifest asks for more than the capsule was granted")
+
+// New returns a runtime with nothing loaded.
+func New(opts Options) *Runtime {
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	if opts.ReadyTimeout <= 0 {
+		opts.ReadyTimeout = DefaultReadyTimeout
+	}
+	if opts.Config == nil {
+		opts.Config = func(string) map[string]string { return nil }
+	}
+	return &Runtime{opts: opts, log: opts.Logger, entries: map[string]*entry{}}
+}
+
+// Boot discovers the built-ins and the installed capsules, orders them and
+// loads each, then publishes astrid.v1.capsules_loaded once. An installed
+// capsule that cannot load is recorded (see List) and skipped; a built-in
+// that cannot load fails the boot, since the binary itself is broken.
+func (r *Runtime) Boot(ctx context.Context) error {
+	r.ops.Lock()
+	defer r.ops.Unlock()
+	cands, problems, err := Discover(r.opts.Builtins, r.opts.CapsulesDir)
+	if err != nil {
+		return err
+	}
+	for _, p := range problems {
+		r.log.Warn("capsule not loaded", "capsule", p.ID, "dir", p.Dir, "err", p.Err)
+	}
+	ordered, unordered := Order(cands)
+	byID := map[string]*Candidate{}
+	for _, c := range cands {
+		byID[c.ID()] = c
+	}
+	for _, p := range unordered {
+		c := byID[p.ID]
+		if c.Builtin() {
+			return fmt.Errorf("runtime: built-in %w", p.Err)
+		}
+		r.log.Warn("capsule not loaded", "capsule", p.ID, "dir", p.Dir, "err", p.Err)
+		r.record(&entry{cand: c, err: p.Err})
+	}
+	r.mu.Lock()
+	r.problems = problems
+	r.mu.Unlock()
+	for _, c := range ordered {
+		if err := r.load(ctx, c, nil); err != nil {
+			if c.Builtin() {
+				return err
+			}
+			r.log.Warn("capsule not loaded", "capsule", c.ID(), "dir", c.Dir, "err", err)
+		}
+	}
+	r.publishLoaded()
+	return nil
+}
+
+// Load loads an installed capsule while the kernel runs, as Boot would:
+// its name may not be a built-in's, and its required imports must be met by
+// capsules already loaded.
+func (r *Runtime) Load(ctx context.Context, c *Candidate) error {
+	r.ops.Lock()
+	defer r.ops.Unlock()
+	if err := r.admit(c); err != nil {
+		r.mu.Lock()
+		e, ok := r.entries[c.ID()]
+		r.mu.Unlock()
+		if ok && !e.loaded && e.cand.Dir == c.Dir {
+			r.record(&entry{cand: c, err: err})
+		} else {
+			// Never over another capsule's record (a built-in's, say).
+			r.setProblem(Problem{ID: c.ID(), Dir: c.Dir, Err: err})
+		}
+		r.publishLoaded()
+		return fmt.Errorf("runtime: load: %w", err)
+	}
+	err := r.load(ctx, c, nil)
+	r.publishLoaded()
+	return err
+}
+
+// LoadWith loads capsule m, installed in dir ("" for one without files),
+// with the engines f builds; the static engine is added after them.
+func (r *Runtime) LoadWith(ctx context.Context, m *manifest.Manifest, dir string, f EngineFactory) error {
+	r.ops.Lock()
+	defer r.ops.Unlock()
+	err := r.load(ctx, &Candidate{Manifest: m, Dir: dir}, f)
+	r.publishLoaded()
+	return err
+}
+
+// LoadBuiltin loads a capsule linked into the binary.
+func (r *Runtime) LoadBuiltin(ctx context.Context, b Builtin) error {
+	m, diags := manifest.Parse(b.Manifest, manifest.FileName, "")
+	if err := diags.Err(false); err != nil {
+		return fmt.Errorf("runtime: built-in manifest: %w", err)
+	}
+	r.ops.Lock()
+	defer r.ops.Unlock()
+	err := r.load(ctx, &Candidate{Manifest: m, Code: b.New}, nil)
+	r.publishLoaded()
+	return err
+}
+
+// admit checks what Boot's discovery and order would for a capsule that
+// arrives alone.
+func (r *Runtime) admit(c *Candidate) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	id := c.ID()
+	if e, ok := r.entries[id]; ok {
+		if e.cand.Builtin() {
+			return fmt.Errorf("capsule %s in %s: the name is taken by a built-in capsule; rename the package to install it", id, c.Dir)
+		}
+		if e.loaded || e.cand.Dir != c.Dir {
+			return fmt.Errorf("capsule %s in %s: the name is taken by the capsule in %s", id, c.Dir, e.cand.Dir)
+		}
+	}
+	for _, imp := range c.Manifest.Imports {
+		if imp.Optional {
+			continue
+		}
+		met := false
+		for _, e := range r.entries {
+			if !e.loaded {
+				continue
+			}
+			for _, ex := range e.cand.Manifest.Exports {
+				if ex.Name == imp.Name && manifest.CheckRequirement(imp.Requirement, ex.Version) == nil {
+					met = true
+				}
+			}
+		}
+		if !met {
+			return fmt.Errorf("capsule %s: required import %s %s is not met by any loaded capsule", id, imp.Name, imp.Requirement)
+		}
+	}
+	return nil
+}
+
+// load builds, loads and registers one capsule; the caller holds ops. The
+// outcome is recorded whatever it is.
+func (r *Runtime) load(ctx context.Context, c *Candidate, f EngineFactory) (err error) {
+	id := c.ID()
+	m := c.Manifest
+	r.mu.Lock()
+	prev := r.entries[id]
+	r.mu.Unlock()
+	if prev != nil && prev.loaded {
+		return fmt.Errorf("runtime: load %s: already loaded", id)
+	}
+	e := &entry{cand: c, factory: f}
+	defer func() {
+		if err != nil {
+			err = fmt.Errorf("runtime: load %s: %w", id, err)
+			e.err = err
+		}
+		r.record(e)
+	}()
+	if slices.Contains(r.opts.Reserved, id) {
+		return fmt.Errorf("capsule id %q is reserved", id)
+	}
+	if err := r.toolsFree(id, toolNames(m, capsule.Surface{})); err != nil {
+		return err
+	}
+	dir := c.Dir
+	if dir == "" {
+		dir = filepath.Join(r.opts.BuiltinDir, id)
+	}
+	env := r.opts.Config(id)
+	h, err := host.NewCapsule(r.opts.Host, m, dir, env)
+	if err != nil {
+		return err
+	}
+	factory := f
+	if factory == nil {
+		factory = r.engineFactory(c, env)
+	}
+	engines, err := withStatic(factory, m)(h)
+	if err != nil {
+		return err
+	}
+	comp := capsule.NewComposite(m, r.opts.CallDeadline, r.log, engines...)
+	e.comp = comp
+	if err := comp.Load(ctx); err != nil {
+		return err
+	}
+	undo := func() {
+		if uerr := comp.Unload(context.WithoutCancel(ctx)); uerr != nil {
+			r.log.Warn("unload after a failed load", "capsule", id, "err", uerr)
+		}
+	}
+	if err := comp.WaitReady(ctx, r.opts.ReadyTimeout); err != nil {
+		undo()
+		return err
+	}
+	surface := comp.Surface()
+	e.tools = toolNames(m, surface)
+	if err := r.toolsFree(id, e.tools); err != nil {
+		undo()
+		return err
+	}
+	if err := r.opts.Dispatcher.Register(aclOf(m, surface), comp); err != nil {
+		undo()
+		return err
+	}
+	if err := r.opts.Registry.Add(comp); err != nil {
+		r.opts.Dispatcher.Unregister(id)
+		undo()
+		return err
+	}
+	e.loaded = true
+	r.log.Debug("capsule loaded", "capsule", id, "engines", comp.Engines(), "tools", e.tools)
+	return nil
+}
+
+// toolsFree refuses tool names another loaded capsule already provides.
+func (r *Runtime) toolsFree(id string, tools []string) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, other := range r.order {
+		e := r.entries[other]
+		if other == id || !e.loaded {
+			continue
+		}
+		for _, t := range tools {
+			if slices.Contains(e.tools, t) {
+				return fmt.Errorf("tool %s is already provided by capsule %s (a tool name belongs to one capsule)", t, other)
+			}
+		}
+	}
+	return nil
+}
+
+func (r *Runtime) record(e *entry) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	id := e.cand.ID()
+	if _, known := r.entries[id]; !known {
+		r.order = append(r.order, id)
+	}
+	r.entries[id] = e
+	// A capsule that has an entry is no longer only a discovery problem.
+	r.problems = slices.DeleteFunc(r.problems, func(p Problem) bool { return p.Dir != "" && p.Dir == e.cand.Dir })
+}
+
+// Unload unregisters and unloads capsule id and forgets it.
+func (r *Runtime) Unload(ctx context.Context, id string) error {
+	r.ops.Lock()
+	defer r.ops.Unlock()
+	err := r.unload(ctx, id, true)
+	if err == nil || !errors.Is(err, errNotKnown) {
+		r.publishLoaded()
+	}
+	return err
+}
+
+var errNotKnown = errors.New("not loaded")
+
+func (r *Runtime) unload(ctx context.Context, id string, forget bool) error {
+	r.mu.Lock()
+	e, ok := r.entries[id]
+	if ok && forget {
+		delete(r.entries, id)
+		r.order = slices.DeleteFunc(r.order, func(s string) bool { return s == id })
+	}
+	r.mu.Unlock()
+	if !ok {
+		return fmt.Errorf("runtime: unload %s: %w", id, errNotKnown)
+	}
+	if !e.loaded {
+		return nil
+	}
+	r.opts.Registry.Remove(id)
+	r.opts.Dispatcher.Unregister(id)
+	r.mu.Lock()
+	e.loaded = false
+	r.mu.Unlock()
+	if err := e.comp.Unload(ctx); err != nil {
+		return fmt.Errorf("runtime: unload %s: %w", id, err)
+	}
+	return nil
+}
+
+// Reload unloads capsule id and loads it again from its directory (or its
+// code, for a built-in). An installed capsule's new manifest is read first:
+// one with errors, a different name, or one that asks for more than the
+// loaded one was granted is refused and the running capsule is kept.
+func (r *Runtime) Reload(ctx context.Context, id string) error {
+	r.ops.Lock()
+	defer r.ops.Unlock()
+	r.mu.Lock()
+	e, ok := r.entries[id]
+	r.mu.Unlock()
+	if !ok {
+		return fmt.Errorf("runtime: reload %s: %w", id, errNotKnown)
+	}
+	next := e.cand
+	if !e.cand.Builtin() && e.factory == nil && e.cand.Dir != "" {
+		c, err := r.nextCandidate(e)
+		if err != nil {
+			err = fmt.Errorf("runtime: reload %s refused, the running capsule is kept: %w", id, err)
+			r.mu.Lock()
+			e.err = err
+			r.mu.Unlock()
+			r.log.Warn("reload refused", "capsule", id, "err", err)
+			r.publishLoaded()
+			return err
+		}
+		next = c
+	}
+	if err := r.unload(ctx, id, false); err != nil {
+		r.log.Warn("unload before reload", "capsule", id, "err", err)
+	}
+	err := r.load(ctx, next, e.factory)
+	r.publishLoaded()
+	return err
+}
+
+// nextCandidate reads the capsule's directory again and checks the new
+// manifest against the one it replaces.
+func (r *Runtime) nextCandidate(e *entry) (*Candidate, error) {
+	c, err := ReadCandidate(e.cand.Dir)
+	if err != nil {
+		return nil, err
+	}
+	if c.ID() != e.cand.ID() {
+		return nil, fmt.Errorf("the package was renamed to %s; remove the capsule and install it again", c.ID())
+	}
+	if wider := Widening(e.cand.Manifest, c.Manifest); len(wider) > 0 {
+		return nil, fmt.Errorf("%w (%s); install the capsule again to grant it", ErrWidened, joinShort(wider))
+	}
+	return c, nil
+}
+
+func joinShort(items []string) string {
+	const most = 5
+	s := ""
+	for i, it := range items {
+		if i == most {
+			return fmt.Sprintf("%s; and %d more", s, len(items)-most)
+		}
+		if i > 0 {
+			s += "; "
+		}
+		s += it
+	}
+	return s
+}
+
+// Close stops the watcher and unloads every capsule, last loaded first.
+func (r *Runtime) Close(ctx context.Context) {
+	r.stopWatch()
+	r.ops.Lock()
+	defer r.ops.Unlock()
+	r.mu.Lock()
+	r.closed = true
+	ids := slices.Clone(r.order)
+	r.mu.Unlock()
+	for i := len(ids) - 1; i >= 0; i-- {
+		if err := r.unload(ctx, ids[i], true); err != nil {
+			r.log.Warn("unload", "capsule", ids[i], "err", err)
+		}
+	}
+}
+
+func aclOf(m *manifest.Manifest, extra capsule.Surface) dispatch.CapsuleACL {
+	acl := dispatch.CapsuleACL{
+		ID:        m.ID(),
+		Publish:   append(m.PublishPatterns(), extra.Publish...),
+		Subscribe: append(m.SubscribePatterns(), extra.Subscribe...),
+	}
+	for _, i := range append(m.Interceptors(), extra.Interceptors...) {
+		acl.Interceptors = append(acl.Interceptors, dispatch.Interceptor{Pattern: i.Pattern, Handler: i.Handler, Priority: i.Priority})
+	}
+	return acl
+}
