@@ -8,8 +8,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
+
+	"github.com/astrid-go/astrid/internal/benchpeer"
 )
 
 // The embedded NATS peer of benchmarks (a) and (b): nats-server in-process
@@ -21,47 +22,11 @@ func init() {
 	reqReplyImpls = append(reqReplyImpls, reqReplyImpl{"nats", setupNATSReqReply})
 }
 
-func startNATS(b *testing.B) (*server.Server, func(name string) *nats.Conn) {
-	srv, err := server.NewServer(&server.Options{DontListen: true, NoLog: true, NoSigs: true})
-	if err != nil {
-		b.Fatal(err)
-	}
-	go srv.Start()
-	if !srv.ReadyForConnections(5 * time.Second) {
-		b.Fatal("nats-server not ready")
-	}
-	connect := func(name string) *nats.Conn {
-		nc, err := nats.Connect("", nats.InProcessServer(srv), nats.Name(name))
-		if err != nil {
-			b.Fatal(err)
-		}
-		return nc
-	}
-	return srv, connect
-}
-
-func stopNATS(srv *server.Server, conns ...*nats.Conn) {
-	for _, nc := range conns {
-		nc.Close()
-	}
-	srv.Shutdown()
-	srv.WaitForShutdown()
-}
-
-// toNATSSubject rewrites a route pattern's trailing `.*` (one or more
-// segments) as NATS's `>`.
-func toNATSSubject(pattern string) string {
-	if n := len(pattern); n > 2 && pattern[n-2:] == ".*" {
-		return pattern[:n-1] + ">"
-	}
-	return pattern
-}
-
 func setupNATSPubSub(b *testing.B, nonMatching int, onDelivery func()) (func(), func() error, func()) {
-	srv, connect := startNATS(b)
-	pub, subConn := connect("publisher"), connect("receiver")
+	peer := benchpeer.StartNATS(b)
+	pub, subConn := peer.Connect("publisher"), peer.Connect("receiver")
 	for _, p := range nonMatchingPatterns(nonMatching) {
-		if _, err := subConn.Subscribe(toNATSSubject(p), func(*nats.Msg) {}); err != nil {
+		if _, err := subConn.Subscribe(benchpeer.SubjectOf(p), func(*nats.Msg) {}); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -90,12 +55,12 @@ func setupNATSPubSub(b *testing.B, nonMatching int, onDelivery func()) (func(), 
 		}
 		return nil
 	}
-	return publish, check, func() { stopNATS(srv, pub, subConn) }
+	return publish, check, func() {}
 }
 
 func setupNATSReqReply(b *testing.B) (func() error, func()) {
-	srv, connect := startNATS(b)
-	requester, responder := connect("requester"), connect("responder")
+	peer := benchpeer.StartNATS(b)
+	requester, responder := peer.Connect("requester"), peer.Connect("responder")
 	if _, err := responder.Subscribe(benchTopic, func(m *nats.Msg) { _ = m.Respond(m.Data) }); err != nil {
 		b.Fatal(err)
 	}
@@ -106,5 +71,5 @@ func setupNATSReqReply(b *testing.B) (func() error, func()) {
 		_, err := requester.Request(benchTopic, benchPayload, 5*time.Second)
 		return err
 	}
-	return roundTrip, func() { stopNATS(srv, requester, responder) }
+	return roundTrip, func() {}
 }

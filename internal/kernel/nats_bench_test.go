@@ -6,8 +6,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
+
+	"github.com/astrid-go/astrid/internal/benchpeer"
 )
 
 // The peer of the tool call round trip: one NATS request/reply through an
@@ -19,22 +20,8 @@ func init() {
 }
 
 func setupNATSRoundTrip(b *testing.B) (func() error, func()) {
-	srv, err := server.NewServer(&server.Options{DontListen: true, NoLog: true, NoSigs: true})
-	if err != nil {
-		b.Fatal(err)
-	}
-	go srv.Start()
-	if !srv.ReadyForConnections(5 * time.Second) {
-		b.Fatal("nats-server not ready")
-	}
-	requester, err := nats.Connect("", nats.InProcessServer(srv))
-	if err != nil {
-		b.Fatal(err)
-	}
-	responder, err := nats.Connect("", nats.InProcessServer(srv))
-	if err != nil {
-		b.Fatal(err)
-	}
+	peer := benchpeer.StartNATS(b)
+	requester, responder := peer.Connect("requester"), peer.Connect("responder")
 	reply := []byte(`{"type":"tool_execute_result","call_id":"x","result":{"call_id":"x","content":"a small file\n","is_error":false}}`)
 	if _, err := responder.Subscribe("tool.v1.request.execute", func(m *nats.Msg) { _ = m.Respond(reply) }); err != nil {
 		b.Fatal(err)
@@ -47,10 +34,5 @@ func setupNATSRoundTrip(b *testing.B) (func() error, func()) {
 		_, err := requester.Request("tool.v1.request.execute", req, 5*time.Second)
 		return err
 	}
-	return roundTrip, func() {
-		requester.Close()
-		responder.Close()
-		srv.Shutdown()
-		srv.WaitForShutdown()
-	}
+	return roundTrip, func() {}
 }
