@@ -126,6 +126,17 @@ func (e *Engine) Name() string { return "mcp:" + e.srv.ID }
 // Command is what the engine executes: the declared command once resolved.
 func (e *Engine) Command() string { return e.command }
 
+// PID is the process id of the running server (the leader of its process
+// group), or 0 while it is down.
+func (e *Engine) PID() int {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.cur == nil {
+		return 0
+	}
+	return e.cur.pid
+}
+
 // Restarts reports how many times the server has been restarted.
 func (e *Engine) Restarts() int {
 	e.mu.Lock()
