@@ -16,8 +16,11 @@ import (
 	"github.com/astrid-go/astrid/internal/config"
 	"github.com/astrid-go/astrid/internal/dispatch"
 	"github.com/astrid-go/astrid/internal/egress"
-	"github.com/astrid-go/astrid/internal/engine/native"
+	"github.com/astrid-go/astrid/internal/engine/mcp"
+	"github.com/astrid-go/astrid/internal/engine/wasm"
 	"github.com/astrid-go/astrid/internal/host"
+	"github.com/astrid-go/astrid/internal/ledger"
+	"github.com/astrid-go/astrid/internal/runtime"
 	"github.com/astrid-go/astrid/internal/store"
 	"github.com/astrid-go/astrid/ipc"
 	"github.com/astrid-go/astrid/manifest"
@@ -35,6 +38,9 @@ type Options struct {
 	Builtins []Builtin
 	// Egress overrides the egress options (tests inject resolver/dialer).
 	Egress *egress.Options
+	// WatchCapsules reloads installed capsules whose files change while the
+	// kernel runs (a long-lived kernel wants it; a one-shot command not).
+	WatchCapsules bool
 }
 
 // Kernel is one running kernel.
@@ -45,8 +51,15 @@ type Kernel struct {
 	Dispatcher *dispatch.Dispatcher
 	Store      *store.Store
 	Registry   *capsule.Registry
-	Cancels    *host.Cancels
-	hostDeps   host.Deps
+	// Runtime loads, unloads and reloads capsules; it is the only writer
+	// of Registry.
+	Runtime  *runtime.Runtime
+	Ledger   *ledger.Ledger
+	Cancels  *host.Cancels
+	hostDeps host.Deps
+
+	wasmMu sync.Mutex
+	wasm   *wasm.Runtime // built when the first wasm capsule loads
 
 	stop   context.CancelFunc
 	wg     sync.WaitGroup
@@ -108,75 +121,95 @@ func Boot(ctx context.Context, opts Options) (*Kernel, error) {
 	if builtins == nil {
 		builtins = Builtins()
 	}
-	for _, bi := range builtins {
-		if err := k.LoadNative(ctx, bi); err != nil {
+	rb := make([]runtime.Builtin, len(builtins))
+	for i, b := range builtins {
+		rb[i] = runtime.Builtin(b)
+	}
+	k.Ledger = ledger.New(time.Duration(cfg.Limits.CPUBudgetMsPerSec) * time.Millisecond)
+	k.Runtime = runtime.New(runtime.Options{
+		Dispatcher:   d,
+		Registry:     k.Registry,
+		Host:         k.hostDeps,
+		BuiltinDir:   filepath.Join(opts.Home, "builtin"),
+		CapsulesDir:  config.Layout(opts.Home).Capsules,
+		Builtins:     rb,
+		Engines:      runtime.Engines{Wasm: k.wasmEngine, MCP: k.mcpEngine},
+		Config:       k.capsuleConfig,
+		Reserved:     []string{ipc.KernelSourceID, ClientID},
+		CallDeadline: cfg.CallDeadline.Duration,
+		Logger:       log,
+	})
+	if err := k.Runtime.Boot(ctx); err != nil {
+		k.Close()
+		return nil, fmt.Errorf("kernel: %w", err)
+	}
+	if opts.WatchCapsules {
+		if err := k.Runtime.Watch(runtime.WatchOptions{}); err != nil {
 			k.Close()
-			return nil, err
+			return nil, fmt.Errorf("kernel: %w", err)
 		}
 	}
 	return k, nil
 }
 
+// wasmEngine builds a wasm capsule's engine on the kernel's one wasm
+// runtime, created on first use so that kernels without wasm capsules pay
+// nothing for it.
+func (k *Kernel) wasmEngine(m *manifest.Manifest, h *host.Capsule) (capsule.Engine, error) {
+	k.wasmMu.Lock()
+	defer k.wasmMu.Unlock()
+	if k.wasm == nil {
+		cfg := k.opts.Config
+		rt, err := wasm.NewRuntime(context.Background(), wasm.Options{
+			CacheDir:       config.Layout(k.opts.Home).WasmCache,
+			MemoryLimitMiB: cfg.Limits.WasmMemoryMiB,
+			PoolSize:       cfg.Limits.WasmPoolSize,
+			CallDeadline:   cfg.CallDeadline.Duration,
+			Ledger:         k.Ledger,
+			Logger:         k.log,
+		})
+		if err != nil {
+			return nil, err
+		}
+		k.wasm = rt
+	}
+	return k.wasm.Engine(m, h)
+}
+
+// mcpEngine builds the engine of one stdio MCP server.
+func (k *Kernel) mcpEngine(srv manifest.MCPServer, m *manifest.Manifest, h *host.Capsule, env map[string]string) (capsule.Engine, error) {
+	return mcp.New(srv, m, h, mcp.Options{Logger: k.log, Env: env})
+}
+
 // LoadNative loads one sdk capsule in-process under its manifest.
 func (k *Kernel) LoadNative(ctx context.Context, bi Builtin) error {
-	m, diags := manifest.Parse(bi.Manifest, "Capsule.toml", "")
-	if err := diags.Err(false); err != nil {
-		return fmt.Errorf("kernel: built-in manifest: %w", err)
+	if err := k.Runtime.LoadBuiltin(ctx, runtime.Builtin(bi)); err != nil {
+		return fmt.Errorf("kernel: %w", err)
 	}
-	code := bi.New()
-	return k.Load(ctx, m, "", func(h *host.Capsule) ([]capsule.Engine, error) {
-		return []capsule.Engine{native.New(code, h)}, nil
-	})
+	return nil
 }
 
 // EngineFactory builds a capsule's engines once its host exists.
-type EngineFactory func(h *host.Capsule) ([]capsule.Engine, error)
+type EngineFactory = runtime.EngineFactory
 
 // Load loads capsule m, installed in installDir ("" for a built-in), with
-// the engines newEngines builds: the host is bound, the engines loaded in
-// order (rolled back on failure), the ACL and interceptors registered with
-// the dispatcher, and the capsule added to the registry.
+// the engines newEngines builds, and a static engine after them: the host
+// is bound, the engines loaded in order (rolled back on failure), the ACL
+// and interceptors registered with the dispatcher, and the capsule added to
+// the registry.
 func (k *Kernel) Load(ctx context.Context, m *manifest.Manifest, installDir string, newEngines EngineFactory) error {
-	id := m.ID()
-	if id == ipc.KernelSourceID || id == ClientID {
-		return fmt.Errorf("kernel: capsule id %q is reserved", id)
-	}
-	if installDir == "" {
-		installDir = filepath.Join(k.opts.Home, "builtin", id)
-	}
-	h, err := host.NewCapsule(k.hostDeps, m, installDir, k.capsuleConfig(id))
-	if err != nil {
-		return fmt.Errorf("kernel: load %s: %w", id, err)
-	}
-	engines, err := newEngines(h)
-	if err != nil {
-		return fmt.Errorf("kernel: load %s: %w", id, err)
-	}
-	comp := capsule.NewComposite(m, k.opts.Config.CallDeadline.Duration, k.log, engines...)
-	if err := comp.Load(ctx); err != nil {
+	if err := k.Runtime.LoadWith(ctx, m, installDir, newEngines); err != nil {
 		return fmt.Errorf("kernel: %w", err)
 	}
-	if err := k.Dispatcher.Register(aclOf(m, comp.Surface()), comp); err != nil {
-		_ = comp.Unload(ctx)
-		return fmt.Errorf("kernel: load %s: %w", id, err)
-	}
-	if err := k.Registry.Add(comp); err != nil {
-		k.Dispatcher.Unregister(id)
-		_ = comp.Unload(ctx)
-		return fmt.Errorf("kernel: %w", err)
-	}
-	k.log.Debug("capsule loaded", "capsule", id, "engines", comp.Engines())
 	return nil
 }
 
 // Unload unregisters and unloads capsule id.
 func (k *Kernel) Unload(ctx context.Context, id string) error {
-	c, ok := k.Registry.Remove(id)
-	if !ok {
-		return fmt.Errorf("kernel: unload %s: not loaded", id)
+	if err := k.Runtime.Unload(ctx, id); err != nil {
+		return fmt.Errorf("kernel: %w", err)
 	}
-	k.Dispatcher.Unregister(id)
-	return c.Unload(ctx)
+	return nil
 }
 
 // capsuleConfig returns the operator-set [env] values of capsule id, plain
@@ -206,18 +239,6 @@ func (k *Kernel) capsuleConfig(id string) map[string]string {
 		}
 	}
 	return out
-}
-
-func aclOf(m *manifest.Manifest, extra capsule.Surface) dispatch.CapsuleACL {
-	acl := dispatch.CapsuleACL{
-		ID:        m.ID(),
-		Publish:   append(m.PublishPatterns(), extra.Publish...),
-		Subscribe: append(m.SubscribePatterns(), extra.Subscribe...),
-	}
-	for _, i := range append(m.Interceptors(), extra.Interceptors...) {
-		acl.Interceptors = append(acl.Interceptors, dispatch.Interceptor{Pattern: i.Pattern, Handler: i.Handler, Priority: i.Priority})
-	}
-	return acl
 }
 
 // startCancelListener runs the kernel's one listener on
@@ -254,15 +275,12 @@ func (k *Kernel) Close() {
 	k.closed.Do(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
-		if k.Registry != nil {
-			list := k.Registry.List()
-			for i := len(list) - 1; i >= 0; i-- {
-				c := list[i]
-				k.Dispatcher.Unregister(c.ID())
-				if err := c.Unload(ctx); err != nil {
-					k.log.Warn("unload", "capsule", c.ID(), "err", err)
-				}
-				k.Registry.Remove(c.ID())
+		if k.Runtime != nil {
+			k.Runtime.Close(ctx)
+		}
+		if k.wasm != nil {
+			if err := k.wasm.Close(ctx); err != nil {
+				k.log.Warn("wasm runtime close", "err", err)
 			}
 		}
 		if k.stop != nil {

@@ -21,8 +21,7 @@ type Engines struct {
 	MCP func(srv manifest.MCPServer, m *manifest.Manifest, h *host.Capsule, env map[string]string) (capsule.Engine, error)
 }
 
-// EngineFactory builds a capsule's engines once its host exists; the
-// runtime adds the static engine after them.
+// EngineFactory builds a capsule's engines once its host exists.
 type EngineFactory func(h *host.Capsule) ([]capsule.Engine, error)
 
 // engineFactory is the loader (seed 003): the native engine for a built-in,
@@ -72,4 +71,9 @@ func withStatic(f EngineFactory, m *manifest.Manifest) EngineFactory {
 		}
 		return append(es, static.New(m, h)), nil
 	}
+}
+
+// declaresStatic reports whether m has anything for the static engine.
+func declaresStatic(m *manifest.Manifest) bool {
+	return len(m.ContextFiles) > 0 || len(m.Skills) > 0 || len(m.Commands) > 0
 }

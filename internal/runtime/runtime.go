@@ -157,7 +157,9 @@ func (r *Runtime) Load(ctx context.Context, c *Candidate) error {
 }
 
 // LoadWith loads capsule m, installed in dir ("" for one without files),
-// with the engines f builds; the static engine is added after them.
+// with exactly the engines f builds, plus the static engine when m declares
+// static files or commands (the caller chose the engines; the static ones
+// must still be served).
 func (r *Runtime) LoadWith(ctx context.Context, m *manifest.Manifest, dir string, f EngineFactory) error {
 	r.ops.Lock()
 	defer r.ops.Unlock()
@@ -253,7 +255,10 @@ func (r *Runtime) load(ctx context.Context, c *Candidate, f EngineFactory) (err 
 	if factory == nil {
 		factory = r.engineFactory(c, env)
 	}
-	engines, err := withStatic(factory, m)(h)
+	if f == nil || declaresStatic(m) {
+		factory = withStatic(factory, m)
+	}
+	engines, err := factory(h)
 	if err != nil {
 		return err
 	}
