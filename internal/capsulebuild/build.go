@@ -139,10 +139,9 @@ func main() {}
 }
 
 func workFile(modRoot, sdkRoot string) []byte {
-	v := strings.TrimPrefix(runtime.Version(), "go")
-	if parts := strings.SplitN(v, ".", 3); len(parts) >= 2 {
-		v = parts[0] + "." + parts[1]
-	}
+	// The toolchain's own version satisfies every module's go line (a
+	// bare "1.26" would be older than a module's "go 1.26.0").
+	v, _, _ := strings.Cut(strings.TrimPrefix(runtime.Version(), "go"), " ")
 	return fmt.Appendf(nil, "go %s\n\nuse (\n\t%q\n\t%q\n)\n", v, modRoot, sdkRoot)
 }
 

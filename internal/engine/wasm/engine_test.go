@@ -11,8 +11,6 @@ import (
 	"github.com/astrid-go/astrid/hostapi"
 	"github.com/astrid-go/astrid/internal/bus"
 	"github.com/astrid-go/astrid/internal/capsule"
-	"github.com/astrid-go/astrid/internal/dispatch"
-	"github.com/astrid-go/astrid/internal/kernel"
 	"github.com/astrid-go/astrid/internal/ledger"
 	"github.com/astrid-go/astrid/ipc"
 )
@@ -133,14 +131,14 @@ func TestHostileCapsuleIsContained(t *testing.T) {
 			f.mustWork(t)
 		})
 	}
-	if s := f.k.Dispatcher.Stats(); s.PublishDenied == 0 {
+	if s := f.d.Stats(); s.PublishDenied == 0 {
 		t.Errorf("the denied publish was not counted: %+v", s)
 	}
 }
 
 func TestPanicPublishesTheFailureReply(t *testing.T) {
 	f := loadHostile(t, Options{})
-	sub, err := f.k.Bus.Subscribe(bus.RouteSpec{Owner: "test", Pattern: "hostile.v1.failed"})
+	sub, err := f.bus.Subscribe(bus.RouteSpec{Owner: "test", Pattern: "hostile.v1.failed"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -193,7 +191,7 @@ func TestPublishFloodIsRateLimited(t *testing.T) {
 	if got.Code != hostapi.CodeRateLimited || got.Published >= 10000 {
 		t.Errorf("flood published %d and stopped with %s, want rate limited", got.Published, got.Code)
 	}
-	if s := f.k.Dispatcher.Stats(); s.RateLimited == 0 {
+	if s := f.d.Stats(); s.RateLimited == 0 {
 		t.Errorf("rate limiting not counted: %+v", s)
 	}
 }
@@ -230,7 +228,7 @@ func TestInstancesDrawDifferentRandomBytes(t *testing.T) {
 
 func TestCancelKeyInterruptsTheGuest(t *testing.T) {
 	f := loadHostile(t, Options{})
-	sub, err := f.k.Bus.Subscribe(bus.RouteSpec{Owner: "test", Pattern: "hostile.v1.failed"})
+	sub, err := f.bus.Subscribe(bus.RouteSpec{Owner: "test", Pattern: "hostile.v1.failed"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -240,11 +238,9 @@ func TestCancelKeyInterruptsTheGuest(t *testing.T) {
 		_, err := f.invoke(t, context.Background(), "cancellable", `"call-123"`)
 		done <- err
 	}()
-	// The cancel request arrives through the kernel's listener, as an
-	// orchestrator would send it; repeat until the guest has registered
-	// its key.
-	req, _ := ipc.EncodePayload(ipc.ToolCancelRequest{CallIDs: []string{"call-123"}})
-	caller := dispatch.Caller{Capsule: kernel.ClientID, Principal: ipc.DefaultPrincipal}
+	// The kernel's listener on tool.v1.request.cancel calls Cancels.Cancel
+	// with the named call ids (internal/kernel's wasm end-to-end test sends
+	// the real request); repeat until the guest has registered its key.
 	tick := time.NewTicker(20 * time.Millisecond)
 	defer tick.Stop()
 	var callErr error
@@ -254,9 +250,7 @@ wait:
 		case callErr = <-done:
 			break wait
 		case <-tick.C:
-			if _, err := f.k.Dispatcher.Publish(caller, ipc.ToolRequestCancelTopic, req); err != nil {
-				t.Fatal(err)
-			}
+			f.cancels.Cancel(errors.New("cancelled by tool.v1.request.cancel"), "call-123")
 		}
 	}
 	if callErr == nil || !strings.Contains(callErr.Error(), "cancelled") {

@@ -11,11 +11,12 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/astrid-go/astrid/internal/bus"
 	"github.com/astrid-go/astrid/internal/capsule"
 	"github.com/astrid-go/astrid/internal/capsulebuild"
-	"github.com/astrid-go/astrid/internal/config"
+	"github.com/astrid-go/astrid/internal/dispatch"
 	"github.com/astrid-go/astrid/internal/host"
-	"github.com/astrid-go/astrid/internal/kernel"
+	"github.com/astrid-go/astrid/internal/store"
 	"github.com/astrid-go/astrid/manifest"
 )
 
@@ -79,10 +80,75 @@ func newRuntime(t testing.TB, opts Options) *Runtime {
 	return rt
 }
 
-// fixture is a kernel with the hostile capsule loaded through a wasm
-// engine.
+// harness is the part of a kernel a capsule needs: bus, dispatcher,
+// store and the cancel-key registry. (internal/kernel imports this package,
+// so the tests cannot boot a kernel.)
+type harness struct {
+	bus     *bus.Bus
+	d       *dispatch.Dispatcher
+	cancels *host.Cancels
+	deps    host.Deps
+	log     *slog.Logger
+}
+
+func newHarness(t testing.TB, logs *syncBuffer) (*harness, string) {
+	t.Helper()
+	ws, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	home := t.TempDir()
+	logger := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	st, err := store.Open(filepath.Join(home, "state.db"), store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := bus.New(bus.Options{Logger: logger})
+	d := dispatch.New(b, dispatch.Options{Logger: logger})
+	h := &harness{bus: b, d: d, cancels: host.NewCancels(), log: logger}
+	h.deps = host.Deps{Dispatcher: d, Store: st, Cancels: h.cancels, Logger: logger, Workspace: ws, HomesDir: filepath.Join(home, "home")}
+	t.Cleanup(func() {
+		d.Close()
+		b.Close()
+		_ = st.Close()
+	})
+	return h, ws
+}
+
+// load loads m with a wasm engine on rt and registers it with the
+// dispatcher, as the kernel does.
+func (h *harness) load(t testing.TB, rt *Runtime, m *manifest.Manifest, installDir string) (*Engine, error) {
+	t.Helper()
+	hc, err := host.NewCapsule(h.deps, m, installDir, nil)
+	if err != nil {
+		return nil, err
+	}
+	e, err := rt.Engine(m, hc)
+	if err != nil {
+		return nil, err
+	}
+	comp := capsule.NewComposite(m, 0, h.log, e)
+	if err := comp.Load(context.Background()); err != nil {
+		return nil, err
+	}
+	acl := dispatch.CapsuleACL{ID: m.ID(), Publish: m.PublishPatterns(), Subscribe: m.SubscribePatterns()}
+	for _, i := range m.Interceptors() {
+		acl.Interceptors = append(acl.Interceptors, dispatch.Interceptor{Pattern: i.Pattern, Handler: i.Handler, Priority: i.Priority})
+	}
+	if err := h.d.Register(acl, comp); err != nil {
+		_ = comp.Unload(context.Background())
+		return nil, err
+	}
+	t.Cleanup(func() {
+		h.d.Unregister(m.ID())
+		_ = comp.Unload(context.Background())
+	})
+	return e.(*Engine), nil
+}
+
+// fixture is the hostile capsule loaded through a wasm engine.
 type fixture struct {
-	k    *kernel.Kernel
+	*harness
 	rt   *Runtime
 	eng  *Engine
 	logs *syncBuffer
@@ -109,42 +175,19 @@ func withComponent(m *manifest.Manifest, r capsulebuild.Result) *manifest.Manife
 	return m
 }
 
-func bootKernel(t testing.TB, logs *syncBuffer) (*kernel.Kernel, string) {
-	t.Helper()
-	ws, err := filepath.EvalSymlinks(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	logger := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	k, err := kernel.Boot(context.Background(), kernel.Options{
-		Home: t.TempDir(), Workspace: ws, Config: config.Default(), Logger: logger, Builtins: []kernel.Builtin{},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(k.Close)
-	return k, ws
-}
-
 func loadHostile(t testing.TB, opts Options) *fixture {
 	t.Helper()
 	f := &fixture{logs: &syncBuffer{}}
-	f.k, f.ws = bootKernel(t, f.logs)
+	f.harness, f.ws = newHarness(t, f.logs)
 	if opts.Logger == nil {
-		opts.Logger = slog.New(slog.NewTextHandler(f.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+		opts.Logger = f.harness.log
 	}
 	f.rt = newRuntime(t, opts)
 	m := withComponent(hostileManifest(t), guest(t, "testdata/hostile"))
-	err := f.k.Load(context.Background(), m, t.TempDir(), func(h *host.Capsule) ([]capsule.Engine, error) {
-		e, err := f.rt.Engine(m, h)
-		if err != nil {
-			return nil, err
-		}
-		f.eng = e.(*Engine)
-		return []capsule.Engine{e}, nil
-	})
+	eng, err := f.load(t, f.rt, m, t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
+	f.eng = eng
 	return f
 }
