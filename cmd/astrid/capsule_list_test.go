@@ -1,0 +1,53 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/astrid-go/astrid/internal/runtime"
+)
+
+func TestCapsuleList(t *testing.T) {
+	home := astridHome(t)
+	broken := filepath.Join(home, "capsules", "broken")
+	if err := os.MkdirAll(broken, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(broken, "Capsule.toml"), []byte("[package]\nname = \"broken\"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ws := t.TempDir()
+	out, _, code := runAstrid(t, "", "capsule", "list", "--json", "--workspace", ws)
+	if code != 1 {
+		t.Errorf("exit %d, want 1 (a capsule failed)", code)
+	}
+	var list []runtime.Status
+	if err := json.Unmarshal([]byte(out), &list); err != nil {
+		t.Fatalf("output %q: %v", out, err)
+	}
+	byID := map[string]runtime.Status{}
+	for _, s := range list {
+		byID[s.ID] = s
+	}
+	fs := byID["astrid-capsule-fs"]
+	if fs.State != "ready" || !fs.Builtin || !slices.Contains(fs.Tools, "read_file") || !slices.Equal(fs.Engines, []string{"native", "static"}) {
+		t.Errorf("fs = %+v", fs)
+	}
+	if s := byID["svc"]; s.State != "ready" || s.Dir == "" {
+		t.Errorf("svc = %+v", s)
+	}
+	if s := byID["broken"]; s.State != "failed" || !strings.Contains(s.Error, "no version") {
+		t.Errorf("broken = %+v", s)
+	}
+
+	out, _, _ = runAstrid(t, "", "capsule", "list", "--workspace", ws)
+	for _, want := range []string{"CAPSULE", "astrid-capsule-fs", "native,static", "read_file", "built-in", "broken: "} {
+		if !strings.Contains(out, want) {
+			t.Errorf("table lacks %q:\n%s", want, out)
+		}
+	}
+}
