@@ -5,14 +5,19 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/astrid-go/astrid/capsules/fs"
 	"github.com/astrid-go/astrid/capsules/router"
+	"github.com/astrid-go/astrid/hostapi"
 	"github.com/astrid-go/astrid/internal/capsule"
 	"github.com/astrid-go/astrid/internal/capsulebuild"
+	"github.com/astrid-go/astrid/internal/dispatch"
 	"github.com/astrid-go/astrid/internal/engine/wasm"
 	"github.com/astrid-go/astrid/internal/host"
+	"github.com/astrid-go/astrid/ipc"
 	"github.com/astrid-go/astrid/manifest"
 )
 
@@ -79,4 +84,65 @@ func TestToolSuiteWasm(t *testing.T) {
 		}
 	}
 	runToolSuite(t, k, ws)
+}
+
+// A wasm guest spinning in a handler is interrupted by a cancel request on
+// tool.v1.request.cancel naming its cancel key, through the kernel's one
+// listener; the capsule keeps serving afterwards.
+func TestCancelRequestInterruptsWasmGuest(t *testing.T) {
+	k, _ := bootTest(t, []Builtin{})
+	ctx := context.Background()
+	rt, err := wasm.NewRuntime(ctx, wasm.Options{CacheDir: filepath.Join(wasmTestCache, "compiled")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = rt.Close(ctx) })
+	t.Cleanup(k.Close)
+	const dir = "../engine/wasm/testdata/hostile"
+	built, err := capsulebuild.BuildCached(ctx, dir, wasmTestCache)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, diags := manifest.Load(dir)
+	if err := diags.Err(false); err != nil {
+		t.Fatal(err)
+	}
+	m.Components[0].Path, m.Components[0].Hash = built.Wasm, built.SHA256
+	err = k.Load(ctx, m, "", func(h *host.Capsule) ([]capsule.Engine, error) {
+		e, err := rt.Engine(m, h)
+		return []capsule.Engine{e}, err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, _ := k.Registry.Get("hostile")
+	inv := func(handler, payload string) (hostapi.Verdict, error) {
+		return c.Invoke(ctx, hostapi.Invocation{Handler: handler, Topic: "hostile.v1." + handler, Principal: ipc.DefaultPrincipal, Payload: []byte(payload)})
+	}
+	done := make(chan error, 1)
+	go func() {
+		_, err := inv("cancellable", `"call-wasm-cancel"`)
+		done <- err
+	}()
+	req, _ := ipc.EncodePayload(ipc.ToolCancelRequest{CallIDs: []string{"call-wasm-cancel"}})
+	client := dispatch.Caller{Capsule: ClientID, Principal: ipc.DefaultPrincipal}
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		select {
+		case err := <-done:
+			if err == nil || !strings.Contains(err.Error(), "cancelled") {
+				t.Fatalf("cancelled call answered %v", err)
+			}
+			if v, err := inv("echo", `{"after":"cancel"}`); err != nil || string(v.Payload) != `{"after":"cancel"}` {
+				t.Fatalf("capsule after cancel: %+v %v", v, err)
+			}
+			return
+		case <-tick.C:
+			// Repeated until the guest has registered its key.
+			if _, err := k.Dispatcher.Publish(client, ipc.ToolRequestCancelTopic, req); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
 }
