@@ -1,0 +1,108 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// A third-party capsule, in its own Go module: built with `astrid capsule
+// build`, dropped into $ASTRID_HOME/capsules, discovered at boot and
+// called through the router with `astrid tool call`, its [env] value set
+// with `astrid capsule env set`.
+func TestThirdPartyWasmCapsuleEndToEnd(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds a wasm module")
+	}
+	const module = "github.com/astrid-go/astrid"
+	src := t.TempDir()
+	files := map[string]string{
+		"go.mod": "module example.com/greeter\n\ngo 1.26\n\nrequire " + module + " v0.0.0\n",
+		"greeter.go": `package greeter
+
+import "` + module + `/sdk"
+
+type greetArgs struct {
+	Name string ` + "`json:\"name\"`" + `
+}
+
+// New returns the capsule's code.
+func New() *sdk.Capsule {
+	c := sdk.New("Greets people")
+	sdk.Tool(c, "greet", "Greet a person by name", func(call *sdk.Call, a greetArgs) (string, error) {
+		greeting, ok := call.Config("GREETING")
+		if !ok {
+			greeting = "Hello"
+		}
+		return greeting + ", " + a.Name + "!", nil
+	})
+	return c
+}
+`,
+		"Capsule.toml": `[package]
+name = "greeter"
+version = "0.1.0"
+astrid-version = ">=0.1.0"
+
+[[component]]
+id = "greeter"
+file = "greeter.wasm"
+
+[subscribe]
+"tool.v1.execute.greet" = { wit = "opaque", handler = "tool_execute_greet" }
+"tool.v1.request.describe" = { wit = "opaque", handler = "tool_describe" }
+
+[publish]
+"tool.v1.execute.greet.result" = "opaque"
+"tool.v1.response.describe.greeter" = "opaque"
+
+[env]
+GREETING = { type = "text", request = "How should greeter greet?" }
+`,
+	}
+	for name, body := range files {
+		if err := os.WriteFile(filepath.Join(src, name), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	out, errOut, code := runAstrid(t, "", "capsule", "build", src)
+	if code != 0 {
+		t.Fatalf("capsule build: exit %d\n%s%s", code, out, errOut)
+	}
+
+	home := t.TempDir()
+	t.Setenv("ASTRID_HOME", home)
+	installed := filepath.Join(home, "capsules", "greeter")
+	if err := os.MkdirAll(installed, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"Capsule.toml", "greeter.wasm", "meta.json"} {
+		data, err := os.ReadFile(filepath.Join(src, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(installed, name), data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ws := t.TempDir()
+
+	out, errOut, code = runAstrid(t, "", "capsule", "list", "--workspace", ws)
+	if code != 0 || !strings.Contains(out, "greeter") || !strings.Contains(out, "wasm") || !strings.Contains(out, "greet") {
+		t.Fatalf("capsule list: exit %d\n%s%s", code, out, errOut)
+	}
+
+	out, errOut, code = runAstrid(t, "", "tool", "call", "greet", `{"name":"Ada"}`, "--workspace", ws)
+	if code != 0 || strings.TrimSpace(out) != "Hello, Ada!" {
+		t.Fatalf("tool call: exit %d, stdout %q, stderr %s", code, out, errOut)
+	}
+
+	if _, errOut, code = runAstrid(t, "Howdy\n", "capsule", "env", "set", "greeter", "GREETING"); code != 0 {
+		t.Fatalf("env set: exit %d: %s", code, errOut)
+	}
+	out, errOut, code = runAstrid(t, "", "tool", "call", "greet", `{"name":"Ada"}`, "--workspace", ws)
+	if code != 0 || strings.TrimSpace(out) != "Howdy, Ada!" {
+		t.Fatalf("tool call after env set: exit %d, stdout %q, stderr %s", code, out, errOut)
+	}
+}
