@@ -1,0 +1,168 @@
+//go:build bench
+
+package mcp_test
+
+// Benchmarks per DESIGN §7: an MCP tool call through the kernel against a
+// direct go-sdk client call to the same npm server, in the same run. Run:
+//
+//	GOMAXPROCS=2 go test -tags bench -run '^$' -bench MCPToolCall -count 10 -p 1 ./internal/engine/mcp/
+//
+// Every implementation calls server-everything's echo tool with one request
+// in flight (closed loop); each has its own server process.
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"os/exec"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/astrid-go/astrid/internal/capsule"
+	"github.com/astrid-go/astrid/internal/config"
+	"github.com/astrid-go/astrid/internal/dispatch"
+	mcpengine "github.com/astrid-go/astrid/internal/engine/mcp"
+	"github.com/astrid-go/astrid/internal/engine/mcp/mcptest"
+	"github.com/astrid-go/astrid/internal/host"
+	"github.com/astrid-go/astrid/internal/kernel"
+	"github.com/astrid-go/astrid/ipc"
+	"github.com/astrid-go/astrid/manifest"
+)
+
+type benchImpl struct {
+	name  string
+	setup func(b *testing.B, npm mcptest.Servers) (call func() error, teardown func())
+}
+
+var benchImpls = []benchImpl{
+	{"go-sdk-direct", setupDirect},
+	{"astrid-kernel", setupKernel},
+}
+
+// BenchmarkMCPToolCall: go-sdk-direct is a ClientSession.CallTool on a
+// CommandTransport; astrid-kernel is a whole tool call as an orchestrator
+// makes it (tool.v1.request.execute → router → MCP engine → server → result
+// → router → tool.v1.execute.result).
+func BenchmarkMCPToolCall(b *testing.B) {
+	npm := mcptest.NPM(b)
+	for _, impl := range benchImpls {
+		b.Run("impl="+impl.name, func(b *testing.B) {
+			call, teardown := impl.setup(b, npm)
+			defer teardown()
+			for range 200 { // warm up (node's JIT, our pools)
+				if err := call(); err != nil {
+					b.Fatal(err)
+				}
+			}
+			lat := make([]time.Duration, 0, b.N)
+			b.ReportAllocs()
+			b.ResetTimer()
+			for b.Loop() {
+				t0 := time.Now()
+				if err := call(); err != nil {
+					b.Fatal(err)
+				}
+				lat = append(lat, time.Since(t0))
+			}
+			b.StopTimer()
+			slices.Sort(lat)
+			pct := func(p float64) float64 { return float64(lat[int(float64(len(lat)-1)*p)].Nanoseconds()) }
+			b.ReportMetric(pct(0.50), "p50-ns")
+			b.ReportMetric(pct(0.99), "p99-ns")
+		})
+	}
+}
+
+func setupDirect(b *testing.B, npm mcptest.Servers) (func() error, func()) {
+	client := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "0"}, &mcp.ClientOptions{Capabilities: &mcp.ClientCapabilities{}})
+	cmd := exec.Command(npm.Node, npm.Everything, "stdio")
+	cs, err := client.Connect(context.Background(), &mcp.CommandTransport{Command: cmd}, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx := context.Background()
+	call := func() error {
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "echo", Arguments: json.RawMessage(`{"message":"hi"}`)})
+		if err == nil && res.IsError {
+			err = fmt.Errorf("echo: error result")
+		}
+		return err
+	}
+	return call, func() { _ = cs.Close() }
+}
+
+func setupKernel(b *testing.B, npm mcptest.Servers) (func() error, func()) {
+	ws := b.TempDir()
+	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+	k, err := kernel.Boot(context.Background(), kernel.Options{Home: b.TempDir(), Workspace: ws, Config: config.Default(), Logger: quiet})
+	if err != nil {
+		b.Fatal(err)
+	}
+	src := fmt.Sprintf(`[package]
+name = "mcp-everything"
+version = "0.1.0"
+
+[capabilities]
+host_process = ["node"]
+
+[[mcp_server]]
+id = "everything"
+type = "stdio"
+command = "node"
+args = [%q, "stdio"]
+`, npm.Everything)
+	dir := b.TempDir()
+	m, diags := manifest.Parse([]byte(src), "Capsule.toml", dir)
+	if err := diags.Err(false); err != nil {
+		b.Fatal(err)
+	}
+	err = k.Load(context.Background(), m, dir, func(h *host.Capsule) ([]capsule.Engine, error) {
+		e, err := mcpengine.New(m.MCPServers[0], m, h, mcpengine.Options{Logger: quiet})
+		return []capsule.Engine{e}, err
+	})
+	if err != nil {
+		k.Close()
+		b.Fatal(err)
+	}
+	const tool = "everything:echo"
+	caller := dispatch.Caller{Capsule: kernel.ClientID, Principal: ipc.DefaultPrincipal}
+	sub, err := k.Dispatcher.Subscribe(caller, ipc.ToolExecuteResultTopic, true)
+	if err != nil {
+		k.Close()
+		b.Fatal(err)
+	}
+	args := json.RawMessage(`{"message":"hi"}`)
+	ctx := context.Background()
+	call := func() error {
+		id := kernel.NewCallID()
+		req, err := ipc.EncodePayload(ipc.ToolExecuteRequest{CallID: id, ToolName: tool, Arguments: args})
+		if err != nil {
+			return err
+		}
+		if _, err := k.Dispatcher.Publish(caller, ipc.ToolRequestExecuteTopic, req); err != nil {
+			return err
+		}
+		for {
+			d, err := sub.Recv(ctx)
+			if err != nil {
+				return err
+			}
+			var res ipc.ToolExecuteResult
+			if err := json.Unmarshal(ipc.GuestBytes(d.Envelope.Payload), &res); err != nil {
+				return err
+			}
+			if res.CallID == id {
+				if res.Result.IsError {
+					return fmt.Errorf("echo: %s", res.Result.Content)
+				}
+				return nil
+			}
+		}
+	}
+	return call, func() { sub.Close(); k.Close() }
+}
