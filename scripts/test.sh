@@ -17,5 +17,8 @@ if [ -n "$unformatted" ]; then echo "gofmt would change: $unformatted"; exit 1; 
 echo "== fuzz (short)"
 ./scripts/fuzz.sh
 
+echo "== install test dependencies (MCP servers from npm)"
+./scripts/npm-ci.sh
+
 echo "== go test -race"
 go test -race -count=1 -timeout 15m ./...
