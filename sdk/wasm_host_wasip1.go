@@ -93,7 +93,7 @@ func abiSetCancelKey(keyPtr, keyLen uint32) uint64
 // and principal an import acts for.
 type wasmHost struct{ principal string }
 
-var _ hostapi.Host = wasmHost{}
+var _ hostapi.Host = (*wasmHost)(nil)
 
 func call1(f func(p, n uint32) uint64, s string) ([]byte, error) {
 	p, n := stringPtr(s)
@@ -146,22 +146,22 @@ func (w wireMessage) message() hostapi.Message {
 	return hostapi.Message{Topic: w.Topic, Payload: []byte(w.Payload), SourceID: w.SourceID, Principal: w.Principal, Lost: w.Lost}
 }
 
-func (wasmHost) Publish(topic string, payload []byte) error {
+func (*wasmHost) Publish(topic string, payload []byte) error {
 	_, err := call2(abiIPCPublish, topic, payload)
 	return err
 }
 
-func (wasmHost) Subscribe(pattern string) (hostapi.SubscriptionID, error) {
+func (*wasmHost) Subscribe(pattern string) (hostapi.SubscriptionID, error) {
 	id, err := u64(call1(abiIPCSubscribe, pattern))
 	return hostapi.SubscriptionID(id), err
 }
 
-func (wasmHost) Recv(sub hostapi.SubscriptionID, timeout time.Duration) (hostapi.Message, error) {
+func (*wasmHost) Recv(sub hostapi.SubscriptionID, timeout time.Duration) (hostapi.Message, error) {
 	w, err := decodeJSON[wireMessage](result(abiIPCRecv(uint64(sub), timeout.Milliseconds())))
 	return w.message(), err
 }
 
-func (wasmHost) Poll(sub hostapi.SubscriptionID) (hostapi.Message, bool, error) {
+func (*wasmHost) Poll(sub hostapi.SubscriptionID) (hostapi.Message, bool, error) {
 	b, err := result(abiIPCPoll(uint64(sub)))
 	if err != nil || len(b) == 0 {
 		return hostapi.Message{}, false, err
@@ -170,16 +170,16 @@ func (wasmHost) Poll(sub hostapi.SubscriptionID) (hostapi.Message, bool, error) 
 	return w.message(), err == nil, err
 }
 
-func (wasmHost) Unsubscribe(sub hostapi.SubscriptionID) error {
+func (*wasmHost) Unsubscribe(sub hostapi.SubscriptionID) error {
 	_, err := result(abiIPCUnsubscribe(uint64(sub)))
 	return err
 }
 
-func (wasmHost) Interceptors(topic string) ([]string, error) {
+func (*wasmHost) Interceptors(topic string) ([]string, error) {
 	return decodeJSON[[]string](call1(abiIPCInterceptors, topic))
 }
 
-func (wasmHost) KVGet(key string) ([]byte, bool, error) {
+func (*wasmHost) KVGet(key string) ([]byte, bool, error) {
 	b, err := call1(abiKVGet, key)
 	if hostapi.CodeOf(err) == hostapi.CodeNotFound {
 		return nil, false, nil
@@ -193,26 +193,26 @@ func (wasmHost) KVGet(key string) ([]byte, bool, error) {
 	return b, true, nil
 }
 
-func (wasmHost) KVSet(key string, value []byte) error {
+func (*wasmHost) KVSet(key string, value []byte) error {
 	_, err := call2(abiKVSet, key, value)
 	return err
 }
 
-func (wasmHost) KVDelete(key string) error {
+func (*wasmHost) KVDelete(key string) error {
 	_, err := call1(abiKVDelete, key)
 	return err
 }
 
-func (wasmHost) KVList(prefix string) ([]string, error) {
+func (*wasmHost) KVList(prefix string) ([]string, error) {
 	return decodeJSON[[]string](call1(abiKVList, prefix))
 }
 
-func (wasmHost) KVClear(prefix string) (int, error) {
+func (*wasmHost) KVClear(prefix string) (int, error) {
 	n, err := u64(call1(abiKVClear, prefix))
 	return int(n), err
 }
 
-func (wasmHost) FSRead(path string) ([]byte, error) {
+func (*wasmHost) FSRead(path string) ([]byte, error) {
 	b, err := call1(abiFSRead, path)
 	if err == nil && b == nil {
 		b = []byte{}
@@ -220,35 +220,35 @@ func (wasmHost) FSRead(path string) ([]byte, error) {
 	return b, err
 }
 
-func (wasmHost) FSWrite(path string, data []byte) error {
+func (*wasmHost) FSWrite(path string, data []byte) error {
 	_, err := call2(abiFSWrite, path, data)
 	return err
 }
 
-func (wasmHost) FSStat(path string) (hostapi.FileInfo, error) {
+func (*wasmHost) FSStat(path string) (hostapi.FileInfo, error) {
 	return decodeJSON[hostapi.FileInfo](call1(abiFSStat, path))
 }
 
-func (wasmHost) FSList(path string) ([]hostapi.DirEntry, error) {
+func (*wasmHost) FSList(path string) ([]hostapi.DirEntry, error) {
 	return decodeJSON[[]hostapi.DirEntry](call1(abiFSList, path))
 }
 
-func (wasmHost) FSMkdir(path string) error {
+func (*wasmHost) FSMkdir(path string) error {
 	_, err := call1(abiFSMkdir, path)
 	return err
 }
 
-func (wasmHost) FSRemove(path string) error {
+func (*wasmHost) FSRemove(path string) error {
 	_, err := call1(abiFSRemove, path)
 	return err
 }
 
-func (wasmHost) FSRename(from, to string) error {
+func (*wasmHost) FSRename(from, to string) error {
 	_, err := call2(abiFSRename, from, []byte(to))
 	return err
 }
 
-func (wasmHost) HTTPDo(req hostapi.HTTPRequest) (hostapi.HTTPResponse, error) {
+func (*wasmHost) HTTPDo(req hostapi.HTTPRequest) (hostapi.HTTPResponse, error) {
 	b, err := json.Marshal(req)
 	if err != nil {
 		return hostapi.HTTPResponse{}, hostapi.Errorf(hostapi.CodeInvalid, "http", "%v", err)
@@ -259,14 +259,14 @@ func (wasmHost) HTTPDo(req hostapi.HTTPRequest) (hostapi.HTTPResponse, error) {
 	return decodeJSON[hostapi.HTTPResponse](result(r))
 }
 
-func (wasmHost) CapsuleID() string {
+func (*wasmHost) CapsuleID() string {
 	b, _ := result(abiCapsuleID())
 	return string(b)
 }
 
-func (h wasmHost) Principal() string { return h.principal }
+func (h *wasmHost) Principal() string { return h.principal }
 
-func (wasmHost) Config(key string) (string, bool) {
+func (*wasmHost) Config(key string) (string, bool) {
 	b, err := call1(abiConfig, key)
 	if err != nil {
 		return "", false
@@ -274,21 +274,21 @@ func (wasmHost) Config(key string) (string, bool) {
 	return string(b), true
 }
 
-func (wasmHost) Log(level hostapi.LogLevel, msg string) {
+func (*wasmHost) Log(level hostapi.LogLevel, msg string) {
 	p, n := stringPtr(msg)
 	r := abiLog(int32(level), p, n)
 	runtime.KeepAlive(msg)
 	_, _ = result(r)
 }
 
-func (wasmHost) Now() time.Time { return time.Unix(0, abiNow()) }
+func (*wasmHost) Now() time.Time { return time.Unix(0, abiNow()) }
 
-func (wasmHost) SetFailureReply(topic string, payload []byte) error {
+func (*wasmHost) SetFailureReply(topic string, payload []byte) error {
 	_, err := call2(abiSetFailureReply, topic, payload)
 	return err
 }
 
-func (wasmHost) SetCancelKey(key string) error {
+func (*wasmHost) SetCancelKey(key string) error {
 	_, err := call1(abiSetCancelKey, key)
 	return err
 }

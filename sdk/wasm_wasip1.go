@@ -3,6 +3,7 @@
 package sdk
 
 import (
+	"encoding/binary"
 	"unsafe"
 
 	"github.com/astrid-go/astrid/hostapi"
@@ -60,11 +61,12 @@ func astridInvoke(n int32) uint64 {
 	if n < 0 || int(n) > len(scratch) {
 		return errorResult(hostapi.Errorf(hostapi.CodeInvalid, "invoke", "invocation length %d exceeds the scratch buffer", n))
 	}
-	inv, err := DecodeInvocation(scratch[:n])
+	inv, err := decodeInvocationOnce(scratch[:n])
 	if err != nil {
 		return errorResult(hostapi.Errorf(hostapi.CodeInvalid, "invoke", "%v", err))
 	}
-	v, err := served.Invoke(wasmHost{principal: inv.Principal}, inv)
+	theHost.principal = inv.Principal
+	v, err := served.Invoke(&theHost, inv)
 	if err != nil {
 		return errorResult(err)
 	}
@@ -73,6 +75,50 @@ func astridInvoke(n int32) uint64 {
 	}
 	guestResult = EncodeVerdict(v)
 	return PackResult(ptrOf(guestResult), uint32(len(guestResult)), false)
+}
+
+// theHost is the one host value: an instance runs one call at a time, and
+// reusing it spares the guest an allocation per call (allocation is the
+// dominant cost of a Go guest's call).
+var theHost wasmHost
+
+// decodeInvocationOnce is DecodeInvocation with one allocation: the record
+// is copied once and the strings point into the copy, which the call
+// keeps alive (the scratch buffer itself is reused by import results).
+func decodeInvocationOnce(rec []byte) (hostapi.Invocation, error) {
+	if len(rec) < 28 {
+		return hostapi.Invocation{}, errBadRecord
+	}
+	own := append([]byte(nil), rec...)
+	var lens [6]int
+	total := 28
+	for i := range lens {
+		lens[i] = int(binary.LittleEndian.Uint32(own[4+4*i:]))
+		total += lens[i]
+	}
+	if binary.LittleEndian.Uint32(own) != ABIVersion || total != len(own) {
+		return hostapi.Invocation{}, errBadRecord
+	}
+	off := 28
+	next := func(i int) []byte {
+		b := own[off : off+lens[i] : off+lens[i]]
+		off += lens[i]
+		return b
+	}
+	str := func(b []byte) string {
+		if len(b) == 0 {
+			return ""
+		}
+		return unsafe.String(&b[0], len(b))
+	}
+	return hostapi.Invocation{
+		Handler:   str(next(0)),
+		Pattern:   str(next(1)),
+		Topic:     str(next(2)),
+		SourceID:  str(next(3)),
+		Principal: str(next(4)),
+		Payload:   next(5),
+	}, nil
 }
 
 func errorResult(err error) uint64 {

@@ -1,0 +1,87 @@
+package sdk
+
+import (
+	"errors"
+	"reflect"
+	"testing"
+
+	"github.com/astrid-go/astrid/hostapi"
+)
+
+func TestPackResult(t *testing.T) {
+	tests := []struct {
+		ptr, n uint32
+		isErr  bool
+	}{{0, 0, false}, {0, 0, true}, {0x10, 5, false}, {0xffffffff, 0x7fffffff, true}}
+	for _, tt := range tests {
+		p, n, e := UnpackResult(PackResult(tt.ptr, tt.n, tt.isErr))
+		if p != tt.ptr || n != tt.n || e != tt.isErr {
+			t.Errorf("round trip of %+v gave %#x %d %v", tt, p, n, e)
+		}
+	}
+	if PackResult(0, 0, false) != 0 {
+		t.Error("success without bytes must pack to 0 (the Continue fast path)")
+	}
+}
+
+func TestInvocationRecord(t *testing.T) {
+	inv := hostapi.Invocation{Handler: "h", Pattern: "a.*", Topic: "a.b", SourceID: "src", Principal: "alice", Payload: []byte(`{"x":1}`)}
+	rec := EncodeInvocation(nil, inv)
+	if len(rec) != InvocationSize(inv) {
+		t.Fatalf("record is %d bytes, InvocationSize says %d", len(rec), InvocationSize(inv))
+	}
+	got, err := DecodeInvocation(rec)
+	if err != nil || !reflect.DeepEqual(got, inv) {
+		t.Fatalf("decode = %+v, %v", got, err)
+	}
+	bad := map[string][]byte{
+		"short":         rec[:20],
+		"truncated":     rec[:len(rec)-1],
+		"trailing":      append(append([]byte(nil), rec...), 0),
+		"wrong version": append([]byte{2, 0, 0, 0}, rec[4:]...),
+	}
+	for name, b := range bad {
+		if _, err := DecodeInvocation(b); err == nil {
+			t.Errorf("%s record accepted", name)
+		}
+	}
+}
+
+func TestVerdictRecord(t *testing.T) {
+	for _, v := range []hostapi.Verdict{
+		{Action: hostapi.Final, Payload: []byte(`"ok"`)},
+		{Action: hostapi.Deny, Reason: "no"},
+		{Action: hostapi.Continue, Payload: []byte(`{}`)},
+	} {
+		got, err := DecodeVerdict(EncodeVerdict(v))
+		if err != nil || !reflect.DeepEqual(got, v) {
+			t.Errorf("round trip of %+v gave %+v, %v", v, got, err)
+		}
+	}
+	for name, b := range map[string][]byte{
+		"short":          {1, 0, 0},
+		"payload past":   {1, 0, 0, 0, 9, 0, 0, 0, 'x'},
+		"unknown action": {7, 0, 0, 0, 0, 0, 0, 0},
+	} {
+		if _, err := DecodeVerdict(b); err == nil {
+			t.Errorf("%s verdict accepted", name)
+		}
+	}
+}
+
+func TestErrorRecord(t *testing.T) {
+	err := hostapi.Errorf(hostapi.CodeDenied, "publish", "topic x: denied by ACL")
+	got := DecodeError(EncodeError(nil, err))
+	if got.Code != hostapi.CodeDenied || got.Error() != err.Error() {
+		t.Errorf("decoded %+v (%q), want code denied and text %q", got, got.Error(), err.Error())
+	}
+	if !errors.Is(got, hostapi.ErrDenied) {
+		t.Error("a decoded error does not match its sentinel")
+	}
+	if DecodeError(EncodeError(nil, errors.New("plain"))).Code != hostapi.CodeInternal {
+		t.Error("an error without a code must cross as internal")
+	}
+	if DecodeError([]byte{1}).Code != hostapi.CodeInternal {
+		t.Error("a malformed record must decode as internal")
+	}
+}
