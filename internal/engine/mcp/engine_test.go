@@ -110,7 +110,9 @@ func TestToolCalls(t *testing.T) {
 func TestCancelSendsMCPCancellation(t *testing.T) {
 	r := newRig(t, fakeManifest(t, ""), Options{})
 	r.call("fake:block", "call-cancel", `{}`)
-	waitFor(t, "the tools/call on the wire", func() bool { return strings.Contains(r.wire.String(), `"name":"block"`) })
+	// Cancelled before its handler runs, a request is dropped unseen; wait
+	// until the server is inside it.
+	waitFor(t, "the server to start the call", func() bool { return strings.Contains(r.logs.String(), "fake: block started") })
 	waitFor(t, "the cancel key", func() bool { return r.cancels.Cancel(errors.New("user pressed stop"), "call-cancel") == 1 })
 	topic, _, res := r.result()
 	if topic != ipc.ToolResultTopic("fake:block") || res.CallID != "call-cancel" || !res.Result.IsError {
@@ -150,7 +152,7 @@ func TestServerDeathMidCall(t *testing.T) {
 		{"the server exits", func(t *testing.T, r *rig) { r.call("fake:crash", "doomed", `{}`) }},
 		{"the server is killed", func(t *testing.T, r *rig) {
 			r.call("fake:block", "doomed", `{}`)
-			waitFor(t, "the call on the wire", func() bool { return strings.Contains(r.wire.String(), `"name":"block"`) })
+			waitFor(t, "the server to start the call", func() bool { return strings.Contains(r.logs.String(), "fake: block started") })
 			if err := syscall.Kill(r.engine.current().pid, syscall.SIGKILL); err != nil {
 				t.Fatal(err)
 			}

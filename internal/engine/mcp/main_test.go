@@ -53,6 +53,7 @@ func runFakeServer() {
 		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) { return text("?"), nil })
 	s.AddTool(&mcp.Tool{Name: "block", Description: "Waits until cancelled", InputSchema: obj},
 		func(ctx context.Context, _ *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			fmt.Fprintln(os.Stderr, "fake: block started")
 			<-ctx.Done()
 			fmt.Fprintln(os.Stderr, "fake: block was cancelled")
 			return nil, ctx.Err()
