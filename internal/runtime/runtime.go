@@ -354,11 +354,14 @@ func (r *Runtime) unload(ctx context.Context, id string, forget bool) error {
 		return nil
 	}
 	r.opts.Registry.Remove(id)
-	r.opts.Dispatcher.Unregister(id)
 	r.mu.Lock()
 	e.loaded = false
 	r.mu.Unlock()
-	if err := e.comp.Unload(ctx); err != nil {
+	// Engines first, while the capsule may still publish: calls they end
+	// send their failure replies. Then the dispatcher forgets it.
+	err := e.comp.Unload(ctx)
+	r.opts.Dispatcher.Unregister(id)
+	if err != nil {
 		return fmt.Errorf("runtime: unload %s: %w", id, err)
 	}
 	return nil
