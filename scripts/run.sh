@@ -1,16 +1,29 @@
 #!/usr/bin/env bash
-# The main job on a fresh machine: build astrid, check a capsule manifest,
-# list the tools the built-in capsules provide, and make a real tool call
-# through the kernel (the fs capsule reads this repository's README through
-# the router, checked against its grants).
+# The main job on a fresh machine: build astrid, check and build an example
+# capsule to wasm, install it, list every tool, and make real tool calls
+# through the kernel: the built-in fs capsule reads this README (checked
+# against its grants), and the wasm capsule greets.
+#
+# It uses a demo $ASTRID_HOME under .cache/ unless ASTRID_HOME is set, so
+# your ~/.astrid is left alone.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+export ASTRID_HOME="${ASTRID_HOME:-$PWD/.cache/astrid-home}"
 mkdir -p bin
 go build -o bin/astrid ./cmd/astrid
 ./bin/astrid version
-echo "== astrid capsule check examples/hello"
-./bin/astrid capsule check examples/hello || true
+echo "== astrid capsule build examples/hello (a third-party capsule, to wasm)"
+./bin/astrid capsule build examples/hello
+rm -rf "$ASTRID_HOME/capsules/hello"
+mkdir -p "$ASTRID_HOME/capsules/hello"
+cp examples/hello/Capsule.toml examples/hello/hello.wasm examples/hello/meta.json "$ASTRID_HOME/capsules/hello/"
+echo "== astrid capsule check $ASTRID_HOME/capsules/hello"
+./bin/astrid capsule check "$ASTRID_HOME/capsules/hello"
+echo "== astrid capsule list"
+./bin/astrid capsule list --workspace .
 echo "== astrid tool list"
 ./bin/astrid tool list --workspace .
+echo "== astrid tool call greet"
+./bin/astrid tool call greet '{"name":"Ada"}' --workspace .
 echo "== astrid tool call read_file README.md (first lines)"
-./bin/astrid tool call read_file '{"file_path":"README.md","start_line":1,"end_line":8}' --workspace .
+./bin/astrid tool call read_file '{"file_path":"README.md","start_line":1,"end_line":6}' --workspace .
