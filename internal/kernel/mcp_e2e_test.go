@@ -9,7 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -21,6 +20,7 @@ import (
 	mcpengine "github.com/astrid-go/astrid/internal/engine/mcp"
 	"github.com/astrid-go/astrid/internal/engine/mcp/mcptest"
 	"github.com/astrid-go/astrid/internal/host"
+	"github.com/astrid-go/astrid/internal/testutil"
 	"github.com/astrid-go/astrid/ipc"
 	"github.com/astrid-go/astrid/manifest"
 )
@@ -33,29 +33,11 @@ import (
 // not a speed assertion.
 const mcpGuard = 45 * time.Second
 
-// mcpLog is a concurrency-safe buffer for the kernel log and the wire log.
-type mcpLog struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *mcpLog) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *mcpLog) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
 // mcpKernel is a kernel with the built-ins (router, fs) and a log to read.
 type mcpKernel struct {
 	k   *Kernel
 	ws  string
-	log *mcpLog
+	log *testutil.SyncBuffer
 }
 
 func bootMCPKernel(t *testing.T) *mcpKernel {
@@ -64,7 +46,7 @@ func bootMCPKernel(t *testing.T) *mcpKernel {
 	if err != nil {
 		t.Fatal(err)
 	}
-	l := &mcpLog{}
+	l := &testutil.SyncBuffer{}
 	logger := slog.New(slog.NewTextHandler(l, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	k, err := Boot(context.Background(), Options{Home: t.TempDir(), Workspace: ws, Config: config.Default(), Logger: logger})
 	if err != nil {
@@ -76,7 +58,7 @@ func bootMCPKernel(t *testing.T) *mcpKernel {
 
 // loadMCP loads a capsule whose one MCP server runs `node args...`, and
 // returns its engine and the wire log of its JSON-RPC traffic.
-func (mk *mcpKernel) loadMCP(t *testing.T, name, serverID string, env map[string]string, args ...string) (*mcpengine.Engine, *mcpLog) {
+func (mk *mcpKernel) loadMCP(t *testing.T, name, serverID string, env map[string]string, args ...string) (*mcpengine.Engine, *testutil.SyncBuffer) {
 	t.Helper()
 	quoted := make([]string, len(args))
 	for i, a := range args {
@@ -101,7 +83,7 @@ args = [%s]
 	if err := diags.Err(false); err != nil {
 		t.Fatal(err)
 	}
-	wire := &mcpLog{}
+	wire := &testutil.SyncBuffer{}
 	var eng *mcpengine.Engine
 	err := mk.k.Load(context.Background(), m, dir, func(h *host.Capsule) ([]capsule.Engine, error) {
 		e, err := mcpengine.New(m.MCPServers[0], m, h, mcpengine.Options{
@@ -339,7 +321,7 @@ func waitUntil(t *testing.T, what string, cond func() bool) {
 
 // startLongCall starts a long-running call of server-everything and waits
 // until its tools/call is on the wire; the result arrives on the channel.
-func (mk *mcpKernel) startLongCall(t *testing.T, wire *mcpLog, callID string) (json.RawMessage, <-chan ipc.ToolCallResult) {
+func (mk *mcpKernel) startLongCall(t *testing.T, wire *testutil.SyncBuffer, callID string) (json.RawMessage, <-chan ipc.ToolCallResult) {
 	t.Helper()
 	done := make(chan ipc.ToolCallResult, 1)
 	go func() {

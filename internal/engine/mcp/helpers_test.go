@@ -1,7 +1,6 @@
 package mcp
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -9,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -17,6 +15,7 @@ import (
 	"github.com/astrid-go/astrid/internal/capsule"
 	"github.com/astrid-go/astrid/internal/dispatch"
 	"github.com/astrid-go/astrid/internal/host"
+	"github.com/astrid-go/astrid/internal/testutil"
 	"github.com/astrid-go/astrid/ipc"
 	"github.com/astrid-go/astrid/manifest"
 )
@@ -24,24 +23,6 @@ import (
 // hangGuard bounds every wait in these tests so that a bug fails the test
 // instead of hanging it; it asserts nothing about speed.
 const hangGuard = 60 * time.Second
-
-// syncBuffer is a bytes.Buffer safe for the engine's goroutines.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 // waitFor polls cond until it holds or the hang guard passes.
 func waitFor(t *testing.T, what string, cond func() bool) {
@@ -64,8 +45,8 @@ type rig struct {
 	cancels *host.Cancels
 	comp    *capsule.Composite
 	engine  *Engine
-	wire    *syncBuffer
-	logs    *syncBuffer
+	wire    *testutil.SyncBuffer
+	logs    *testutil.SyncBuffer
 	results *bus.Route
 }
 
@@ -101,7 +82,7 @@ command = %q
 
 func newRig(t *testing.T, m *manifest.Manifest, opts Options) *rig {
 	t.Helper()
-	r := &rig{t: t, wire: &syncBuffer{}, logs: &syncBuffer{}, cancels: host.NewCancels()}
+	r := &rig{t: t, wire: &testutil.SyncBuffer{}, logs: &testutil.SyncBuffer{}, cancels: host.NewCancels()}
 	log := slog.New(slog.NewTextHandler(r.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	r.bus = bus.New(bus.Options{Logger: log})
 	r.d = dispatch.New(r.bus, dispatch.Options{Logger: log})

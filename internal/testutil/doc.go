@@ -1,0 +1,3 @@
+// Package testutil holds small helpers the kernel's own tests share. It is
+// imported only from _test.go files.
+package testutil
