@@ -8,6 +8,7 @@ import (
 
 	"github.com/astrid-go/astrid/hostapi"
 	"github.com/astrid-go/astrid/internal/egress"
+	"github.com/astrid-go/astrid/internal/gate"
 )
 
 // HTTPDo implements hostapi.HTTP through the capsule's egress client, which
@@ -32,12 +33,9 @@ func (call *Call) HTTPDo(r hostapi.HTTPRequest) (hostapi.HTTPResponse, error) {
 			req.Header.Add(k, v)
 		}
 	}
-	if err := call.c.gate.Net(req.URL.Hostname()); err != nil {
-		return hostapi.HTTPResponse{}, hostapi.Errorf(hostapi.CodeDenied, "http", "%v", err)
-	}
 	resp, err := call.c.http.Do(req)
 	if err != nil {
-		if errors.Is(err, egress.ErrForbiddenAddress) || errors.Is(err, egress.ErrDenied) {
+		if errors.Is(err, egress.ErrForbiddenAddress) || errors.Is(err, egress.ErrDenied) || errors.Is(err, gate.ErrDenied) || errors.Is(err, egress.ErrInvalidAddress) {
 			return hostapi.HTTPResponse{}, hostapi.Errorf(hostapi.CodeDenied, "http", "%v", err)
 		}
 		if lerr := call.live("http"); lerr != nil {
