@@ -149,7 +149,18 @@ func EncodePayload(p Payload) (json.RawMessage, error) {
 	if p == nil {
 		return nil, fmt.Errorf("%w: nil payload", ErrPayload)
 	}
-	out, err := marshalPlain(p)
+	// The tool payloads write themselves compact and unescaped already;
+	// skipping the encoder spares re-scanning them on every tool call hop.
+	var out []byte
+	var err error
+	switch v := p.(type) {
+	case ToolExecuteRequest:
+		out, err = v.MarshalJSON()
+	case ToolExecuteResult:
+		out, err = v.MarshalJSON()
+	default:
+		out, err = marshalPlain(p)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("%w: encode %s: %w", ErrPayload, p.Type(), err)
 	}

@@ -170,3 +170,31 @@ func skipValue(raw []byte, i int) int {
 		return j
 	}
 }
+
+// MissingKey returns the first of keys that the JSON object raw has no
+// top-level member for (a member whose value is null counts as present), or
+// "" when none is missing; isObject is false when raw is not an object. It
+// scans without decoding: raw is assumed valid (a payload the dispatcher
+// admitted, or part of one).
+func MissingKey(raw []byte, keys ...string) (missing string, isObject bool) {
+	var seen uint64
+	if len(keys) > 64 {
+		return "", false
+	}
+	if !scanObject(raw, func(m member) bool {
+		for i, k := range keys {
+			if m.is(k) {
+				seen |= 1 << i
+			}
+		}
+		return true
+	}) {
+		return "", false
+	}
+	for i, k := range keys {
+		if seen&(1<<i) == 0 {
+			return k, true
+		}
+	}
+	return "", true
+}

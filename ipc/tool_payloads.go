@@ -58,13 +58,20 @@ func (ToolCancelRequest) isPayload()  {}
 
 // MarshalJSON writes the tagged form; nil Arguments are null.
 func (p ToolExecuteRequest) MarshalJSON() ([]byte, error) {
-	type wire ToolExecuteRequest
-	return marshalTagged(TypeToolExecuteRequest, wire(p))
+	out, err := p.appendJSON(make([]byte, 0, 96+len(p.CallID)+len(p.ToolName)+len(p.Arguments)))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", TypeToolExecuteRequest, err)
+	}
+	return out, nil
 }
 
 // UnmarshalJSON requires call_id, tool_name and arguments (which may be
 // any JSON value, null included).
 func (p *ToolExecuteRequest) UnmarshalJSON(data []byte) error {
+	if plain, ok := decodePlainRequest(data); ok {
+		*p = plain
+		return nil
+	}
 	type wire ToolExecuteRequest
 	var w wire
 	if err := requireKeys(data, true, "arguments"); err != nil {
@@ -79,12 +86,15 @@ func (p *ToolExecuteRequest) UnmarshalJSON(data []byte) error {
 
 // MarshalJSON writes the tagged form.
 func (p ToolExecuteResult) MarshalJSON() ([]byte, error) {
-	type wire ToolExecuteResult
-	return marshalTagged(TypeToolExecuteResult, wire(p))
+	return p.appendJSON(make([]byte, 0, 96+2*len(p.CallID)+len(p.Result.Content)+len(p.Result.Content)/8)), nil
 }
 
 // UnmarshalJSON requires call_id and result.
 func (p *ToolExecuteResult) UnmarshalJSON(data []byte) error {
+	if plain, ok := decodePlainResult(data); ok {
+		*p = plain
+		return nil
+	}
 	type wire ToolExecuteResult
 	var w wire
 	if err := decodeObject(data, &w, "call_id", "result"); err != nil {
@@ -114,6 +124,10 @@ func (p *ToolCancelRequest) UnmarshalJSON(data []byte) error {
 
 // UnmarshalJSON requires call_id and content; is_error defaults to false.
 func (r *ToolCallResult) UnmarshalJSON(data []byte) error {
+	if plain, ok := decodePlainCallResult(data); ok {
+		*r = plain
+		return nil
+	}
 	type wire ToolCallResult
 	var w wire
 	if err := decodeObject(data, &w, "call_id", "content"); err != nil {

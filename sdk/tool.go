@@ -65,6 +65,13 @@ func decodeArgs(raw json.RawMessage, required []string, v any) error {
 		raw = []byte("{}")
 	}
 	if len(required) > 0 {
+		switch missing, isObject := ipc.MissingKey(raw, required...); {
+		case isObject && missing != "":
+			return fmt.Errorf("missing field %q", missing)
+		case isObject:
+			return json.Unmarshal(raw, v)
+		}
+		// Not an object: let encoding/json say what it is.
 		var present map[string]json.RawMessage
 		if err := json.Unmarshal(raw, &present); err != nil {
 			return err

@@ -22,10 +22,10 @@ type Call struct {
 	ctx       context.Context
 	cancel    context.CancelCauseFunc
 	caller    dispatch.Caller
-	kv        *store.KV
+	kv        *store.KV // opened on first use: most calls touch no KV
 
 	mu      sync.Mutex
-	subs    map[hostapi.SubscriptionID]*bus.Route
+	subs    map[hostapi.SubscriptionID]*bus.Route // made on first Subscribe
 	nextSub hostapi.SubscriptionID
 	failure *failureReply
 	unbind  []func()
@@ -49,10 +49,6 @@ func (c *Capsule) Begin(ctx context.Context, principal string) (*Call, context.C
 		ctx:       cctx,
 		cancel:    cancel,
 		caller:    dispatch.Caller{Capsule: c.id, Principal: principal},
-		subs:      map[hostapi.SubscriptionID]*bus.Route{},
-	}
-	if c.deps.Store != nil {
-		call.kv = c.deps.Store.KV(principal, c.id)
 	}
 	return call, cctx
 }

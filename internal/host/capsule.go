@@ -35,6 +35,7 @@ type Capsule struct {
 	http   *http.Client
 	config map[string]string
 	log    *slog.Logger
+	roots  roots
 }
 
 // NewCapsule binds the host to capsule m installed in installDir; config
@@ -70,3 +71,10 @@ func (c *Capsule) ID() string { return c.id }
 
 // Gate is the capsule's capability gate (engines that spawn processes ask it).
 func (c *Capsule) Gate() *gate.Gate { return c.gate }
+
+// Close releases what the capsule holds across calls (the open directories
+// of its file grants). The runtime calls it once the capsule is unloaded; a
+// call made after Close still works, opening what it needs for itself.
+func (c *Capsule) Close() {
+	c.roots.close()
+}

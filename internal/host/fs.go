@@ -16,9 +16,12 @@ import (
 // then goes through an os.Root opened on that root, so a symlink cannot lead
 // out of it and there is no check-then-open race (DESIGN §4, Files).
 
-func (call *Call) fsRoot(op, path string, write bool) (*os.Root, string, error) {
+// inRoot checks path against the gate and runs fn on the granted directory
+// it falls under, with path's part below that directory. fn returns raw
+// os errors, which are turned into hostapi errors here, or hostapi errors.
+func (call *Call) inRoot(op, path string, write bool, fn func(root *os.Root, rel string) error) error {
 	if err := call.live(op); err != nil {
-		return nil, "", err
+		return err
 	}
 	var r gate.Root
 	var err error
@@ -28,35 +31,41 @@ func (call *Call) fsRoot(op, path string, write bool) (*os.Root, string, error) 
 		r, err = call.c.gate.FSRead(call.principal, path)
 	}
 	if err != nil {
-		return nil, "", hostapi.Errorf(hostapi.CodeDenied, "", "%v", err)
+		return hostapi.Errorf(hostapi.CodeDenied, "", "%v", err)
 	}
-	if strings.HasPrefix(r.Grant, "home://") {
-		// A principal's home exists once something is granted in it.
-		if err := os.MkdirAll(r.Base, 0o700); err != nil {
-			return nil, "", hostapi.Errorf(hostapi.CodeIO, op, "create home: %v", err)
-		}
-	}
-	root, err := openGranted(r)
-	if err != nil {
-		return nil, "", fsErr(op, path, err)
-	}
-	return root, filepath.FromSlash(r.Rel), nil
+	rel := filepath.FromSlash(r.Rel)
+	return call.c.withGranted(op, path, r, func(root *os.Root) error { return fn(root, rel) })
 }
 
-// openGranted opens the granted directory through its trusted base, so that
-// a symlink planted where the granted directory should be (home://notes →
-// /etc) cannot redirect the root itself.
-func openGranted(r gate.Root) (*os.Root, error) {
-	base, err := os.OpenRoot(r.Base)
-	if err != nil {
-		return nil, err
+// withGranted runs fn on the granted directory of r. If fn (or opening the
+// directory) finds nothing where a cached base is, the base may have been
+// removed or replaced since it was opened: then it is opened afresh and fn
+// runs once more.
+func (c *Capsule) withGranted(op, path string, r gate.Root, fn func(root *os.Root) error) error {
+	for attempt := 0; ; attempt++ {
+		if strings.HasPrefix(r.Grant, "home://") && !c.roots.has(r.Base) {
+			// A principal's home exists once something is granted in it.
+			if err := os.MkdirAll(r.Base, 0o700); err != nil {
+				return hostapi.Errorf(hostapi.CodeIO, op, "create home: %v", err)
+			}
+		}
+		g, base, cached, err := c.roots.openGranted(r)
+		if err == nil {
+			err = fn(g.Root)
+			g.release()
+		}
+		if err == nil {
+			return nil
+		}
+		if attempt == 0 && cached && retryable(err) && c.roots.stale(r.Base, base) {
+			continue
+		}
+		var he *hostapi.Error
+		if errors.As(err, &he) {
+			return err
+		}
+		return fsErr(op, path, err)
 	}
-	sub := r.Sub()
-	if sub == "." || sub == "" {
-		return base, nil
-	}
-	defer base.Close()
-	return base.OpenRoot(filepath.FromSlash(sub))
 }
 
 func fsErr(op, path string, err error) error {
@@ -77,22 +86,24 @@ func fsErr(op, path string, err error) error {
 
 // FSRead implements hostapi.FS.
 func (call *Call) FSRead(path string) ([]byte, error) {
-	root, rel, err := call.fsRoot("fs_read", path, false)
+	var data []byte
+	err := call.inRoot("fs_read", path, false, func(root *os.Root, rel string) error {
+		f, err := root.Open(rel)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		data, err = io.ReadAll(io.LimitReader(f, hostapi.MaxFileSize+1))
+		if err != nil {
+			return err
+		}
+		if len(data) > hostapi.MaxFileSize {
+			return hostapi.Errorf(hostapi.CodeTooLarge, "fs_read", "%s is larger than %d bytes", path, hostapi.MaxFileSize)
+		}
+		return nil
+	})
 	if err != nil {
 		return nil, err
-	}
-	defer root.Close()
-	f, err := root.Open(rel)
-	if err != nil {
-		return nil, fsErr("fs_read", path, err)
-	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, hostapi.MaxFileSize+1))
-	if err != nil {
-		return nil, fsErr("fs_read", path, err)
-	}
-	if len(data) > hostapi.MaxFileSize {
-		return nil, hostapi.Errorf(hostapi.CodeTooLarge, "fs_read", "%s is larger than %d bytes", path, hostapi.MaxFileSize)
 	}
 	return data, nil
 }
@@ -102,46 +113,38 @@ func (call *Call) FSWrite(path string, data []byte) error {
 	if len(data) > hostapi.MaxFileSize {
 		return hostapi.Errorf(hostapi.CodeTooLarge, "fs_write", "%d bytes is over the %d-byte limit", len(data), hostapi.MaxFileSize)
 	}
-	root, rel, err := call.fsRoot("fs_write", path, true)
-	if err != nil {
-		return err
-	}
-	defer root.Close()
-	if err := root.WriteFile(rel, data, 0o644); err != nil {
-		return fsErr("fs_write", path, err)
-	}
-	return nil
+	return call.inRoot("fs_write", path, true, func(root *os.Root, rel string) error {
+		return root.WriteFile(rel, data, 0o644)
+	})
 }
 
 // FSStat implements hostapi.FS.
 func (call *Call) FSStat(path string) (hostapi.FileInfo, error) {
-	root, rel, err := call.fsRoot("fs_stat", path, false)
+	var fi fs.FileInfo
+	err := call.inRoot("fs_stat", path, false, func(root *os.Root, rel string) (err error) {
+		fi, err = root.Stat(rel)
+		return err
+	})
 	if err != nil {
 		return hostapi.FileInfo{}, err
-	}
-	defer root.Close()
-	fi, err := root.Stat(rel)
-	if err != nil {
-		return hostapi.FileInfo{}, fsErr("fs_stat", path, err)
 	}
 	return hostapi.FileInfo{Name: fi.Name(), Size: fi.Size(), IsDir: fi.IsDir(), Mode: uint32(fi.Mode()), ModTime: fi.ModTime()}, nil
 }
 
 // FSList implements hostapi.FS.
 func (call *Call) FSList(path string) ([]hostapi.DirEntry, error) {
-	root, rel, err := call.fsRoot("fs_list", path, false)
+	var entries []fs.DirEntry
+	err := call.inRoot("fs_list", path, false, func(root *os.Root, rel string) error {
+		f, err := root.Open(rel)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		entries, err = f.ReadDir(-1)
+		return err
+	})
 	if err != nil {
 		return nil, err
-	}
-	defer root.Close()
-	f, err := root.Open(rel)
-	if err != nil {
-		return nil, fsErr("fs_list", path, err)
-	}
-	defer f.Close()
-	entries, err := f.ReadDir(-1)
-	if err != nil {
-		return nil, fsErr("fs_list", path, err)
 	}
 	out := make([]hostapi.DirEntry, len(entries))
 	for i, e := range entries {
@@ -152,31 +155,19 @@ func (call *Call) FSList(path string) ([]hostapi.DirEntry, error) {
 
 // FSMkdir implements hostapi.FS (one level; the parent must exist).
 func (call *Call) FSMkdir(path string) error {
-	root, rel, err := call.fsRoot("fs_mkdir", path, true)
-	if err != nil {
-		return err
-	}
-	defer root.Close()
-	if err := root.Mkdir(rel, 0o755); err != nil {
-		return fsErr("fs_mkdir", path, err)
-	}
-	return nil
+	return call.inRoot("fs_mkdir", path, true, func(root *os.Root, rel string) error {
+		return root.Mkdir(rel, 0o755)
+	})
 }
 
 // FSRemove implements hostapi.FS (a file or an empty directory).
 func (call *Call) FSRemove(path string) error {
-	root, rel, err := call.fsRoot("fs_remove", path, true)
-	if err != nil {
-		return err
-	}
-	defer root.Close()
-	if rel == "." {
-		return hostapi.Errorf(hostapi.CodeDenied, "fs_remove", "%s is a granted root and cannot be removed", path)
-	}
-	if err := root.Remove(rel); err != nil {
-		return fsErr("fs_remove", path, err)
-	}
-	return nil
+	return call.inRoot("fs_remove", path, true, func(root *os.Root, rel string) error {
+		if rel == "." {
+			return hostapi.Errorf(hostapi.CodeDenied, "fs_remove", "%s is a granted root and cannot be removed", path)
+		}
+		return root.Remove(rel)
+	})
 }
 
 // FSRename implements hostapi.FS. Both paths must be writable and fall under
@@ -199,13 +190,7 @@ func (call *Call) FSRename(from, to string) error {
 	if rf.Rel == "." || rt.Rel == "." {
 		return hostapi.Errorf(hostapi.CodeDenied, "fs_rename", "a granted root cannot be renamed")
 	}
-	root, err := openGranted(rf)
-	if err != nil {
-		return fsErr("fs_rename", from, err)
-	}
-	defer root.Close()
-	if err := root.Rename(filepath.FromSlash(rf.Rel), filepath.FromSlash(rt.Rel)); err != nil {
-		return fsErr("fs_rename", from, err)
-	}
-	return nil
+	return call.c.withGranted("fs_rename", from, rf, func(root *os.Root) error {
+		return root.Rename(filepath.FromSlash(rf.Rel), filepath.FromSlash(rt.Rel))
+	})
 }

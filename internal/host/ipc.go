@@ -2,7 +2,6 @@ package host
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"time"
 
@@ -20,9 +19,8 @@ func (call *Call) Publish(topic string, payload []byte) error {
 	if err := call.live("publish"); err != nil {
 		return err
 	}
-	if !json.Valid(payload) {
-		return hostapi.Errorf(hostapi.CodeInvalid, "publish", "payload for %s is not valid JSON", topic)
-	}
+	// The dispatcher checks the payload (JSON, UTF-8) once for every
+	// publisher; an invalid one comes back as CodeInvalid.
 	if _, err := call.c.deps.Dispatcher.Publish(call.caller, topic, payload); err != nil {
 		return hostapi.Errorf(codeOfDispatch(err), "publish", "%v", err)
 	}
@@ -57,6 +55,9 @@ func (call *Call) Subscribe(pattern string) (hostapi.SubscriptionID, error) {
 	if call.ended {
 		r.Close()
 		return 0, hostapi.Errorf(hostapi.CodeClosed, "subscribe", "the call has ended")
+	}
+	if call.subs == nil {
+		call.subs = map[hostapi.SubscriptionID]*bus.Route{}
 	}
 	call.nextSub++
 	call.subs[call.nextSub] = r

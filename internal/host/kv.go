@@ -11,6 +11,9 @@ func (call *Call) kvReady(op string) error {
 	if err := call.live(op); err != nil {
 		return err
 	}
+	if call.kv == nil && call.c.deps.Store != nil {
+		call.kv = call.c.deps.Store.KV(call.principal, call.c.id)
+	}
 	if call.kv == nil {
 		return hostapi.Errorf(hostapi.CodeUnavailable, op, "this kernel runs without a store")
 	}

@@ -67,6 +67,7 @@ type entry struct {
 	cand    *Candidate
 	factory EngineFactory // nil: the loader's
 	comp    *capsule.Composite
+	host    *host.Capsule
 	tools   []string
 	loaded  bool
 	err     error
@@ -251,6 +252,12 @@ func (r *Runtime) load(ctx context.Context, c *Candidate, f EngineFactory) (err 
 	if err != nil {
 		return err
 	}
+	e.host = h
+	defer func() {
+		if err != nil {
+			h.Close()
+		}
+	}()
 	factory := f
 	if factory == nil {
 		factory = r.engineFactory(c, env)
@@ -361,6 +368,9 @@ func (r *Runtime) unload(ctx context.Context, id string, forget bool) error {
 	// send their failure replies. Then the dispatcher forgets it.
 	err := e.comp.Unload(ctx)
 	r.opts.Dispatcher.Unregister(id)
+	if e.host != nil {
+		e.host.Close()
+	}
 	if err != nil {
 		return fmt.Errorf("runtime: unload %s: %w", id, err)
 	}

@@ -1,0 +1,278 @@
+package ipc
+
+import (
+	"bytes"
+	"encoding/json"
+	"unicode/utf8"
+)
+
+// The tool payloads travel on every hop of every tool call, so they have a
+// hand-written codec beside the generic one. Its output is byte for byte what
+// marshalTagged gives (TestToolCodecMatchesGeneric holds it to that), and its
+// decoders take only the plain shape they were written for; anything else
+// (escaped or case-variant keys, escaped \u sequences, nulls, wrong types)
+// goes to the generic decoder, which has the final word on errors.
+
+// appendString appends s as a JSON string the way encoding/json does with
+// HTML escaping off: invalid UTF-8 becomes U+FFFD, U+2028 and U+2029 are
+// escaped.
+func appendString(dst []byte, s string) []byte {
+	const hex = "0123456789abcdef"
+	dst = append(dst, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		b := s[i]
+		if b < utf8.RuneSelf {
+			if b >= 0x20 && b != '"' && b != '\\' {
+				i++
+				continue
+			}
+			dst = append(dst, s[start:i]...)
+			switch b {
+			case '"', '\\':
+				dst = append(dst, '\\', b)
+			case '\b':
+				dst = append(dst, '\\', 'b')
+			case '\f':
+				dst = append(dst, '\\', 'f')
+			case '\n':
+				dst = append(dst, '\\', 'n')
+			case '\r':
+				dst = append(dst, '\\', 'r')
+			case '\t':
+				dst = append(dst, '\\', 't')
+			default:
+				dst = append(dst, '\\', 'u', '0', '0', hex[b>>4], hex[b&0xF])
+			}
+			i++
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			dst = append(dst, s[start:i]...)
+			dst = append(dst, `\ufffd`...)
+			i += size
+			start = i
+			continue
+		}
+		if r == '\u2028' || r == '\u2029' {
+			dst = append(dst, s[start:i]...)
+			dst = append(dst, '\\', 'u', '2', '0', '2', hex[r&0xF])
+			i += size
+			start = i
+			continue
+		}
+		i += size
+	}
+	dst = append(dst, s[start:]...)
+	return append(dst, '"')
+}
+
+// appendRaw appends a raw JSON value compacted, as encoding/json encodes a
+// json.RawMessage (nil is null; anything invalid is an error).
+func appendRaw(dst []byte, raw json.RawMessage) ([]byte, error) {
+	if raw == nil {
+		return append(dst, "null"...), nil
+	}
+	buf := bytes.NewBuffer(dst)
+	if err := json.Compact(buf, raw); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+func appendToolCallResult(dst []byte, r ToolCallResult) []byte {
+	dst = append(dst, `{"call_id":`...)
+	dst = appendString(dst, r.CallID)
+	dst = append(dst, `,"content":`...)
+	dst = appendString(dst, r.Content)
+	if r.IsError {
+		return append(dst, `,"is_error":true}`...)
+	}
+	return append(dst, `,"is_error":false}`...)
+}
+
+func (p ToolExecuteRequest) appendJSON(dst []byte) ([]byte, error) {
+	dst = append(dst, `{"type":"tool_execute_request","call_id":`...)
+	dst = appendString(dst, p.CallID)
+	dst = append(dst, `,"tool_name":`...)
+	dst = appendString(dst, p.ToolName)
+	dst = append(dst, `,"arguments":`...)
+	dst, err := appendRaw(dst, p.Arguments)
+	if err != nil {
+		return nil, err
+	}
+	return append(dst, '}'), nil
+}
+
+func (p ToolExecuteResult) appendJSON(dst []byte) []byte {
+	dst = append(dst, `{"type":"tool_execute_result","call_id":`...)
+	dst = appendString(dst, p.CallID)
+	dst = append(dst, `,"result":`...)
+	dst = appendToolCallResult(dst, p.Result)
+	return append(dst, '}')
+}
+
+// plainString decodes a JSON string literal holding no \u escape and only
+// valid UTF-8; ok is false for anything else (the generic decoder handles it).
+func plainString(lit []byte) (s string, ok bool) {
+	if len(lit) < 2 || lit[0] != '"' || lit[len(lit)-1] != '"' {
+		return "", false
+	}
+	body := lit[1 : len(lit)-1]
+	esc, ascii := false, true
+	for _, c := range body {
+		if c < 0x20 {
+			return "", false
+		}
+		if c == '\\' {
+			esc = true
+		} else if c >= utf8.RuneSelf {
+			ascii = false
+		}
+	}
+	if !ascii && !utf8.Valid(body) {
+		return "", false
+	}
+	if !esc {
+		return string(body), true
+	}
+	out := make([]byte, 0, len(body))
+	for i := 0; i < len(body); i++ {
+		c := body[i]
+		if c != '\\' {
+			out = append(out, c)
+			continue
+		}
+		i++
+		if i >= len(body) {
+			return "", false
+		}
+		switch body[i] {
+		case '"', '\\', '/':
+			out = append(out, body[i])
+		case 'b':
+			out = append(out, '\b')
+		case 'f':
+			out = append(out, '\f')
+		case 'n':
+			out = append(out, '\n')
+		case 'r':
+			out = append(out, '\r')
+		case 't':
+			out = append(out, '\t')
+		default: // \u and anything malformed
+			return "", false
+		}
+	}
+	return string(out), true
+}
+
+// foreignKey reports whether a member is one the plain decoders may skip: an
+// unescaped ASCII key that no field name matches, even case-insensitively
+// (encoding/json matches keys that way).
+func foreignKey(m member, fields ...string) bool {
+	if m.escaped {
+		return false
+	}
+	k := m.quotedKey[1 : len(m.quotedKey)-1]
+	for _, c := range k {
+		if c >= utf8.RuneSelf {
+			return false
+		}
+	}
+	for _, f := range fields {
+		if len(f) == len(k) && equalFoldASCII(k, f) {
+			return false
+		}
+	}
+	return true
+}
+
+func equalFoldASCII(a []byte, b string) bool {
+	for i := range a {
+		x, y := a[i], b[i]
+		if 'A' <= x && x <= 'Z' {
+			x += 'a' - 'A'
+		}
+		if 'A' <= y && y <= 'Z' {
+			y += 'a' - 'A'
+		}
+		if x != y {
+			return false
+		}
+	}
+	return true
+}
+
+// decodePlainRequest decodes the plain shape of a tool_execute_request.
+func decodePlainRequest(data []byte) (p ToolExecuteRequest, ok bool) {
+	var haveID, haveName, haveArgs bool
+	ok = scanObject(data, func(m member) bool {
+		val := data[m.valStart:m.end]
+		switch {
+		case m.is("call_id"):
+			p.CallID, haveID = plainString(val)
+			return haveID
+		case m.is("tool_name"):
+			p.ToolName, haveName = plainString(val)
+			return haveName
+		case m.is("arguments"):
+			p.Arguments, haveArgs = append(json.RawMessage(nil), val...), true
+			return true
+		case m.is("type"):
+			return true
+		}
+		return foreignKey(m, "call_id", "tool_name", "arguments")
+	})
+	return p, ok && haveID && haveName && haveArgs
+}
+
+// decodePlainCallResult decodes the plain shape of a tool call result.
+func decodePlainCallResult(data []byte) (r ToolCallResult, ok bool) {
+	var haveID, haveContent bool
+	ok = scanObject(data, func(m member) bool {
+		val := data[m.valStart:m.end]
+		switch {
+		case m.is("call_id"):
+			r.CallID, haveID = plainString(val)
+			return haveID
+		case m.is("content"):
+			r.Content, haveContent = plainString(val)
+			return haveContent
+		case m.is("is_error"):
+			switch string(val) {
+			case "true":
+				r.IsError = true
+			case "false":
+				r.IsError = false
+			default:
+				return false
+			}
+			return true
+		}
+		return foreignKey(m, "call_id", "content", "is_error")
+	})
+	return r, ok && haveID && haveContent
+}
+
+// decodePlainResult decodes the plain shape of a tool_execute_result.
+func decodePlainResult(data []byte) (p ToolExecuteResult, ok bool) {
+	var haveID, haveResult bool
+	ok = scanObject(data, func(m member) bool {
+		val := data[m.valStart:m.end]
+		switch {
+		case m.is("call_id"):
+			p.CallID, haveID = plainString(val)
+			return haveID
+		case m.is("result"):
+			p.Result, haveResult = decodePlainCallResult(val)
+			return haveResult
+		case m.is("type"):
+			return true
+		}
+		return foreignKey(m, "call_id", "result")
+	})
+	return p, ok && haveID && haveResult
+}

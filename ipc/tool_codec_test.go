@@ -1,0 +1,159 @@
+package ipc
+
+import (
+	"bytes"
+	"encoding/json"
+	"reflect"
+	"testing"
+)
+
+// genericRequest and genericResult are the codec the hand-written one must
+// agree with: encoding/json through the wire types.
+func genericRequestJSON(p ToolExecuteRequest) ([]byte, error) {
+	type wire ToolExecuteRequest
+	return marshalTagged(TypeToolExecuteRequest, wire(p))
+}
+
+func genericResultJSON(p ToolExecuteResult) ([]byte, error) {
+	type wire ToolExecuteResult
+	return marshalTagged(TypeToolExecuteResult, wire(p))
+}
+
+func genericRequestDecode(data []byte) (ToolExecuteRequest, error) {
+	type wire ToolExecuteRequest
+	var w wire
+	if err := requireKeys(data, true, "arguments"); err != nil {
+		return ToolExecuteRequest{}, err
+	}
+	err := decodeObject(data, &w, "call_id", "tool_name")
+	return ToolExecuteRequest(w), err
+}
+
+func genericResultDecode(data []byte) (ToolExecuteResult, error) {
+	type wire ToolExecuteResult
+	var w wire
+	err := decodeObject(data, &w, "call_id", "result")
+	return ToolExecuteResult(w), err
+}
+
+var codecStrings = []string{
+	"", "plain", "call_0123456789abcdef", "a \"quoted\" \\ path", "line\nbreak\r\ttab\b\f",
+	"\x00\x01\x1f\x7f", "<html> & more", "é ü 日本", "\u2028\u2029", "bad \xff\xfe utf8", "/slash/",
+}
+
+func TestToolCodecMatchesGeneric(t *testing.T) {
+	args := []json.RawMessage{nil, json.RawMessage(`{"file_path":"a.txt"}`), json.RawMessage(" { \"a\" : [1, 2 , {\"b\":null}] } "), json.RawMessage(`"<&>"`), json.RawMessage(`null`)}
+	for _, s := range codecStrings {
+		for _, a := range args {
+			req := ToolExecuteRequest{CallID: s, ToolName: s + "x", Arguments: a}
+			got, gerr := req.MarshalJSON()
+			want, werr := genericRequestJSON(req)
+			if (gerr != nil) != (werr != nil) || !bytes.Equal(got, want) {
+				t.Fatalf("request %q: got %s (%v), want %s (%v)", s, got, gerr, want, werr)
+			}
+			back, err := genericRequestDecode(got)
+			if err != nil {
+				t.Fatalf("generic decode of %s: %v", got, err)
+			}
+			var fast ToolExecuteRequest
+			if err := fast.UnmarshalJSON(got); err != nil || !reflect.DeepEqual(fast, back) {
+				t.Fatalf("decode %s: got %+v (%v), want %+v", got, fast, err, back)
+			}
+		}
+		for _, isErr := range []bool{false, true} {
+			res := ToolExecuteResult{CallID: s, Result: ToolCallResult{CallID: "c" + s, Content: s + s, IsError: isErr}}
+			got, _ := res.MarshalJSON()
+			want, _ := genericResultJSON(res)
+			if !bytes.Equal(got, want) {
+				t.Fatalf("result %q: got %s, want %s", s, got, want)
+			}
+			back, err := genericResultDecode(got)
+			if err != nil {
+				t.Fatalf("generic decode of %s: %v", got, err)
+			}
+			var fast ToolExecuteResult
+			if err := fast.UnmarshalJSON(got); err != nil || fast != back {
+				t.Fatalf("decode %s: got %+v (%v), want %+v", got, fast, err, back)
+			}
+		}
+	}
+	if _, err := (ToolExecuteRequest{Arguments: json.RawMessage(`{bad`)}).MarshalJSON(); err == nil {
+		t.Fatal("invalid arguments encoded")
+	}
+}
+
+// Shapes the plain decoders must hand to the generic one, which then decides.
+func TestToolCodecDecodeEdgeCases(t *testing.T) {
+	requests := []string{
+		`{"call_id":"a","tool_name":"t","arguments":{}}`,
+		`{"CALL_ID":"a","call_id":"b","tool_name":"t","arguments":1}`,
+		`{"call_id":"a","Call_Id":"b","tool_name":"t","arguments":1}`,
+		`{"call_id":"a","call_id":null,"tool_name":"t","arguments":1}`,
+		`{"call_id":"\u0041","tool_name":"t","arguments":null}`,
+		`{"call_id":"a\/b","tool_name":"t","arguments":[],"extra":1,"type":"x"}`,
+		`{"call_id":"a","tool_name":"t"}`,
+		`{"call_id":1,"tool_name":"t","arguments":1}`,
+		`{"call_id":"a","tool_name":"t","arguments":1,"\u0063all_id":"z"}`,
+		`{"call_id":"a","tool_name":"t","arguments":1,"ſall_id":"z"}`,
+		`[]`, `null`,
+	}
+	for _, in := range requests {
+		want, werr := genericRequestDecode([]byte(in))
+		var got ToolExecuteRequest
+		gerr := got.UnmarshalJSON([]byte(in))
+		if (gerr != nil) != (werr != nil) || (werr == nil && !reflect.DeepEqual(got, want)) {
+			t.Errorf("%s: got %+v (%v), want %+v (%v)", in, got, gerr, want, werr)
+		}
+	}
+	results := []string{
+		`{"call_id":"a","result":{"call_id":"a","content":"x\ny","is_error":true}}`,
+		`{"call_id":"a","result":{"call_id":"a","content":"x","is_error":null}}`,
+		`{"call_id":"a","result":{"call_id":"a","content":"x","IS_ERROR":true}}`,
+		`{"call_id":"a","result":{"call_id":"a","content":"\u00e9"}}`,
+		`{"call_id":"a","result":{"call_id":"a"}}`,
+		`{"call_id":"a","result":{"call_id":"a","content":"1"},"result":{"call_id":"b","content":"2"}}`,
+		`{"call_id":"a","result":null}`,
+	}
+	for _, in := range results {
+		want, werr := genericResultDecode([]byte(in))
+		var got ToolExecuteResult
+		gerr := got.UnmarshalJSON([]byte(in))
+		if (gerr != nil) != (werr != nil) || (werr == nil && got != want) {
+			t.Errorf("%s: got %+v (%v), want %+v (%v)", in, got, gerr, want, werr)
+		}
+	}
+}
+
+func FuzzToolCodec(f *testing.F) {
+	f.Add("call_1", "read_file", `{"file_path":"x"}`, "content\n", true)
+	f.Add("\u2028", "t\xff", ` [ 1 ] `, "<\x00>", false)
+	f.Fuzz(func(t *testing.T, id, name, args, content string, isErr bool) {
+		req := ToolExecuteRequest{CallID: id, ToolName: name, Arguments: json.RawMessage(args)}
+		got, gerr := req.MarshalJSON()
+		want, werr := genericRequestJSON(req)
+		if (gerr != nil) != (werr != nil) || !bytes.Equal(got, want) {
+			t.Fatalf("request: got %s (%v), want %s (%v)", got, gerr, want, werr)
+		}
+		res := ToolExecuteResult{CallID: id, Result: ToolCallResult{CallID: name, Content: content, IsError: isErr}}
+		got, _ = res.MarshalJSON()
+		want, _ = genericResultJSON(res)
+		if !bytes.Equal(got, want) {
+			t.Fatalf("result: got %s, want %s", got, want)
+		}
+		// Decoding: any valid JSON object the fuzzer builds as content.
+		if json.Valid([]byte(content)) {
+			wantR, werr := genericResultDecode([]byte(content))
+			var gotR ToolExecuteResult
+			gerr := gotR.UnmarshalJSON([]byte(content))
+			if (gerr != nil) != (werr != nil) || (werr == nil && gotR != wantR) {
+				t.Fatalf("decode result %s: got %+v (%v), want %+v (%v)", content, gotR, gerr, wantR, werr)
+			}
+			wantQ, werr := genericRequestDecode([]byte(content))
+			var gotQ ToolExecuteRequest
+			gerr = gotQ.UnmarshalJSON([]byte(content))
+			if (gerr != nil) != (werr != nil) || (werr == nil && !reflect.DeepEqual(gotQ, wantQ)) {
+				t.Fatalf("decode request %s: got %+v (%v), want %+v (%v)", content, gotQ, gerr, wantQ, werr)
+			}
+		}
+	})
+}
