@@ -14,6 +14,7 @@ type tool struct {
 	mutable     bool
 	schema      json.RawMessage
 	required    []string
+	failure     string // the is_error text of a call that never answered
 	run         func(c *Call, args json.RawMessage) (string, error)
 }
 
@@ -38,7 +39,8 @@ func Tool[A any](c *Capsule, name, description string, fn func(c *Call, args A) 
 	if err != nil {
 		panic(fmt.Sprintf("sdk: tool %q: %v", name, err))
 	}
-	t := &tool{name: name, description: description, required: required}
+	t := &tool{name: name, description: description, required: required,
+		failure: fmt.Sprintf("tool %s failed: the capsule trapped, timed out or was cancelled before answering", name)}
 	for _, o := range opts {
 		o(t)
 	}
@@ -92,7 +94,7 @@ func (t *tool) handle(c *Call) error {
 	}
 	resultTopic := ipc.ToolResultTopic(t.name)
 	// Registered first, so that a trap or timeout below still answers.
-	if fail, err := resultPayload(req.CallID, fmt.Sprintf("tool %s failed: the capsule trapped, timed out or was cancelled before answering", t.name), true); err == nil {
+	if fail, err := resultPayload(req.CallID, t.failure, true); err == nil {
 		_ = c.SetFailureReply(resultTopic, fail)
 	}
 	if req.CallID != "" {

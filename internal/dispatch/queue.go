@@ -9,8 +9,8 @@ import (
 const (
 	// DefaultQueueDepth is the capacity of one (capsule, principal) queue.
 	DefaultQueueDepth = 64
-	// DefaultIdleTimeout is how long a queue worker waits for work before
-	// exiting. Short, so that thousands of principals seen once do not pin
+	// DefaultIdleTimeout is how long (at least, and at most twice) a queue
+	// worker waits for work before exiting. Short, so that thousands of principals seen once do not pin
 	// a goroutine each; long enough that a busy queue keeps its worker.
 	DefaultIdleTimeout = time.Second
 )
@@ -88,12 +88,16 @@ func (d *Dispatcher) enqueue(c *capsule, principal string, j job) enqueueResult 
 	return enqueued
 }
 
-// work drains q until it has been empty for the idle timeout or c closes,
-// then forgets the queue so an idle principal costs nothing.
+// work drains q until it has been idle for the idle timeout or c closes,
+// then forgets the queue so an idle principal costs nothing. The idle timer
+// is armed once and re-armed only when it fires after a busy period, rather
+// than reset on every park, so a worker exits after one to two idle
+// timeouts without work.
 func (d *Dispatcher) work(c *capsule, q *queue) {
 	defer c.workers.Done()
-	var idle *time.Timer
-	expired := false
+	idle := time.NewTimer(d.opts.IdleTimeout)
+	defer idle.Stop()
+	busy, expired := false, false
 	for {
 		c.mu.Lock()
 		j, ok := q.pop()
@@ -104,26 +108,23 @@ func (d *Dispatcher) work(c *capsule, q *queue) {
 				delete(c.queues, q.principal)
 			}
 			c.mu.Unlock()
-			if idle != nil {
-				idle.Stop()
-			}
 			return
 		}
 		c.mu.Unlock()
 		if ok {
-			expired = false
+			busy, expired = true, false
 			d.invoke(c, j)
 			continue
-		}
-		if idle == nil {
-			idle = time.NewTimer(d.opts.IdleTimeout)
-		} else {
-			idle.Reset(d.opts.IdleTimeout)
 		}
 		select {
 		case <-q.wake:
 		case <-idle.C:
-			expired = true
+			if busy {
+				busy = false
+				idle.Reset(d.opts.IdleTimeout)
+			} else {
+				expired = true
+			}
 		case <-c.ctx.Done():
 		}
 	}

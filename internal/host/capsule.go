@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"sync"
 
 	"github.com/astrid-go/astrid/internal/dispatch"
 	"github.com/astrid-go/astrid/internal/egress"
@@ -36,6 +37,9 @@ type Capsule struct {
 	config map[string]string
 	log    *slog.Logger
 	roots  roots
+
+	kvMu sync.Mutex
+	kvs  map[string]*store.KV // by principal, see kvOf
 }
 
 // NewCapsule binds the host to capsule m installed in installDir; config

@@ -12,7 +12,7 @@ func (call *Call) kvReady(op string) error {
 		return err
 	}
 	if call.kv == nil && call.c.deps.Store != nil {
-		call.kv = call.c.deps.Store.KV(call.principal, call.c.id)
+		call.kv = call.c.kvOf(call.principal)
 	}
 	if call.kv == nil {
 		return hostapi.Errorf(hostapi.CodeUnavailable, op, "this kernel runs without a store")
@@ -83,4 +83,27 @@ func (call *Call) KVClear(prefix string) (int, error) {
 		return 0, kvErr("kv_clear", err)
 	}
 	return n, nil
+}
+
+// maxCachedKVs bounds the per-principal KV handles a capsule keeps.
+const maxCachedKVs = 256
+
+// kvOf returns the capsule's KV namespace for principal. A handle is an
+// immutable view, so the ones of recent principals are kept rather than
+// rebuilt on every call.
+func (c *Capsule) kvOf(principal string) *store.KV {
+	c.kvMu.Lock()
+	defer c.kvMu.Unlock()
+	if kv := c.kvs[principal]; kv != nil {
+		return kv
+	}
+	kv := c.deps.Store.KV(principal, c.id)
+	if len(c.kvs) >= maxCachedKVs {
+		clear(c.kvs)
+	}
+	if c.kvs == nil {
+		c.kvs = map[string]*store.KV{}
+	}
+	c.kvs[principal] = kv
+	return kv
 }
