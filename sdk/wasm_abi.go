@@ -3,6 +3,7 @@ package sdk
 import (
 	"encoding/binary"
 	"errors"
+	"unsafe"
 
 	"github.com/astrid-go/astrid/hostapi"
 )
@@ -32,66 +33,135 @@ func UnpackResult(v uint64) (ptr, n uint32, isErr bool) {
 	return uint32(v), uint32(v>>32) & 0x7fffffff, v&errorFlag != 0
 }
 
+// InvocationHeader is the fixed part of an invocation record: the version
+// and six u32 fields.
+const InvocationHeader = 7 * 4
+
 // EncodeInvocation lays inv out as the invocation record of docs/abi.md §4.
-func EncodeInvocation(dst []byte, inv hostapi.Invocation) []byte {
-	fields := [...]string{inv.Handler, inv.Pattern, inv.Topic, inv.SourceID, inv.Principal}
+// handler is the index of inv.Handler in the guest's astrid_handlers list;
+// the name itself does not cross (a guest finds its handler by index, so no
+// string is compared or hashed on the hot path).
+func EncodeInvocation(dst []byte, handler uint32, inv hostapi.Invocation) []byte {
 	dst = binary.LittleEndian.AppendUint32(dst, ABIVersion)
-	for _, f := range fields {
-		dst = binary.LittleEndian.AppendUint32(dst, uint32(len(f)))
-	}
+	dst = binary.LittleEndian.AppendUint32(dst, handler)
+	dst = binary.LittleEndian.AppendUint32(dst, uint32(len(inv.Pattern)))
+	dst = binary.LittleEndian.AppendUint32(dst, uint32(len(inv.Topic)))
+	dst = binary.LittleEndian.AppendUint32(dst, uint32(len(inv.SourceID)))
+	dst = binary.LittleEndian.AppendUint32(dst, uint32(len(inv.Principal)))
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(len(inv.Payload)))
-	for _, f := range fields {
-		dst = append(dst, f...)
-	}
+	dst = append(dst, inv.Pattern...)
+	dst = append(dst, inv.Topic...)
+	dst = append(dst, inv.SourceID...)
+	dst = append(dst, inv.Principal...)
 	return append(dst, inv.Payload...)
 }
 
 // InvocationSize is the length of inv's record.
 func InvocationSize(inv hostapi.Invocation) int {
-	return 7*4 + len(inv.Handler) + len(inv.Pattern) + len(inv.Topic) + len(inv.SourceID) + len(inv.Principal) + len(inv.Payload)
+	return InvocationHeader + len(inv.Pattern) + len(inv.Topic) + len(inv.SourceID) + len(inv.Principal) + len(inv.Payload)
 }
 
 var errBadRecord = errors.New("malformed invocation record")
 
-// DecodeInvocation parses an invocation record, copying everything out of
-// rec (the host reuses the buffer).
-func DecodeInvocation(rec []byte) (hostapi.Invocation, error) {
-	if len(rec) < 28 || binary.LittleEndian.Uint32(rec) != ABIVersion {
-		return hostapi.Invocation{}, errBadRecord
+// invocationView parses rec without copying: the strings and payload point
+// into rec. It makes no function call that loops, since every loop
+// iteration of a guest costs a termination check (docs/abi.md §4).
+func invocationView(rec []byte) (handler uint32, inv hostapi.Invocation, err error) {
+	if len(rec) < InvocationHeader || binary.LittleEndian.Uint32(rec) != ABIVersion {
+		return 0, hostapi.Invocation{}, errBadRecord
 	}
-	var lens [6]int
-	total := 28
-	for i := range lens {
-		lens[i] = int(binary.LittleEndian.Uint32(rec[4+4*i:]))
-		total += lens[i]
+	handler = binary.LittleEndian.Uint32(rec[4:])
+	l1 := uint64(binary.LittleEndian.Uint32(rec[8:]))
+	l2 := uint64(binary.LittleEndian.Uint32(rec[12:]))
+	l3 := uint64(binary.LittleEndian.Uint32(rec[16:]))
+	l4 := uint64(binary.LittleEndian.Uint32(rec[20:]))
+	l5 := uint64(binary.LittleEndian.Uint32(rec[24:]))
+	if InvocationHeader+l1+l2+l3+l4+l5 != uint64(len(rec)) {
+		return 0, hostapi.Invocation{}, errBadRecord
 	}
-	if total != len(rec) {
-		return hostapi.Invocation{}, errBadRecord
+	o1 := uint64(InvocationHeader)
+	o2 := o1 + l1
+	o3 := o2 + l2
+	o4 := o3 + l3
+	o5 := o4 + l4
+	inv.Pattern = view(rec[o1:o2])
+	inv.Topic = view(rec[o2:o3])
+	inv.SourceID = view(rec[o3:o4])
+	inv.Principal = view(rec[o4:o5])
+	if l5 > 0 {
+		inv.Payload = rec[o5:len(rec):len(rec)]
 	}
-	off := 28
-	next := func(i int) []byte {
-		b := rec[off : off+lens[i]]
-		off += lens[i]
-		return b
+	return handler, inv, nil
+}
+
+// view is b as a string without a copy; b must not change while the string
+// is in use.
+func view(b []byte) string {
+	if len(b) == 0 {
+		return ""
 	}
-	inv := hostapi.Invocation{
-		Handler:   string(next(0)),
-		Pattern:   string(next(1)),
-		Topic:     string(next(2)),
-		SourceID:  string(next(3)),
-		Principal: string(next(4)),
+	return unsafe.String(&b[0], len(b))
+}
+
+// DecodeInvocation parses an invocation record into the handler index and
+// an invocation (without its handler name), copying everything out of rec.
+func DecodeInvocation(rec []byte) (uint32, hostapi.Invocation, error) {
+	own := append([]byte(nil), rec...)
+	return invocationView(own)
+}
+
+// EncodeHandlers lays names out as the astrid_handlers list of docs/abi.md
+// §3: u32 count, then each name as u32 length and bytes. A handler's index
+// is its position in the list.
+func EncodeHandlers(names []string) []byte {
+	out := binary.LittleEndian.AppendUint32(nil, uint32(len(names)))
+	for _, n := range names {
+		out = binary.LittleEndian.AppendUint32(out, uint32(len(n)))
+		out = append(out, n...)
 	}
-	inv.Payload = append([]byte(nil), next(5)...)
-	return inv, nil
+	return out
+}
+
+// DecodeHandlers parses an astrid_handlers list.
+func DecodeHandlers(b []byte) ([]string, error) {
+	if len(b) < 4 {
+		return nil, errors.New("handler list shorter than 4 bytes")
+	}
+	n := binary.LittleEndian.Uint32(b)
+	b = b[4:]
+	if uint64(n) > uint64(len(b))/4 {
+		return nil, errors.New("handler count past the list")
+	}
+	names := make([]string, 0, n)
+	for range n {
+		if len(b) < 4 {
+			return nil, errors.New("handler list truncated")
+		}
+		l := binary.LittleEndian.Uint32(b)
+		b = b[4:]
+		if uint64(l) > uint64(len(b)) {
+			return nil, errors.New("handler name past the list")
+		}
+		names = append(names, string(b[:l]))
+		b = b[l:]
+	}
+	if len(b) != 0 {
+		return nil, errors.New("trailing bytes after the handler list")
+	}
+	return names, nil
 }
 
 // EncodeVerdict lays v out as the verdict record of docs/abi.md §4.
 func EncodeVerdict(v hostapi.Verdict) []byte {
-	out := make([]byte, 0, 8+len(v.Payload)+len(v.Reason))
-	out = binary.LittleEndian.AppendUint32(out, uint32(v.Action))
-	out = binary.LittleEndian.AppendUint32(out, uint32(len(v.Payload)))
-	out = append(out, v.Payload...)
-	return append(out, v.Reason...)
+	return AppendVerdict(make([]byte, 0, 8+len(v.Payload)+len(v.Reason)), v)
+}
+
+// AppendVerdict is EncodeVerdict into dst (the guest reuses one buffer).
+func AppendVerdict(dst []byte, v hostapi.Verdict) []byte {
+	dst = binary.LittleEndian.AppendUint32(dst, uint32(v.Action))
+	dst = binary.LittleEndian.AppendUint32(dst, uint32(len(v.Payload)))
+	dst = append(dst, v.Payload...)
+	return append(dst, v.Reason...)
 }
 
 // DecodeVerdict parses a verdict record.

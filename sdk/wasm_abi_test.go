@@ -25,24 +25,53 @@ func TestPackResult(t *testing.T) {
 }
 
 func TestInvocationRecord(t *testing.T) {
-	inv := hostapi.Invocation{Handler: "h", Pattern: "a.*", Topic: "a.b", SourceID: "src", Principal: "alice", Payload: []byte(`{"x":1}`)}
-	rec := EncodeInvocation(nil, inv)
+	inv := hostapi.Invocation{Pattern: "a.*", Topic: "a.b", SourceID: "src", Principal: "alice", Payload: []byte(`{"x":1}`)}
+	rec := EncodeInvocation(nil, 7, inv)
 	if len(rec) != InvocationSize(inv) {
 		t.Fatalf("record is %d bytes, InvocationSize says %d", len(rec), InvocationSize(inv))
 	}
-	got, err := DecodeInvocation(rec)
-	if err != nil || !reflect.DeepEqual(got, inv) {
-		t.Fatalf("decode = %+v, %v", got, err)
+	h, got, err := DecodeInvocation(rec)
+	if err != nil || h != 7 || !reflect.DeepEqual(got, inv) {
+		t.Fatalf("decode = %d, %+v, %v", h, got, err)
+	}
+	empty := hostapi.Invocation{}
+	if h, got, err := DecodeInvocation(EncodeInvocation(nil, 0, empty)); err != nil || h != 0 || !reflect.DeepEqual(got, empty) {
+		t.Fatalf("empty invocation decoded as %d, %+v, %v", h, got, err)
 	}
 	bad := map[string][]byte{
 		"short":         rec[:20],
 		"truncated":     rec[:len(rec)-1],
 		"trailing":      append(append([]byte(nil), rec...), 0),
 		"wrong version": append([]byte{2, 0, 0, 0}, rec[4:]...),
+		"huge lengths":  append(append([]byte(nil), rec[:8]...), 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff),
 	}
 	for name, b := range bad {
-		if _, err := DecodeInvocation(b); err == nil {
+		if _, _, err := DecodeInvocation(b); err == nil {
 			t.Errorf("%s record accepted", name)
+		}
+	}
+}
+
+func TestHandlerList(t *testing.T) {
+	for _, names := range [][]string{nil, {"a"}, {"noop", "tool_describe", "tool_execute_read_file"}} {
+		got, err := DecodeHandlers(EncodeHandlers(names))
+		if err != nil || len(got) != len(names) {
+			t.Fatalf("round trip of %q gave %q, %v", names, got, err)
+		}
+		for i := range names {
+			if got[i] != names[i] {
+				t.Errorf("name %d = %q, want %q", i, got[i], names[i])
+			}
+		}
+	}
+	for name, b := range map[string][]byte{
+		"short":          {1, 0},
+		"count past end": {9, 0, 0, 0, 1, 0, 0, 0, 'x'},
+		"name past end":  {1, 0, 0, 0, 5, 0, 0, 0, 'x'},
+		"trailing":       {1, 0, 0, 0, 1, 0, 0, 0, 'x', 'y'},
+	} {
+		if _, err := DecodeHandlers(b); err == nil {
+			t.Errorf("%s list accepted", name)
 		}
 	}
 }
@@ -56,6 +85,10 @@ func TestVerdictRecord(t *testing.T) {
 		got, err := DecodeVerdict(EncodeVerdict(v))
 		if err != nil || !reflect.DeepEqual(got, v) {
 			t.Errorf("round trip of %+v gave %+v, %v", v, got, err)
+		}
+		reused := AppendVerdict([]byte("stale bytes"), v)[len("stale bytes"):]
+		if got, err := DecodeVerdict(reused); err != nil || !reflect.DeepEqual(got, v) {
+			t.Errorf("AppendVerdict of %+v gave %+v, %v", v, got, err)
 		}
 	}
 	for name, b := range map[string][]byte{

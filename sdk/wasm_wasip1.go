@@ -3,7 +3,7 @@
 package sdk
 
 import (
-	"encoding/binary"
+	"sort"
 	"unsafe"
 
 	"github.com/astrid-go/astrid/hostapi"
@@ -23,13 +23,47 @@ var (
 	guestResult []byte
 )
 
+// The handler table: the capsule's handlers sorted by name, so that an
+// invocation names its handler by index (docs/abi.md §3, astrid_handlers).
+var (
+	handlerNames []string
+	handlerFuncs []Handler
+	handlerList  []byte
+)
+
+// Per-call state reused by every call on this instance, so a call
+// allocates nothing of its own: the invocation record's copy (the strings
+// and payload handed to the handler point into it), the Call and the host.
+var (
+	invocation []byte
+	theCall    Call
+	theHost    wasmHost
+)
+
 // Serve makes c the capsule this wasm module runs. The generated main shim
 // of `astrid capsule build` calls it from init, before the kernel's first
 // astrid_invoke.
-func Serve(c *Capsule) { served = c }
+func Serve(c *Capsule) {
+	served = c
+	handlerNames = handlerNames[:0]
+	for name := range c.handlers {
+		handlerNames = append(handlerNames, name)
+	}
+	sort.Strings(handlerNames)
+	handlerFuncs = make([]Handler, len(handlerNames))
+	for i, name := range handlerNames {
+		handlerFuncs[i] = c.handlers[name].handler
+	}
+	handlerList = EncodeHandlers(handlerNames)
+}
 
 //go:wasmexport astrid_abi_version
 func astridABIVersion() int32 { return ABIVersion }
+
+//go:wasmexport astrid_handlers
+func astridHandlers() uint64 {
+	return PackResult(ptrOf(handlerList), uint32(len(handlerList)), false)
+}
 
 //go:wasmexport astrid_alloc
 func astridAlloc(n int32) uint32 {
@@ -53,6 +87,12 @@ func astridScratch(n int32) uint32 {
 	return ptrOf(scratch)
 }
 
+// astridInvoke is the hot path: with WithCloseOnContextDone every loop
+// iteration and every call into a Go function that has calls of its own
+// costs the guest a trip to the host's termination check, so it copies
+// the record with one memory.copy, indexes the handler table and reuses
+// every buffer instead of hashing, decoding or allocating.
+//
 //go:wasmexport astrid_invoke
 func astridInvoke(n int32) uint64 {
 	if served == nil {
@@ -61,64 +101,34 @@ func astridInvoke(n int32) uint64 {
 	if n < 0 || int(n) > len(scratch) {
 		return errorResult(hostapi.Errorf(hostapi.CodeInvalid, "invoke", "invocation length %d exceeds the scratch buffer", n))
 	}
-	inv, err := decodeInvocationOnce(scratch[:n])
+	// The scratch buffer receives import results during the call, so the
+	// record is copied out first, into a buffer only invocations use.
+	if int(n) > cap(invocation) {
+		invocation = make([]byte, n)
+	}
+	invocation = invocation[:n]
+	copy(invocation, scratch[:n])
+	handler, inv, err := invocationView(invocation)
 	if err != nil {
 		return errorResult(hostapi.Errorf(hostapi.CodeInvalid, "invoke", "%v", err))
 	}
+	if handler >= uint32(len(handlerFuncs)) {
+		return errorResult(hostapi.Errorf(hostapi.CodeNotSupported, "invoke", "no handler at index %d (the capsule has %d)", handler, len(handlerFuncs)))
+	}
+	inv.Handler = handlerNames[handler]
 	theHost.principal = inv.Principal
-	v, err := served.Invoke(&theHost, inv)
-	if err != nil {
+	theCall = Call{Host: &theHost, inv: inv}
+	if err := handlerFuncs[handler](&theCall); err != nil {
+		theCall = Call{}
 		return errorResult(err)
 	}
+	v := theCall.verdict
+	theCall = Call{} // nothing of the call outlives it
 	if v.Action == hostapi.Continue && len(v.Payload) == 0 {
 		return 0
 	}
-	guestResult = EncodeVerdict(v)
+	guestResult = AppendVerdict(guestResult[:0], v)
 	return PackResult(ptrOf(guestResult), uint32(len(guestResult)), false)
-}
-
-// theHost is the one host value: an instance runs one call at a time, and
-// reusing it spares the guest an allocation per call (allocation is the
-// dominant cost of a Go guest's call).
-var theHost wasmHost
-
-// decodeInvocationOnce is DecodeInvocation with one allocation: the record
-// is copied once and the strings point into the copy, which the call
-// keeps alive (the scratch buffer itself is reused by import results).
-func decodeInvocationOnce(rec []byte) (hostapi.Invocation, error) {
-	if len(rec) < 28 {
-		return hostapi.Invocation{}, errBadRecord
-	}
-	own := append([]byte(nil), rec...)
-	var lens [6]int
-	total := 28
-	for i := range lens {
-		lens[i] = int(binary.LittleEndian.Uint32(own[4+4*i:]))
-		total += lens[i]
-	}
-	if binary.LittleEndian.Uint32(own) != ABIVersion || total != len(own) {
-		return hostapi.Invocation{}, errBadRecord
-	}
-	off := 28
-	next := func(i int) []byte {
-		b := own[off : off+lens[i] : off+lens[i]]
-		off += lens[i]
-		return b
-	}
-	str := func(b []byte) string {
-		if len(b) == 0 {
-			return ""
-		}
-		return unsafe.String(&b[0], len(b))
-	}
-	return hostapi.Invocation{
-		Handler:   str(next(0)),
-		Pattern:   str(next(1)),
-		Topic:     str(next(2)),
-		SourceID:  str(next(3)),
-		Principal: str(next(4)),
-		Payload:   next(5),
-	}, nil
 }
 
 func errorResult(err error) uint64 {

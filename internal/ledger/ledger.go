@@ -77,9 +77,18 @@ func (l *Ledger) Admit(principal string) error {
 	if l == nil || l.budget <= 0 {
 		return nil
 	}
+	return l.AdmitAt(principal, l.now())
+}
+
+// AdmitAt is Admit at time now, for an engine that has already read the
+// clock for the call (a clock read is a measurable part of a wasm call).
+func (l *Ledger) AdmitAt(principal string, now time.Time) error {
+	if l == nil || l.budget <= 0 {
+		return nil
+	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	a := l.account(principal, l.now())
+	a := l.account(principal, now)
 	if a.windowUsed > l.budget {
 		a.refused++
 		return &OverBudgetError{Principal: principal, Used: a.windowUsed, Budget: l.budget}
@@ -92,12 +101,20 @@ func (l *Ledger) Charge(principal string, d time.Duration) {
 	if l == nil {
 		return
 	}
+	l.ChargeAt(principal, d, l.now())
+}
+
+// ChargeAt is Charge at time now (the end of the call).
+func (l *Ledger) ChargeAt(principal string, d time.Duration, now time.Time) {
+	if l == nil {
+		return
+	}
 	if d < 0 {
 		d = 0
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	a := l.account(principal, l.now())
+	a := l.account(principal, now)
 	a.total += d
 	a.windowUsed += d
 	a.calls++

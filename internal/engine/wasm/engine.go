@@ -19,13 +19,14 @@ import (
 // The guest exports of docs/abi.md §3.
 const (
 	exportABIVersion = "astrid_abi_version"
+	exportHandlers   = "astrid_handlers"
 	exportAlloc      = "astrid_alloc"
 	exportScratch    = "astrid_scratch"
 	exportInvoke     = "astrid_invoke"
 	exportRun        = "astrid_run"
 )
 
-var requiredExports = []string{"_initialize", exportABIVersion, exportAlloc, exportScratch, exportInvoke}
+var requiredExports = []string{"_initialize", exportABIVersion, exportHandlers, exportAlloc, exportScratch, exportInvoke}
 
 // Engine runs one capsule's executable component.
 type Engine struct {
@@ -34,7 +35,11 @@ type Engine struct {
 	comp     *manifest.Component
 	host     *host.Capsule
 	log      *slog.Logger
-	handlers map[string]bool
+	handlers map[string]bool // bound in the manifest
+	// index is each handler both the manifest binds and the guest's code
+	// has, with its index in the guest's astrid_handlers list. Written by
+	// Load, read-only afterwards.
+	index map[string]uint32
 
 	compiled wazero.CompiledModule
 	sum      string
@@ -96,6 +101,18 @@ func (e *Engine) load(ctx context.Context) error {
 	if err != nil {
 		e.release(ctx)
 		return err
+	}
+	names, err := first.handlers(ctx)
+	if err != nil {
+		first.close()
+		e.release(ctx)
+		return err
+	}
+	e.index = map[string]uint32{}
+	for i, name := range names {
+		if e.handlers[name] {
+			e.index[name] = uint32(i)
+		}
 	}
 	e.pool.seed(first)
 	if _, ok := cm.ExportedFunctions()[exportRun]; ok {
@@ -180,56 +197,92 @@ func (e *Engine) Stats() PoolStats {
 // Invoke implements capsule.Engine: one handler call on a pooled instance,
 // under the call's deadline and cancel key. A trap discards the instance
 // and publishes the call's failure reply.
+//
+// A principal over its CPU budget is refused before the guest runs: the
+// call answers Deny with the ledger's reason and no failure reply, since a
+// failure reply is what the guest registers once it runs (docs/abi.md §7).
 func (e *Engine) Invoke(ctx context.Context, inv hostapi.Invocation) (hostapi.Verdict, error) {
-	if !e.handlers[inv.Handler] {
+	handler, ok := e.index[inv.Handler]
+	if !ok {
 		return hostapi.Verdict{}, capsule.ErrNotSupported
 	}
-	if err := e.rt.opts.Ledger.Admit(inv.Principal); err != nil {
-		return hostapi.Verdict{}, fmt.Errorf("wasm: capsule %s: handler %s: %w", e.m.ID(), inv.Handler, err)
+	// Two clock reads per call: start and end serve the deadline check,
+	// the ledger's window and the guest time.
+	start := time.Now()
+	if err := e.rt.opts.Ledger.AdmitAt(inv.Principal, start); err != nil {
+		err = fmt.Errorf("wasm: capsule %s: handler %s: refused before running: %w", e.m.ID(), inv.Handler, err)
+		e.log.Warn("call refused", "principal", inv.Principal, "handler", inv.Handler, "err", err)
+		return hostapi.Verdict{Action: hostapi.Deny, Reason: err.Error()}, err
 	}
-	if d, ok := ctx.Deadline(); !ok || time.Until(d) > e.rt.opts.CallDeadline {
+	if d, ok := ctx.Deadline(); !ok || d.Sub(start) > e.rt.opts.CallDeadline {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, e.rt.opts.CallDeadline)
 		defer cancel()
 	}
-	call, cctx := e.host.Begin(ctx, inv.Principal)
-	defer call.End()
-
-	inst, err := e.pool.get(cctx, inv.Principal)
+	inst, fresh, err := e.pool.get(ctx, inv.Principal)
 	if err != nil {
 		err = fmt.Errorf("wasm: capsule %s: handler %s: %w", e.m.ID(), inv.Handler, err)
-		call.Fail(err)
+		e.log.Warn("call failed", "principal", inv.Principal, "err", err)
 		return hostapi.Verdict{}, err
 	}
+	if fresh {
+		// Waiting for an instance or making one is not guest time.
+		start = time.Now()
+	}
 	st := &inst.state
-	st.call, st.host = call, 0
-	start := time.Now()
-	v, err := inst.call(context.WithValue(cctx, stateKey{}, st), inv)
-	e.rt.opts.Ledger.Charge(inv.Principal, time.Since(start)-st.host)
-	st.call = nil
+	st.begin(ctx, inv.Principal)
+	v, err := inst.call(ctx, handler, inv)
+	end := time.Now()
+	call, cctx, interrupted := st.end()
+	e.rt.opts.Ledger.ChargeAt(inv.Principal, end.Sub(start)-st.host, end)
+	if call != nil {
+		defer call.End()
+	}
 
 	if err == nil {
-		e.pool.put(inst, inv.Principal)
+		e.giveBack(inst, inv.Principal, interrupted)
 		return v, nil
 	}
 	if !errors.Is(err, errTrapped) {
 		// The handler failed and said so: the instance is fine.
-		e.pool.put(inst, inv.Principal)
+		e.giveBack(inst, inv.Principal, interrupted)
 		if hostapi.CodeOf(err) == hostapi.CodeNotSupported {
 			return hostapi.Verdict{}, capsule.ErrNotSupported
 		}
-		call.Fail(err)
+		e.fail(call, inv.Principal, err)
 		return hostapi.Verdict{Action: hostapi.Deny, Reason: err.Error()}, err
 	}
 	e.pool.discard(inst)
 	switch {
 	case errors.Is(ctx.Err(), context.DeadlineExceeded):
 		err = fmt.Errorf("wasm: capsule %s: handler %s: deadline exceeded; instance discarded", e.m.ID(), inv.Handler)
-	case cctx.Err() != nil:
+	case cctx != nil && cctx.Err() != nil:
 		err = fmt.Errorf("wasm: capsule %s: handler %s: cancelled (%v); instance discarded", e.m.ID(), inv.Handler, context.Cause(cctx))
+	case ctx.Err() != nil:
+		err = fmt.Errorf("wasm: capsule %s: handler %s: cancelled (%v); instance discarded", e.m.ID(), inv.Handler, context.Cause(ctx))
 	default:
 		err = fmt.Errorf("wasm: capsule %s: handler %s: %w; instance discarded", e.m.ID(), inv.Handler, err)
 	}
-	call.Fail(err)
+	e.fail(call, inv.Principal, err)
 	return hostapi.Verdict{}, err
+}
+
+// giveBack returns an instance to the pool after a call that did not trap,
+// unless a cancel fired as the call ended and the instance is being closed.
+func (e *Engine) giveBack(inst *instance, principal string, interrupted bool) {
+	if interrupted {
+		e.pool.discard(inst)
+		return
+	}
+	e.pool.put(inst, principal)
+}
+
+// fail publishes the call's failure reply. A guest that never reached the
+// host registered none, so there is only the reason to log.
+func (e *Engine) fail(call *host.Call, principal string, reason error) {
+	if call != nil {
+		call.Fail(reason)
+		return
+	}
+	e.log.Warn("call failed", "principal", principal, "err", reason, "failure_reply", false)
 }

@@ -210,11 +210,11 @@ func TestInstancesDrawDifferentRandomBytes(t *testing.T) {
 	}
 	defer b.close()
 	draw := func(inst *instance) string {
-		call, cctx := f.eng.host.Begin(ctx, ipc.DefaultPrincipal)
-		defer call.End()
-		inst.state.call = call
-		defer func() { inst.state.call = nil }()
-		v, err := inst.call(context.WithValue(cctx, stateKey{}, &inst.state), hostapi.Invocation{Handler: "random", Principal: ipc.DefaultPrincipal, Payload: []byte("{}")})
+		inst.state.begin(ctx, ipc.DefaultPrincipal)
+		v, err := inst.call(ctx, f.eng.index["random"], hostapi.Invocation{Handler: "random", Principal: ipc.DefaultPrincipal, Payload: []byte("{}")})
+		if call, _, _ := inst.state.end(); call != nil {
+			call.End()
+		}
 		if err != nil {
 			t.Fatal(err)
 		}

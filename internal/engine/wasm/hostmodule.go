@@ -9,7 +9,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
 
 	"github.com/astrid-go/astrid/hostapi"
@@ -20,21 +19,56 @@ import (
 // hostModule is the import module of docs/abi.md §5.
 const hostModule = "astrid"
 
-// stateKey carries the *callState of the call in progress in the context
-// wazero hands every host function.
-type stateKey struct{}
-
-// callState is what the imports of one call act on.
+// callState is what the imports of one call act on. It lives in its
+// instance and is reused by each call.
 type callState struct {
 	eng  *Engine
 	inst *instance
-	call *host.Call // nil outside a call (during _initialize)
+	// parent and principal describe the call in progress (parent is nil
+	// between calls and in the run loop). Its host.Call is opened from them
+	// on the guest's first import, so a handler that never reaches the host
+	// never pays for one.
+	parent    context.Context
+	principal string
+	call      *host.Call // nil until the first import (always set in the run loop)
+	cctx      context.Context
+	stopWatch func() bool
 	// host is the time spent inside imports, subtracted from the call's
 	// wall time to give its guest time.
 	host time.Duration
 	// recvs counts ipc_recv calls: the run loop's sign of progress.
 	recvs atomic.Uint64
 	buf   []byte
+}
+
+// begin readies the state for a call of principal under ctx.
+func (st *callState) begin(ctx context.Context, principal string) {
+	st.parent, st.principal = ctx, principal
+	st.call, st.cctx, st.stopWatch, st.host = nil, nil, nil, 0
+}
+
+// hostCall is the call's host.Call, opened on first use. Its context ends
+// when the call's cancel key is named; the guest is then interrupted, as
+// wazero interrupts it when the deadline passes.
+func (st *callState) hostCall() *host.Call {
+	if st.call == nil && st.parent != nil {
+		st.call, st.cctx = st.eng.host.Begin(st.parent, st.principal)
+		st.stopWatch = context.AfterFunc(st.cctx, st.inst.interrupt)
+	}
+	return st.call
+}
+
+// end detaches the call from the state. It returns the host call (nil when
+// the guest made no import), its context, and whether the guest was
+// interrupted on its cancel key (then the instance is being closed and must
+// not be reused, even if the call completed).
+func (st *callState) end() (call *host.Call, cctx context.Context, interrupted bool) {
+	call, cctx = st.call, st.cctx
+	if st.stopWatch != nil {
+		interrupted = !st.stopWatch()
+	}
+	st.parent, st.call, st.cctx, st.stopWatch = nil, nil, nil, nil
+	return call, cctx, interrupted
 }
 
 var (
@@ -270,10 +304,10 @@ func pathOp(f func(c *host.Call, s string) error) importFn {
 	}
 }
 
-func instantiateHostModule(ctx context.Context, rt wazero.Runtime) error {
-	b := rt.NewHostModuleBuilder(hostModule)
+func (r *Runtime) instantiateHostModule(ctx context.Context) error {
+	b := r.rt.NewHostModuleBuilder(hostModule)
 	for _, d := range importDefs {
-		b.NewFunctionBuilder().WithGoModuleFunction(wrap(d), d.params, []api.ValueType{i64}).Export(d.name)
+		b.NewFunctionBuilder().WithGoModuleFunction(r.wrap(d), d.params, []api.ValueType{i64}).Export(d.name)
 	}
 	b.NewFunctionBuilder().WithGoModuleFunction(api.GoModuleFunc(func(_ context.Context, _ api.Module, s []uint64) {
 		s[0] = uint64(time.Now().UnixNano())
@@ -284,20 +318,33 @@ func instantiateHostModule(ctx context.Context, rt wazero.Runtime) error {
 
 // wrap turns an import body into a wazero host function: it finds the call
 // the import acts for, times it, and writes its answer into guest memory.
-func wrap(d importDef) api.GoModuleFunc {
+func (r *Runtime) wrap(d importDef) api.GoModuleFunc {
 	return func(ctx context.Context, mod api.Module, stack []uint64) {
-		st, _ := ctx.Value(stateKey{}).(*callState)
-		if st == nil || (st.call == nil && !d.outsideCall) {
+		st := r.stateOf(mod)
+		if st == nil {
+			stack[0] = sdk.PackResult(0, 0, true)
+			return
+		}
+		start := time.Now()
+		if st.hostCall() == nil && !d.outsideCall {
 			// Outside a call nothing can be written back (the scratch
 			// buffer may not exist yet): the bare error flag means closed.
 			stack[0] = sdk.PackResult(0, 0, true)
 			return
 		}
-		start := time.Now()
 		out, err := d.fn(st, mod, stack)
 		stack[0] = st.answer(ctx, mod, d.name, out, err)
 		st.host += time.Since(start)
 	}
+}
+
+// stateOf finds the state of the instance calling an import.
+// (The call's own context, which wazero hands imports, is not used for
+// this: carrying the state in it would cost every call an allocation.)
+func (r *Runtime) stateOf(mod api.Module) *callState {
+	v, _ := r.states.Load(mod)
+	st, _ := v.(*callState)
+	return st
 }
 
 // answer writes an import's result into the guest and packs its location.

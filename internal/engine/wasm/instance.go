@@ -9,6 +9,7 @@ import (
 
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
+	"github.com/tetratelabs/wazero/sys"
 
 	"github.com/astrid-go/astrid/hostapi"
 	"github.com/astrid-go/astrid/sdk"
@@ -24,6 +25,7 @@ const initTimeout = 30 * time.Second
 
 // instance is one wasm instance of a capsule. It runs one call at a time.
 type instance struct {
+	rt                     *Runtime
 	mod                    api.Module
 	invoke, scratch, alloc api.Function
 	scratchPtr, scratchCap uint32
@@ -32,13 +34,20 @@ type instance struct {
 	state                  callState // reused by each call on this instance
 	stack                  [1]uint64
 	record                 []byte
+	interrupt              func() // closes the module under a running guest
 }
 
 // newInstance instantiates the engine's compiled module and initialises it.
 func (e *Engine) newInstance(ctx context.Context) (*instance, error) {
 	inst := &instance{
+		rt:     e.rt,
 		stdout: newLineLog(e.log, "stdout"),
 		stderr: newLineLog(e.log, "stderr"),
+	}
+	inst.interrupt = func() {
+		// WithCloseOnContextDone makes a close from another goroutine stop
+		// the running guest at its next check.
+		_ = inst.mod.CloseWithExitCode(context.Background(), sys.ExitCodeContextCanceled)
 	}
 	cfg := wazero.NewModuleConfig().
 		WithName(""). // many instances of one module
@@ -52,33 +61,51 @@ func (e *Engine) newInstance(ctx context.Context) (*instance, error) {
 	ictx, cancel := context.WithTimeout(context.WithoutCancel(ctx), initTimeout)
 	defer cancel()
 	inst.state = callState{eng: e, inst: inst}
-	ictx = context.WithValue(ictx, stateKey{}, &inst.state)
 	mod, err := e.rt.rt.InstantiateModule(ictx, e.compiled, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("instantiate: %w", err)
 	}
 	inst.mod = mod
+	e.rt.states.Store(mod, &inst.state)
 	if _, err := mod.ExportedFunction("_initialize").Call(ictx); err != nil {
-		_ = mod.Close(context.Background())
+		inst.close()
 		return nil, fmt.Errorf("_initialize: %w", err)
 	}
 	res, err := mod.ExportedFunction(exportABIVersion).Call(ictx)
 	if err != nil {
-		_ = mod.Close(context.Background())
+		inst.close()
 		return nil, fmt.Errorf("%s: %w", exportABIVersion, err)
 	}
 	if v := int32(res[0]); v != sdk.ABIVersion {
-		_ = mod.Close(context.Background())
+		inst.close()
 		return nil, fmt.Errorf("the module speaks ABI version %d; this kernel implements version %d (docs/abi.md)", v, sdk.ABIVersion)
 	}
 	inst.invoke = mod.ExportedFunction(exportInvoke)
 	inst.scratch = mod.ExportedFunction(exportScratch)
 	inst.alloc = mod.ExportedFunction(exportAlloc)
 	if err := inst.growScratch(ictx, 4096); err != nil {
-		_ = mod.Close(context.Background())
+		inst.close()
 		return nil, err
 	}
 	return inst, nil
+}
+
+// handlers reads the guest's handler list (astrid_handlers, docs/abi.md §3).
+func (inst *instance) handlers(ctx context.Context) ([]string, error) {
+	res, err := inst.mod.ExportedFunction(exportHandlers).Call(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", exportHandlers, err)
+	}
+	ptr, n, isErr := sdk.UnpackResult(res[0])
+	b, ok := inst.mod.Memory().Read(ptr, n)
+	if isErr || !ok {
+		return nil, fmt.Errorf("%s answered %d bytes at %#x (error flag %v), not a handler list in memory", exportHandlers, n, ptr, isErr)
+	}
+	names, err := sdk.DecodeHandlers(b)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", exportHandlers, err)
+	}
+	return names, nil
 }
 
 func cappedSleep(ns int64) {
@@ -112,14 +139,16 @@ func (inst *instance) growScratch(ctx context.Context, n uint32) error {
 // errTrapped marks a failure after which the instance must not be reused.
 var errTrapped = errors.New("trapped")
 
-// call runs one invocation. An error wrapping errTrapped means the instance
-// is broken; any other error is the handler's own failure.
-func (inst *instance) call(ctx context.Context, inv hostapi.Invocation) (hostapi.Verdict, error) {
+// call runs one invocation of the handler at index handler, under ctx
+// (wazero closes the module when ctx ends). The caller has readied
+// inst.state. An error wrapping errTrapped means the instance is broken;
+// any other error is the handler's own failure.
+func (inst *instance) call(ctx context.Context, handler uint32, inv hostapi.Invocation) (hostapi.Verdict, error) {
 	n := sdk.InvocationSize(inv)
 	if err := inst.growScratch(ctx, uint32(n)); err != nil {
 		return hostapi.Verdict{}, fmt.Errorf("%w: %v", errTrapped, err)
 	}
-	inst.record = sdk.EncodeInvocation(inst.record[:0], inv)
+	inst.record = sdk.EncodeInvocation(inst.record[:0], handler, inv)
 	if !inst.mod.Memory().Write(inst.scratchPtr, inst.record) {
 		return hostapi.Verdict{}, fmt.Errorf("%w: scratch buffer outside memory", errTrapped)
 	}
@@ -150,6 +179,7 @@ func (inst *instance) broken() bool { return inst.mod.IsClosed() }
 func (inst *instance) memoryBytes() uint32 { return inst.mod.Memory().Size() }
 
 func (inst *instance) close() {
+	inst.rt.states.Delete(inst.mod)
 	_ = inst.mod.Close(context.Background())
 	inst.stdout.flush()
 	inst.stderr.flush()

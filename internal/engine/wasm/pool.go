@@ -25,23 +25,25 @@ func newPool(e *Engine, max int, recycle uint32) *pool {
 	return &pool{e: e, slots: make(chan struct{}, max), recycle: recycle}
 }
 
-func (p *pool) get(ctx context.Context, principal string) (*instance, error) {
+// get checks an instance out for principal. fresh reports that it took
+// time: the call waited for a free slot or a new instance was made.
+func (p *pool) get(ctx context.Context, principal string) (inst *instance, fresh bool, err error) {
 	select {
 	case p.slots <- struct{}{}:
 	default:
+		fresh = true
 		select {
 		case p.slots <- struct{}{}:
 		case <-ctx.Done():
-			return nil, fmt.Errorf("waiting for a free instance: %w", context.Cause(ctx))
+			return nil, true, fmt.Errorf("waiting for a free instance: %w", context.Cause(ctx))
 		}
 	}
 	p.mu.Lock()
 	if p.closed {
 		p.mu.Unlock()
 		<-p.slots
-		return nil, fmt.Errorf("the engine is unloaded")
+		return nil, fresh, fmt.Errorf("the engine is unloaded")
 	}
-	var inst *instance
 	if n := len(p.idle); n > 0 {
 		pick := n - 1
 		for i := n - 1; i >= 0; i-- {
@@ -55,17 +57,17 @@ func (p *pool) get(ctx context.Context, principal string) (*instance, error) {
 	}
 	p.mu.Unlock()
 	if inst != nil {
-		return inst, nil
+		return inst, fresh, nil
 	}
-	inst, err := p.e.newInstance(ctx)
+	inst, err = p.e.newInstance(ctx)
 	if err != nil {
 		<-p.slots
-		return nil, err
+		return nil, true, err
 	}
 	p.mu.Lock()
 	p.created++
 	p.mu.Unlock()
-	return inst, nil
+	return inst, true, nil
 }
 
 // put returns a healthy instance, or retires it when it grew past the

@@ -63,7 +63,7 @@ func (r *runLoop) runOnce(ctx context.Context) error {
 	call, cctx := r.e.host.Begin(ctx, ipc.DefaultPrincipal)
 	defer call.End()
 	st := &inst.state
-	st.call = call
+	st.call = call // the run loop's host call is open from the start
 	runCtx, stopRun := context.WithCancelCause(cctx)
 	defer stopRun(nil)
 
@@ -73,7 +73,7 @@ func (r *runLoop) runOnce(ctx context.Context) error {
 		defer wg.Done()
 		watch(runCtx, st, stopRun)
 	}()
-	_, err = inst.mod.ExportedFunction(exportRun).Call(context.WithValue(runCtx, stateKey{}, st))
+	_, err = inst.mod.ExportedFunction(exportRun).Call(runCtx)
 	stopRun(nil)
 	wg.Wait()
 	if cause := context.Cause(runCtx); cause != nil && cause != context.Canceled {

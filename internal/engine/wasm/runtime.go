@@ -51,6 +51,10 @@ type Runtime struct {
 
 	mu       sync.Mutex
 	compiled map[string]*compiled // by sha256
+
+	// states maps each live instance's api.Module to its callState, for
+	// the imports to find the call they act for.
+	states sync.Map
 }
 
 type compiled struct {
@@ -101,7 +105,7 @@ func NewRuntime(ctx context.Context, opts Options) (*Runtime, error) {
 		_ = r.Close(ctx)
 		return nil, fmt.Errorf("wasm: WASI: %w", err)
 	}
-	if err := instantiateHostModule(ctx, rt); err != nil {
+	if err := r.instantiateHostModule(ctx); err != nil {
 		_ = r.Close(ctx)
 		return nil, fmt.Errorf("wasm: host module: %w", err)
 	}
