@@ -5,6 +5,7 @@ import (
 	"errors"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/astrid-go/astrid/hostapi"
@@ -30,6 +31,8 @@ type Call struct {
 	failure *failureReply
 	unbind  []func()
 	ended   bool
+
+	waited atomic.Int64 // nanoseconds spent waiting on the world, see waiting
 }
 
 type failureReply struct {
@@ -151,3 +154,14 @@ func (call *Call) SetCancelKey(key string) error {
 	call.mu.Unlock()
 	return nil
 }
+
+// waiting starts timing a host call that waits on the world (a receive, file
+// or network I/O); the returned func stops it. That time is not the guest's:
+// engines charge the CPU ledger with the call's wall time minus Waited.
+func (call *Call) waiting() func() {
+	t0 := time.Now()
+	return func() { call.waited.Add(int64(time.Since(t0))) }
+}
+
+// Waited is the time the call has spent waiting inside host calls.
+func (call *Call) Waited() time.Duration { return time.Duration(call.waited.Load()) }

@@ -9,6 +9,7 @@ import (
 	"github.com/astrid-go/astrid/internal/dispatch"
 	"github.com/astrid-go/astrid/internal/egress"
 	"github.com/astrid-go/astrid/internal/gate"
+	"github.com/astrid-go/astrid/internal/ledger"
 	"github.com/astrid-go/astrid/internal/store"
 	"github.com/astrid-go/astrid/manifest"
 )
@@ -26,6 +27,8 @@ type Deps struct {
 	// Egress carries the operator allowlist and, in tests, an injected
 	// resolver and dialer. CheckHost/CheckConn are filled in per capsule.
 	Egress egress.Options
+	// Ledger is the kernel's CPU ledger; nil means no CPU accounting.
+	Ledger *ledger.Ledger
 }
 
 // Capsule is the host side of one loaded capsule.
@@ -82,3 +85,7 @@ func (c *Capsule) Gate() *gate.Gate { return c.gate }
 func (c *Capsule) Close() {
 	c.roots.close()
 }
+
+// Ledger is the kernel's CPU ledger, which engines charge a call's guest time
+// to (nil when CPU is not accounted).
+func (c *Capsule) Ledger() *ledger.Ledger { return c.deps.Ledger }

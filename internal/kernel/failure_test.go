@@ -12,6 +12,7 @@ import (
 
 	"github.com/astrid-go/astrid/internal/config"
 	"github.com/astrid-go/astrid/internal/dispatch"
+	"github.com/astrid-go/astrid/internal/ledger"
 	"github.com/astrid-go/astrid/ipc"
 	"github.com/astrid-go/astrid/sdk"
 )
@@ -52,10 +53,19 @@ func bootTrouble(t *testing.T, deadline time.Duration) *Kernel {
 	t.Helper()
 	cfg := config.Default()
 	cfg.CallDeadline.Duration = deadline
+	return bootTroubleWith(t, cfg)
+}
+
+func bootTroubleWith(t *testing.T, cfg config.Config, l ...*ledger.Ledger) *Kernel {
+	t.Helper()
+	var led *ledger.Ledger
+	if len(l) > 0 {
+		led = l[0]
+	}
 	ws, _ := filepath.EvalSymlinks(t.TempDir())
 	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError}))
 	k, err := Boot(context.Background(), Options{
-		Home: t.TempDir(), Workspace: ws, Config: cfg, Logger: logger,
+		Home: t.TempDir(), Workspace: ws, Config: cfg, Logger: logger, Ledger: led,
 		Builtins: append(Builtins(), Builtin{Manifest: troubleManifest, New: newTrouble}),
 	})
 	if err != nil {
@@ -120,5 +130,52 @@ func TestCancelRequestInterruptsANativeCall(t *testing.T) {
 			return
 		case <-time.After(20 * time.Millisecond):
 		}
+	}
+}
+
+// Native calls are charged to the invoking principal's CPU budget like wasm
+// calls; once over it, every capsule refuses the principal's events (and
+// counts the refusals) until the window passes. Another principal is not
+// affected.
+func TestNativeCallsAreChargedToThePrincipalsCPUBudget(t *testing.T) {
+	cfg := config.Default()
+	cfg.CallDeadline.Duration = 300 * time.Millisecond
+	// The ledger's clock stands still, so the budget window never resets
+	// during the test however slowly it runs.
+	frozen := time.Now()
+	k := bootTroubleWith(t, cfg, ledger.NewWithClock(50*time.Millisecond, func() time.Time { return frozen }))
+	// spin burns CPU until its deadline, far more than 50 ms, and is charged
+	// when it returns. (Its failure reply may or may not reach alice: the
+	// router may already refuse her by then.)
+	spun := make(chan struct{})
+	go func() {
+		defer close(spun)
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		_, _ = k.CallTool(ctx, "alice", "spin", nil, testTimeout)
+	}()
+	defer func() { <-spun }()
+	for deadline := time.Now().Add(testTimeout); k.Ledger.Usage("alice").CPU < 100*time.Millisecond; {
+		if time.Now().After(deadline) {
+			t.Fatalf("alice was charged only %s for ~300 ms of spinning", k.Ledger.Usage("alice").CPU)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	// Over budget for the rest of the window, alice's next request is
+	// refused by the router before it runs: no result reaches her.
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	if res, err := k.CallTool(ctx, "alice", "read_file", json.RawMessage(`{"file_path":"x"}`), testTimeout); err == nil {
+		t.Errorf("a principal over its CPU budget got a result: %+v", res)
+	}
+	if k.Ledger.Usage("alice").Refused == 0 {
+		t.Error("the refusal was not counted")
+	}
+	// bob is not affected.
+	if res, err := k.CallTool(context.Background(), "bob", "read_file", json.RawMessage(`{"file_path":"x"}`), testTimeout); err != nil || !res.IsError || !strings.Contains(res.Content, "does not exist") {
+		t.Errorf("bob: %v %+v", err, res)
+	}
+	if k.Ledger.Usage("bob").CPU <= 0 {
+		t.Error("bob's calls were not charged")
 	}
 }

@@ -38,6 +38,9 @@ type Options struct {
 	Builtins []Builtin
 	// Egress overrides the egress options (tests inject resolver/dialer).
 	Egress *egress.Options
+	// Ledger overrides the CPU ledger built from Config (tests inject a
+	// clock).
+	Ledger *ledger.Ledger
 	// WatchCapsules reloads installed capsules whose files change while the
 	// kernel runs (a long-lived kernel wants it; a one-shot command not).
 	WatchCapsules bool
@@ -125,7 +128,11 @@ func Boot(ctx context.Context, opts Options) (*Kernel, error) {
 	for i, b := range builtins {
 		rb[i] = runtime.Builtin(b)
 	}
-	k.Ledger = ledger.New(time.Duration(cfg.Limits.CPUBudgetMsPerSec) * time.Millisecond)
+	k.Ledger = opts.Ledger
+	if k.Ledger == nil {
+		k.Ledger = ledger.New(time.Duration(cfg.Limits.CPUBudgetMsPerSec) * time.Millisecond)
+	}
+	k.hostDeps.Ledger = k.Ledger
 	k.Runtime = runtime.New(runtime.Options{
 		Dispatcher:   d,
 		Registry:     k.Registry,

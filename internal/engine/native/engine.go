@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"runtime/debug"
 	"sync"
+	"time"
 
 	"github.com/astrid-go/astrid/hostapi"
 	"github.com/astrid-go/astrid/internal/capsule"
@@ -70,6 +71,15 @@ func (e *Engine) Invoke(ctx context.Context, inv hostapi.Invocation) (v hostapi.
 	if !e.code.HasHandler(inv.Handler) {
 		return hostapi.Verdict{}, capsule.ErrNotSupported
 	}
+	ledger := e.host.Ledger()
+	if ledger != nil {
+		// Refused before the handler runs: like a wasm call, it has no
+		// failure reply yet (docs/abi.md §7).
+		if err := ledger.Admit(inv.Principal); err != nil {
+			return hostapi.Verdict{}, fmt.Errorf("handler %s: %w", inv.Handler, err)
+		}
+	}
+	start := time.Now()
 	call, cctx := e.host.Begin(ctx, inv.Principal)
 	var once sync.Once
 	fail := func(reason error) { once.Do(func() { call.Fail(reason) }) }
@@ -92,6 +102,11 @@ func (e *Engine) Invoke(ctx context.Context, inv hostapi.Invocation) (v hostapi.
 			// The deadline or a cancel fired while the handler ran: the
 			// caller has its failure reply; report the call as failed.
 			err = fmt.Errorf("handler %s: %w", inv.Handler, context.Cause(cctx))
+		}
+		if ledger != nil {
+			// Guest time: the wall time minus what the handler spent
+			// waiting inside host calls, as for wasm (DESIGN §4).
+			ledger.Charge(inv.Principal, time.Since(start)-call.Waited())
 		}
 		call.End()
 	}()
