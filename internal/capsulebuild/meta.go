@@ -1,6 +1,8 @@
 package capsulebuild
 
 import (
+	"github.com/astrid-go/astrid/sdk"
+
 	"encoding/json"
 	"fmt"
 	"os"
@@ -27,7 +29,7 @@ func WriteMeta(capsuleDir string, r Result) error {
 	if err != nil {
 		rel = filepath.Base(r.Wasm)
 	}
-	b, err := json.MarshalIndent(Meta{WasmHash: r.SHA256, File: filepath.ToSlash(rel), ABIVersion: 1, Go: runtime.Version()}, "", "  ")
+	b, err := json.MarshalIndent(Meta{WasmHash: r.SHA256, File: filepath.ToSlash(rel), ABIVersion: sdk.ABIVersion, Go: runtime.Version()}, "", "  ")
 	if err != nil {
 		return err
 	}
