@@ -6,6 +6,7 @@
 # golang.org/x/perf/cmd/benchstat@latest bench.out).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+scripts/install-bench-tools.sh
 count="${COUNT:-10}"
 pkgs=(./internal/bus/ ./internal/dispatch/ ./internal/kernel/)
 for p in ./internal/engine/wasm/ ./internal/engine/mcp/; do
