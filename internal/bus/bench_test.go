@@ -1,11 +1,12 @@
 package bus
 
 import (
+	"github.com/astrid-go/astrid/internal/testutil"
+
 	"context"
 	"encoding/json"
 	"fmt"
 	"runtime"
-	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -196,7 +197,7 @@ func BenchmarkRequestReply(b *testing.B) {
 				lat[i] = time.Since(t0)
 			}
 			b.StopTimer()
-			reportPercentiles(b, lat, "rtt")
+			testutil.ReportLatency(b, lat, "rtt-")
 		})
 	}
 }
@@ -318,20 +319,7 @@ func BenchmarkFairness(b *testing.B) {
 	if b.N >= 100 && s.Evicted == 0 {
 		b.Fatal("the flood evicted nothing: the route was never under pressure")
 	}
-	reportPercentiles(b, quietDelays, "quiet-delay")
+	testutil.ReportLatency(b, quietDelays, "quiet-delay-")
 	b.ReportMetric(float64(s.Evicted)/float64(b.N), "evicted/op")
 	b.ReportMetric(float64(flooded.Load())/float64(b.N), "flood-msgs/op")
-}
-
-func reportPercentiles(b *testing.B, samples []time.Duration, name string) {
-	if len(samples) == 0 {
-		return
-	}
-	s := slices.Clone(samples)
-	slices.Sort(s)
-	at := func(q float64) float64 {
-		return float64(s[min(len(s)-1, int(q*float64(len(s))))].Nanoseconds())
-	}
-	b.ReportMetric(at(0.50), name+"-p50-ns")
-	b.ReportMetric(at(0.99), name+"-p99-ns")
 }

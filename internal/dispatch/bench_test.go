@@ -1,11 +1,12 @@
 package dispatch
 
 import (
+	"github.com/astrid-go/astrid/internal/testutil"
+
 	"context"
 	"encoding/json"
 	"fmt"
 	"runtime"
-	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -82,14 +83,7 @@ func BenchmarkChain3Latency(b *testing.B) {
 		lat = append(lat, time.Since(start))
 	}
 	b.StopTimer()
-	reportPercentiles(b, lat)
-}
-
-func reportPercentiles(b *testing.B, lat []time.Duration) {
-	slices.Sort(lat)
-	at := func(q float64) float64 { return float64(lat[int(q*float64(len(lat)-1))].Nanoseconds()) }
-	b.ReportMetric(at(0.50), "p50-ns")
-	b.ReportMetric(at(0.99), "p99-ns")
+	testutil.ReportLatency(b, lat, "")
 }
 
 // routedWindow bounds how far the publisher runs ahead of the receiver:

@@ -3,13 +3,13 @@ package kernel
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 	"testing"
 	"time"
 
-	"github.com/astrid-go/astrid/internal/dispatch"
+	"github.com/astrid-go/astrid/internal/testutil"
 	"github.com/astrid-go/astrid/ipc"
 )
 
@@ -25,7 +25,10 @@ type roundTripImpl struct {
 	setup func(b *testing.B) (roundTrip func() error, teardown func())
 }
 
-var roundTripImpls = []roundTripImpl{{"astrid-tool-call", setupToolRoundTrip}}
+var roundTripImpls = []roundTripImpl{{"astrid-tool-call", func(b *testing.B) (func() error, func()) {
+	k, ws := bootTest(b, nil)
+	return toolRoundTrip(b, k, ws)
+}}}
 
 // BenchmarkRoundTrip measures one request in flight at a time: for astrid, a
 // whole tool call (tool.v1.request.execute → router → fs read_file of a
@@ -52,60 +55,29 @@ func BenchmarkRoundTrip(b *testing.B) {
 				lat = append(lat, time.Since(t0))
 			}
 			b.StopTimer()
-			reportPercentiles(b, lat)
+			testutil.ReportLatency(b, lat, "")
 		})
 	}
 }
 
-func reportPercentiles(b *testing.B, lat []time.Duration) {
-	if len(lat) == 0 {
-		return
-	}
-	slices.Sort(lat)
-	pct := func(p float64) float64 { return float64(lat[int(float64(len(lat)-1)*p)].Nanoseconds()) }
-	b.ReportMetric(pct(0.50), "p50-ns")
-	b.ReportMetric(pct(0.99), "p99-ns")
-}
-
-// setupToolRoundTrip drives the bus as an orchestrator does: one long-lived
-// subscription to tool.v1.execute.result, a fresh call id per call.
-func setupToolRoundTrip(b *testing.B) (func() error, func()) {
-	k, ws := bootTest(b, nil)
+// toolRoundTrip drives k's bus as an orchestrator does: one long-lived
+// subscription to tool.v1.execute.result, a fresh call id per call, a
+// read_file of a small file in ws.
+func toolRoundTrip(b *testing.B, k *Kernel, ws string) (func() error, func()) {
 	if err := os.WriteFile(filepath.Join(ws, "small.txt"), []byte("a small file\n"), 0o644); err != nil {
 		b.Fatal(err)
 	}
-	caller := dispatch.Caller{Capsule: ClientID, Principal: ipc.DefaultPrincipal}
-	sub, err := k.Dispatcher.Subscribe(caller, ipc.ToolExecuteResultTopic, true)
+	c, err := k.NewToolClient(ipc.DefaultPrincipal)
 	if err != nil {
 		b.Fatal(err)
 	}
 	args := json.RawMessage(`{"file_path":"small.txt"}`)
-	ctx := context.Background()
 	roundTrip := func() error {
-		id := NewCallID()
-		req, err := ipc.EncodePayload(ipc.ToolExecuteRequest{CallID: id, ToolName: "read_file", Arguments: args})
-		if err != nil {
-			return err
+		res, err := c.Call(context.Background(), NewCallID(), "read_file", args)
+		if err == nil && res.IsError {
+			err = fmt.Errorf("tool error: %s", res.Content)
 		}
-		if _, err := k.Dispatcher.Publish(caller, ipc.ToolRequestExecuteTopic, req); err != nil {
-			return err
-		}
-		for {
-			d, err := sub.Recv(ctx)
-			if err != nil {
-				return err
-			}
-			var res ipc.ToolExecuteResult
-			if err := json.Unmarshal(ipc.GuestBytes(d.Envelope.Payload), &res); err != nil {
-				return err
-			}
-			if res.CallID == id {
-				if res.Result.IsError {
-					b.Fatalf("tool error: %s", res.Result.Content)
-				}
-				return nil
-			}
-		}
+		return err
 	}
-	return roundTrip, sub.Close
+	return roundTrip, c.Close
 }

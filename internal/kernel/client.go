@@ -10,6 +10,7 @@ import (
 	"sort"
 	"time"
 
+	"github.com/astrid-go/astrid/internal/bus"
 	"github.com/astrid-go/astrid/internal/dispatch"
 	"github.com/astrid-go/astrid/ipc"
 )
@@ -43,39 +44,68 @@ func (k *Kernel) CallTool(ctx context.Context, principal, name string, args json
 // CallToolWithID is CallTool with a caller-chosen call id. On timeout or
 // cancellation of ctx it publishes tool.v1.request.cancel for the id.
 func (k *Kernel) CallToolWithID(ctx context.Context, principal, callID, name string, args json.RawMessage, timeout time.Duration) (ipc.ToolCallResult, error) {
-	if len(k.Dispatcher.Interceptors(ipc.ToolRequestExecuteTopic)) == 0 {
-		return ipc.ToolCallResult{}, ErrNoRouter
+	c, err := k.NewToolClient(principal)
+	if err != nil {
+		return ipc.ToolCallResult{}, err
 	}
+	defer c.Close()
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	res, err := c.Call(ctx, callID, name, args)
+	if errors.Is(err, context.DeadlineExceeded) {
+		return res, fmt.Errorf("tool %s: no result within %s (call %s cancelled)", name, timeout, callID)
+	}
+	return res, err
+}
+
+// ToolClient is an orchestrator's side of the tool convention: one
+// long-lived subscription to tool.v1.execute.result for one principal, over
+// which calls are made one after another (as a react loop does).
+type ToolClient struct {
+	k      *Kernel
+	caller dispatch.Caller
+	sub    *bus.Route
+}
+
+// NewToolClient subscribes for principal's tool results. Close it when done.
+func (k *Kernel) NewToolClient(principal string) (*ToolClient, error) {
+	if len(k.Dispatcher.Interceptors(ipc.ToolRequestExecuteTopic)) == 0 {
+		return nil, ErrNoRouter
+	}
+	caller := dispatch.Caller{Capsule: ClientID, Principal: principal}
+	sub, err := k.Dispatcher.Subscribe(caller, ipc.ToolExecuteResultTopic, true)
+	if err != nil {
+		return nil, err
+	}
+	return &ToolClient{k: k, caller: caller, sub: sub}, nil
+}
+
+// Close ends the subscription.
+func (c *ToolClient) Close() { c.sub.Close() }
+
+// Call publishes tool.v1.request.execute for name with callID and waits for
+// that call's consolidated result until ctx ends; then it publishes
+// tool.v1.request.cancel for the id and returns ctx's error.
+func (c *ToolClient) Call(ctx context.Context, callID, name string, args json.RawMessage) (ipc.ToolCallResult, error) {
 	if len(args) == 0 {
 		args = json.RawMessage("{}")
 	}
 	if !json.Valid(args) {
 		return ipc.ToolCallResult{}, fmt.Errorf("tool arguments are not valid JSON: %s", args)
 	}
-	caller := dispatch.Caller{Capsule: ClientID, Principal: principal}
-	sub, err := k.Dispatcher.Subscribe(caller, ipc.ToolExecuteResultTopic, true)
-	if err != nil {
-		return ipc.ToolCallResult{}, err
-	}
-	defer sub.Close()
 	req, err := ipc.EncodePayload(ipc.ToolExecuteRequest{CallID: callID, ToolName: name, Arguments: args})
 	if err != nil {
 		return ipc.ToolCallResult{}, err
 	}
-	if _, err := k.Dispatcher.Publish(caller, ipc.ToolRequestExecuteTopic, req); err != nil {
+	if _, err := c.k.Dispatcher.Publish(c.caller, ipc.ToolRequestExecuteTopic, req); err != nil {
 		return ipc.ToolCallResult{}, err
 	}
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
 	for {
-		d, err := sub.Recv(ctx)
+		d, err := c.sub.Recv(ctx)
 		if err != nil {
-			if errors.Is(err, context.DeadlineExceeded) {
-				k.cancelCall(caller, callID)
-				return ipc.ToolCallResult{}, fmt.Errorf("tool %s: no result within %s (call %s cancelled)", name, timeout, callID)
-			}
 			if ctx.Err() != nil {
-				k.cancelCall(caller, callID)
+				c.k.cancelCall(c.caller, callID)
+				return ipc.ToolCallResult{}, ctx.Err()
 			}
 			return ipc.ToolCallResult{}, fmt.Errorf("tool %s: %w", name, err)
 		}

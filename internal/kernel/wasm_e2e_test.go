@@ -149,29 +149,10 @@ func TestCancelRequestInterruptsWasmGuest(t *testing.T) {
 
 // BenchmarkToolCallRoundTrip is one read_file call through the bus, router
 // and fs, closed loop, with the built-ins native and as wasm.
-func BenchmarkToolCallRoundTrip(b *testing.B) {
-	for _, mode := range []string{"native", "wasm"} {
-		b.Run(mode, func(b *testing.B) {
-			var k *Kernel
-			var ws string
-			if mode == "native" {
-				k, ws = bootTest(b, nil)
-			} else {
-				k, ws = bootTest(b, []Builtin{})
-				loadBuiltinsAsWasm(b, k)
-			}
-			if err := os.WriteFile(filepath.Join(ws, "a.txt"), []byte("hello"), 0o644); err != nil {
-				b.Fatal(err)
-			}
-			args := []byte(`{"file_path":"a.txt"}`)
-			ctx := context.Background()
-			b.ReportAllocs()
-			for b.Loop() {
-				res, err := k.CallTool(ctx, ipc.DefaultPrincipal, "read_file", args, testTimeout)
-				if err != nil || res.IsError || res.Content != "hello" {
-					b.Fatalf("read_file: %+v %v", res, err)
-				}
-			}
-		})
-	}
+func init() {
+	roundTripImpls = append(roundTripImpls, roundTripImpl{"astrid-tool-call-wasm", func(b *testing.B) (func() error, func()) {
+		k, ws := bootTest(b, []Builtin{})
+		loadBuiltinsAsWasm(b, k)
+		return toolRoundTrip(b, k, ws)
+	}})
 }

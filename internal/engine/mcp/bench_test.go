@@ -11,13 +11,14 @@ package mcp_test
 // in flight (closed loop); each has its own server process.
 
 import (
+	"github.com/astrid-go/astrid/internal/testutil"
+
 	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
 	"os/exec"
-	"slices"
 	"testing"
 	"time"
 
@@ -25,7 +26,6 @@ import (
 
 	"github.com/astrid-go/astrid/internal/capsule"
 	"github.com/astrid-go/astrid/internal/config"
-	"github.com/astrid-go/astrid/internal/dispatch"
 	mcpengine "github.com/astrid-go/astrid/internal/engine/mcp"
 	"github.com/astrid-go/astrid/internal/engine/mcp/mcptest"
 	"github.com/astrid-go/astrid/internal/host"
@@ -70,10 +70,7 @@ func BenchmarkMCPToolCall(b *testing.B) {
 				lat = append(lat, time.Since(t0))
 			}
 			b.StopTimer()
-			slices.Sort(lat)
-			pct := func(p float64) float64 { return float64(lat[int(float64(len(lat)-1)*p)].Nanoseconds()) }
-			b.ReportMetric(pct(0.50), "p50-ns")
-			b.ReportMetric(pct(0.99), "p99-ns")
+			testutil.ReportLatency(b, lat, "")
 		})
 	}
 }
@@ -129,40 +126,18 @@ args = [%q, "stdio"]
 		k.Close()
 		b.Fatal(err)
 	}
-	const tool = "everything:echo"
-	caller := dispatch.Caller{Capsule: kernel.ClientID, Principal: ipc.DefaultPrincipal}
-	sub, err := k.Dispatcher.Subscribe(caller, ipc.ToolExecuteResultTopic, true)
+	c, err := k.NewToolClient(ipc.DefaultPrincipal)
 	if err != nil {
 		k.Close()
 		b.Fatal(err)
 	}
 	args := json.RawMessage(`{"message":"hi"}`)
-	ctx := context.Background()
 	call := func() error {
-		id := kernel.NewCallID()
-		req, err := ipc.EncodePayload(ipc.ToolExecuteRequest{CallID: id, ToolName: tool, Arguments: args})
-		if err != nil {
-			return err
+		res, err := c.Call(context.Background(), kernel.NewCallID(), "everything:echo", args)
+		if err == nil && res.IsError {
+			err = fmt.Errorf("echo: %s", res.Content)
 		}
-		if _, err := k.Dispatcher.Publish(caller, ipc.ToolRequestExecuteTopic, req); err != nil {
-			return err
-		}
-		for {
-			d, err := sub.Recv(ctx)
-			if err != nil {
-				return err
-			}
-			var res ipc.ToolExecuteResult
-			if err := json.Unmarshal(ipc.GuestBytes(d.Envelope.Payload), &res); err != nil {
-				return err
-			}
-			if res.CallID == id {
-				if res.Result.IsError {
-					return fmt.Errorf("echo: %s", res.Result.Content)
-				}
-				return nil
-			}
-		}
+		return err
 	}
-	return call, func() { sub.Close(); k.Close() }
+	return call, func() { c.Close(); k.Close() }
 }
