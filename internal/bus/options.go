@@ -13,7 +13,7 @@ const (
 	// DefaultQuantum is the DRR credit a principal earns per visit; upstream's
 	// floor of 4 KiB. Small enough that a visit serves a handful of typical
 	// messages, so a quiet principal waits at most one short round.
-	DefaultQuantum = 4 << 10
+	DefaultQuantum = 512
 )
 
 // Options configures a Bus. The zero value gives DESIGN §4b's defaults.
