@@ -3,7 +3,8 @@
 //
 // It owns: the shared Runtime (wazero config, the on-disk compilation
 // cache, compiled modules shared by hash), integrity checks of component
-// files, the per-capsule instance pool, the `astrid` host module that maps
+// files, merging a module's data segments before compiling (Go's linker
+// emits tens of thousands, each costing every instance), the per-capsule instance pool, the `astrid` host module that maps
 // each import onto the capsule's internal/host Call, the optional run loop
 // and its watchdog, and the limits on a guest (deadline, cancellation,
 // memory, capped sleeps, a WASI with real clocks and crypto/rand but no

@@ -132,7 +132,9 @@ func (r *Runtime) Engine(m *manifest.Manifest, h *host.Capsule) (capsule.Engine,
 }
 
 // compile returns the compiled module for the file's bytes, compiling it at
-// most once per runtime however many capsules or goroutines ask.
+// most once per runtime however many capsules or goroutines ask. The bytes
+// are verified already; the module compiled is the same module with its
+// data segments merged (datasegments.go).
 func (r *Runtime) compile(ctx context.Context, sum string, wasm []byte) (wazero.CompiledModule, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -140,7 +142,7 @@ func (r *Runtime) compile(ctx context.Context, sum string, wasm []byte) (wazero.
 		c.refs++
 		return c.mod, nil
 	}
-	mod, err := r.rt.CompileModule(ctx, wasm)
+	mod, err := r.rt.CompileModule(ctx, mergeDataSegments(wasm))
 	if err != nil {
 		return nil, err
 	}

@@ -1,0 +1,163 @@
+package wasm
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"testing"
+
+	"github.com/tetratelabs/wazero"
+)
+
+// wasmModule assembles a module from (id, body) sections.
+func wasmModule(sections ...[]byte) []byte {
+	out := []byte{0, 'a', 's', 'm', 1, 0, 0, 0}
+	for _, s := range sections {
+		out = append(out, s[0])
+		out = binary.AppendUvarint(out, uint64(len(s)-1))
+		out = append(out, s[1:]...)
+	}
+	return out
+}
+
+func section(id byte, body ...byte) []byte { return append([]byte{id}, body...) }
+
+// memorySection declares one memory of one page, exported as "memory".
+var (
+	memorySection = section(5, 1, 0, 1)
+	exportMemory  = section(7, 1, 6, 'm', 'e', 'm', 'o', 'r', 'y', 2, 0)
+)
+
+type seg struct {
+	flag   byte
+	offset int32
+	init   string
+}
+
+func dataSection(segs ...seg) []byte {
+	b := []byte{sectionData}
+	b = binary.AppendUvarint(b, uint64(len(segs)))
+	for _, s := range segs {
+		b = append(b, s.flag)
+		if s.flag != 1 { // passive segments have no offset
+			b = append(b, 0x41)
+			b = appendSLEB32(b, s.offset)
+			b = append(b, 0x0b)
+		}
+		b = binary.AppendUvarint(b, uint64(len(s.init)))
+		b = append(b, s.init...)
+	}
+	return b
+}
+
+func dataSegmentCount(t *testing.T, wasm []byte) int {
+	t.Helper()
+	for pos := 8; pos < len(wasm); {
+		size, n := binary.Uvarint(wasm[pos+1:])
+		body := pos + 1 + n
+		if wasm[pos] == sectionData {
+			count, _ := binary.Uvarint(wasm[body:])
+			return int(count)
+		}
+		pos = body + int(size)
+	}
+	return 0
+}
+
+// memoryAfterInstantiation instantiates wasm alone and returns its memory.
+func memoryAfterInstantiation(t *testing.T, wasm []byte) []byte {
+	t.Helper()
+	ctx := context.Background()
+	rt := wazero.NewRuntime(ctx)
+	defer func() { _ = rt.Close(ctx) }()
+	mod, err := rt.Instantiate(ctx, wasm)
+	if err != nil {
+		t.Fatalf("instantiate: %v", err)
+	}
+	b, _ := mod.Memory().Read(0, mod.Memory().Size())
+	return bytes.Clone(b)
+}
+
+func TestMergeDataSegments(t *testing.T) {
+	tests := []struct {
+		name     string
+		module   []byte
+		segments int // after merging; 0: the module must come back unchanged
+	}{
+		{"short gaps merge", wasmModule(memorySection, exportMemory, dataSection(
+			seg{0, 16, "ab"}, seg{0, 20, "cd"}, seg{0, 22 + maxMergeGap, "ef"})), 1},
+		{"out of order, not overlapping", wasmModule(memorySection, exportMemory, dataSection(
+			seg{0, 1000, "late"}, seg{0, 8, "early"}, seg{0, 1010, "later"})), 2},
+		{"long gap kept", wasmModule(memorySection, exportMemory, dataSection(
+			seg{0, 0, "a"}, seg{0, 1 + maxMergeGap, "b"}, seg{0, 10000, "c"})), 2},
+		{"a long gap alone changes nothing", wasmModule(memorySection, exportMemory, dataSection(
+			seg{0, 0, "a"}, seg{0, 1 + maxMergeGap + 1, "b"})), 0},
+		{"overlapping segments: order matters", wasmModule(memorySection, exportMemory, dataSection(
+			seg{0, 0, "abcd"}, seg{0, 2, "XY"})), 0},
+		{"passive segment", wasmModule(memorySection, exportMemory, dataSection(
+			seg{0, 0, "a"}, seg{1, 0, "b"})), 0},
+		{"data count section: indices observable", wasmModule(memorySection, exportMemory, section(sectionDataCount, 2), dataSection(
+			seg{0, 0, "a"}, seg{0, 2, "b"})), 0},
+		{"imported memory: partial writes observable", wasmModule(
+			section(sectionImport, 1, 1, 'e', 1, 'm', 2, 0, 1), dataSection(
+				seg{0, 0, "a"}, seg{0, 2, "b"})), 0},
+		{"single segment", wasmModule(memorySection, exportMemory, dataSection(seg{0, 0, "a"})), 0},
+		{"truncated", wasmModule(memorySection, exportMemory, dataSection(seg{0, 0, "a"}, seg{0, 2, "b"}))[:30], 0},
+		{"negative offset", wasmModule(memorySection, exportMemory, dataSection(seg{0, -1, "a"}, seg{0, 2, "b"})), 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			orig := bytes.Clone(tt.module)
+			got := mergeDataSegments(tt.module)
+			if !bytes.Equal(tt.module, orig) {
+				t.Fatal("the input module was modified")
+			}
+			if tt.segments == 0 {
+				if !bytes.Equal(got, tt.module) {
+					t.Fatalf("module rewritten, want it unchanged")
+				}
+				return
+			}
+			if n := dataSegmentCount(t, got); n != tt.segments {
+				t.Fatalf("%d data segments after merging, want %d", n, tt.segments)
+			}
+			if want, have := memoryAfterInstantiation(t, tt.module), memoryAfterInstantiation(t, got); !bytes.Equal(want, have) {
+				t.Fatal("memory after instantiation differs from the original module's")
+			}
+		})
+	}
+}
+
+// TestMergeDataSegmentsGoGuest checks the case the merge exists for: a Go
+// capsule's thousands of segments become a few, and a fresh instance's
+// memory is byte for byte the original's.
+func TestMergeDataSegmentsGoGuest(t *testing.T) {
+	f := loadHostile(t, Options{})
+	orig, _, err := readVerified(f.eng.m, f.eng.comp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	merged := mergeDataSegments(orig)
+	before, after := dataSegmentCount(t, orig), dataSegmentCount(t, merged)
+	if after >= before/100 {
+		t.Fatalf("%d data segments merged into %d, want far fewer", before, after)
+	}
+	ctx := context.Background()
+	memory := func(wasm []byte) []byte {
+		cm, err := f.rt.rt.CompileModule(ctx, wasm)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer func() { _ = cm.Close(ctx) }()
+		mod, err := f.rt.rt.InstantiateModule(ctx, cm, wazero.NewModuleConfig().WithName("").WithStartFunctions())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer func() { _ = mod.Close(ctx) }()
+		b, _ := mod.Memory().Read(0, mod.Memory().Size())
+		return bytes.Clone(b)
+	}
+	if !bytes.Equal(memory(orig), memory(merged)) {
+		t.Fatal("a fresh instance's memory differs between the original and the merged module")
+	}
+}
