@@ -256,25 +256,31 @@ func BenchmarkFairness(b *testing.B) {
 	for i := range names {
 		names[i] = fmt.Sprintf("p%d", i)
 	}
+	// Two flooding goroutines (half the principals each) publish faster
+	// than one receiver drains on any machine, so the route stays under
+	// pressure and evicts.
+	const floodGoroutines = 2
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
 	var flooded atomic.Int64
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		for i := 0; ; i++ {
-			if i&1023 == 0 {
-				select {
-				case <-stop:
-					flooded.Store(int64(i))
-					return
-				default:
+	for g := range floodGoroutines {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := g; ; i += floodGoroutines {
+				if i&1023 < floodGoroutines {
+					select {
+					case <-stop:
+						flooded.Add(int64(i / floodGoroutines))
+						return
+					default:
+					}
 				}
+				e := &ipc.Envelope{Topic: "bench.v1.fair", Payload: benchPayload, SourceID: "flood", Principal: names[i%flooders]}
+				_, _ = bus.Publish(e)
 			}
-			e := &ipc.Envelope{Topic: "bench.v1.fair", Payload: benchPayload, SourceID: "flood", Principal: names[i%flooders]}
-			_, _ = bus.Publish(e)
-		}
-	}()
+		}()
+	}
 	quietDelays := make([]time.Duration, 0, b.N)
 	recvDone := make(chan error, 1)
 	go func() {
