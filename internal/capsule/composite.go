@@ -213,5 +213,5 @@ func (c *Composite) Intercept(ctx context.Context, inv dispatch.Invocation) (dis
 	if err != nil {
 		return dispatch.Verdict{Action: dispatch.Deny, Reason: err.Error()}, err
 	}
-	return dispatch.Verdict{Action: dispatch.Action(v.Action), Payload: v.Payload, Reason: v.Reason}, nil
+	return v, nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 
+	"github.com/astrid-go/astrid/hostapi"
 	"github.com/astrid-go/astrid/ipc"
 )
 
@@ -33,40 +34,21 @@ type Invocation struct {
 	Payload json.RawMessage
 }
 
-// Action is an interceptor's answer.
-type Action uint8
-
-// The three answers (spec bus.md §4.5). The zero value is Continue, matching
-// upstream, where any unknown action continues.
-const (
-	// Continue passes the event to the next link, with Verdict.Payload
-	// replacing the payload when it is not empty.
-	Continue Action = iota
-	// Final ends the chain: the event has been handled.
-	Final
-	// Deny ends the chain and is counted with Verdict.Reason.
-	Deny
+// Action and Verdict are an interceptor's answer. They are the syscall
+// table's own types (hostapi), so an engine's answer reaches the dispatcher
+// unconverted: Continue (the zero value, as upstream, where any unknown action
+// continues) passes the event on, with a non-empty Verdict.Payload replacing
+// the payload the next link of a chain sees (never what route subscribers
+// get); Final ends the chain, the event handled; Deny ends it and is counted
+// with Verdict.Reason.
+type (
+	Action  = hostapi.Action
+	Verdict = hostapi.Verdict
 )
 
-func (a Action) String() string {
-	switch a {
-	case Continue:
-		return "continue"
-	case Final:
-		return "final"
-	case Deny:
-		return "deny"
-	}
-	return "unknown"
-}
-
-// Verdict is what an interceptor returns.
-type Verdict struct {
-	Action Action
-	// Payload, on Continue, replaces the payload seen by the next link of a
-	// chain; empty keeps the current one. It is ignored otherwise and never
-	// reaches route subscribers.
-	Payload json.RawMessage
-	// Reason explains a Deny.
-	Reason string
-}
+// The three answers (spec bus.md §4.5).
+const (
+	Continue = hostapi.Continue
+	Final    = hostapi.Final
+	Deny     = hostapi.Deny
+)
