@@ -83,7 +83,8 @@ and prints the tool's result. The router forwards the call to the capsule that p
 the tool; every file or network effect is checked against that capsule's grants.
 
 Exit status: 0 on success, 1 when the tool answered is_error (or nobody provides it),
-2 on a timeout or a usage error.`,
+2 on a timeout or a usage error, 130 when interrupted (Ctrl-C cancels the call and unloads
+every capsule before exiting).`,
 		Example: `  astrid tool call read_file '{"file_path":"README.md"}'
   astrid tool call list_directory '{"dir_path":"."}' --workspace /tmp/project
   astrid tool call grep_search '{"pattern":"TODO"}' --timeout 10s`,
@@ -104,8 +105,11 @@ Exit status: 0 on success, 1 when the tool answered is_error (or nobody provides
 			res, err := k.CallTool(ctx, f.principal, args[0], raw, timeout)
 			if err != nil {
 				fmt.Fprintln(cmd.ErrOrStderr(), "astrid:", err)
-				if errors.Is(err, kernel.ErrNoRouter) {
+				switch {
+				case errors.Is(err, kernel.ErrNoRouter):
 					return exitError{code: 1}
+				case errors.Is(err, context.Canceled):
+					return exitError{code: 130} // interrupted, as a shell reports SIGINT
 				}
 				return exitError{code: 2}
 			}

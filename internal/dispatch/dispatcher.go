@@ -26,7 +26,12 @@ type Options struct {
 	QueueDepth int
 	// IdleTimeout is how long a queue worker lingers without work.
 	IdleTimeout time.Duration
-	Logger      *slog.Logger
+	// UnregisterGrace bounds how long Unregister and Close wait for a
+	// capsule's calls in flight once their contexts are cancelled. Native
+	// code stuck in a blocking system call cannot be interrupted; it is
+	// abandoned (and logged) rather than allowed to hang a shutdown.
+	UnregisterGrace time.Duration
+	Logger          *slog.Logger
 	// Now drives the rate limiter; tests inject a fake clock.
 	Now func() time.Time
 }
@@ -47,6 +52,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.IdleTimeout <= 0 {
 		o.IdleTimeout = DefaultIdleTimeout
+	}
+	if o.UnregisterGrace <= 0 {
+		o.UnregisterGrace = DefaultUnregisterGrace
 	}
 	if o.Logger == nil {
 		o.Logger = slog.Default()
@@ -248,7 +256,17 @@ func (d *Dispatcher) shutdown(c *capsule) {
 	for r := range routes {
 		r.Close()
 	}
-	c.workers.Wait()
+	done := make(chan struct{})
+	go func() {
+		c.workers.Wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-time.After(d.opts.UnregisterGrace):
+		d.log.Error("dispatch: capsule still has calls running after unregister; they are abandoned",
+			slog.String("capsule", c.id), slog.Duration("waited", d.opts.UnregisterGrace))
+	}
 }
 
 // Close unregisters every capsule and stops every queue worker. Publishing

@@ -13,6 +13,9 @@ const (
 	// worker waits for work before exiting. Short, so that thousands of principals seen once do not pin
 	// a goroutine each; long enough that a busy queue keeps its worker.
 	DefaultIdleTimeout = time.Second
+	// DefaultUnregisterGrace is how long unregistering a capsule waits for
+	// its cancelled calls to return.
+	DefaultUnregisterGrace = 5 * time.Second
 )
 
 // job is one pending interceptor call: link idx of run.

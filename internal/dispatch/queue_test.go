@@ -250,3 +250,33 @@ func waitUntil(t *testing.T, what string, cond func() bool) {
 		time.Sleep(time.Millisecond)
 	}
 }
+
+// A call that ignores its cancelled context (native code in a blocking
+// system call) cannot hang Unregister: after the grace period the call is
+// abandoned and Unregister returns.
+func TestUnregisterDoesNotWaitForeverForAStuckCall(t *testing.T) {
+	d, _ := newTestDispatcher(t, Options{UnregisterGrace: 50 * time.Millisecond})
+	started, release := make(chan struct{}), make(chan struct{})
+	register(t, d, CapsuleACL{ID: "pub", Publish: []string{"a.b"}}, continueTarget)
+	register(t, d, interceptorACL("stuck", "a.b", 100), targetFunc(func(context.Context, Invocation) (Verdict, error) {
+		close(started)
+		<-release // deaf to ctx
+		return Verdict{}, nil
+	}))
+	if _, err := d.Publish(Caller{Capsule: "pub", Principal: "default"}, "a.b", []byte(`{}`)); err != nil {
+		t.Fatal(err)
+	}
+	<-started
+	returned := make(chan struct{})
+	go func() {
+		d.Unregister("stuck")
+		close(returned)
+	}()
+	<-returned // with the old unbounded wait this never happened
+	// Unregister returned while the call was still running; let it end so
+	// that no goroutine outlives the test.
+	close(release)
+	if got := d.Interceptors("a.b"); len(got) != 0 {
+		t.Errorf("still registered: %v", got)
+	}
+}

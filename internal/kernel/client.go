@@ -52,8 +52,11 @@ func (k *Kernel) CallToolWithID(ctx context.Context, principal, callID, name str
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	res, err := c.Call(ctx, callID, name, args)
-	if errors.Is(err, context.DeadlineExceeded) {
+	switch {
+	case errors.Is(err, context.DeadlineExceeded):
 		return res, fmt.Errorf("tool %s: no result within %s (call %s cancelled)", name, timeout, callID)
+	case errors.Is(err, context.Canceled):
+		return res, fmt.Errorf("tool %s: interrupted (call %s cancelled): %w", name, callID, err)
 	}
 	return res, err
 }
