@@ -165,7 +165,11 @@ func (r *Route) take(park bool) (Delivery, bool, error) {
 	e := r.ready.popFront()
 	r.readyBytes -= e.size
 	r.delivered++
-	return Delivery{Envelope: e.env, Lost: r.lost.Swap(0)}, true, nil
+	var lost uint64
+	if r.lost.Load() != 0 { // a plain load is cheaper than a swap on the usual path
+		lost = r.lost.Swap(0)
+	}
+	return Delivery{Envelope: e.env, Lost: lost}, true, nil
 }
 
 // Close removes the route from the bus and drops what it still holds,
