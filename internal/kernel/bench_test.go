@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
-	"time"
 
 	"github.com/astrid-go/astrid/internal/testutil"
 	"github.com/astrid-go/astrid/ipc"
@@ -39,23 +38,7 @@ func BenchmarkRoundTrip(b *testing.B) {
 		b.Run("impl="+impl.name, func(b *testing.B) {
 			roundTrip, teardown := impl.setup(b)
 			defer teardown()
-			for range 100 { // warm up
-				if err := roundTrip(); err != nil {
-					b.Fatal(err)
-				}
-			}
-			lat := make([]time.Duration, 0, b.N)
-			b.ReportAllocs()
-			b.ResetTimer()
-			for b.Loop() {
-				t0 := time.Now()
-				if err := roundTrip(); err != nil {
-					b.Fatal(err)
-				}
-				lat = append(lat, time.Since(t0))
-			}
-			b.StopTimer()
-			testutil.ReportLatency(b, lat, "")
+			testutil.ClosedLoop(b, 100, roundTrip)
 		})
 	}
 }

@@ -18,3 +18,26 @@ func ReportLatency(b *testing.B, samples []time.Duration, prefix string) {
 	b.ReportMetric(at(0.50), prefix+"p50-ns")
 	b.ReportMetric(at(0.99), prefix+"p99-ns")
 }
+
+// ClosedLoop is DESIGN §7's latency benchmark: warmup calls first, then one
+// call in flight at a time for b.N calls, each timed; it reports allocations
+// and the p50/p99 of the calls. A failed call fails the benchmark.
+func ClosedLoop(b *testing.B, warmup int, call func() error) {
+	for range warmup {
+		if err := call(); err != nil {
+			b.Fatal(err)
+		}
+	}
+	lat := make([]time.Duration, 0, b.N)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		t0 := time.Now()
+		if err := call(); err != nil {
+			b.Fatal(err)
+		}
+		lat = append(lat, time.Since(t0))
+	}
+	b.StopTimer()
+	ReportLatency(b, lat, "")
+}

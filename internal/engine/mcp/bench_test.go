@@ -20,7 +20,6 @@ import (
 	"log/slog"
 	"os/exec"
 	"testing"
-	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -54,23 +53,7 @@ func BenchmarkMCPToolCall(b *testing.B) {
 		b.Run("impl="+impl.name, func(b *testing.B) {
 			call, teardown := impl.setup(b, npm)
 			defer teardown()
-			for range 200 { // warm up (node's JIT, our pools)
-				if err := call(); err != nil {
-					b.Fatal(err)
-				}
-			}
-			lat := make([]time.Duration, 0, b.N)
-			b.ReportAllocs()
-			b.ResetTimer()
-			for b.Loop() {
-				t0 := time.Now()
-				if err := call(); err != nil {
-					b.Fatal(err)
-				}
-				lat = append(lat, time.Since(t0))
-			}
-			b.StopTimer()
-			testutil.ReportLatency(b, lat, "")
+			testutil.ClosedLoop(b, 200, call) // the warmup also warms node's JIT and our pools
 		})
 	}
 }
