@@ -1,6 +1,9 @@
 package dispatch
 
-import "unicode/utf8"
+import (
+	"encoding/binary"
+	"unicode/utf8"
+)
 
 // maxJSONDepth is encoding/json's nesting limit, kept so that validJSON
 // accepts exactly what json.Valid accepts (and is valid UTF-8).
@@ -149,12 +152,30 @@ var plain = func() (t [256]bool) {
 	return t
 }()
 
+// plainWord reports whether all eight bytes of x are plain (see plain): none
+// is below 0x20, a quote, a backslash or non-ASCII. It uses the classic
+// has-zero-byte test (x - 0x01…) & ^x & 0x80…, which is exact about whether
+// some byte matches.
+func plainWord(x uint64) bool {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	hasZero := func(y uint64) uint64 { return (y - ones) & ^y & highs }
+	below20 := (x - ones*0x20) & ^x & highs
+	quote := hasZero(x ^ (ones * '"'))
+	backslash := hasZero(x ^ (ones * '\\'))
+	return (below20|quote|backslash|x&highs) == 0
+}
+
 // str consumes a string starting at its opening quote.
 func (v *jsonValidator) str() bool {
 	v.i++ // "
 	p := v.p
 	for v.i < len(p) {
 		i := v.i
+		// Eight bytes at a time while none needs a look (payloads are
+		// mostly long plain strings), then byte by byte to the one that does.
+		for i+8 <= len(p) && plainWord(binary.LittleEndian.Uint64(p[i:])) {
+			i += 8
+		}
 		for i < len(p) && plain[p[i]] {
 			i++
 		}

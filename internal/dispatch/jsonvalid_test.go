@@ -2,6 +2,7 @@ package dispatch
 
 import (
 	"encoding/json"
+	"math/rand/v2"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -55,5 +56,36 @@ func BenchmarkValidJSON(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// plainWord must agree with the byte table on every word: a false "plain"
+// would let a quote, a backslash, a control or a non-ASCII byte through
+// unchecked. Every single byte value in every lane, and random words.
+func TestPlainWordAgreesWithTheByteTable(t *testing.T) {
+	check := func(x uint64) {
+		want := true
+		for k := 0; k < 8; k++ {
+			want = want && plain[byte(x>>(8*k))]
+		}
+		if got := plainWord(x); got != want {
+			t.Fatalf("plainWord(%#016x) = %v, the table says %v", x, got, want)
+		}
+	}
+	const base = 0x6161616161616161 // "aaaaaaaa"
+	for lane := 0; lane < 8; lane++ {
+		for b := 0; b < 256; b++ {
+			check(base&^(0xff<<(8*lane)) | uint64(b)<<(8*lane))
+		}
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	for range 200000 {
+		check(rng.Uint64())
+		// Mostly-plain words, where a mistake would hide.
+		x := uint64(0)
+		for k := 0; k < 8; k++ {
+			x |= uint64(0x20+rng.IntN(0x60)) << (8 * k)
+		}
+		check(x)
 	}
 }
