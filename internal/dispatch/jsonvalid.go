@@ -162,7 +162,7 @@ func plainWord(x uint64) bool {
 	below20 := (x - ones*0x20) & ^x & highs
 	quote := hasZero(x ^ (ones * '"'))
 	backslash := hasZero(x ^ (ones * '\\'))
-	return (below20|quote|backslash|x&highs) == 0
+	return (below20 | quote | backslash | x&highs) == 0
 }
 
 // str consumes a string starting at its opening quote.
