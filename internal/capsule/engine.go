@@ -3,6 +3,7 @@ package capsule
 import (
 	"context"
 	"errors"
+	"sync"
 
 	"github.com/astrid-go/astrid/hostapi"
 	"github.com/astrid-go/astrid/manifest"
@@ -80,4 +81,26 @@ type Surface struct {
 	Publish      []string
 	Subscribe    []string
 	Interceptors []manifest.Interceptor
+}
+
+// HealthCell holds an engine's Health for concurrent readers. An engine
+// whose health changes on its own (not together with other state it guards)
+// embeds it and gets Engine.Health.
+type HealthCell struct {
+	mu sync.Mutex
+	h  Health
+}
+
+// Health implements Engine.Health.
+func (c *HealthCell) Health() Health {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.h
+}
+
+// SetHealth records the engine's state and the error that caused it.
+func (c *HealthCell) SetHealth(s State, err error) {
+	c.mu.Lock()
+	c.h = Health{State: s, Err: err}
+	c.mu.Unlock()
 }

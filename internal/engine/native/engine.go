@@ -19,8 +19,7 @@ type Engine struct {
 	code *sdk.Capsule
 	host *host.Capsule
 
-	mu     sync.Mutex
-	health capsule.Health
+	capsule.HealthCell
 }
 
 var _ capsule.Engine = (*Engine)(nil)
@@ -35,7 +34,7 @@ func (e *Engine) Name() string { return "native" }
 
 // Load implements capsule.Engine; linked code needs no preparation.
 func (e *Engine) Load(context.Context) error {
-	e.set(capsule.Ready, nil)
+	e.SetHealth(capsule.Ready, nil)
 	return nil
 }
 
@@ -44,21 +43,8 @@ func (e *Engine) WaitReady(ctx context.Context) error { return ctx.Err() }
 
 // Unload implements capsule.Engine.
 func (e *Engine) Unload(context.Context) error {
-	e.set(capsule.Unloaded, nil)
+	e.SetHealth(capsule.Unloaded, nil)
 	return nil
-}
-
-// Health implements capsule.Engine.
-func (e *Engine) Health() capsule.Health {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	return e.health
-}
-
-func (e *Engine) set(s capsule.State, err error) {
-	e.mu.Lock()
-	e.health = capsule.Health{State: s, Err: err}
-	e.mu.Unlock()
 }
 
 // Invoke implements capsule.Engine. The handler runs on the caller's

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"sync"
 	"time"
 
 	"github.com/tetratelabs/wazero"
@@ -46,8 +45,7 @@ type Engine struct {
 	pool     *pool
 	run      *runLoop
 
-	mu     sync.Mutex
-	health capsule.Health
+	capsule.HealthCell
 }
 
 var _ capsule.Engine = (*Engine)(nil)
@@ -67,13 +65,13 @@ func (e *Engine) Name() string { return "wasm" }
 // instance is made now so that a broken module fails the load, not the
 // first call.
 func (e *Engine) Load(ctx context.Context) error {
-	e.set(capsule.Loading, nil)
+	e.SetHealth(capsule.Loading, nil)
 	if err := e.load(ctx); err != nil {
 		err = fmt.Errorf("wasm: capsule %s: %w", e.m.ID(), err)
-		e.set(capsule.Failed, err)
+		e.SetHealth(capsule.Failed, err)
 		return err
 	}
-	e.set(capsule.Ready, nil)
+	e.SetHealth(capsule.Ready, nil)
 	return nil
 }
 
@@ -160,7 +158,7 @@ func (e *Engine) WaitReady(ctx context.Context) error { return ctx.Err() }
 
 // Unload implements capsule.Engine.
 func (e *Engine) Unload(ctx context.Context) error {
-	e.set(capsule.Unloading, nil)
+	e.SetHealth(capsule.Unloading, nil)
 	if e.run != nil {
 		e.run.stop()
 		e.run = nil
@@ -169,21 +167,8 @@ func (e *Engine) Unload(ctx context.Context) error {
 		e.pool.close()
 	}
 	e.release(ctx)
-	e.set(capsule.Unloaded, nil)
+	e.SetHealth(capsule.Unloaded, nil)
 	return nil
-}
-
-// Health implements capsule.Engine.
-func (e *Engine) Health() capsule.Health {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	return e.health
-}
-
-func (e *Engine) set(s capsule.State, err error) {
-	e.mu.Lock()
-	e.health = capsule.Health{State: s, Err: err}
-	e.mu.Unlock()
 }
 
 // Stats describe the capsule's instance pool.
