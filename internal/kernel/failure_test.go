@@ -13,6 +13,7 @@ import (
 	"github.com/astrid-go/astrid/internal/config"
 	"github.com/astrid-go/astrid/internal/dispatch"
 	"github.com/astrid-go/astrid/internal/ledger"
+	"github.com/astrid-go/astrid/internal/testutil"
 	"github.com/astrid-go/astrid/ipc"
 	"github.com/astrid-go/astrid/sdk"
 )
@@ -155,12 +156,9 @@ func TestNativeCallsAreChargedToThePrincipalsCPUBudget(t *testing.T) {
 		_, _ = k.CallTool(ctx, "alice", "spin", nil, testTimeout)
 	}()
 	defer func() { <-spun }()
-	for deadline := time.Now().Add(testTimeout); k.Ledger.Usage("alice").CPU < 100*time.Millisecond; {
-		if time.Now().After(deadline) {
-			t.Fatalf("alice was charged only %s for ~300 ms of spinning", k.Ledger.Usage("alice").CPU)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	testutil.WaitFor(t, testTimeout, "alice to be charged at least 100 ms for ~300 ms of spinning", func() bool {
+		return k.Ledger.Usage("alice").CPU >= 100*time.Millisecond
+	})
 	// Over budget for the rest of the window, alice's next request is
 	// refused by the router before it runs: no result reaches her.
 	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/astrid-go/astrid/internal/dispatch"
+	"github.com/astrid-go/astrid/internal/testutil"
 	"github.com/astrid-go/astrid/ipc"
 	"github.com/astrid-go/astrid/sdk"
 )
@@ -99,15 +100,10 @@ func TestForgedResultsAreNotAccepted(t *testing.T) {
 	// Wait until the router has the call pending (it records it before
 	// forwarding).
 	routerKV := k.Store.KV(ipc.DefaultPrincipal, "astrid-capsule-router")
-	for deadline := time.Now().Add(testTimeout); ; {
-		if _, ok, _ := routerKV.Get("pending/" + callID); ok {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("read_file call never became pending")
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	testutil.WaitFor(t, testTimeout, "the read_file call to become pending", func() bool {
+		_, ok, _ := routerKV.Get("pending/" + callID)
+		return ok
+	})
 
 	before := k.Dispatcher.Stats().Denials
 	res, err := k.CallTool(context.Background(), ipc.DefaultPrincipal, "forge", json.RawMessage(`{"call_id":"`+callID+`"}`), testTimeout)

@@ -310,13 +310,7 @@ func wireCancelled(wire string, id json.RawMessage) bool {
 
 func waitUntil(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(mcpGuard)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("gave up waiting for %s", what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	testutil.WaitFor(t, mcpGuard, what, cond)
 }
 
 // startLongCall starts a long-running call of server-everything and waits

@@ -24,16 +24,9 @@ import (
 // instead of hanging it; it asserts nothing about speed.
 const hangGuard = 60 * time.Second
 
-// waitFor polls cond until it holds or the hang guard passes.
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(hangGuard)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("gave up waiting for %s", what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	testutil.WaitFor(t, hangGuard, what, cond)
 }
 
 // rig is one capsule with one MCP engine on a real dispatcher, and a client
