@@ -9,36 +9,31 @@ import (
 // ("astrid:session" = "^1.0") and the nested form ([imports.astrid]
 // session = "^1.0"), which may be mixed.
 func (c *checker) readInterfaces(top *table, m *Manifest) {
-	if t := top.sub("imports"); t != nil {
-		seen := map[string]bool{}
-		c.eachInterface(t, func(name string, v *value, path string) {
-			imp, ok := c.readImport(name, v, path)
-			if !ok {
-				return
-			}
-			if seen[name] {
-				c.errorf(v.keyAt, path, "import %s is declared twice (flat and nested form); keep one", name)
-				return
-			}
-			seen[name] = true
-			m.Imports = append(m.Imports, imp)
-		})
+	m.Imports = collectInterfaces(c, top.sub("imports"), "import", c.readImport)
+	m.Exports = collectInterfaces(c, top.sub("exports"), "export", c.readExport)
+}
+
+// collectInterfaces reads every interface of t (nil: none) with read,
+// refusing one declared in both the flat and the nested form.
+func collectInterfaces[T any](c *checker, t *table, kind string, read func(name string, v *value, path string) (T, bool)) []T {
+	if t == nil {
+		return nil
 	}
-	if t := top.sub("exports"); t != nil {
-		seen := map[string]bool{}
-		c.eachInterface(t, func(name string, v *value, path string) {
-			exp, ok := c.readExport(name, v, path)
-			if !ok {
-				return
-			}
-			if seen[name] {
-				c.errorf(v.keyAt, path, "export %s is declared twice (flat and nested form); keep one", name)
-				return
-			}
-			seen[name] = true
-			m.Exports = append(m.Exports, exp)
-		})
-	}
+	var out []T
+	seen := map[string]bool{}
+	c.eachInterface(t, func(name string, v *value, path string) {
+		item, ok := read(name, v, path)
+		if !ok {
+			return
+		}
+		if seen[name] {
+			c.errorf(v.keyAt, path, "%s %s is declared twice (flat and nested form); keep one", kind, name)
+			return
+		}
+		seen[name] = true
+		out = append(out, item)
+	})
+	return out
 }
 
 // eachInterface calls f for every declared interface with its
