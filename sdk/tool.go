@@ -89,7 +89,9 @@ func decodeArgs(raw json.RawMessage, required []string, v any) error {
 
 func (t *tool) handle(c *Call) error {
 	var req ipc.ToolExecuteRequest
-	if err := json.Unmarshal(c.Payload(), &req); err != nil {
+	// Straight to the hand-written decoder: json.Unmarshal would first
+	// validate bytes the kernel has already validated.
+	if err := req.UnmarshalJSON(c.Payload()); err != nil {
 		return fmt.Errorf("tool %s: payload is not a tool_execute_request: %w", t.name, err)
 	}
 	resultTopic := ipc.ToolResultTopic(t.name)

@@ -38,7 +38,7 @@ func New() *sdk.Capsule {
 
 func handleRequest(c *sdk.Call) error {
 	var req ipc.ToolExecuteRequest
-	if err := c.Decode(&req); err != nil {
+	if err := req.UnmarshalJSON(c.Payload()); err != nil {
 		c.Log(hostapi.LogWarn, fmt.Sprintf("router: dropped a request that is not a tool_execute_request: %v", err))
 		return nil
 	}
@@ -86,7 +86,8 @@ func handleResult(c *sdk.Call) error {
 		return nil
 	}
 	var res ipc.ToolExecuteResult
-	if err := c.Decode(&res); err != nil || res.CallID == "" {
+	// The hand-written decoder directly: the kernel validated the JSON.
+	if err := res.UnmarshalJSON(c.Payload()); err != nil || res.CallID == "" {
 		c.Log(hostapi.LogWarn, fmt.Sprintf("router: dropped a malformed result for tool %q from %q", name, c.SourceID()))
 		return nil
 	}

@@ -29,12 +29,18 @@ func TestMain(m *testing.M) {
 func TestInterruptDuringAToolCallUnloadsCleanly(t *testing.T) {
 	home := t.TempDir()
 	ws := t.TempDir()
-	// Reading a FIFO blocks inside the fs capsule until someone writes: the
-	// call is still pending when the signal comes.
+	// Reading a FIFO waits inside the fs capsule until someone writes: the
+	// call is still pending when the signal comes. The test holds the write
+	// end open (without a writer a FIFO reads as empty at once).
 	pipe := filepath.Join(ws, "pipe")
 	if err := syscall.Mkfifo(pipe, 0o600); err != nil {
 		t.Skipf("mkfifo: %v", err)
 	}
+	writer, err := os.OpenFile(pipe, os.O_RDWR, 0)
+	if err != nil {
+		t.Fatalf("open fifo: %v", err)
+	}
+	defer writer.Close()
 	cmd := exec.Command(os.Args[0], "tool", "call", "read_file", `{"file_path":"pipe"}`, "--workspace", ws, "--timeout", "5m")
 	cmd.Env = append(os.Environ(), "ASTRID_TEST_RUN_MAIN=1", "ASTRID_HOME="+home)
 	var stderr testutil.SyncBuffer
@@ -60,7 +66,6 @@ func TestInterruptDuringAToolCallUnloadsCleanly(t *testing.T) {
 	}
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
-	var err error
 	select {
 	case err = <-done:
 	case <-time.After(30 * time.Second):
@@ -79,8 +84,4 @@ func TestInterruptDuringAToolCallUnloadsCleanly(t *testing.T) {
 		t.Fatalf("state database still held after exit: %v", err)
 	}
 	st.Close()
-	// Unblock the fs capsule's open, in case anything still waits on it.
-	if f, err := os.OpenFile(pipe, os.O_WRONLY|syscall.O_NONBLOCK, 0); err == nil {
-		f.Close()
-	}
 }

@@ -71,6 +71,11 @@ func (o Options) withDefaults() Options {
 type Caller struct {
 	Capsule   string
 	Principal string
+	// Runner, if set, is the publishing goroutine offering to make the
+	// interceptor call its publish causes (see Runner). Set it only for a
+	// publish made on the Runner's own goroutine, never for one made from
+	// a timer or another goroutine (a failure reply, a cancel).
+	Runner *Runner
 }
 
 // CapsuleACL is what a capsule's manifest grants it on the bus.

@@ -54,7 +54,7 @@ func (d *Dispatcher) Publish(from Caller, topic string, payload json.RawMessage)
 		d.stats.invalid.Add(1)
 		return Result{}, fmt.Errorf("dispatch: publish %s from capsule %s: %w", topic, c.id, ErrInvalidPayload)
 	}
-	res, err := d.deliver(e)
+	res, err := d.deliver(e, from.Runner)
 	if err != nil {
 		c.limiter.refund(from.Principal, size)
 		return Result{}, fmt.Errorf("dispatch: publish %s from capsule %s: %w", topic, c.id, err)
@@ -76,15 +76,16 @@ func (d *Dispatcher) PublishKernel(topic string, payload json.RawMessage) (Resul
 		d.stats.invalid.Add(1)
 		return Result{}, fmt.Errorf("dispatch: kernel publish %s: %w", topic, ErrInvalidPayload)
 	}
-	res, err := d.deliver(&ipc.Envelope{Topic: topic, Payload: payload, SourceID: ipc.KernelSourceID})
+	res, err := d.deliver(&ipc.Envelope{Topic: topic, Payload: payload, SourceID: ipc.KernelSourceID}, nil)
 	if err != nil {
 		return Result{}, fmt.Errorf("dispatch: kernel publish %s: %w", topic, err)
 	}
 	return res, nil
 }
 
-// deliver hands e to the bus, then to the interceptors matching its topic.
-func (d *Dispatcher) deliver(e *ipc.Envelope) (Result, error) {
+// deliver hands e to the bus, then to the interceptors matching its topic;
+// rn, if not nil, may adopt one of their queues.
+func (d *Dispatcher) deliver(e *ipc.Envelope, rn *Runner) (Result, error) {
 	routes, err := d.bus.Publish(e)
 	if err != nil {
 		if errors.Is(err, bus.ErrTooLarge) {
@@ -96,7 +97,7 @@ func (d *Dispatcher) deliver(e *ipc.Envelope) (Result, error) {
 	d.stats.routes.Add(uint64(routes))
 	links := d.interceptors.Load().match(e.Topic)
 	if len(links) > 0 {
-		d.dispatch(e, links)
+		d.dispatch(e, links, rn)
 	}
 	return Result{Routes: routes, Interceptors: len(links)}, nil
 }

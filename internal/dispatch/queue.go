@@ -29,14 +29,23 @@ type job struct {
 // a capsule handles one principal's events one at a time, in order.
 type queue struct {
 	principal string
-	buf       []job // ring
+	buf       []job // ring, grown on demand up to the queue depth
 	head, n   int
-	running   bool          // a worker owns this queue
-	inCall    bool          // the worker is making a call
-	wake      chan struct{} // capacity 1: "there may be work"
+	running   bool          // a worker or a Runner owns this queue
+	inCall    bool          // its owner is making a call
+	wake      chan struct{} // capacity 1: "there may be work"; made by the first worker
 }
 
-func (q *queue) push(j job) {
+// push appends j; the caller has checked that q holds fewer than depth jobs.
+// The ring starts small because most queues never hold more than one call.
+func (q *queue) push(j job, depth int) {
+	if q.n == len(q.buf) {
+		grown := make([]job, min(max(2*len(q.buf), 2), depth))
+		for i := range q.n {
+			grown[i] = q.buf[(q.head+i)%len(q.buf)]
+		}
+		q.buf, q.head = grown, 0
+	}
 	q.buf[(q.head+q.n)%len(q.buf)] = j
 	q.n++
 }
@@ -61,9 +70,10 @@ const (
 	capsuleGone
 )
 
-// enqueue appends j to c's queue for principal, starting that queue's worker
-// if it has none. It never blocks.
-func (d *Dispatcher) enqueue(c *capsule, principal string, j job) enqueueResult {
+// enqueue appends j to c's queue for principal. A queue without a worker is
+// given to rn when rn adopts it (see Runner), else to a new worker. It never
+// blocks.
+func (d *Dispatcher) enqueue(c *capsule, principal string, j job, rn *Runner) enqueueResult {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.closed {
@@ -71,18 +81,23 @@ func (d *Dispatcher) enqueue(c *capsule, principal string, j job) enqueueResult 
 	}
 	q := c.queues[principal]
 	if q == nil {
-		q = &queue{principal: principal, buf: make([]job, d.opts.QueueDepth), wake: make(chan struct{}, 1)}
+		q = &queue{principal: principal}
 		c.queues[principal] = q
 	}
-	if q.n == len(q.buf) {
+	if q.n >= d.opts.QueueDepth {
 		return queueFull
 	}
-	q.push(j)
+	q.push(j, d.opts.QueueDepth)
 	if !q.running {
 		q.running = true
 		c.workers.Add(1)
-		go d.work(c, q)
+		if rn == nil || !rn.adopt(c, q) {
+			go d.work(c, q)
+		}
 		return enqueued
+	}
+	if q.wake == nil {
+		return enqueued // a Runner owns q; it passes q on if work is left
 	}
 	select {
 	case q.wake <- struct{}{}:
@@ -96,10 +111,21 @@ func (d *Dispatcher) enqueue(c *capsule, principal string, j job) enqueueResult 
 // is armed once and re-armed only when it fires after a busy period, rather
 // than reset on every park, so a worker exits after one to two idle
 // timeouts without work.
+//
+// The worker is a Runner while it makes a call: a call its handler's publish
+// causes on an idle queue is made next, here, unless this queue already has
+// more work waiting, in which case it goes to a worker of its own.
 func (d *Dispatcher) work(c *capsule, q *queue) {
 	defer c.workers.Done()
+	c.mu.Lock()
+	if q.wake == nil {
+		q.wake = make(chan struct{}, 1)
+	}
+	c.mu.Unlock()
 	idle := time.NewTimer(d.opts.IdleTimeout)
 	defer idle.Stop()
+	rn := d.NewRunner()
+	ctx := withRunner(c.ctx, rn)
 	busy, expired := false, false
 	for {
 		c.mu.Lock()
@@ -116,7 +142,15 @@ func (d *Dispatcher) work(c *capsule, q *queue) {
 		c.mu.Unlock()
 		if ok {
 			busy, expired = true, false
-			d.invoke(c, j)
+			rn.Open()
+			d.invoke(ctx, c, j, rn)
+			c.mu.Lock()
+			more := q.n > 0
+			c.mu.Unlock()
+			if !more {
+				rn.Run()
+			}
+			rn.Close()
 			continue
 		}
 		select {

@@ -25,33 +25,34 @@ type run struct {
 }
 
 // dispatch starts the interceptors for an event the bus has accepted.
-func (d *Dispatcher) dispatch(e *ipc.Envelope, links []*link) {
+func (d *Dispatcher) dispatch(e *ipc.Envelope, links []*link, rn *Runner) {
 	r := &run{env: e, links: links, payload: e.Payload, chained: !samePriority(links)}
 	if r.chained {
-		d.advance(r, 0)
+		d.advance(r, 0, rn)
 		return
 	}
 	for i := range links {
-		d.send(r, i)
+		d.send(r, i, rn)
 	}
 }
 
 // advance queues link i of a chain. A link that cannot be queued ends the
 // chain: skipping it could let an event past a guard (fail closed).
-func (d *Dispatcher) advance(r *run, i int) {
+func (d *Dispatcher) advance(r *run, i int, rn *Runner) {
 	if i >= len(r.links) {
 		return
 	}
-	if !d.send(r, i) {
+	if !d.send(r, i, rn) {
 		d.stats.chainsCut.Add(1)
 		d.log.Warn("dispatch: interceptor chain cut short", slog.String("topic", r.env.Topic), slog.String("principal", r.env.Principal), slog.String("at_capsule", r.links[i].capsule.id), slog.Int("links_not_run", len(r.links)-i))
 	}
 }
 
-// send queues link i on its capsule's queue for the event's principal.
-func (d *Dispatcher) send(r *run, i int) bool {
+// send queues link i on its capsule's queue for the event's principal; rn,
+// if not nil, may adopt the queue (see Runner).
+func (d *Dispatcher) send(r *run, i int, rn *Runner) bool {
 	c := r.links[i].capsule
-	switch d.enqueue(c, r.env.Principal, job{run: r, idx: i}) {
+	switch d.enqueue(c, r.env.Principal, job{run: r, idx: i}, rn) {
 	case enqueued:
 		return true
 	case queueFull:
@@ -81,12 +82,13 @@ func (d *Dispatcher) logDrop(c *capsule, e *ipc.Envelope) {
 	d.log.Warn("dispatch: interceptor queue full, call dropped", slog.String("capsule", c.id), slog.String("principal", e.Principal), slog.String("topic", e.Topic), slog.Int("queue_depth", d.opts.QueueDepth), slog.Int("dropped", drops))
 }
 
-// invoke makes one interceptor call from c's queue worker and applies the
-// answer.
-func (d *Dispatcher) invoke(c *capsule, j job) {
+// invoke makes one interceptor call on the goroutine that owns c's queue (a
+// worker or a Runner, rn) and applies the answer. ctx is c's context carrying
+// rn.
+func (d *Dispatcher) invoke(ctx context.Context, c *capsule, j job, rn *Runner) {
 	r, l := j.run, j.run.links[j.idx]
 	d.stats.invocations.Add(1)
-	v, err := intercept(c.ctx, c.target, Invocation{
+	v, err := intercept(ctx, c.target, Invocation{
 		Capsule:   c.id,
 		Pattern:   l.pattern,
 		Handler:   l.handler,
@@ -134,7 +136,7 @@ func (d *Dispatcher) invoke(c *capsule, j job) {
 		d.log.Warn("dispatch: interceptor answered an unknown action; counted as deny", attrs(slog.Int("action", int(v.Action)))...)
 	}
 	if proceed && r.chained {
-		d.advance(r, j.idx+1)
+		d.advance(r, j.idx+1, rn)
 	}
 }
 

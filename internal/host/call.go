@@ -51,7 +51,9 @@ func (c *Capsule) Begin(ctx context.Context, principal string) (*Call, context.C
 		principal: principal,
 		ctx:       cctx,
 		cancel:    cancel,
-		caller:    dispatch.Caller{Capsule: c.id, Principal: principal},
+		// A handler's publishes may be made next by the goroutine that
+		// invoked it (dispatch.Runner); the call's waits hand them back.
+		caller: dispatch.Caller{Capsule: c.id, Principal: principal, Runner: dispatch.RunnerFrom(ctx)},
 	}
 	return call, cctx
 }
@@ -68,7 +70,10 @@ func (call *Call) Fail(reason error) {
 	if f == nil {
 		return
 	}
-	if _, err := call.c.deps.Dispatcher.Publish(call.caller, f.topic, f.payload); err != nil {
+	// Fail runs on a timer or after the handler; the reply must not wait for
+	// the invoking goroutine, so it goes without the call's Runner.
+	from := dispatch.Caller{Capsule: call.caller.Capsule, Principal: call.caller.Principal}
+	if _, err := call.c.deps.Dispatcher.Publish(from, f.topic, f.payload); err != nil {
 		call.c.log.Error("failure reply not published", "topic", f.topic, "err", err)
 	}
 }
@@ -158,7 +163,11 @@ func (call *Call) SetCancelKey(key string) error {
 // waiting starts timing a host call that waits on the world (a receive, file
 // or network I/O); the returned func stops it. That time is not the guest's:
 // engines charge the CPU ledger with the call's wall time minus Waited.
+//
+// A handler about to wait may be waiting for what its own publish caused, so
+// that work is first handed from the invoking goroutine to a worker.
 func (call *Call) waiting() func() {
+	call.caller.Runner.HandOff()
 	t0 := time.Now()
 	return func() { call.waited.Add(int64(time.Since(t0))) }
 }

@@ -1,12 +1,15 @@
 package host
 
 import (
+	"context"
 	"errors"
 	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
+	"time"
 
 	"github.com/astrid-go/astrid/hostapi"
 	"github.com/astrid-go/astrid/internal/gate"
@@ -84,17 +87,45 @@ func fsErr(op, path string, err error) error {
 	return hostapi.Errorf(hostapi.CodeIO, op, "%s: %v", path, err)
 }
 
+// openRead opens rel under root for reading with O_NONBLOCK. For a regular
+// file or a directory the flag changes nothing but saves os four fcntl calls
+// per open (it would set non-blocking mode, fail to register the file with
+// the poller, and clear it again); for a FIFO someone left in the workspace
+// it means the open returns at once instead of blocking the handler's
+// thread until a writer appears.
+func openRead(root *os.Root, rel string) (*os.File, error) {
+	return root.OpenFile(rel, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+}
+
+// interruptReads makes a read of f that waits (a FIFO, a socket someone left
+// in the workspace) end when the call is cancelled or times out; the
+// returned func stops watching. A regular file never waits and is not
+// watched: SetReadDeadline on it fails without a system call.
+func (call *Call) interruptReads(f *os.File) func() {
+	if f.SetReadDeadline(time.Time{}) != nil {
+		return func() {}
+	}
+	stop := context.AfterFunc(call.ctx, func() { _ = f.SetReadDeadline(time.Now()) })
+	return func() { stop() }
+}
+
 // FSRead implements hostapi.FS.
 func (call *Call) FSRead(path string) ([]byte, error) {
 	defer call.waiting()()
 	var data []byte
 	err := call.inRoot("fs_read", path, false, func(root *os.Root, rel string) error {
-		f, err := root.Open(rel)
+		f, err := openRead(root, rel)
 		if err != nil {
 			return err
 		}
 		defer f.Close()
+		defer call.interruptReads(f)()
 		data, err = io.ReadAll(io.LimitReader(f, hostapi.MaxFileSize+1))
+		if errors.Is(err, os.ErrDeadlineExceeded) {
+			if lerr := call.live("fs_read"); lerr != nil {
+				return lerr
+			}
+		}
 		if err != nil {
 			return err
 		}
@@ -139,7 +170,7 @@ func (call *Call) FSList(path string) ([]hostapi.DirEntry, error) {
 	defer call.waiting()()
 	var entries []fs.DirEntry
 	err := call.inRoot("fs_list", path, false, func(root *os.Root, rel string) error {
-		f, err := root.Open(rel)
+		f, err := openRead(root, rel)
 		if err != nil {
 			return err
 		}

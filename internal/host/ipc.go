@@ -108,6 +108,8 @@ func (call *Call) Poll(sub hostapi.SubscriptionID) (hostapi.Message, bool, error
 	if err != nil {
 		return hostapi.Message{}, false, err
 	}
+	// A handler that polls may be spinning on what its publish caused.
+	call.caller.Runner.HandOff()
 	d, ok := r.TryRecv()
 	if !ok {
 		return hostapi.Message{}, false, nil

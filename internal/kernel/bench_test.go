@@ -25,7 +25,7 @@ type roundTripImpl struct {
 }
 
 var roundTripImpls = []roundTripImpl{{"astrid-tool-call", func(b *testing.B) (func() error, func()) {
-	k, ws := bootTest(b, nil)
+	k, ws := bootBench(b, nil)
 	return toolRoundTrip(b, k, ws)
 }}}
 
@@ -56,7 +56,11 @@ func toolRoundTrip(b *testing.B, k *Kernel, ws string) (func() error, func()) {
 	}
 	args := json.RawMessage(`{"file_path":"small.txt"}`)
 	roundTrip := func() error {
-		res, err := c.Call(context.Background(), NewCallID(), "read_file", args)
+		// A deadline, as NATS's request has: a lost result fails the run
+		// instead of hanging it.
+		ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
+		defer cancel()
+		res, err := c.Call(ctx, NewCallID(), "read_file", args)
 		if err == nil && res.IsError {
 			err = fmt.Errorf("tool error: %s", res.Content)
 		}

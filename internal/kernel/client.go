@@ -63,10 +63,17 @@ func (k *Kernel) CallToolWithID(ctx context.Context, principal, callID, name str
 
 // ToolClient is an orchestrator's side of the tool convention: one
 // long-lived subscription to tool.v1.execute.result for one principal, over
-// which calls are made one after another (as a react loop does).
+// which calls are made one after another (as a react loop does); it is not
+// for concurrent use.
+//
+// While it waits for a result, the client's goroutine makes the interceptor
+// calls its request causes (router, tool, router) itself, as a
+// dispatch.Runner, instead of waking a worker for each: see
+// docs/RATIONALE.md.
 type ToolClient struct {
 	k      *Kernel
-	caller dispatch.Caller
+	caller dispatch.Caller // with runner, for the request
+	runner *dispatch.Runner
 	sub    *bus.Route
 }
 
@@ -80,7 +87,9 @@ func (k *Kernel) NewToolClient(principal string) (*ToolClient, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &ToolClient{k: k, caller: caller, sub: sub}, nil
+	runner := k.Dispatcher.NewRunner()
+	caller.Runner = runner
+	return &ToolClient{k: k, caller: caller, runner: runner, sub: sub}, nil
 }
 
 // Close ends the subscription.
@@ -100,20 +109,35 @@ func (c *ToolClient) Call(ctx context.Context, callID, name string, args json.Ra
 	if err != nil {
 		return ipc.ToolCallResult{}, err
 	}
-	if _, err := c.k.Dispatcher.Publish(c.caller, ipc.ToolRequestExecuteTopic, req); err != nil {
+	c.runner.Open()
+	_, err = c.k.Dispatcher.Publish(c.caller, ipc.ToolRequestExecuteTopic, req)
+	if err != nil {
+		c.runner.Close()
 		return ipc.ToolCallResult{}, err
+	}
+	// The handlers run here may outlast ctx; then the cancel goes out from
+	// a timer, as it would from the wait below, and the call's own cancel
+	// key ends the handler.
+	stop := context.AfterFunc(ctx, func() { c.k.cancelCall(c.plainCaller(), callID) })
+	c.runner.Run()
+	c.runner.Close()
+	if !stop() {
+		// Interrupted while the handlers ran here; whatever they
+		// answered, the caller asked to stop waiting.
+		return ipc.ToolCallResult{}, ctx.Err()
 	}
 	for {
 		d, err := c.sub.Recv(ctx)
 		if err != nil {
 			if ctx.Err() != nil {
-				c.k.cancelCall(c.caller, callID)
+				c.k.cancelCall(c.plainCaller(), callID)
 				return ipc.ToolCallResult{}, ctx.Err()
 			}
 			return ipc.ToolCallResult{}, fmt.Errorf("tool %s: %w", name, err)
 		}
 		var res ipc.ToolExecuteResult
-		if json.Unmarshal(ipc.GuestBytes(d.Envelope.Payload), &res) != nil || res.CallID != callID {
+		// The hand-written decoder directly: the bus validated the JSON.
+		if res.UnmarshalJSON(ipc.GuestBytes(d.Envelope.Payload)) != nil || res.CallID != callID {
 			continue
 		}
 		if res.Result.CallID == "" {
@@ -121,6 +145,12 @@ func (c *ToolClient) Call(ctx context.Context, callID, name string, args json.Ra
 		}
 		return res.Result, nil
 	}
+}
+
+// plainCaller is the client's identity without its Runner, for publishes
+// made off the client's goroutine or after the call.
+func (c *ToolClient) plainCaller() dispatch.Caller {
+	return dispatch.Caller{Capsule: c.caller.Capsule, Principal: c.caller.Principal}
 }
 
 func (k *Kernel) cancelCall(caller dispatch.Caller, callID string) {

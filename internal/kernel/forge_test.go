@@ -57,20 +57,21 @@ func newForger() *sdk.Capsule {
 
 func TestForgedResultsAreNotAccepted(t *testing.T) {
 	k, ws := bootTest(t, append(Builtins(), Builtin{Manifest: forgerManifest, New: newForger}))
-	// A FIFO makes read_file block inside the fs capsule until we write,
-	// so the call stays pending while the forger acts.
+	// A FIFO makes read_file wait inside the fs capsule until we write, so
+	// the call stays pending while the forger acts. We hold its write end
+	// open from the start: the fs capsule opens files non-blocking, and a
+	// FIFO without a writer reads as empty at once.
 	pipe := filepath.Join(ws, "pipe")
 	if err := syscall.Mkfifo(pipe, 0o600); err != nil {
 		t.Skipf("mkfifo: %v", err)
 	}
+	writer, err := os.OpenFile(pipe, os.O_RDWR, 0)
+	if err != nil {
+		t.Fatalf("open fifo: %v", err)
+	}
 	release := func() {
-		f, err := os.OpenFile(pipe, os.O_WRONLY, 0)
-		if err != nil {
-			t.Errorf("open fifo: %v", err)
-			return
-		}
-		_, _ = f.WriteString("the real content")
-		f.Close()
+		_, _ = writer.WriteString("the real content")
+		writer.Close()
 	}
 
 	watch, err := k.Dispatcher.Subscribe(dispatch.Caller{Capsule: ClientID, Principal: ipc.DefaultPrincipal}, ipc.ToolExecuteResultTopic, true)

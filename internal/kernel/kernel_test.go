@@ -21,6 +21,22 @@ func TestMain(m *testing.M) {
 // builtins are loaded after the standard ones unless builtins is non-nil.
 func bootTest(t testing.TB, builtins []Builtin) (*Kernel, string) {
 	t.Helper()
+	return bootTestConfig(t, builtins, config.Default())
+}
+
+// bootBench is bootTest for a benchmark: the per-(capsule, principal) rate
+// limit (10 MiB/s by default) is raised, because a closed loop of tool calls
+// on a fast path publishes more than that and the benchmark measures the
+// round trip, not the limiter.
+func bootBench(b *testing.B, builtins []Builtin) (*Kernel, string) {
+	b.Helper()
+	cfg := config.Default()
+	cfg.Limits.RateBytesPerSec = 1 << 40
+	return bootTestConfig(b, builtins, cfg)
+}
+
+func bootTestConfig(t testing.TB, builtins []Builtin, cfg config.Config) (*Kernel, string) {
+	t.Helper()
 	home := t.TempDir()
 	ws := t.TempDir()
 	// Resolve symlinks (macOS /var → /private/var) so path assertions hold.
@@ -28,7 +44,6 @@ func bootTest(t testing.TB, builtins []Builtin) (*Kernel, string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := config.Default()
 	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError}))
 	k, err := Boot(context.Background(), Options{Home: home, Workspace: ws, Config: cfg, Logger: logger, Builtins: builtins})
 	if err != nil {

@@ -151,7 +151,7 @@ func TestCancelRequestInterruptsWasmGuest(t *testing.T) {
 // and fs, closed loop, with the built-ins native and as wasm.
 func init() {
 	roundTripImpls = append(roundTripImpls, roundTripImpl{"astrid-tool-call-wasm", func(b *testing.B) (func() error, func()) {
-		k, ws := bootTest(b, []Builtin{})
+		k, ws := bootBench(b, []Builtin{})
 		loadBuiltinsAsWasm(b, k)
 		return toolRoundTrip(b, k, ws)
 	}})
