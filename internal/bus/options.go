@@ -29,7 +29,8 @@ type Options struct {
 	// Quantum is the deficit-round-robin credit, in bytes, a principal's
 	// queue earns each time a receiver visits it.
 	Quantum int
-	// Now stamps envelopes; tests inject a fake clock.
+	// Now stamps envelopes; tests inject a fake clock. The default reads the
+	// wall clock through the monotonic one (see stampClock).
 	Now    func() time.Time
 	Logger *slog.Logger
 }
@@ -51,7 +52,7 @@ func (o Options) withDefaults() Options {
 		o.Quantum = DefaultQuantum
 	}
 	if o.Now == nil {
-		o.Now = time.Now
+		o.Now = newStampClock().now
 	}
 	if o.Logger == nil {
 		o.Logger = slog.Default()
