@@ -32,6 +32,9 @@ type fairQueue struct {
 	msgs    int
 
 	byPrincipal map[string]*principalQueue
+	// last is the queue the previous push went to: one principal usually
+	// publishes many messages in a row, and this saves the map lookup.
+	last *principalQueue
 	rotation    deque[*principalQueue]
 	// visiting is true while the front of the rotation is in the middle of
 	// its DRR visit (its quantum for this visit already credited).
@@ -54,9 +57,12 @@ func (f *fairQueue) push(e *ipc.Envelope, size int) (evicted int) {
 		f.evictOne()
 		evicted++
 	}
-	q := f.byPrincipal[e.Principal]
-	if q == nil {
-		q = f.newQueue(e.Principal)
+	q := f.last
+	if q == nil || q.principal != e.Principal {
+		if q = f.byPrincipal[e.Principal]; q == nil {
+			q = f.newQueue(e.Principal)
+		}
+		f.last = q
 	}
 	q.fifo.pushBack(entry{env: e, size: size})
 	q.bytes += size
@@ -136,6 +142,7 @@ func (f *fairQueue) clear() int {
 		q.fifo.reset()
 	}
 	clear(f.byPrincipal)
+	f.last = nil
 	f.heavy, f.free = nil, nil
 	f.bytes, f.msgs, f.visiting = 0, 0, false
 	return n
@@ -162,6 +169,9 @@ func (f *fairQueue) newQueue(principal string) *principalQueue {
 // for reuse so that principals coming and going do not churn the allocator.
 func (f *fairQueue) retire(q *principalQueue) {
 	delete(f.byPrincipal, q.principal)
+	if f.last == q {
+		f.last = nil
+	}
 	f.heapRemove(q.heapIdx)
 	q.inRotation = false
 	q.deficit = 0
