@@ -34,8 +34,8 @@ type fairQueue struct {
 	byPrincipal map[string]*principalQueue
 	// last is the queue the previous push went to: one principal usually
 	// publishes many messages in a row, and this saves the map lookup.
-	last *principalQueue
-	rotation    deque[*principalQueue]
+	last     *principalQueue
+	rotation deque[*principalQueue]
 	// visiting is true while the front of the rotation is in the middle of
 	// its DRR visit (its quantum for this visit already credited).
 	visiting bool
