@@ -107,6 +107,10 @@ func handleResult(c *sdk.Call) error {
 	if err != nil {
 		return err
 	}
+	// The result is also this call's failure reply: should the publish be
+	// refused (the rate limit), the failure reply, which the limiter never
+	// refuses, still brings the caller its answer.
+	_ = c.SetFailureReply(ipc.ToolExecuteResultTopic, out)
 	return c.Publish(ipc.ToolExecuteResultTopic, out)
 }
 
@@ -123,5 +127,8 @@ func publishError(c *sdk.Call, callID, msg string) error {
 	if err != nil {
 		return err
 	}
+	// As in handleResult: if this publish is refused, the failure reply
+	// still says what went wrong.
+	_ = c.SetFailureReply(ipc.ToolExecuteResultTopic, out)
 	return c.Publish(ipc.ToolExecuteResultTopic, out)
 }

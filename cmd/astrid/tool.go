@@ -17,6 +17,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/astrid-go/astrid/internal/config"
+	"github.com/astrid-go/astrid/internal/dispatch"
 	"github.com/astrid-go/astrid/internal/kernel"
 	"github.com/astrid-go/astrid/ipc"
 )
@@ -102,7 +103,7 @@ every capsule before exiting).`,
 				return err
 			}
 			defer stop()
-			res, err := k.CallTool(ctx, f.principal, args[0], raw, timeout)
+			res, err := callInterruptibly(ctx, k, f.principal, args[0], raw, timeout)
 			if err != nil {
 				fmt.Fprintln(cmd.ErrOrStderr(), "astrid:", err)
 				switch {
@@ -193,4 +194,33 @@ are named on stderr).`,
 	cmd.Flags().DurationVar(&window, "window", 2*time.Second, "upper bound on waiting for describe answers")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the tools as JSON")
 	return cmd
+}
+
+// callInterruptibly makes the call on its own goroutine so that Ctrl-C ends
+// the command even when a handler cannot be interrupted: the call's own
+// goroutine may be running the handlers (dispatch.Runner), and native code
+// stuck in a system call (a read of a hung mount) does not return. After an
+// interrupt the call gets the unload grace to end, then the command reports
+// the interruption anyway.
+func callInterruptibly(ctx context.Context, k *kernel.Kernel, principal, name string, args json.RawMessage, timeout time.Duration) (ipc.ToolCallResult, error) {
+	type outcome struct {
+		res ipc.ToolCallResult
+		err error
+	}
+	done := make(chan outcome, 1)
+	go func() {
+		res, err := k.CallTool(ctx, principal, name, args, timeout)
+		done <- outcome{res, err}
+	}()
+	select {
+	case o := <-done:
+		return o.res, o.err
+	case <-ctx.Done():
+	}
+	select {
+	case o := <-done:
+		return o.res, o.err
+	case <-time.After(dispatch.DefaultUnregisterGrace):
+		return ipc.ToolCallResult{}, fmt.Errorf("tool %s: interrupted; the call was cancelled but had not ended %s later: %w", name, dispatch.DefaultUnregisterGrace, context.Canceled)
+	}
 }

@@ -19,6 +19,21 @@ import (
 // The envelope's source_id is from.Capsule and its principal from.Principal;
 // the bus stamps seq and timestamp.
 func (d *Dispatcher) Publish(from Caller, topic string, payload json.RawMessage) (Result, error) {
+	return d.publish(from, topic, payload, false)
+}
+
+// PublishFailure publishes a call's failure reply (DESIGN §4): the one
+// answer a caller is owed when the handler it reached cannot give it. It is
+// Publish except that the rate limit never refuses it: its bytes are
+// borrowed from the bucket (which may go up to one burst into debt, repaid
+// by the capsule's later publishes), so that a caller is not left waiting
+// for a reply the limiter dropped. The host layer checked the topic against
+// the ACL when the reply was registered, and checks it again here.
+func (d *Dispatcher) PublishFailure(from Caller, topic string, payload json.RawMessage) (Result, error) {
+	return d.publish(from, topic, payload, true)
+}
+
+func (d *Dispatcher) publish(from Caller, topic string, payload json.RawMessage, owed bool) (Result, error) {
 	c, err := d.lookup(from.Capsule)
 	if err != nil {
 		return Result{}, fmt.Errorf("dispatch: publish %s from capsule %s: %w", topic, from.Capsule, err)
@@ -43,7 +58,9 @@ func (d *Dispatcher) Publish(from Caller, topic string, payload json.RawMessage)
 		d.stats.tooLarge.Add(1)
 		return Result{}, fmt.Errorf("dispatch: publish %s from capsule %s: %w: %d bytes exceed the rate burst of %d", topic, c.id, bus.ErrTooLarge, size, d.opts.RateBurst)
 	}
-	if !c.limiter.take(from.Principal, size) {
+	if owed {
+		c.limiter.borrow(from.Principal, size)
+	} else if !c.limiter.take(from.Principal, size) {
 		d.stats.rateLimited.Add(1)
 		d.log.Debug("dispatch: publish rate limited", slog.String("capsule", c.id), slog.String("principal", from.Principal), slog.String("topic", topic))
 		return Result{}, fmt.Errorf("dispatch: publish %s from capsule %s for principal %q: %w (%d bytes/s, burst %d)", topic, c.id, from.Principal, ErrRateLimited, d.opts.RateBytesPerSec, d.opts.RateBurst)

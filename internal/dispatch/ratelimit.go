@@ -63,6 +63,26 @@ func (l *limiter) take(principal string, n int64) bool {
 	return true
 }
 
+// borrow charges n bytes to principal's bucket whether or not they are
+// there: the bucket may go into debt, down to one burst below empty, and
+// later publishes wait for the refill to repay it. It is for the one answer
+// a call owes its caller (PublishFailure), which must not be lost to the
+// limit but must still be paid for.
+func (l *limiter) borrow(principal string, n int64) {
+	now := l.now()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	b := l.buckets[principal]
+	if b == nil {
+		l.prune(now)
+		b = &bucket{scaled: l.burst * scale, last: now}
+		l.buckets[principal] = b
+	} else {
+		l.refill(b, now)
+	}
+	b.scaled = max(b.scaled-n*scale, -l.burst*scale)
+}
+
 // refund returns n bytes taken for a publish the bus then refused, so a
 // message nobody received costs no quota.
 func (l *limiter) refund(principal string, n int64) {
@@ -79,10 +99,11 @@ func (l *limiter) refill(b *bucket, now time.Time) {
 		return // a clock that steps back grants nothing
 	}
 	b.last = now
-	// Cap elapsed at the time a bucket takes to fill from empty, so that
-	// elapsed×rate cannot overflow (burst is bounded in New).
+	// Cap elapsed at the time a bucket takes to fill from its floor (one
+	// burst in debt, see borrow), so that elapsed×rate cannot overflow
+	// (burst is bounded in New).
 	full := l.burst * scale
-	if elapsed >= time.Duration(full/l.rate) {
+	if elapsed >= time.Duration(2*full/l.rate) {
 		b.scaled = full
 		return
 	}

@@ -159,3 +159,77 @@ func TestPublishRateLimit(t *testing.T) {
 		t.Fatalf("want bus.ErrTooLarge, got %v", err)
 	}
 }
+
+// TestLimiterBorrowGoesIntoDebt: a borrowed charge always passes, leaves the
+// bucket in debt (never deeper than one burst), and later takes wait until
+// the refill has repaid it.
+func TestLimiterBorrowGoesIntoDebt(t *testing.T) {
+	clock := newFakeClock()
+	l := newLimiter(1000, 1000, clock.now)
+	if !l.take("alice", 1000) {
+		t.Fatal("burst refused")
+	}
+	l.borrow("alice", 400) // bucket at -400
+	clock.advance(400 * time.Millisecond)
+	if l.take("alice", 1) {
+		t.Fatal("a take passed while the bucket was still repaying its debt")
+	}
+	clock.advance(100 * time.Millisecond) // +100: the bucket holds 100
+	if !l.take("alice", 100) || l.take("alice", 1) {
+		t.Fatal("after repaying the debt the bucket does not hold exactly what the refill added")
+	}
+	for range 10 {
+		l.borrow("alice", 1000) // debt is floored at one burst
+	}
+	clock.advance(time.Second)
+	if l.take("alice", 1) {
+		t.Fatal("a second after the floor the bucket is not back to empty")
+	}
+	clock.advance(time.Second)
+	if !l.take("alice", 1000) {
+		t.Fatal("two seconds after the floor the bucket is not full")
+	}
+}
+
+// TestPublishFailureIsNeverRateLimited: a failure reply goes out when the
+// publisher's bucket is empty, and is paid for by the next publishes.
+func TestPublishFailureIsNeverRateLimited(t *testing.T) {
+	clock := newFakeClock()
+	d, b := newTestDispatcher(t, Options{RateBytesPerSec: 1000, RateBurst: 1000, Now: clock.now})
+	register(t, d, CapsuleACL{ID: "tool", Publish: []string{"reply"}}, continueTarget)
+	r, err := b.Subscribe(bus.RouteSpec{Owner: "watcher", Pattern: "reply"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	from := Caller{Capsule: "tool", Principal: "alice"}
+	payload := json.RawMessage(`"` + strings.Repeat("x", 300) + `"`)
+	admitted := 0
+	for ; ; admitted++ {
+		if _, err := d.Publish(from, "reply", payload); err != nil {
+			if !errors.Is(err, ErrRateLimited) {
+				t.Fatal(err)
+			}
+			break
+		}
+	}
+	if _, err := d.PublishFailure(from, "reply", payload); err != nil {
+		t.Fatalf("failure reply refused: %v", err)
+	}
+	delivered := 0
+	for {
+		if _, ok := r.TryRecv(); !ok {
+			break
+		}
+		delivered++
+	}
+	if admitted == 0 || delivered != admitted+1 {
+		t.Fatalf("%d messages delivered, want the burst's %d and the failure reply", delivered, admitted)
+	}
+	clock.advance(300 * time.Millisecond) // not yet repaid
+	if _, err := d.Publish(from, "reply", payload); !errors.Is(err, ErrRateLimited) {
+		t.Fatalf("publish right after the borrowed reply: %v, want rate limited", err)
+	}
+	if _, err := d.PublishFailure(Caller{Capsule: "tool", Principal: "alice"}, "elsewhere", payload); !errors.Is(err, ErrDenied) {
+		t.Fatalf("failure reply outside the ACL: %v, want denied", err)
+	}
+}

@@ -73,7 +73,7 @@ func (call *Call) Fail(reason error) {
 	// Fail runs on a timer or after the handler; the reply must not wait for
 	// the invoking goroutine, so it goes without the call's Runner.
 	from := dispatch.Caller{Capsule: call.caller.Capsule, Principal: call.caller.Principal}
-	if _, err := call.c.deps.Dispatcher.Publish(from, f.topic, f.payload); err != nil {
+	if _, err := call.c.deps.Dispatcher.PublishFailure(from, f.topic, f.payload); err != nil {
 		call.c.log.Error("failure reply not published", "topic", f.topic, "err", err)
 	}
 }

@@ -4,10 +4,14 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/astrid-go/astrid/hostapi"
+	"github.com/astrid-go/astrid/internal/config"
 	"github.com/astrid-go/astrid/ipc"
 	"github.com/astrid-go/astrid/sdk"
 )
@@ -110,5 +114,45 @@ func TestAToolThatWaitsForItsOwnRequestGetsTheAnswer(t *testing.T) {
 				t.Fatalf("result %+v, want the answerer's pong", res)
 			}
 		})
+	}
+}
+
+// TestARateLimitedResultStillReachesTheCaller: with a rate limit so tight
+// that the router's bucket runs dry within a few calls, every call is still
+// answered — the router's result goes out as its failure reply, which the
+// limiter charges but never refuses — instead of the caller waiting out its
+// timeout for a result the limiter dropped.
+func TestARateLimitedResultStillReachesTheCaller(t *testing.T) {
+	cfg := config.Default()
+	cfg.Limits.RateBytesPerSec = 1 // no refill to speak of
+	cfg.Limits.RateBurstBytes = 4096
+	k, ws := bootTestConfig(t, nil, cfg)
+	if err := os.WriteFile(filepath.Join(ws, "small.txt"), []byte("a small file\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c, err := k.NewToolClient(ipc.DefaultPrincipal)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	for i := 0; k.Dispatcher.Stats().RateLimited == 0; i++ {
+		if i == 100 {
+			t.Fatal("100 calls never hit the rate limit; the test does not test it")
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
+		res, err := c.Call(ctx, NewCallID(), "read_file", json.RawMessage(`{"file_path":"small.txt"}`))
+		cancel()
+		if err != nil {
+			t.Fatalf("call %d: %v", i, err)
+		}
+		if res.IsError {
+			if !strings.Contains(res.Content, "rate limited") {
+				t.Fatalf("call %d: error result %q, want the real result or a rate-limit error", i, res.Content)
+			}
+			continue
+		}
+		if !strings.Contains(res.Content, "a small file") {
+			t.Fatalf("call %d: %+v", i, res)
+		}
 	}
 }
