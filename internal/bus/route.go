@@ -55,6 +55,11 @@ type Route struct {
 	readyBytes int
 	delivered  uint64
 
+	// The receiver updates the fields above for every message and
+	// publishers lock mu for every message: on one cache line, each side
+	// would keep taking the line from the other (false sharing).
+	_ [128]byte
+
 	mu      sync.Mutex
 	queue   fairQueue
 	waiting bool // a receiver is parked on doorbell
