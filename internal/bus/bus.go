@@ -54,6 +54,16 @@ func New(opts Options) *Bus {
 // over MaxMessage is refused with ErrTooLarge and counted. After Publish, e is
 // shared by every receiver and must not be modified.
 func (b *Bus) Publish(e *ipc.Envelope) (int, error) {
+	return b.PublishAt(e, b.now())
+}
+
+// Now reads the clock the bus stamps envelopes with.
+func (b *Bus) Now() time.Time { return b.now() }
+
+// PublishAt is Publish with the timestamp now, which the caller has just
+// read from Now: the dispatcher reads the clock once per publish for both
+// its rate limiter and the stamp.
+func (b *Bus) PublishAt(e *ipc.Envelope, now time.Time) (int, error) {
 	if b.closed.Load() {
 		return 0, fmt.Errorf("bus: publish %s: %w", e.Topic, ErrClosed)
 	}
@@ -67,7 +77,7 @@ func (b *Bus) Publish(e *ipc.Envelope) (int, error) {
 			e.Topic, e.SourceID, size, b.opts.MaxMessage, ErrTooLarge)
 	}
 	e.Seq = b.seq.Add(1)
-	e.Timestamp = b.now()
+	e.Timestamp = now
 	b.published.Add(1)
 	return b.deliver(e, size), nil
 }

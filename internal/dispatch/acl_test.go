@@ -1,6 +1,7 @@
 package dispatch
 
 import (
+	"encoding/json"
 	"errors"
 	"strings"
 	"testing"
@@ -233,4 +234,38 @@ func TestUnresolvablePrincipalIsNotDispatched(t *testing.T) {
 	// The longest valid principal still goes through.
 	mustPublish(t, d, Caller{Capsule: "pub", Principal: strings.Repeat("p", MaxPrincipalBytes)}, "a.b", `{}`)
 	rec.wait(t, 1)
+}
+
+// TestTheLastPublishedCacheNeverWidensTheACL: once a topic has been allowed
+// (and cached), every attempt around it is still checked in full.
+func TestTheLastPublishedCacheNeverWidensTheACL(t *testing.T) {
+	d, _ := newTestDispatcher(t, Options{})
+	register(t, d, CapsuleACL{ID: "tool", Publish: []string{"tool.v1.execute.read_file.result"}}, continueTarget)
+	register(t, d, CapsuleACL{ID: "other", Publish: []string{"other.v1.x"}}, continueTarget)
+	from := Caller{Capsule: "tool", Principal: "alice"}
+	allowed := "tool.v1.execute.read_file.result"
+	for _, topic := range []string{
+		"tool.v1.execute.write_file.result",
+		"tool.v1.execute.read_file.result.x",
+		"tool.v1.execute.read_file",
+		"tool.v1.execute.*.result",
+		"tool.v1.execute.read_file.resul",
+		"tool.v1.execute.read_file.result ",
+		"tool.v1.execute..result",
+		"",
+	} {
+		mustPublish(t, d, from, allowed, `{}`) // the cache holds the allowed topic
+		if _, err := d.Publish(from, topic, json.RawMessage(`{}`)); err == nil {
+			t.Errorf("publish %q after %q: allowed", topic, allowed)
+		}
+	}
+	// The cache is per capsule: another capsule's allowed topic opens
+	// nothing here, and this one's opens nothing there.
+	mustPublish(t, d, Caller{Capsule: "other", Principal: "alice"}, "other.v1.x", `{}`)
+	if _, err := d.Publish(from, "other.v1.x", json.RawMessage(`{}`)); !errors.Is(err, ErrDenied) {
+		t.Errorf("tool published other's topic: %v", err)
+	}
+	if _, err := d.Publish(Caller{Capsule: "other", Principal: "alice"}, allowed, json.RawMessage(`{}`)); !errors.Is(err, ErrDenied) {
+		t.Errorf("other published tool's topic: %v", err)
+	}
 }

@@ -32,7 +32,9 @@ type Options struct {
 	// abandoned (and logged) rather than allowed to hang a shutdown.
 	UnregisterGrace time.Duration
 	Logger          *slog.Logger
-	// Now drives the rate limiter; tests inject a fake clock.
+	// Now drives the rate limiter; tests inject a fake clock. By default
+	// the limiter reads the bus's clock, once per publish for both the
+	// limiter and the envelope's stamp.
 	Now func() time.Time
 }
 
@@ -58,9 +60,6 @@ func (o Options) withDefaults() Options {
 	}
 	if o.Logger == nil {
 		o.Logger = slog.Default()
-	}
-	if o.Now == nil {
-		o.Now = time.Now
 	}
 	return o
 }
@@ -102,6 +101,10 @@ type Dispatcher struct {
 	opts  Options
 	log   *slog.Logger
 	stats counters
+	// now is the rate limiter's clock: Options.Now, or the bus's, in
+	// which case (stampsShared) one reading also stamps the envelope.
+	now          func() time.Time
+	stampsShared bool
 
 	// interceptors is the copy-on-write interceptor table read by every
 	// publish without locking.
@@ -115,6 +118,8 @@ type Dispatcher struct {
 // busPort is what the dispatcher needs of the bus.
 type busPort interface {
 	Publish(e *ipc.Envelope) (int, error)
+	PublishAt(e *ipc.Envelope, now time.Time) (int, error)
+	Now() time.Time
 	Subscribe(spec bus.RouteSpec) (*bus.Route, error)
 	Stats() bus.Stats
 }
@@ -128,6 +133,10 @@ type capsule struct {
 	subscribe    acl
 	interceptors []Interceptor
 	limiter      *limiter
+	// lastPublished is the topic this capsule last published and the ACL
+	// allowed: a capsule publishes one topic many times over, and a hit
+	// skips matching its [publish] keys (a string comparison instead).
+	lastPublished atomic.Pointer[string]
 
 	ctx    context.Context // cancelled when the capsule is unregistered
 	cancel context.CancelFunc
@@ -150,7 +159,10 @@ func New(b *bus.Bus, opts Options) *Dispatcher {
 
 func newDispatcher(b busPort, opts Options) *Dispatcher {
 	opts = opts.withDefaults()
-	d := &Dispatcher{bus: b, opts: opts, log: opts.Logger}
+	d := &Dispatcher{bus: b, opts: opts, log: opts.Logger, now: opts.Now}
+	if d.now == nil {
+		d.now, d.stampsShared = b.Now, true
+	}
 	d.interceptors.Store(&table{})
 	d.capsules.Store(&map[string]*capsule{})
 	return d
@@ -216,7 +228,7 @@ func (d *Dispatcher) newCapsule(a CapsuleACL, t Target) (*capsule, error) {
 		publish:      pub,
 		subscribe:    sub,
 		interceptors: append([]Interceptor(nil), a.Interceptors...),
-		limiter:      newLimiter(d.opts.RateBytesPerSec, d.opts.RateBurst, d.opts.Now),
+		limiter:      newLimiter(d.opts.RateBytesPerSec, d.opts.RateBurst),
 		ctx:          ctx,
 		cancel:       cancel,
 		queues:       make(map[string]*queue),

@@ -21,7 +21,6 @@ const pruneAbove = 1024
 // its size out of the bucket or is refused, consuming nothing.
 type limiter struct {
 	rate, burst int64
-	now         func() time.Time
 
 	mu        sync.Mutex
 	buckets   map[string]*bucket
@@ -38,14 +37,13 @@ type bucket struct {
 
 const scale = int64(time.Second)
 
-func newLimiter(rate, burst int64, now func() time.Time) *limiter {
-	return &limiter{rate: rate, burst: burst, now: now, buckets: make(map[string]*bucket)}
+func newLimiter(rate, burst int64) *limiter {
+	return &limiter{rate: rate, burst: burst, buckets: make(map[string]*bucket)}
 }
 
-// take charges n bytes to principal's bucket and reports whether they were
-// available.
-func (l *limiter) take(principal string, n int64) bool {
-	now := l.now()
+// take charges n bytes to principal's bucket at time now and reports whether
+// they were available.
+func (l *limiter) take(principal string, n int64, now time.Time) bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	b := l.buckets[principal]
@@ -68,8 +66,7 @@ func (l *limiter) take(principal string, n int64) bool {
 // later publishes wait for the refill to repay it. It is for the one answer
 // a call owes its caller (PublishFailure), which must not be lost to the
 // limit but must still be paid for.
-func (l *limiter) borrow(principal string, n int64) {
-	now := l.now()
+func (l *limiter) borrow(principal string, n int64, now time.Time) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	b := l.buckets[principal]

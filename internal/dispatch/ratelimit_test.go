@@ -62,20 +62,20 @@ func TestLimiterTokenBucket(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			clock := newFakeClock()
-			l := newLimiter(1000, 1000, clock.now)
+			l := newLimiter(1000, 1000)
 			for i, s := range tt.steps {
 				clock.advance(s.advance)
 				if s.bytes == 0 { // the fraction test: many tiny refills
 					for range 999 {
 						clock.advance(s.advance)
-						l.take(s.principal, 0)
+						l.take(s.principal, 0, clock.now())
 					}
-					if !l.take(s.principal, 100) || l.take(s.principal, 1) {
+					if !l.take(s.principal, 100, clock.now()) || l.take(s.principal, 1, clock.now()) {
 						t.Fatalf("step %d: 1000 refills of 0.1 byte did not add exactly 100 bytes", i)
 					}
 					continue
 				}
-				if got := l.take(s.principal, s.bytes); got != s.want {
+				if got := l.take(s.principal, s.bytes, clock.now()); got != s.want {
 					t.Fatalf("step %d: take(%s, %d) = %v, want %v", i, s.principal, s.bytes, got, s.want)
 				}
 			}
@@ -85,24 +85,24 @@ func TestLimiterTokenBucket(t *testing.T) {
 
 func TestLimiterRefundAndPrune(t *testing.T) {
 	clock := newFakeClock()
-	l := newLimiter(1000, 1000, clock.now)
-	if !l.take("alice", 800) {
+	l := newLimiter(1000, 1000)
+	if !l.take("alice", 800, clock.now()) {
 		t.Fatal("first take refused")
 	}
 	l.refund("alice", 800)
-	if !l.take("alice", 1000) {
+	if !l.take("alice", 1000, clock.now()) {
 		t.Fatal("refund did not return the bytes")
 	}
 	for i := range pruneAbove + 10 {
-		l.take(fmt.Sprintf("p%d", i), 1)
+		l.take(fmt.Sprintf("p%d", i), 1, clock.now())
 	}
 	before := len(l.buckets)
 	clock.advance(2 * time.Second) // every bucket refills; alice is full again
-	l.take("newcomer", 1)
+	l.take("newcomer", 1, clock.now())
 	if after := len(l.buckets); after >= before || after > 1 {
 		t.Fatalf("prune kept %d of %d buckets, want only the newcomer", after, before)
 	}
-	if !l.take("alice", 1000) {
+	if !l.take("alice", 1000, clock.now()) {
 		t.Fatal("a pruned principal lost its burst")
 	}
 }
@@ -165,28 +165,28 @@ func TestPublishRateLimit(t *testing.T) {
 // the refill has repaid it.
 func TestLimiterBorrowGoesIntoDebt(t *testing.T) {
 	clock := newFakeClock()
-	l := newLimiter(1000, 1000, clock.now)
-	if !l.take("alice", 1000) {
+	l := newLimiter(1000, 1000)
+	if !l.take("alice", 1000, clock.now()) {
 		t.Fatal("burst refused")
 	}
-	l.borrow("alice", 400) // bucket at -400
+	l.borrow("alice", 400, clock.now()) // bucket at -400
 	clock.advance(400 * time.Millisecond)
-	if l.take("alice", 1) {
+	if l.take("alice", 1, clock.now()) {
 		t.Fatal("a take passed while the bucket was still repaying its debt")
 	}
 	clock.advance(100 * time.Millisecond) // +100: the bucket holds 100
-	if !l.take("alice", 100) || l.take("alice", 1) {
+	if !l.take("alice", 100, clock.now()) || l.take("alice", 1, clock.now()) {
 		t.Fatal("after repaying the debt the bucket does not hold exactly what the refill added")
 	}
 	for range 10 {
-		l.borrow("alice", 1000) // debt is floored at one burst
+		l.borrow("alice", 1000, clock.now()) // debt is floored at one burst
 	}
 	clock.advance(time.Second)
-	if l.take("alice", 1) {
+	if l.take("alice", 1, clock.now()) {
 		t.Fatal("a second after the floor the bucket is not back to empty")
 	}
 	clock.advance(time.Second)
-	if !l.take("alice", 1000) {
+	if !l.take("alice", 1000, clock.now()) {
 		t.Fatal("two seconds after the floor the bucket is not full")
 	}
 }

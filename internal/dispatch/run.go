@@ -69,7 +69,7 @@ func (d *Dispatcher) send(r *run, i int, rn *Runner) bool {
 const dropLogInterval = time.Second
 
 func (d *Dispatcher) logDrop(c *capsule, e *ipc.Envelope) {
-	now := d.opts.Now()
+	now := d.now()
 	c.mu.Lock()
 	c.drops++
 	if now.Sub(c.lastDrop) < dropLogInterval {
