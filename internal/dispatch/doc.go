@@ -8,7 +8,9 @@
 // match shares one priority, otherwise one chain ordered by (priority, capsule
 // id), each invocation passing through the target's (capsule, principal)
 // queue. Interceptors are reached through the Target interface, which the
-// capsule layer implements.
+// capsule layer implements. A queue is drained by a worker goroutine or, when
+// the publisher is about to wait anyway, by the publisher itself (Runner), so
+// that a relay of handlers (a tool call) runs on one goroutine.
 //
 // Decisions that follow from "fail closed" (DESIGN §2.6):
 //   - an interceptor that errors or panics counts as Deny;
