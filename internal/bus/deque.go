@@ -42,9 +42,12 @@ const keepCap = 1024
 // reset empties the deque, dropping references but keeping storage up to
 // keepCap entries.
 func (d *deque[T]) reset() {
-	if len(d.buf) > keepCap {
+	switch {
+	case len(d.buf) > keepCap:
 		d.buf = nil
-	} else {
+	case d.n > 0:
+		// An empty deque holds no references: popFront zeroes each slot
+		// it takes, so only a deque emptied here needs clearing.
 		clear(d.buf)
 	}
 	d.head, d.n = 0, 0
