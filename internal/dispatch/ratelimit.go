@@ -46,14 +46,7 @@ func newLimiter(rate, burst int64) *limiter {
 func (l *limiter) take(principal string, n int64, now time.Time) bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	b := l.buckets[principal]
-	if b == nil {
-		l.prune(now)
-		b = &bucket{scaled: l.burst * scale, last: now}
-		l.buckets[principal] = b
-	} else {
-		l.refill(b, now)
-	}
+	b := l.bucketAt(principal, now)
 	if n > b.scaled/scale {
 		return false
 	}
@@ -69,15 +62,22 @@ func (l *limiter) take(principal string, n int64, now time.Time) bool {
 func (l *limiter) borrow(principal string, n int64, now time.Time) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	b := l.bucketAt(principal, now)
+	b.scaled = max(b.scaled-n*scale, -l.burst*scale)
+}
+
+// bucketAt returns principal's bucket refilled up to now, making a full one
+// for a principal not seen (or pruned) before. The caller holds l.mu.
+func (l *limiter) bucketAt(principal string, now time.Time) *bucket {
 	b := l.buckets[principal]
 	if b == nil {
 		l.prune(now)
 		b = &bucket{scaled: l.burst * scale, last: now}
 		l.buckets[principal] = b
-	} else {
-		l.refill(b, now)
+		return b
 	}
-	b.scaled = max(b.scaled-n*scale, -l.burst*scale)
+	l.refill(b, now)
+	return b
 }
 
 // refund returns n bytes taken for a publish the bus then refused, so a
