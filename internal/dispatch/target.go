@@ -11,8 +11,9 @@ import (
 // Target is a registered capsule as the dispatcher sees it: something that can
 // be asked to intercept an event. The capsule layer's Composite implements it.
 //
-// Intercept is called from the capsule's (capsule, principal) queue worker,
-// one call at a time per queue; it should honour ctx, which is cancelled when
+// Intercept is called by whichever goroutine owns the capsule's (capsule,
+// principal) queue — its worker, or a Runner (see Runner) — one call at a
+// time per queue; it should honour ctx, which is cancelled when
 // the capsule is unregistered or the dispatcher closes. Returning an error
 // (trap, timeout) counts as Deny; returning ErrNotSupported skips the link.
 type Target interface {
