@@ -87,19 +87,8 @@ func (v *jsonValidator) object(depth int) bool {
 		if !v.value(depth) {
 			return false
 		}
-		v.space()
-		if v.i >= len(v.p) {
-			return false
-		}
-		switch v.p[v.i] {
-		case ',':
-			v.i++
-			v.space()
-		case '}':
-			v.i++
-			return true
-		default:
-			return false
+		if more, ok := v.separator('}'); !more {
+			return ok
 		}
 	}
 }
@@ -118,21 +107,30 @@ func (v *jsonValidator) array(depth int) bool {
 		if !v.value(depth) {
 			return false
 		}
-		v.space()
-		if v.i >= len(v.p) {
-			return false
-		}
-		switch v.p[v.i] {
-		case ',':
-			v.i++
-			v.space()
-		case ']':
-			v.i++
-			return true
-		default:
-			return false
+		if more, ok := v.separator(']'); !more {
+			return ok
 		}
 	}
+}
+
+// separator consumes what follows a member or an element: a comma (more
+// follows) or the container's closing byte (ok, no more); anything else is
+// invalid.
+func (v *jsonValidator) separator(closing byte) (more, ok bool) {
+	v.space()
+	if v.i >= len(v.p) {
+		return false, false
+	}
+	switch v.p[v.i] {
+	case ',':
+		v.i++
+		v.space()
+		return true, true
+	case closing:
+		v.i++
+		return false, true
+	}
+	return false, false
 }
 
 func (v *jsonValidator) literal(word string) bool {
