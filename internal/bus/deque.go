@@ -32,11 +32,11 @@ func (d *deque[T]) popFront() T {
 	return v
 }
 
-// keepCap is the largest storage reset keeps. A principal's queue empties
-// every time its receiver catches up, so storage a busy stream grew is kept
-// for the next burst instead of being grown again from 8 (which showed as
-// allocation and page-return churn in the throughput benchmark); beyond
-// this it is a one-off burst, and given back.
+// keepCap is the largest storage reset keeps. A receiver's batch empties
+// every time its receiver catches up, so storage is kept for the next batch
+// instead of being grown again from 8; beyond this it was a one-off, and is
+// given back. (Principal queues, which grow with a publisher's backlog, are
+// chunked instead: chunkfifo.go.)
 const keepCap = 1024
 
 // reset empties the deque, dropping references but keeping storage up to

@@ -11,7 +11,7 @@ type entry struct {
 // principalQueue is one principal's FIFO inside a route.
 type principalQueue struct {
 	principal string
-	fifo      deque[entry]
+	fifo      chunkFIFO
 	bytes     int
 	deficit   int
 	heapIdx   int
@@ -43,6 +43,8 @@ type fairQueue struct {
 	// the eviction victim is found in O(1) and kept in O(log principals).
 	heavy []*principalQueue
 	free  []*principalQueue
+	// chunks is the storage the principals' FIFOs share.
+	chunks chunkPool
 }
 
 func newFairQueue(budget, quantum int) fairQueue {
@@ -64,7 +66,7 @@ func (f *fairQueue) push(e *ipc.Envelope, size int) (evicted int) {
 		}
 		f.last = q
 	}
-	q.fifo.pushBack(entry{env: e, size: size})
+	q.fifo.pushBack(&f.chunks, entry{env: e, size: size})
 	q.bytes += size
 	f.bytes += size
 	f.msgs++
@@ -79,7 +81,7 @@ func (f *fairQueue) push(e *ipc.Envelope, size int) (evicted int) {
 // evictOne drops the oldest message of the principal holding the most bytes.
 func (f *fairQueue) evictOne() {
 	q := f.heavy[0]
-	e := q.fifo.popFront()
+	e := q.fifo.popFront(&f.chunks)
 	q.bytes -= e.size
 	f.bytes -= e.size
 	f.msgs--
@@ -101,7 +103,7 @@ func (f *fairQueue) pop() (entry, bool) {
 			f.retire(q)
 			continue
 		}
-		head := q.fifo.buf[q.fifo.head]
+		head := q.fifo.front()
 		if !f.visiting {
 			f.visiting = true
 			q.deficit += f.quantum
@@ -112,7 +114,7 @@ func (f *fairQueue) pop() (entry, bool) {
 			}
 		}
 		if head.size <= q.deficit {
-			q.fifo.popFront()
+			q.fifo.popFront(&f.chunks)
 			q.deficit -= head.size
 			q.bytes -= head.size
 			f.bytes -= head.size
@@ -139,11 +141,12 @@ func (f *fairQueue) clear() int {
 	n := f.msgs
 	for f.rotation.len() > 0 {
 		q := f.rotation.popFront()
-		q.fifo.reset()
+		q.fifo.reset(&f.chunks)
 	}
 	clear(f.byPrincipal)
 	f.last = nil
 	f.heavy, f.free = nil, nil
+	f.chunks = chunkPool{}
 	f.bytes, f.msgs, f.visiting = 0, 0, false
 	return n
 }
@@ -175,7 +178,7 @@ func (f *fairQueue) retire(q *principalQueue) {
 	f.heapRemove(q.heapIdx)
 	q.inRotation = false
 	q.deficit = 0
-	q.fifo.reset()
+	q.fifo.reset(&f.chunks)
 	if len(f.free) < 64 {
 		f.free = append(f.free, q)
 	}

@@ -72,9 +72,9 @@ func checkFairQueue(t *testing.T, step int, f *fairQueue) {
 	bytes, msgs := 0, 0
 	for _, q := range f.byPrincipal {
 		qb := 0
-		for i := 0; i < q.fifo.len(); i++ {
-			qb += q.fifo.buf[(q.fifo.head+i)&(len(q.fifo.buf)-1)].size
-		}
+		q.fifo.each(func(e entry) {
+			qb += e.size
+		})
 		if qb != q.bytes {
 			t.Fatalf("step %d: %q counts %d bytes, holds %d", step, q.principal, q.bytes, qb)
 		}
