@@ -1,6 +1,7 @@
 package dispatch
 
 import (
+	"bytes"
 	"encoding/binary"
 	"unicode/utf8"
 )
@@ -163,10 +164,51 @@ func plainWord(x uint64) bool {
 	return (below20 | quote | backslash | x&highs) == 0
 }
 
+// asciiPrintable reports whether every byte of b is at least 0x20 and
+// below 0x80. Per word, (x - 0x20…) | x has a byte's high bit set exactly
+// when that byte is non-ASCII or borrowed (was below 0x20); a borrow only
+// ever starts at such a byte, so the test is exact. Two words per step
+// shorten the dependency chain.
+func asciiPrintable(b []byte) bool {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	for len(b) >= 16 {
+		x, y := binary.LittleEndian.Uint64(b), binary.LittleEndian.Uint64(b[8:])
+		if ((x-ones*0x20)|x|(y-ones*0x20)|y)&highs != 0 {
+			return false
+		}
+		b = b[16:]
+	}
+	if len(b) >= 8 {
+		x := binary.LittleEndian.Uint64(b)
+		if ((x-ones*0x20)|x)&highs != 0 {
+			return false
+		}
+		b = b[8:]
+	}
+	for _, c := range b {
+		if c < 0x20 || c >= 0x80 {
+			return false
+		}
+	}
+	return true
+}
+
 // str consumes a string starting at its opening quote.
 func (v *jsonValidator) str() bool {
 	v.i++ // "
 	p := v.p
+	// Most strings are plain ASCII without escapes: find the closing quote
+	// with the vectorised IndexByte, then check that nothing before it is a
+	// backslash (IndexByte again), a control character or non-ASCII (four
+	// instructions per eight bytes). Anything else takes the loop below,
+	// which decides every case.
+	if q := bytes.IndexByte(p[v.i:], '"'); q >= 0 {
+		body := p[v.i : v.i+q]
+		if asciiPrintable(body) && bytes.IndexByte(body, '\\') < 0 {
+			v.i += q + 1
+			return true
+		}
+	}
 	for v.i < len(p) {
 		i := v.i
 		// Eight bytes at a time while none needs a look (payloads are

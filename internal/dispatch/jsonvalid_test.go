@@ -89,3 +89,25 @@ func TestPlainWordAgreesWithTheByteTable(t *testing.T) {
 		check(x)
 	}
 }
+
+// TestASCIIPrintableEveryLane puts each boundary byte at every offset of
+// strings long enough for both word loops and the tail, and compares with
+// the byte-by-byte rule; then validJSON on the same string quoted.
+func TestASCIIPrintableEveryLane(t *testing.T) {
+	for _, c := range []byte{0x00, 0x1f, 0x20, '"', '\\', 0x7e, 0x7f, 0x80, 0xc3, 0xff} {
+		for n := 1; n <= 40; n++ {
+			for at := 0; at < n; at++ {
+				b := []byte(strings.Repeat("a", n))
+				b[at] = c
+				want := c >= 0x20 && c < 0x80
+				if got := asciiPrintable(b); got != want {
+					t.Fatalf("asciiPrintable(%q) = %v, want %v", b, got, want)
+				}
+				quoted := append(append([]byte{'"'}, b...), '"')
+				if got, want := validJSON(quoted), reference(quoted); got != want {
+					t.Fatalf("validJSON(%q) = %v, want %v", quoted, got, want)
+				}
+			}
+		}
+	}
+}
