@@ -69,12 +69,7 @@ func (b *Bus) PublishAt(e *ipc.Envelope, now time.Time) (int, error) {
 	}
 	size := e.Size()
 	if size > b.opts.MaxMessage {
-		b.rejected.Add(1)
-		b.logger.Warn("bus: message refused: too large",
-			"topic", e.Topic, "source_id", e.SourceID, "principal", e.Principal,
-			"size", size, "limit", b.opts.MaxMessage)
-		return 0, fmt.Errorf("bus: publish %s from %s: %d bytes, the limit is %d: %w",
-			e.Topic, e.SourceID, size, b.opts.MaxMessage, ErrTooLarge)
+		return 0, b.refuseTooLarge(e, size)
 	}
 	e.Seq = b.seq.Add(1)
 	e.Timestamp = now
@@ -99,28 +94,47 @@ func (b *Bus) Deliver(e *ipc.Envelope) (int, error) {
 	return b.deliver(e, size), nil
 }
 
+func (b *Bus) refuseTooLarge(e *ipc.Envelope, size int) error {
+	b.rejected.Add(1)
+	b.logger.Warn("bus: message refused: too large",
+		"topic", e.Topic, "source_id", e.SourceID, "principal", e.Principal,
+		"size", size, "limit", b.opts.MaxMessage)
+	return fmt.Errorf("bus: publish %s from %s: %d bytes, the limit is %d: %w",
+		e.Topic, e.SourceID, size, b.opts.MaxMessage, ErrTooLarge)
+}
+
 func (b *Bus) deliver(e *ipc.Envelope, size int) int {
 	t := b.table.Load()
 	n := 0
-	t.match(e.Topic, func(r *Route) {
-		if !r.accepts(e) {
-			return
-		}
-		taken, evicted := r.enqueue(e, size)
-		if taken {
-			n++
-		}
-		if evicted > 0 {
-			b.logEviction(r, e, evicted)
-		}
-	})
+	t.match(e.Topic, func(r *Route) { n += b.enqueueOn(r, e, size) })
+	b.finishDelivery(t, e, n)
+	return n
+}
+
+// enqueueOn offers e to one matching route and returns 1 if it took it.
+func (b *Bus) enqueueOn(r *Route, e *ipc.Envelope, size int) int {
+	if !r.accepts(e) {
+		return 0
+	}
+	taken, evicted := r.enqueue(e, size)
+	if evicted > 0 {
+		b.logEviction(r, e, evicted)
+	}
+	if taken {
+		return 1
+	}
+	return 0
+}
+
+// finishDelivery copies e to the observer rings of t and counts it as
+// unrouted if no route took it.
+func (b *Bus) finishDelivery(t *table, e *ipc.Envelope, routed int) {
 	for _, g := range t.rings {
 		g.push(e)
 	}
-	if n == 0 {
+	if routed == 0 {
 		b.unrouted.Add(1)
 	}
-	return n
 }
 
 // logEviction logs a route's evictions when its running total crosses a

@@ -48,16 +48,3 @@ func (a *acl) deny(verb, subject, capsule string) error {
 	return fmt.Errorf("dispatch: %s %s from capsule %s: %w %s (%s)", verb, subject, capsule, ErrDenied, a.table, a.listing)
 }
 
-// publishedLast reports whether topic is the one this capsule last
-// published (after it was validated and allowed by the [publish] ACL).
-func (c *capsule) publishedLast(topic string) bool {
-	last := c.lastPublished.Load()
-	return last != nil && *last == topic
-}
-
-// rememberPublished is apart so that only a cache miss moves a copy of the
-// topic's header to the heap.
-func (c *capsule) rememberPublished(topic string) {
-	t := topic
-	c.lastPublished.Store(&t)
-}

@@ -119,6 +119,9 @@ type Dispatcher struct {
 type busPort interface {
 	Publish(e *ipc.Envelope) (int, error)
 	PublishAt(e *ipc.Envelope, now time.Time) (int, error)
+	PublishResolved(e *ipc.Envelope, now time.Time, res *bus.Resolution) (int, error)
+	Resolve(topic string) *bus.Resolution
+	Current(res *bus.Resolution) bool
 	Now() time.Time
 	Subscribe(spec bus.RouteSpec) (*bus.Route, error)
 	Stats() bus.Stats
@@ -133,10 +136,10 @@ type capsule struct {
 	subscribe    acl
 	interceptors []Interceptor
 	limiter      *limiter
-	// lastPublished is the topic this capsule last published and the ACL
-	// allowed: a capsule publishes one topic many times over, and a hit
-	// skips matching its [publish] keys (a string comparison instead).
-	lastPublished atomic.Pointer[string]
+	// published remembers the topics this capsule published last, all
+	// valid and allowed by its [publish] ACL, with their routes and
+	// interceptors (topiccache.go).
+	published topicCache
 
 	ctx    context.Context // cancelled when the capsule is unregistered
 	cancel context.CancelFunc

@@ -39,10 +39,11 @@ func (d *Dispatcher) publish(from Caller, topic string, payload json.RawMessage,
 	if err != nil {
 		return Result{}, fmt.Errorf("dispatch: publish %s from capsule %s: %w", topic, from.Capsule, err)
 	}
-	// A topic this capsule published last was valid and allowed then, and
+	// A topic this capsule published lately was valid and allowed then, and
 	// its ACL has not changed since (a capsule's ACL is fixed while it is
 	// registered): the check is a string comparison.
-	if !c.publishedLast(topic) {
+	known := c.published.find(topic)
+	if known == nil {
 		if err := ipc.ValidateTopic(topic); err != nil {
 			d.stats.invalid.Add(1)
 			return Result{}, fmt.Errorf("dispatch: publish from capsule %s: %w", c.id, err)
@@ -53,7 +54,6 @@ func (d *Dispatcher) publish(from Caller, topic string, payload json.RawMessage,
 			d.log.Warn("dispatch: publish refused", slog.String("capsule", c.id), slog.String("topic", topic), slog.String("principal", from.Principal), slog.Any("error", err))
 			return Result{}, err
 		}
-		c.rememberPublished(topic)
 	}
 	if err := ValidatePrincipal(from.Principal); err != nil {
 		d.stats.invalid.Add(1)
@@ -82,7 +82,7 @@ func (d *Dispatcher) publish(from Caller, topic string, payload json.RawMessage,
 	if !d.stampsShared {
 		now = time.Time{}
 	}
-	res, err := d.deliver(e, from.Runner, now)
+	res, err := d.deliverKnown(c, known, e, from.Runner, now)
 	if err != nil {
 		c.limiter.refund(from.Principal, size)
 		return Result{}, fmt.Errorf("dispatch: publish %s from capsule %s: %w", topic, c.id, err)
@@ -109,6 +109,34 @@ func (d *Dispatcher) PublishKernel(topic string, payload json.RawMessage) (Resul
 		return Result{}, fmt.Errorf("dispatch: kernel publish %s: %w", topic, err)
 	}
 	return res, nil
+}
+
+// deliverKnown is deliver for a capsule's publish of a topic that passed
+// its ACL: through known, the capsule's remembered resolution of the topic,
+// renewed (and remembered) when it is missing or the bus's routes or the
+// interceptors have changed since.
+func (d *Dispatcher) deliverKnown(c *capsule, known *knownTopic, e *ipc.Envelope, rn *Runner, now time.Time) (Result, error) {
+	interceptors := d.interceptors.Load()
+	if known == nil || known.interceptors != interceptors || !d.bus.Current(known.routes) {
+		known = &knownTopic{topic: e.Topic, routes: d.bus.Resolve(e.Topic), interceptors: interceptors, links: interceptors.match(e.Topic)}
+		c.published.remember(known)
+	}
+	if now.IsZero() {
+		now = d.bus.Now()
+	}
+	routes, err := d.bus.PublishResolved(e, now, known.routes)
+	if err != nil {
+		if errors.Is(err, bus.ErrTooLarge) {
+			d.stats.tooLarge.Add(1)
+		}
+		return Result{}, err
+	}
+	d.stats.published.Add(1)
+	d.stats.routes.Add(uint64(routes))
+	if len(known.links) > 0 {
+		d.dispatch(e, known.links, rn)
+	}
+	return Result{Routes: routes, Interceptors: len(known.links)}, nil
 }
 
 // deliver hands e to the bus, stamped with now (a reading of the bus's
