@@ -47,4 +47,3 @@ func (a *acl) allows(subject string) bool {
 func (a *acl) deny(verb, subject, capsule string) error {
 	return fmt.Errorf("dispatch: %s %s from capsule %s: %w %s (%s)", verb, subject, capsule, ErrDenied, a.table, a.listing)
 }
-
