@@ -96,15 +96,19 @@ func (l *limiter) refill(b *bucket, now time.Time) {
 		return // a clock that steps back grants nothing
 	}
 	b.last = now
-	// Cap elapsed at the time a bucket takes to fill from its floor (one
-	// burst in debt, see borrow), so that elapsed×rate cannot overflow
-	// (burst is bounded in New).
+	// Compare elapsed with the time this bucket takes to fill before
+	// multiplying: the room left (at most two bursts, from one burst in
+	// debt, see borrow) fits an int64 since burst is bounded in New, and so
+	// does elapsed×rate once it is no more than the room; the sum then never
+	// passes full. (Capping elapsed alone let a nearly full bucket at the
+	// largest burst overflow after a gap of one to two seconds.)
 	full := l.burst * scale
-	if elapsed >= time.Duration(2*full/l.rate) {
+	room := full - b.scaled
+	if int64(elapsed) > room/l.rate {
 		b.scaled = full
 		return
 	}
-	b.scaled = min(b.scaled+int64(elapsed)*l.rate, full)
+	b.scaled += int64(elapsed) * l.rate
 }
 
 // prune forgets full buckets once the map is large, at most once a second.

@@ -233,3 +233,29 @@ func TestPublishFailureIsNeverRateLimited(t *testing.T) {
 		t.Fatalf("failure reply outside the ACL: %v, want denied", err)
 	}
 }
+
+// TestLimiterLargestBurstDoesNotOverflow: at the largest burst and rate a
+// refill of between one and two seconds onto a nearly full bucket once
+// overflowed int64 and left the bucket empty, refusing every publish.
+func TestLimiterLargestBurstDoesNotOverflow(t *testing.T) {
+	for _, gap := range []time.Duration{time.Millisecond, 999 * time.Millisecond, 1100 * time.Millisecond, 1500 * time.Millisecond, 1999 * time.Millisecond, 2 * time.Second, time.Hour} {
+		l := newLimiter(maxRateBurst, maxRateBurst)
+		t0 := time.Unix(1_700_000_000, 0)
+		if !l.take("alice", 1000, t0) {
+			t.Fatal("first take refused")
+		}
+		if !l.take("alice", maxRateBurst, t0.Add(gap)) {
+			t.Errorf("after %v: a full burst was refused (bucket at %d)", gap, l.buckets["alice"].scaled)
+		}
+	}
+	// From one burst in debt, too.
+	l := newLimiter(maxRateBurst, maxRateBurst)
+	t0 := time.Unix(1_700_000_000, 0)
+	l.borrow("alice", 2*maxRateBurst, t0)
+	if l.take("alice", 1, t0.Add(999*time.Millisecond)) {
+		t.Error("a bucket one burst in debt refilled within a second")
+	}
+	if !l.take("alice", maxRateBurst, t0.Add(3*time.Second)) {
+		t.Error("a bucket one burst in debt was not full after two seconds")
+	}
+}
