@@ -13,15 +13,13 @@ import (
 
 var goldenEnvelopes = map[string]Envelope{
 	"full": {
-		Topic:       UserPromptTopic,
-		Payload:     json.RawMessage(`{"type":"user_input","text":"hi","session_id":"default"}`),
-		Signature:   Signature{1, 2, 255},
-		SourceID:    "cli",
-		Timestamp:   time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC),
-		Seq:         7,
-		Principal:   "alice",
-		DeviceKeyID: "dk1",
-		Origin:      OriginLocalSocket,
+		Topic:      UserPromptTopic,
+		Payload:    json.RawMessage(`{"type":"user_input","text":"hi","session_id":"default"}`),
+		SourceID:   "cli",
+		Timestamp:  time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC),
+		Seq:        7,
+		Principal:  "alice",
+		Provenance: &Provenance{Signature: Signature{1, 2, 255}, DeviceKeyID: "dk1", Origin: OriginLocalSocket},
 	},
 	"system": {
 		Topic:     CapsulesLoadedTopic,
@@ -31,13 +29,13 @@ var goldenEnvelopes = map[string]Envelope{
 		Seq:       1,
 	},
 	"remote_gateway": {
-		Topic:     UserPromptTopic,
-		Payload:   json.RawMessage(`{"type":"user_input","text":"hi","session_id":"default"}`),
-		SourceID:  "gateway",
-		Timestamp: time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC),
-		Seq:       2,
-		Principal: "bob",
-		Origin:    OriginRemoteGateway,
+		Topic:      UserPromptTopic,
+		Payload:    json.RawMessage(`{"type":"user_input","text":"hi","session_id":"default"}`),
+		SourceID:   "gateway",
+		Timestamp:  time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC),
+		Seq:        2,
+		Principal:  "bob",
+		Provenance: &Provenance{Origin: OriginRemoteGateway},
 	},
 }
 
@@ -90,8 +88,8 @@ func TestEnvelopeCLIProxyFrame(t *testing.T) {
 	if err := json.Unmarshal([]byte(frame), &env); err != nil {
 		t.Fatalf("minimal frame: %v", err)
 	}
-	if env.Topic != UserPromptTopic || env.SourceID != "cli" || env.Seq != 0 || env.Signature != nil ||
-		env.Principal != "" || env.DeviceKeyID != "" || env.Origin != OriginSystem {
+	if env.Topic != UserPromptTopic || env.SourceID != "cli" || env.Seq != 0 || env.Signature() != nil ||
+		env.Principal != "" || env.DeviceKeyID() != "" || env.Origin() != OriginSystem || env.Provenance != nil {
 		t.Errorf("minimal frame decoded as %#v", env)
 	}
 	if got := DecodePayload(env.Payload); !reflect.DeepEqual(got, UserInput{Text: "hi", SessionID: DefaultSessionID}) {
@@ -119,8 +117,8 @@ func TestEnvelopeOrigin(t *testing.T) {
 		}
 		var env Envelope
 		frame := `{"topic":"a","payload":{},"source_id":"x","origin":` + c.json + `}`
-		if err := json.Unmarshal([]byte(frame), &env); err != nil || env.Origin != c.want {
-			t.Errorf("envelope origin %s = %q, %v; want %q", c.json, env.Origin, err, c.want)
+		if err := json.Unmarshal([]byte(frame), &env); err != nil || env.Origin() != c.want {
+			t.Errorf("envelope origin %s = %q, %v; want %q", c.json, env.Origin(), err, c.want)
 		}
 	}
 }
@@ -142,8 +140,8 @@ func TestEnvelopeSignature(t *testing.T) {
 		var env Envelope
 		frame := `{"topic":"a","payload":{},"source_id":"x","signature":` + c.json + `}`
 		err := json.Unmarshal([]byte(frame), &env)
-		if (err != nil) != c.wantErr || (!c.wantErr && !reflect.DeepEqual(env.Signature, c.want)) {
-			t.Errorf("signature %s = %v, %v; want %v (error %v)", c.json, env.Signature, err, c.want, c.wantErr)
+		if (err != nil) != c.wantErr || (!c.wantErr && !reflect.DeepEqual(env.Signature(), c.want)) {
+			t.Errorf("signature %s = %v, %v; want %v (error %v)", c.json, env.Signature(), err, c.want, c.wantErr)
 		}
 	}
 }

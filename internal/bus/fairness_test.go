@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"slices"
 	"testing"
+
+	"github.com/astrid-go/astrid/ipc"
 )
 
 func TestFIFOPerPrincipal(t *testing.T) {
@@ -77,13 +79,13 @@ func TestEvictionTakesOldestOfHeaviestPrincipal(t *testing.T) {
 			r := subscribe(t, b, RouteSpec{Pattern: "t.*"})
 			for i, p := range c.publish {
 				e := envSized(t, "t.x", p, size)
-				e.DeviceKeyID = fmt.Sprint(i) // a marker Size does not count
+				e.Provenance = &ipc.Provenance{DeviceKeyID: fmt.Sprint(i)} // a marker Size does not count
 				publish(t, b, e)
 			}
 			ds := drain(r)
 			var got []string
 			for _, d := range ds {
-				got = append(got, d.Envelope.Principal+":"+d.Envelope.DeviceKeyID)
+				got = append(got, d.Envelope.Principal+":"+d.Envelope.DeviceKeyID())
 			}
 			if !slices.Equal(got, c.wantKept) {
 				t.Errorf("delivered %q, want %q", got, c.wantKept)
