@@ -11,22 +11,41 @@ import (
 // capsule and the invoking principal. A Call must not outlive its handler.
 type Call struct {
 	hostapi.Host
-	inv     hostapi.Invocation
+	inv hostapi.Invocation
+	// rec, in a wasm guest, is the record the host wrote for this call;
+	// inv is then unused and the accessors read the record in place, so
+	// starting a call stores no string.
+	rec     *invocationRecord
 	verdict hostapi.Verdict
 }
 
 // Topic is the topic of the event being handled.
-func (c *Call) Topic() string { return c.inv.Topic }
+func (c *Call) Topic() string {
+	if c.rec != nil {
+		return c.rec.str(fieldTopic)
+	}
+	return c.inv.Topic
+}
 
 // SourceID is the id of the capsule that published the event ("kernel" for
 // the kernel's own events), stamped by the kernel.
-func (c *Call) SourceID() string { return c.inv.SourceID }
+func (c *Call) SourceID() string {
+	if c.rec != nil {
+		return c.rec.str(fieldSource)
+	}
+	return c.inv.SourceID
+}
 
 // Payload is the event's payload, as raw JSON bytes.
-func (c *Call) Payload() []byte { return c.inv.Payload }
+func (c *Call) Payload() []byte {
+	if c.rec != nil {
+		return c.rec.payload()
+	}
+	return c.inv.Payload
+}
 
 // Decode unmarshals the payload into v.
-func (c *Call) Decode(v any) error { return json.Unmarshal(c.inv.Payload, v) }
+func (c *Call) Decode(v any) error { return json.Unmarshal(c.Payload(), v) }
 
 // Continue lets the chain go on; a non-nil payload replaces the one the next
 // interceptor sees (subscribers are never affected).

@@ -42,7 +42,7 @@ func TestInvocationRecord(t *testing.T) {
 		"short":         rec[:20],
 		"truncated":     rec[:len(rec)-1],
 		"trailing":      append(append([]byte(nil), rec...), 0),
-		"wrong version": append([]byte{2, 0, 0, 0}, rec[4:]...),
+		"wrong version": append([]byte{ABIVersion + 1, 0, 0, 0}, rec[4:]...),
 		"huge lengths":  append(append([]byte(nil), rec[:8]...), 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff),
 	}
 	for name, b := range bad {
@@ -116,5 +116,55 @@ func TestErrorRecord(t *testing.T) {
 	}
 	if DecodeError([]byte{1}).Code != hostapi.CodeInternal {
 		t.Error("a malformed record must decode as internal")
+	}
+}
+
+func TestInvocationRecordCheck(t *testing.T) {
+	inv := hostapi.Invocation{Pattern: "a.*", Topic: "a.b", SourceID: "src", Principal: "alice", Payload: []byte(`{"x":1}`)}
+	rec := EncodeInvocation(nil, 2, inv)
+	r := invocationRecord{buf: make([]byte, 256)}
+	copy(r.buf, rec)
+	if got := r.check(int32(len(rec)), 3); got != 3 {
+		t.Fatalf("check of a valid record = %d, want 3 (handler 2 + 1)", got)
+	}
+	got := hostapi.Invocation{Pattern: r.str(fieldPattern), Topic: r.str(fieldTopic), SourceID: r.str(fieldSource), Principal: r.str(fieldPrincipal), Payload: r.payload()}
+	if !reflect.DeepEqual(got, inv) {
+		t.Fatalf("fields = %+v, want %+v", got, inv)
+	}
+	c := &Call{rec: &r}
+	if c.Topic() != inv.Topic || c.SourceID() != inv.SourceID || string(c.Payload()) != string(inv.Payload) {
+		t.Errorf("the Call's accessors read %q %q %s", c.Topic(), c.SourceID(), c.Payload())
+	}
+
+	empty := EncodeInvocation(nil, 0, hostapi.Invocation{})
+	copy(r.buf, empty)
+	if got := r.check(int32(len(empty)), 1); got != 1 || r.payload() != nil || r.str(fieldTopic) != "" {
+		t.Fatalf("empty invocation: check = %d, payload %v, topic %q", got, r.payload(), r.str(fieldTopic))
+	}
+
+	for name, tc := range map[string]struct {
+		rec      []byte
+		n        int32
+		handlers int
+	}{
+		"no such handler": {rec, int32(len(rec)), 2},
+		"no handlers":     {rec, int32(len(rec)), 0},
+		"short":           {rec, 20, 3},
+		"truncated":       {rec, int32(len(rec) - 1), 3},
+		"trailing":        {append(append([]byte(nil), rec...), 0), int32(len(rec) + 1), 3},
+		"wrong version":   {append([]byte{ABIVersion + 1, 0, 0, 0}, rec[4:]...), int32(len(rec)), 3},
+		"negative length": {rec, -1, 3},
+		"past the buffer": {rec, 257, 3},
+		"huge lengths":    {append(append([]byte(nil), rec[:8]...), 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff), int32(len(rec)), 3},
+		"handler wraps":   {append(append([]byte(nil), rec[:4]...), append([]byte{0xff, 0xff, 0xff, 0xff}, rec[8:]...)...), int32(len(rec)), 3},
+	} {
+		clear(r.buf)
+		copy(r.buf, tc.rec)
+		if got := r.check(tc.n, tc.handlers); got != 0 {
+			t.Errorf("%s: check = %d, want 0", name, got)
+		}
+		if r.n != 0 || r.off != [6]uint32{} || r.payload() != nil || r.str(fieldPrincipal) != "" {
+			t.Errorf("%s: a rejected record left fields behind: n %d, off %v", name, r.n, r.off)
+		}
 	}
 }

@@ -91,7 +91,7 @@ func abiSetCancelKey(keyPtr, keyLen uint32) uint64
 
 // wasmHost is hostapi.Host over the imports; the kernel knows which call
 // and principal an import acts for.
-type wasmHost struct{ principal string }
+type wasmHost struct{}
 
 var _ hostapi.Host = (*wasmHost)(nil)
 
@@ -264,7 +264,9 @@ func (*wasmHost) CapsuleID() string {
 	return string(b)
 }
 
-func (h *wasmHost) Principal() string { return h.principal }
+// Principal is the invoking principal of the call in progress, read from
+// its invocation record.
+func (*wasmHost) Principal() string { return record.str(fieldPrincipal) }
 
 func (*wasmHost) Config(key string) (string, bool) {
 	b, err := call1(abiConfig, key)

@@ -32,13 +32,26 @@ var (
 )
 
 // Per-call state reused by every call on this instance, so a call
-// allocates nothing of its own: the invocation record's copy (the strings
-// and payload handed to the handler point into it), the Call and the host.
+// allocates and stores nothing of its own: the record buffer the host
+// writes invocations into (the strings and payload a handler sees point
+// into it), the Call and the host.
 var (
-	invocation []byte
-	theCall    Call
-	theHost    wasmHost
+	record  = invocationRecord{buf: make([]byte, InvocationHeader)}
+	theHost wasmHost
+	theCall = Call{Host: &theHost, rec: &record}
+	// recordLen is the length astrid_invoke was called with, for
+	// rejectInvocation's message.
+	recordLen int32
 )
+
+// handlerTable is handlerFuncs behind rejectInvocation: astrid_invoke
+// calls handlerTable[record.check(...)], so a malformed record selects
+// entry 0 without a branch.
+var handlerTable = []Handler{rejectInvocation}
+
+// finishers are astrid_invoke's two endings, selected without a branch:
+// the plain Continue (no error, no verdict set) and everything else.
+var finishers = [2]func(error) uint64{func(error) uint64 { return 0 }, finish}
 
 // Serve makes c the capsule this wasm module runs. The generated main shim
 // of `astrid capsule build` calls it from init, before the kernel's first
@@ -55,6 +68,7 @@ func Serve(c *Capsule) {
 		handlerFuncs[i] = c.handlers[name].handler
 	}
 	handlerList = EncodeHandlers(handlerNames)
+	handlerTable = append([]Handler{rejectInvocation}, handlerFuncs...)
 }
 
 //go:wasmexport astrid_abi_version
@@ -87,43 +101,63 @@ func astridScratch(n int32) uint32 {
 	return ptrOf(scratch)
 }
 
-// astridInvoke is the hot path: with WithCloseOnContextDone every loop
-// iteration and every call into a Go function that has calls of its own
-// costs the guest a trip to the host's termination check, so it copies
-// the record with one memory.copy, indexes the handler table and reuses
-// every buffer instead of hashing, decoding or allocating.
+//go:wasmexport astrid_invocation
+func astridInvocation(n int32) uint32 {
+	if int(n) > len(record.buf) {
+		record.buf = make([]byte, n)
+	}
+	return ptrOf(record.buf)
+}
+
+// astridInvoke is the hot path. With WithCloseOnContextDone every taken
+// branch of a Go guest costs a trip to the host's termination check
+// (docs/abi.md §4), so the path from entry to a plain Continue has none:
+// the record is read where the host wrote it, checked with arithmetic,
+// and a malformed record, a handler's error or a verdict are reached by
+// indexing tables of functions rather than by branching. It stores no
+// pointer (a pointer store into a global is a write-barrier branch).
 //
 //go:wasmexport astrid_invoke
 func astridInvoke(n int32) uint64 {
+	recordLen = n
+	h := tableEntry(handlerTable, record.check(n, len(handlerFuncs)))
+	err := h(&theCall)
+	v := &theCall.verdict
+	slow := b2u(err != nil) | b2u(v.Action != hostapi.Continue) | b2u(len(v.Payload) != 0)
+	return finishers[slow&1](err)
+}
+
+// tableEntry is t[i] for an i that record.check has bounded by len(t),
+// without the bounds check's branch.
+func tableEntry(t []Handler, i uint32) Handler {
+	return *(*Handler)(unsafe.Add(unsafe.Pointer(unsafe.SliceData(t)), uintptr(i)*unsafe.Sizeof(Handler(nil))))
+}
+
+// rejectInvocation is handlerTable[0], the handler of a malformed record:
+// it says what is wrong with it.
+func rejectInvocation(*Call) error {
 	if served == nil {
-		return errorResult(hostapi.Errorf(hostapi.CodeNotSupported, "invoke", "the module never called sdk.Serve"))
+		return hostapi.Errorf(hostapi.CodeNotSupported, "invoke", "the module never called sdk.Serve")
 	}
-	if n < 0 || int(n) > len(scratch) {
-		return errorResult(hostapi.Errorf(hostapi.CodeInvalid, "invoke", "invocation length %d exceeds the scratch buffer", n))
+	n := recordLen
+	if n < 0 || int(n) > len(record.buf) {
+		return hostapi.Errorf(hostapi.CodeInvalid, "invoke", "invocation length %d exceeds the invocation buffer (%d bytes)", n, len(record.buf))
 	}
-	// The scratch buffer receives import results during the call, so the
-	// record is copied out first, into a buffer only invocations use.
-	if int(n) > cap(invocation) {
-		invocation = make([]byte, n)
-	}
-	invocation = invocation[:n]
-	copy(invocation, scratch[:n])
-	handler, inv, err := invocationView(invocation)
+	handler, _, err := invocationView(record.buf[:n])
 	if err != nil {
-		return errorResult(hostapi.Errorf(hostapi.CodeInvalid, "invoke", "%v", err))
+		return hostapi.Errorf(hostapi.CodeInvalid, "invoke", "%v", err)
 	}
-	if handler >= uint32(len(handlerFuncs)) {
-		return errorResult(hostapi.Errorf(hostapi.CodeNotSupported, "invoke", "no handler at index %d (the capsule has %d)", handler, len(handlerFuncs)))
-	}
-	inv.Handler = handlerNames[handler]
-	theHost.principal = inv.Principal
-	theCall = Call{Host: &theHost, inv: inv}
-	if err := handlerFuncs[handler](&theCall); err != nil {
-		theCall = Call{}
+	return hostapi.Errorf(hostapi.CodeNotSupported, "invoke", "no handler at index %d (the capsule has %d)", handler, len(handlerFuncs))
+}
+
+// finish ends a call that failed or set a verdict; nothing of the call
+// outlives it.
+func finish(err error) uint64 {
+	v := theCall.verdict
+	theCall.verdict = hostapi.Verdict{}
+	if err != nil {
 		return errorResult(err)
 	}
-	v := theCall.verdict
-	theCall = Call{} // nothing of the call outlives it
 	if v.Action == hostapi.Continue && len(v.Payload) == 0 {
 		return 0
 	}

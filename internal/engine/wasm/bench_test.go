@@ -62,9 +62,10 @@ func BenchmarkABINoop(b *testing.B) {
 }
 
 // BenchmarkRawNoop is the peer: the same copy of the same record into the
-// same guest's memory, then a raw wazero call of an export that does
-// nothing, with the same runtime config (WithCloseOnContextDone) and the
-// same kind of context.
+// same guest's record buffer (the only copy of the record either path
+// makes: astrid_invoke reads it in place), then a raw wazero call of an
+// export that does nothing, with the same runtime config
+// (WithCloseOnContextDone) and the same kind of context.
 func BenchmarkRawNoop(b *testing.B) {
 	f := loadHostile(b, Options{})
 	ctx, cancel := context.WithTimeout(context.Background(), DefaultCallDeadline)
@@ -83,7 +84,7 @@ func BenchmarkRawNoop(b *testing.B) {
 	for b.Loop() {
 		start := time.Now()
 		rec = sdk.EncodeInvocation(rec[:0], handler, noopInv)
-		inst.mod.Memory().Write(inst.scratchPtr, rec)
+		inst.mod.Memory().Write(inst.recordPtr, rec)
 		stack[0] = uint64(len(rec))
 		if err := fn.CallWithStack(ctx, stack[:]); err != nil {
 			b.Fatal(err)

@@ -13,6 +13,7 @@ import (
 	"github.com/astrid-go/astrid/internal/capsule"
 	"github.com/astrid-go/astrid/internal/ledger"
 	"github.com/astrid-go/astrid/ipc"
+	"github.com/astrid-go/astrid/sdk"
 )
 
 func (f *fixture) invoke(t *testing.T, ctx context.Context, handler, payload string) (hostapi.Verdict, error) {
@@ -284,5 +285,58 @@ func TestCPUBudgetRefusesCalls(t *testing.T) {
 	var ob *ledger.OverBudgetError
 	if !errors.As(err, &ob) {
 		t.Fatalf("over-budget call answered %v", err)
+	}
+}
+
+// TestMalformedRecordsAreAnsweredWithErrors hands the guest records the
+// kernel never writes: the guest's branch-free check must reject each with
+// an error record, not trap or run a handler, and the instance must go on
+// working. A record larger than the first record buffer grows it.
+func TestMalformedRecordsAreAnsweredWithErrors(t *testing.T) {
+	f := loadHostile(t, Options{})
+	ctx := context.Background()
+	inst, err := f.eng.newInstance(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer inst.close()
+	echo := f.eng.index["echo"]
+	good := sdk.EncodeInvocation(nil, echo, hostapi.Invocation{Topic: "hostile.v1.echo", Principal: ipc.DefaultPrincipal, Payload: []byte(`"hi"`)})
+	badHandler := append(append([]byte(nil), good[:4]...), append([]byte{0xff, 0xff, 0, 0}, good[8:]...)...)
+	for name, tc := range map[string]struct {
+		rec  []byte
+		n    uint64
+		code hostapi.Code
+	}{
+		"wrong version":   {append([]byte{sdk.ABIVersion + 1, 0, 0, 0}, good[4:]...), uint64(len(good)), hostapi.CodeInvalid},
+		"truncated":       {good, uint64(len(good) - 1), hostapi.CodeInvalid},
+		"short":           {good, 3, hostapi.CodeInvalid},
+		"past the buffer": {good, uint64(inst.recordCap) + 1, hostapi.CodeInvalid},
+		"negative length": {good, uint64(0xffffffff), hostapi.CodeInvalid},
+		"no such handler": {badHandler, uint64(len(good)), hostapi.CodeNotSupported},
+	} {
+		if !inst.mod.Memory().Write(inst.recordPtr, tc.rec) {
+			t.Fatal("record buffer outside memory")
+		}
+		inst.stack[0] = tc.n
+		if err := inst.invoke.CallWithStack(ctx, inst.stack[:]); err != nil {
+			t.Fatalf("%s: the guest trapped: %v", name, err)
+		}
+		ptr, n, isErr := sdk.UnpackResult(inst.stack[0])
+		rec, ok := inst.mod.Memory().Read(ptr, n)
+		if !isErr || !ok {
+			t.Fatalf("%s: answered %#x (error flag %v), want an error record", name, inst.stack[0], isErr)
+		}
+		if e := sdk.DecodeError(rec); e.Code != tc.code {
+			t.Errorf("%s: answered %v (code %d), want code %d", name, e, e.Code, tc.code)
+		}
+	}
+	v, err := inst.call(ctx, echo, hostapi.Invocation{Topic: "hostile.v1.echo", Principal: ipc.DefaultPrincipal, Payload: []byte(`"hi"`)})
+	if err != nil || string(v.Payload) != `"hi"` {
+		t.Fatalf("echo after the malformed records: %+v, %v", v, err)
+	}
+	big := `"` + strings.Repeat("x", 3*initialRecordBuffer) + `"`
+	if v, err := f.invoke(t, ctx, "echo", big); err != nil || string(v.Payload) != big {
+		t.Fatalf("echo of %d bytes: %d bytes back, %v", len(big), len(v.Payload), err)
 	}
 }

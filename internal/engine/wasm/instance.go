@@ -19,6 +19,15 @@ import (
 // often, so a cancelled or expired call is noticed within it.
 const maxSleepSlice = 50 * time.Millisecond
 
+// exportInvocation is the guest's record buffer (docs/abi.md §3). It is
+// checked when an instance is made rather than in requiredExports, so a
+// module without it still fails its load, at the first instance.
+const exportInvocation = "astrid_invocation"
+
+// initialRecordBuffer is the record buffer asked for after _initialize;
+// a larger record grows it.
+const initialRecordBuffer = 4096
+
 // initTimeout bounds a new instance's _initialize (the Go runtime and the
 // capsule's package init).
 const initTimeout = 30 * time.Second
@@ -28,7 +37,9 @@ type instance struct {
 	rt                     *Runtime
 	mod                    api.Module
 	invoke, scratch, alloc api.Function
+	invocation             api.Function
 	scratchPtr, scratchCap uint32
+	recordPtr, recordCap   uint32
 	lastPrincipal          string
 	stdout, stderr         *lineLog
 	state                  callState // reused by each call on this instance
@@ -83,7 +94,15 @@ func (e *Engine) newInstance(ctx context.Context) (*instance, error) {
 	inst.invoke = mod.ExportedFunction(exportInvoke)
 	inst.scratch = mod.ExportedFunction(exportScratch)
 	inst.alloc = mod.ExportedFunction(exportAlloc)
+	if inst.invocation = mod.ExportedFunction(exportInvocation); inst.invocation == nil {
+		inst.close()
+		return nil, fmt.Errorf("the module does not export %s (docs/abi.md §3)", exportInvocation)
+	}
 	if err := inst.growScratch(ictx, 4096); err != nil {
+		inst.close()
+		return nil, err
+	}
+	if err := inst.growRecord(ictx, initialRecordBuffer); err != nil {
 		inst.close()
 		return nil, err
 	}
@@ -136,6 +155,26 @@ func (inst *instance) growScratch(ctx context.Context, n uint32) error {
 	return nil
 }
 
+// growRecord makes the guest's record buffer at least n bytes.
+func (inst *instance) growRecord(ctx context.Context, n uint32) error {
+	if n <= inst.recordCap {
+		return nil
+	}
+	if c := inst.recordCap * 2; c > n {
+		n = c
+	}
+	res, err := inst.invocation.Call(ctx, uint64(n))
+	if err != nil {
+		return fmt.Errorf("%s: %w", exportInvocation, err)
+	}
+	ptr := uint32(res[0])
+	if uint64(ptr)+uint64(n) > uint64(inst.mod.Memory().Size()) {
+		return fmt.Errorf("%s returned a buffer outside memory (%#x + %d)", exportInvocation, ptr, n)
+	}
+	inst.recordPtr, inst.recordCap = ptr, n
+	return nil
+}
+
 // errTrapped marks a failure after which the instance must not be reused.
 var errTrapped = errors.New("trapped")
 
@@ -145,12 +184,12 @@ var errTrapped = errors.New("trapped")
 // any other error is the handler's own failure.
 func (inst *instance) call(ctx context.Context, handler uint32, inv hostapi.Invocation) (hostapi.Verdict, error) {
 	n := sdk.InvocationSize(inv)
-	if err := inst.growScratch(ctx, uint32(n)); err != nil {
+	if err := inst.growRecord(ctx, uint32(n)); err != nil {
 		return hostapi.Verdict{}, fmt.Errorf("%w: %v", errTrapped, err)
 	}
 	inst.record = sdk.EncodeInvocation(inst.record[:0], handler, inv)
-	if !inst.mod.Memory().Write(inst.scratchPtr, inst.record) {
-		return hostapi.Verdict{}, fmt.Errorf("%w: scratch buffer outside memory", errTrapped)
+	if !inst.mod.Memory().Write(inst.recordPtr, inst.record) {
+		return hostapi.Verdict{}, fmt.Errorf("%w: record buffer outside memory", errTrapped)
 	}
 	inst.stack[0] = uint64(n)
 	if err := inst.invoke.CallWithStack(ctx, inst.stack[:]); err != nil {
