@@ -3,6 +3,8 @@ package bus
 import (
 	"log/slog"
 	"time"
+
+	"github.com/astrid-go/astrid/internal/clock"
 )
 
 // Defaults from DESIGN §4b.
@@ -30,7 +32,7 @@ type Options struct {
 	// queue earns each time a receiver visits it.
 	Quantum int
 	// Now stamps envelopes; tests inject a fake clock. The default reads the
-	// wall clock through the monotonic one (see stampClock).
+	// wall clock through the monotonic one (see internal/clock).
 	Now    func() time.Time
 	Logger *slog.Logger
 }
@@ -52,7 +54,7 @@ func (o Options) withDefaults() Options {
 		o.Quantum = DefaultQuantum
 	}
 	if o.Now == nil {
-		o.Now = newStampClock().now
+		o.Now = clock.New().Now
 	}
 	if o.Logger == nil {
 		o.Logger = slog.Default()

@@ -1,19 +1,19 @@
-package bus
+package clock
 
 import (
 	"testing"
 	"time"
 )
 
-// TestStampClockTracksTheWallClock: stamps stay within a millisecond of
+// TestClockTracksTheWallClock: stamps stay within a millisecond of
 // time.Now (the monotonic and wall clocks do not drift apart that fast), never
 // go backwards, and carry the wall time a receiver serialises.
-func TestStampClockTracksTheWallClock(t *testing.T) {
-	c := newStampClock()
-	prev := c.now()
+func TestClockTracksTheWallClock(t *testing.T) {
+	c := New()
+	prev := c.Now()
 	for i := range 2000 {
 		before := time.Now()
-		got := c.now()
+		got := c.Now()
 		after := time.Now()
 		if got.Before(before.Add(-time.Millisecond)) || got.After(after.Add(time.Millisecond)) {
 			t.Fatalf("stamp %d: %v is not between %v and %v", i, got, before, after)
@@ -31,14 +31,14 @@ func TestStampClockTracksTheWallClock(t *testing.T) {
 	}
 }
 
-// TestStampClockRebases: once a base is a second old the next stamp comes
+// TestClockRebases: once a base is a second old the next stamp comes
 // from time.Now and becomes the new base.
-func TestStampClockRebases(t *testing.T) {
-	c := newStampClock()
-	old := time.Now().Add(-2 * stampRebase)
+func TestClockRebases(t *testing.T) {
+	c := New()
+	old := time.Now().Add(-2 * Rebase)
 	c.base.Store(&old)
 	before := time.Now()
-	got := c.now()
+	got := c.Now()
 	if got.Before(before) {
 		t.Fatalf("stamp %v from a stale base, want at least %v", got, before)
 	}
