@@ -4,8 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
+	"syscall"
 	"testing"
 
 	"github.com/astrid-go/astrid/internal/testutil"
@@ -67,4 +69,33 @@ func toolRoundTrip(b *testing.B, k *Kernel, ws string) (func() error, func()) {
 		return err
 	}
 	return roundTrip, c.Close
+}
+
+// BenchmarkFileReadFloor is the part of the round trip no kernel design
+// removes: the system calls of reading the benchmark's small file through
+// os.Root as the fs host call does (open non-blocking, read to EOF, close),
+// with nothing else. It is reported beside BenchmarkRoundTrip so the round
+// trip's own cost can be told from the operating system's.
+func BenchmarkFileReadFloor(b *testing.B) {
+	ws := b.TempDir()
+	if err := os.WriteFile(filepath.Join(ws, "small.txt"), []byte("a small file\n"), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	root, err := os.OpenRoot(ws)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer root.Close()
+	testutil.ClosedLoop(b, 100, func() error {
+		f, err := root.OpenFile("small.txt", os.O_RDONLY|syscall.O_NONBLOCK, 0)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		data, err := io.ReadAll(io.LimitReader(f, 1<<20))
+		if err == nil && len(data) != 13 {
+			err = fmt.Errorf("read %d bytes, want 13", len(data))
+		}
+		return err
+	})
 }
