@@ -136,6 +136,48 @@ func (f *fairQueue) pop() (entry, bool) {
 	return entry{}, false
 }
 
+// popBatch moves messages into dst in the order pop gives them, until dst
+// holds maxMsgs or at least maxBytes have been moved; it returns the bytes
+// moved. While one principal is alone in the rotation its FIFO order is the
+// DRR order, so its messages move in a tight loop without a DRR visit per
+// message: the receiver holds the route's lock, which publishers wait for,
+// a fraction as long. The principal's deficit is then spent (it starts
+// from nothing when another principal arrives).
+func (f *fairQueue) popBatch(dst *deque[entry], maxMsgs, maxBytes int) (bytes int) {
+	for dst.len() < maxMsgs && bytes < maxBytes {
+		if f.rotation.len() != 1 {
+			e, ok := f.pop()
+			if !ok {
+				break
+			}
+			dst.pushBack(e)
+			bytes += e.size
+			continue
+		}
+		q := f.rotation.front()
+		moved, n := 0, 0
+		for q.fifo.len() > 0 && dst.len() < maxMsgs && bytes+moved < maxBytes {
+			e := q.fifo.popFront(&f.chunks)
+			dst.pushBack(e)
+			moved += e.size
+			n++
+		}
+		q.bytes -= moved
+		f.bytes -= moved
+		f.msgs -= n
+		bytes += moved
+		q.deficit = 0
+		f.visiting = false
+		if q.fifo.len() == 0 {
+			f.rotation.popFront()
+			f.retire(q)
+		} else {
+			f.siftDown(q.heapIdx)
+		}
+	}
+	return bytes
+}
+
 // clear empties the queue and returns how many messages it held.
 func (f *fairQueue) clear() int {
 	n := f.msgs

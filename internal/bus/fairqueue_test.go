@@ -96,3 +96,62 @@ func checkFairQueue(t *testing.T, step int, f *fairQueue) {
 		}
 	}
 }
+
+// TestFairQueuePopBatch drives popBatch with random pushes, principals
+// coming and going (often one alone, the fast path) and random limits: the
+// batch respects its limits, reports the bytes it moved, keeps each
+// principal's FIFO order, leaves the counts consistent, and empties a queue
+// only when asked for at least as much as it holds.
+func TestFairQueuePopBatch(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	f := newFairQueue(1<<20, 512)
+	seqs := map[string]uint64{}
+	var seq uint64
+	var dst deque[entry]
+	for step := 0; step < 20_000; step++ {
+		principals := 1 + rng.IntN(3)
+		if rng.IntN(2) == 0 {
+			principals = 1
+		}
+		for range rng.IntN(300) {
+			seq++
+			size := 200 + rng.IntN(900)
+			e := envSized(t, "t.x", fmt.Sprintf("p%d", rng.IntN(principals)), size)
+			e.Seq = seq
+			f.push(e, size)
+		}
+		maxMsgs, maxBytes := 1+rng.IntN(300), 1+rng.IntN(200_000)
+		held := f.msgs
+		dst.reset()
+		moved := f.popBatch(&dst, maxMsgs, maxBytes)
+		if dst.len() > maxMsgs {
+			t.Fatalf("step %d: batch of %d, limit %d", step, dst.len(), maxMsgs)
+		}
+		sum, last := 0, 0
+		for i := 0; i < dst.len(); i++ {
+			e := dst.buf[(dst.head+i)&(len(dst.buf)-1)]
+			if e.env.Seq <= seqs[e.env.Principal] {
+				t.Fatalf("step %d: principal %q seq %d after %d", step, e.env.Principal, e.env.Seq, seqs[e.env.Principal])
+			}
+			seqs[e.env.Principal] = e.env.Seq
+			sum += e.size
+			last = e.size
+		}
+		if sum != moved {
+			t.Fatalf("step %d: reported %d bytes, moved %d", step, moved, sum)
+		}
+		if sum-last >= maxBytes {
+			t.Fatalf("step %d: kept moving past the byte limit %d (%d before the last)", step, maxBytes, sum-last)
+		}
+		if held > 0 && dst.len() == 0 {
+			t.Fatalf("step %d: nothing moved from %d held", step, held)
+		}
+		if dst.len() < maxMsgs && sum < maxBytes && f.msgs != 0 {
+			t.Fatalf("step %d: stopped with room left and %d messages held", step, f.msgs)
+		}
+		if f.msgs != held-dst.len() {
+			t.Fatalf("step %d: %d held, %d moved, %d left", step, held, dst.len(), f.msgs)
+		}
+		checkFairQueue(t, step, &f)
+	}
+}

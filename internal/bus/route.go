@@ -152,16 +152,7 @@ func (r *Route) take(park bool) (Delivery, bool, error) {
 			r.mu.Unlock()
 			return Delivery{}, false, ErrClosed
 		}
-		bytes := 0
-		for r.ready.len() < maxBatchMessages && bytes < maxBatchBytes {
-			e, ok := r.queue.pop()
-			if !ok {
-				break
-			}
-			r.ready.pushBack(e)
-			bytes += e.size
-		}
-		r.readyBytes = bytes
+		r.readyBytes = r.queue.popBatch(&r.ready, maxBatchMessages, maxBatchBytes)
 		if r.ready.len() == 0 && park {
 			r.waiting = true
 		}
