@@ -108,7 +108,7 @@ func TestFairQueuePopBatch(t *testing.T) {
 	seqs := map[string]uint64{}
 	var seq uint64
 	var dst deque[entry]
-	for step := 0; step < 20_000; step++ {
+	for step := 0; step < 2_000; step++ {
 		principals := 1 + rng.IntN(3)
 		if rng.IntN(2) == 0 {
 			principals = 1
