@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
+	"os"
 	"testing"
 
 	"github.com/tetratelabs/wazero"
@@ -50,7 +51,17 @@ func dataSection(segs ...seg) []byte {
 	return b
 }
 
-func dataSegmentCount(t *testing.T, wasm []byte) int {
+// descending is n two-byte segments two bytes apart, stored last first:
+// n runs of one segment.
+func descending(n int) []seg {
+	segs := make([]seg, n)
+	for i := range segs {
+		segs[i] = seg{0, int32(4 * (n - 1 - i)), string([]byte{'a' + byte(i%26), 'A' + byte(i%26)})}
+	}
+	return segs
+}
+
+func dataSegmentCount(t testing.TB, wasm []byte) int {
 	t.Helper()
 	for pos := 8; pos < len(wasm); {
 		size, n := binary.Uvarint(wasm[pos+1:])
@@ -88,6 +99,11 @@ func TestMergeDataSegments(t *testing.T) {
 			seg{0, 16, "ab"}, seg{0, 20, "cd"}, seg{0, 22 + maxMergeGap, "ef"})), 1},
 		{"out of order, not overlapping", wasmModule(memorySection, exportMemory, dataSection(
 			seg{0, 1000, "late"}, seg{0, 8, "early"}, seg{0, 1010, "later"})), 2},
+		{"interleaved runs", wasmModule(memorySection, exportMemory, dataSection(
+			seg{0, 0, "a"}, seg{0, 100, "b"}, seg{0, 10, "c"}, seg{0, 110, "d"})), 2},
+		{"more runs than are merged in place", wasmModule(memorySection, exportMemory, dataSection(descending(maxRuns+8)...)), 1},
+		{"overlap across runs", wasmModule(memorySection, exportMemory, dataSection(
+			seg{0, 0, "abcd"}, seg{0, 10, "x"}, seg{0, 2, "yy"})), 0},
 		{"long gap kept", wasmModule(memorySection, exportMemory, dataSection(
 			seg{0, 0, "a"}, seg{0, 1 + maxMergeGap, "b"}, seg{0, 10000, "c"})), 2},
 		{"a long gap alone changes nothing", wasmModule(memorySection, exportMemory, dataSection(
@@ -159,5 +175,32 @@ func TestMergeDataSegmentsGoGuest(t *testing.T) {
 	}
 	if !bytes.Equal(memory(orig), memory(merged)) {
 		t.Fatal("a fresh instance's memory differs between the original and the merged module")
+	}
+}
+
+// BenchmarkMergeDataSegments merges a Go guest's data section, as every
+// load does.
+func BenchmarkMergeDataSegments(b *testing.B) {
+	orig, err := os.ReadFile(guest(b, "testdata/hostile").Wasm)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportMetric(float64(dataSegmentCount(b, orig)), "segments")
+	b.SetBytes(int64(len(orig)))
+	b.ReportAllocs()
+	for b.Loop() {
+		mergeDataSegments(orig)
+	}
+}
+
+func appendSLEB32(b []byte, v int32) []byte {
+	x := int64(v)
+	for {
+		c := byte(x & 0x7f)
+		x >>= 7
+		if (x == 0 && c&0x40 == 0) || (x == -1 && c&0x40 != 0) {
+			return append(b, c)
+		}
+		b = append(b, c|0x80)
 	}
 }
