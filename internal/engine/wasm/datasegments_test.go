@@ -204,3 +204,70 @@ func appendSLEB32(b []byte, v int32) []byte {
 		b = append(b, c|0x80)
 	}
 }
+
+// applySegments is the reference model: the memory a fresh instance of a
+// one-page module has after its data section's active segments are
+// applied in order (the module's only data, by construction).
+func applySegments(t *testing.T, wasm []byte) []byte {
+	t.Helper()
+	mem := make([]byte, 65536)
+	for pos := 8; pos < len(wasm); {
+		size, n := binary.Uvarint(wasm[pos+1:])
+		body := pos + 1 + n
+		if wasm[pos] == sectionData {
+			b := wasm[body : body+int(size)]
+			count, n := binary.Uvarint(b)
+			b = b[n:]
+			for range count {
+				s, rest, ok := parseSegment(b)
+				if !ok {
+					t.Fatalf("unreadable segment in %x", wasm)
+				}
+				copy(mem[s.offset:], s.init)
+				b = rest
+			}
+		}
+		pos = body + int(size)
+	}
+	return mem
+}
+
+// FuzzMergeDataSegments builds a module from fuzzed segments (any order,
+// gaps and overlaps) and checks that a merged module's memory is the
+// original's, segment for segment of the model, and that everything
+// outside the data section is unchanged.
+func FuzzMergeDataSegments(f *testing.F) {
+	f.Add([]byte{0, 2, 'a', 'b', 4, 2, 'c', 'd', 200, 1, 'e'})
+	f.Add([]byte{100, 1, 'a', 0, 1, 'b', 110, 1, 'c', 10, 1, 'd', 120, 1, 'e'})
+	f.Add([]byte{0, 4, 'a', 'b', 'c', 'd', 2, 2, 'x', 'y'})
+	f.Fuzz(func(t *testing.T, spec []byte) {
+		// Each segment: offset/4 (one byte), length, then its bytes.
+		var segs []seg
+		for len(spec) >= 2 {
+			off, n := int32(spec[0])*4, int(spec[1])%16
+			spec = spec[2:]
+			n = min(n, len(spec))
+			segs = append(segs, seg{0, off, string(spec[:n])})
+			spec = spec[n:]
+		}
+		orig := wasmModule(memorySection, exportMemory, dataSection(segs...))
+		in := bytes.Clone(orig)
+		got := mergeDataSegments(in)
+		if !bytes.Equal(in, orig) {
+			t.Fatal("the input module was modified")
+		}
+		if bytes.Equal(got, orig) {
+			return
+		}
+		if n := dataSegmentCount(t, got); n >= len(segs) {
+			t.Fatalf("%d segments rewritten into %d", len(segs), n)
+		}
+		if !bytes.Equal(applySegments(t, got), applySegments(t, orig)) {
+			t.Fatalf("merged memory differs\norig %x\ngot  %x", orig, got)
+		}
+		prefix := len(wasmModule(memorySection, exportMemory))
+		if !bytes.Equal(got[:prefix], orig[:prefix]) || got[prefix] != sectionData {
+			t.Fatal("sections before the data section changed")
+		}
+	})
+}
