@@ -1,8 +1,9 @@
 package wasm
 
 import (
+	"cmp"
 	"encoding/binary"
-	"errors"
+	"iter"
 	"slices"
 )
 
@@ -29,6 +30,11 @@ type dataSegment struct {
 	init   []byte
 }
 
+// segGroup is a run of segments merged into one: memory [first, end).
+type segGroup struct {
+	first, end uint64
+}
+
 // mergeDataSegments returns the module with its data section rewritten to
 // fewer segments, or wasm itself when that is not provably equivalent:
 // every segment must be active in memory 0 at an i32.const offset, no two
@@ -38,130 +44,234 @@ type dataSegment struct {
 // section (without one, memory.init and data.drop cannot appear, so
 // segment indices are unobservable). Gaps read as zeros either way, since
 // a new instance's memory is zeroed. A malformed module is returned as it
-// is, for the compiler to reject with its own error.
+// is, for the compiler to reject with its own error. wasm is not modified.
+//
+// It runs at every load, over a few MiB, on memory that is often fresh
+// (page faults dominate), so it allocates exactly one buffer, the result,
+// of its exact size, and touches each of its bytes once: the segments are
+// read in place, not collected (sortedSegments).
 func mergeDataSegments(wasm []byte) []byte {
 	if len(wasm) < 8 {
 		return wasm
 	}
 	var dataStart, dataEnd int // the whole data section, id included
-	var segs []dataSegment
+	var body []byte
 	for pos := 8; pos < len(wasm); {
 		id := wasm[pos]
 		size, n := binary.Uvarint(wasm[pos+1:])
-		body := pos + 1 + n
-		if n <= 0 || size > uint64(len(wasm)-body) {
+		start := pos + 1 + n
+		if n <= 0 || size > uint64(len(wasm)-start) {
 			return wasm
 		}
-		end := body + int(size)
+		end := start + int(size)
 		switch id {
 		case sectionDataCount:
 			return wasm
 		case sectionImport:
-			if importsMemory(wasm[body:end]) {
+			if importsMemory(wasm[start:end]) {
 				return wasm
 			}
 		case sectionData:
-			var err error
-			if segs, err = parseDataSection(wasm[body:end]); err != nil {
-				return wasm
-			}
-			dataStart, dataEnd = pos, end
+			dataStart, dataEnd, body = pos, end, wasm[start:end]
 		}
 		pos = end
 	}
-	if len(segs) < 2 {
+	if body == nil {
 		return wasm
 	}
-	slices.SortFunc(segs, func(a, b dataSegment) int { return int(int64(a.offset) - int64(b.offset)) })
-	// groups[i] is the index in segs of the first segment of merged group i.
-	groups := make([]int, 1, 16)
-	sectionSize := 0
-	for i := 1; i < len(segs); i++ {
-		prevEnd := uint64(segs[i-1].offset) + uint64(len(segs[i-1].init))
-		if uint64(segs[i].offset) < prevEnd {
-			return wasm // overlapping segments: order matters
-		}
-		if uint64(segs[i].offset)-prevEnd > maxMergeGap {
-			groups = append(groups, i)
-		}
-	}
-	if len(groups) == len(segs) {
+	count, n := binary.Uvarint(body)
+	if n <= 0 || count < 2 || count > uint64(len(body)) {
 		return wasm
 	}
-	groups = append(groups, len(segs))
-	sizes := make([]uint32, len(groups)-1)
-	for g := range sizes {
-		first, last := segs[groups[g]], segs[groups[g+1]-1]
-		sizes[g] = last.offset + uint32(len(last.init)) - first.offset
-		sectionSize += 1 + 1 + 5 + 1 + binary.MaxVarintLen32 + int(sizes[g])
+	segs, ok := sortedSegments(body[n:], count)
+	if !ok {
+		return wasm
 	}
-	// One allocation, written once: the module is read at every load.
-	out := make([]byte, 0, len(wasm)-(dataEnd-dataStart)+1+binary.MaxVarintLen32*2+sectionSize)
-	out = append(out, wasm[:dataStart]...)
-	out = append(out, sectionData)
-	sizeAt := len(out)
-	out = append(out, make([]byte, binary.MaxVarintLen32)...) // patched below
-	bodyAt := len(out)
-	out = binary.AppendUvarint(out, uint64(len(sizes)))
-	for g, size := range sizes {
-		first := segs[groups[g]].offset
-		out = append(out, 0, 0x41) // active in memory 0; i32.const
-		out = appendSLEB32(out, int32(first))
-		out = append(out, 0x0b) // end
-		out = binary.AppendUvarint(out, uint64(size))
-		base := len(out)
-		out = out[:base+int(size)]
-		clear(out[base:])
-		for _, s := range segs[groups[g]:groups[g+1]] {
-			copy(out[base+int(s.offset-first):], s.init)
+	groups, ordered := groupSegments(segs)
+	if !ordered {
+		return wasm // overlapping segments: order matters
+	}
+	if uint64(len(groups)) == count {
+		return wasm
+	}
+
+	bodyLen := uvarintLen(uint64(len(groups)))
+	for _, g := range groups {
+		size := g.end - g.first
+		bodyLen += 2 + slebLen(int32(g.first)) + 1 + uvarintLen(size) + int(size)
+	}
+	sectionLen := 1 + uvarintLen(uint64(bodyLen)) + bodyLen
+	// make zeroes it: the gaps between merged segments need no writing.
+	out := make([]byte, len(wasm)-(dataEnd-dataStart)+sectionLen)
+	w := copy(out, wasm[:dataStart])
+	out[w] = sectionData
+	w++
+	w += binary.PutUvarint(out[w:], uint64(bodyLen))
+	w += binary.PutUvarint(out[w:], uint64(len(groups)))
+	g, base := -1, 0
+	var prevEnd uint64
+	for s := range segs {
+		off := uint64(s.offset)
+		if g < 0 || off-prevEnd > maxMergeGap {
+			g++
+			first, size := groups[g].first, groups[g].end-groups[g].first
+			out[w], out[w+1] = 0, 0x41 // active in memory 0; i32.const
+			w += 2
+			w += putSLEB32(out[w:], int32(first))
+			out[w] = 0x0b // end
+			w++
+			w += binary.PutUvarint(out[w:], size)
+			base = w - int(first)
+			w += int(size)
 		}
+		copy(out[base+int(off):], s.init)
+		prevEnd = off + uint64(len(s.init))
 	}
-	putPaddedUvarint(out[sizeAt:bodyAt], uint32(len(out)-bodyAt))
-	return append(out, wasm[dataEnd:]...)
+	copy(out[w:], wasm[dataEnd:])
+	return out
 }
 
-// putPaddedUvarint writes v as an unsigned LEB128 filling b exactly
-// (continuation bits on every byte but the last), which the format allows.
-func putPaddedUvarint(b []byte, v uint32) {
-	for i := range b {
-		b[i] = byte(v&0x7f) | 0x80
-		v >>= 7
-	}
-	b[len(b)-1] &^= 0x80
+// run is a stretch of segments stored in ascending, non-overlapping order:
+// n segments from byte pos of the section body.
+type run struct {
+	pos, n int
 }
 
-var errNotMergeable = errors.New("data section not mergeable")
+// maxRuns bounds the runs merged in place; more are sorted as a whole.
+const maxRuns = 32
 
-// parseDataSection reads the segments of a data section, failing on any
-// segment that is not active in memory 0 at a non-negative i32.const.
-func parseDataSection(b []byte) ([]dataSegment, error) {
-	count, n := binary.Uvarint(b)
-	if n <= 0 || count > uint64(len(b)) {
-		return nil, errNotMergeable
-	}
-	b = b[n:]
-	segs := make([]dataSegment, 0, count)
+// sortedSegments returns the segments of a data section body (after the
+// count) in ascending order of offset, or false when one is not active in
+// memory 0 at a non-negative i32.const offset or the body is malformed.
+//
+// Go's linker stores a module's data as a few runs, each sorted, which
+// interleave in memory (two for a Go capsule: 2655 and 43356 segments).
+// The runs are merged as they are read, in place; only a module of many
+// runs (another producer) has its segments collected and sorted.
+func sortedSegments(b []byte, count uint64) (iter.Seq[dataSegment], bool) {
+	runs := make([]run, 0, 8)
+	var prevEnd uint64
+	rest := b
 	for range count {
-		// flag 0: active, memory 0, offset expression, bytes.
-		if len(b) < 2 || b[0] != 0 || b[1] != 0x41 {
-			return nil, errNotMergeable
+		pos := len(b) - len(rest)
+		s, next, ok := parseSegment(rest)
+		if !ok {
+			return nil, false
 		}
-		off, n := readSLEB32(b[2:])
-		if n <= 0 || off < 0 || len(b) < 2+n+1 || b[2+n] != 0x0b {
-			return nil, errNotMergeable
+		rest = next
+		if off := uint64(s.offset); len(runs) == 0 || off < prevEnd {
+			runs = append(runs, run{pos: pos})
 		}
-		b = b[2+n+1:]
-		size, n := binary.Uvarint(b)
-		if n <= 0 || size > uint64(len(b)-n) || uint64(off)+size > 1<<32 {
-			return nil, errNotMergeable
-		}
-		segs = append(segs, dataSegment{offset: uint32(off), init: b[n : n+int(size)]})
-		b = b[n+int(size):]
+		runs[len(runs)-1].n++
+		prevEnd = uint64(s.offset) + uint64(len(s.init))
 	}
-	if len(b) != 0 {
-		return nil, errNotMergeable
+	if len(rest) != 0 {
+		return nil, false
 	}
-	return segs, nil
+	if len(runs) > maxRuns {
+		all := make([]dataSegment, 0, count)
+		for rest := b; len(rest) > 0; {
+			s, next, _ := parseSegment(rest)
+			all = append(all, s)
+			rest = next
+		}
+		slices.SortStableFunc(all, func(a, b dataSegment) int { return cmp.Compare(a.offset, b.offset) })
+		return slices.Values(all), true
+	}
+	return func(yield func(dataSegment) bool) {
+		// heads[i] is run i's next segment, rests[i] what follows it.
+		var heads [maxRuns]dataSegment
+		var rests [maxRuns][]byte
+		left := make([]int, len(runs))
+		for i, r := range runs {
+			heads[i], rests[i], _ = parseSegment(b[r.pos:])
+			left[i] = r.n
+		}
+		for {
+			lo := -1 // the run whose head has the lowest offset
+			for i := range runs {
+				if left[i] > 0 && (lo < 0 || heads[i].offset < heads[lo].offset) {
+					lo = i
+				}
+			}
+			if lo < 0 || !yield(heads[lo]) {
+				return
+			}
+			if left[lo]--; left[lo] > 0 {
+				heads[lo], rests[lo], _ = parseSegment(rests[lo])
+			}
+		}
+	}, true
+}
+
+// groupSegments groups segs, in ascending order of offset, into groups
+// whose gaps are at most maxMergeGap. ordered is false, and groups
+// incomplete, when a segment starts before the previous one ends (they
+// overlap).
+func groupSegments(segs iter.Seq[dataSegment]) (groups []segGroup, ordered bool) {
+	groups = make([]segGroup, 0, 256) // a Go module has a few hundred
+	var prevEnd uint64
+	for s := range segs {
+		off, end := uint64(s.offset), uint64(s.offset)+uint64(len(s.init))
+		switch {
+		case len(groups) > 0 && off < prevEnd:
+			return nil, false
+		case len(groups) == 0 || off-prevEnd > maxMergeGap:
+			groups = append(groups, segGroup{first: off, end: end})
+		default:
+			groups[len(groups)-1].end = end
+		}
+		prevEnd = end
+	}
+	return groups, true
+}
+
+// parseSegment reads the segment at the start of b, which must be active
+// in memory 0 at a non-negative i32.const, and returns the bytes after it.
+func parseSegment(b []byte) (dataSegment, []byte, bool) {
+	// flag 0: active, memory 0, offset expression, bytes.
+	if len(b) < 2 || b[0] != 0 || b[1] != 0x41 {
+		return dataSegment{}, nil, false
+	}
+	off, n := readSLEB32(b[2:])
+	if n <= 0 || off < 0 || len(b) < 2+n+1 || b[2+n] != 0x0b {
+		return dataSegment{}, nil, false
+	}
+	b = b[2+n+1:]
+	size, n := binary.Uvarint(b)
+	if n <= 0 || size > uint64(len(b)-n) || uint64(off)+size > 1<<32 {
+		return dataSegment{}, nil, false
+	}
+	return dataSegment{offset: uint32(off), init: b[n : n+int(size)]}, b[n+int(size):], true
+}
+
+// uvarintLen is the length of v's shortest unsigned LEB128.
+func uvarintLen(v uint64) int {
+	n := 1
+	for ; v >= 0x80; v >>= 7 {
+		n++
+	}
+	return n
+}
+
+// slebLen is the length of v's shortest signed LEB128.
+func slebLen(v int32) int {
+	var buf [5]byte
+	return putSLEB32(buf[:], v)
+}
+
+// putSLEB32 writes v's shortest signed LEB128 and returns its length.
+func putSLEB32(b []byte, v int32) int {
+	x := int64(v)
+	for i := 0; ; i++ {
+		c := byte(x & 0x7f)
+		x >>= 7
+		if (x == 0 && c&0x40 == 0) || (x == -1 && c&0x40 != 0) {
+			b[i] = c
+			return i + 1
+		}
+		b[i] = c | 0x80
+	}
 }
 
 // importsMemory reports whether an import section imports a memory, or
@@ -253,16 +363,4 @@ func readSLEB32(b []byte) (int32, int) {
 		}
 	}
 	return 0, -1
-}
-
-func appendSLEB32(b []byte, v int32) []byte {
-	x := int64(v)
-	for {
-		c := byte(x & 0x7f)
-		x >>= 7
-		if (x == 0 && c&0x40 == 0) || (x == -1 && c&0x40 != 0) {
-			return append(b, c)
-		}
-		b = append(b, c|0x80)
-	}
 }

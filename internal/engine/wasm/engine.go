@@ -76,13 +76,9 @@ func (e *Engine) Load(ctx context.Context) error {
 }
 
 func (e *Engine) load(ctx context.Context) error {
-	wasm, sum, err := readVerified(e.m, e.comp)
+	cm, sum, err := e.compile(ctx)
 	if err != nil {
 		return err
-	}
-	cm, err := e.rt.compile(ctx, sum, wasm)
-	if err != nil {
-		return fmt.Errorf("compile %s: %w", e.comp.File, err)
 	}
 	e.compiled, e.sum = cm, sum
 	if err := checkModule(cm); err != nil {
@@ -117,6 +113,40 @@ func (e *Engine) load(ctx context.Context) error {
 		e.run = startRunLoop(e)
 	}
 	return nil
+}
+
+// compile reads the component once, verifies it and compiles it, the hash
+// running beside the merge and compile: compiling untrusted bytes is what
+// wazero is built for (it decodes and validates them, and runs none of
+// them), and nothing is instantiated until the hash has been checked. A
+// file that fails the check is refused with the integrity error, even
+// when it also fails to compile.
+func (e *Engine) compile(ctx context.Context) (wazero.CompiledModule, string, error) {
+	wasm, err := readComponent(e.comp)
+	if err != nil {
+		return nil, "", err
+	}
+	type verdict struct {
+		sum string
+		err error
+	}
+	verified := make(chan verdict, 1)
+	go func() {
+		sum, err := verify(e.m, e.comp, wasm)
+		verified <- verdict{sum, err}
+	}()
+	cm, cerr := e.rt.rt.CompileModule(ctx, mergeDataSegments(wasm))
+	v := <-verified
+	if v.err != nil {
+		if cerr == nil {
+			_ = cm.Close(ctx)
+		}
+		return nil, "", v.err
+	}
+	if cerr != nil {
+		return nil, "", fmt.Errorf("compile %s: %w", e.comp.File, cerr)
+	}
+	return e.rt.share(ctx, v.sum, cm), v.sum, nil
 }
 
 func (e *Engine) release(ctx context.Context) {

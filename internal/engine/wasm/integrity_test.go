@@ -1,6 +1,7 @@
 package wasm
 
 import (
+	"bytes"
 	"context"
 	"os"
 	"path/filepath"
@@ -117,5 +118,57 @@ func TestModuleWithoutTheABIIsRefused(t *testing.T) {
 	_, err := h.load(t, newRuntime(t, Options{}), m, dir)
 	if err == nil || !strings.Contains(err.Error(), "missing export _initialize") {
 		t.Fatalf("a module without the ABI loaded: %v", err)
+	}
+}
+
+// TestMismatchRefusedBeforeInstantiation: the hash runs beside the
+// compile, and a module that fails it is refused with the integrity error
+// (naming both hashes) before any instance exists, whether or not it
+// compiles, and leaves nothing compiled behind.
+func TestMismatchRefusedBeforeInstantiation(t *testing.T) {
+	built := guest(t, "testdata/hostile")
+	orig, err := os.ReadFile(built.Wasm)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name   string
+		tamper func([]byte) []byte
+	}{
+		// The last byte is in the name section: the module still compiles.
+		{"valid module", func(b []byte) []byte { b[len(b)-1] ^= 1; return b }},
+		{"not a module", func(b []byte) []byte { return b[:len(b)/2] }},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "hostile.wasm")
+			if err := os.WriteFile(path, tt.tamper(bytes.Clone(orig)), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			got, _ := capsulebuild.HashFile(path)
+			rt := newRuntime(t, Options{})
+			m := hostileManifest(t)
+			m.Components[0].Path, m.Components[0].Hash = path, built.SHA256
+			e := newEngine(rt, m, m.ExecutableComponent(), nil)
+			err := e.load(context.Background())
+			if err == nil {
+				t.Fatal("a tampered module loaded")
+			}
+			for _, want := range []string{"integrity check failed", built.SHA256, got} {
+				if !strings.Contains(err.Error(), want) {
+					t.Errorf("error %q lacks %q", err, want)
+				}
+			}
+			if e.pool != nil || e.compiled != nil {
+				t.Error("the engine got as far as an instance pool or a compiled module")
+			}
+			n := 0
+			rt.states.Range(func(any, any) bool { n++; return true })
+			rt.mu.Lock()
+			defer rt.mu.Unlock()
+			if n != 0 || len(rt.compiled) != 0 {
+				t.Errorf("%d instances and %d compiled modules left behind", n, len(rt.compiled))
+			}
+		})
 	}
 }

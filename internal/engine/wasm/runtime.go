@@ -131,23 +131,21 @@ func (r *Runtime) Engine(m *manifest.Manifest, h *host.Capsule) (capsule.Engine,
 	return newEngine(r, m, comp, h), nil
 }
 
-// compile returns the compiled module for the file's bytes, compiling it at
-// most once per runtime however many capsules or goroutines ask. The bytes
-// are verified already; the module compiled is the same module with its
-// data segments merged (datasegments.go).
-func (r *Runtime) compile(ctx context.Context, sum string, wasm []byte) (wazero.CompiledModule, error) {
+// share returns the runtime's compiled module for the verified module
+// whose sha256 is sum: cm, the first time, or the one already held, with
+// cm closed (the same bytes give the same module; wazero keeps one copy of
+// its machine code either way). The module compiled is the file's with
+// its data segments merged (datasegments.go).
+func (r *Runtime) share(ctx context.Context, sum string, cm wazero.CompiledModule) wazero.CompiledModule {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if c := r.compiled[sum]; c != nil {
 		c.refs++
-		return c.mod, nil
+		_ = cm.Close(ctx)
+		return c.mod
 	}
-	mod, err := r.rt.CompileModule(ctx, mergeDataSegments(wasm))
-	if err != nil {
-		return nil, err
-	}
-	r.compiled[sum] = &compiled{mod: mod, refs: 1}
-	return mod, nil
+	r.compiled[sum] = &compiled{mod: cm, refs: 1}
+	return cm
 }
 
 func (r *Runtime) release(ctx context.Context, sum string) {
