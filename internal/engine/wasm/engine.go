@@ -13,6 +13,7 @@ import (
 	"github.com/astrid-go/astrid/internal/clock"
 	"github.com/astrid-go/astrid/internal/host"
 	"github.com/astrid-go/astrid/manifest"
+	"github.com/astrid-go/astrid/sdk"
 )
 
 // The guest exports of docs/abi.md §3.
@@ -25,7 +26,7 @@ const (
 	exportRun        = "astrid_run"
 )
 
-var requiredExports = []string{"_initialize", exportABIVersion, exportHandlers, exportAlloc, exportScratch, exportInvoke}
+var requiredExports = []string{"_initialize", exportABIVersion, exportHandlers, exportAlloc, exportScratch, exportInvocation, exportInvoke}
 
 // Engine runs one capsule's executable component.
 type Engine struct {
@@ -174,7 +175,7 @@ func checkModule(cm wazero.CompiledModule) error {
 		case "wasi_snapshot_preview1":
 		case hostModule:
 			if !hostImportNames[name] {
-				return fmt.Errorf("imports %s.%s, which this kernel does not provide (ABI version 1)", module, name)
+				return fmt.Errorf("imports %s.%s, which this kernel does not provide (ABI version %d)", module, name, sdk.ABIVersion)
 			}
 		default:
 			return fmt.Errorf("imports %s.%s from unknown module %q", module, name, module)

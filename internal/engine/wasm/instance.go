@@ -19,9 +19,7 @@ import (
 // often, so a cancelled or expired call is noticed within it.
 const maxSleepSlice = 50 * time.Millisecond
 
-// exportInvocation is the guest's record buffer (docs/abi.md §3). It is
-// checked when an instance is made rather than in requiredExports, so a
-// module without it still fails its load, at the first instance.
+// exportInvocation is the guest's record buffer (docs/abi.md §3).
 const exportInvocation = "astrid_invocation"
 
 // initialRecordBuffer is the record buffer asked for after _initialize;
