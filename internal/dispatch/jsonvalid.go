@@ -197,24 +197,25 @@ func asciiPrintable(b []byte) bool {
 func (v *jsonValidator) str() bool {
 	v.i++ // "
 	p := v.p
-	// Most strings are plain ASCII without escapes: find the closing quote
-	// with the vectorised IndexByte, then check that nothing before it is a
-	// backslash (IndexByte again), a control character or non-ASCII (four
-	// instructions per eight bytes). Anything else takes the loop below,
-	// which decides every case.
-	if q := bytes.IndexByte(p[v.i:], '"'); q >= 0 {
-		body := p[v.i : v.i+q]
-		if asciiPrintable(body) && bytes.IndexByte(body, '\\') < 0 {
-			v.i += q + 1
-			return true
-		}
-	}
 	for v.i < len(p) {
 		i := v.i
-		// Eight bytes at a time while none needs a look (payloads are
-		// mostly long plain strings), then byte by byte to the one that does.
-		for i+8 <= len(p) && plainWord(binary.LittleEndian.Uint64(p[i:])) {
+		// Eight bytes at a time while none needs a look, then byte by
+		// byte to the one that does. A string whose first two words are
+		// plain is likely long and plain, and most of a payload's bytes:
+		// then its closing quote is found with the vectorised IndexByte
+		// and the span before it checked for a backslash (IndexByte
+		// again) and for control or non-ASCII bytes (four instructions a
+		// word). Short strings never pay for the two calls.
+		for words := 0; i+8 <= len(p) && plainWord(binary.LittleEndian.Uint64(p[i:])); words++ {
 			i += 8
+			if words == 1 {
+				if q := bytes.IndexByte(p[i:], '"'); q >= 0 {
+					if body := p[i : i+q]; asciiPrintable(body) && bytes.IndexByte(body, '\\') < 0 {
+						v.i = i + q + 1
+						return true
+					}
+				}
+			}
 		}
 		for i < len(p) && plain[p[i]] {
 			i++

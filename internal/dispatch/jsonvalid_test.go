@@ -43,19 +43,27 @@ func FuzzValidJSON(f *testing.F) {
 	})
 }
 
+// toolCallPayload is many short strings, as a tool call's JSON is.
+var toolCallPayload = []byte(`{"type":"tool_execute_request","call_id":"c-7f3a9b2e41d0","tool_name":"read_file","arguments":{"file_path":"src/main.go","start_line":1,"end_line":40}}`)
+
 func BenchmarkValidJSON(b *testing.B) {
-	for _, impl := range []struct {
+	for _, payload := range []struct {
 		name string
-		fn   func([]byte) bool
-	}{{"ours", validJSON}, {"encoding-json+utf8", reference}} {
-		b.Run(impl.name, func(b *testing.B) {
-			b.SetBytes(int64(len(benchPayload)))
-			for b.Loop() {
-				if !impl.fn(benchPayload) {
-					b.Fatal("invalid")
+		p    []byte
+	}{{"long-string", benchPayload}, {"short-strings", toolCallPayload}} {
+		for _, impl := range []struct {
+			name string
+			fn   func([]byte) bool
+		}{{"ours", validJSON}, {"encoding-json+utf8", reference}} {
+			b.Run(payload.name+"/"+impl.name, func(b *testing.B) {
+				b.SetBytes(int64(len(payload.p)))
+				for b.Loop() {
+					if !impl.fn(payload.p) {
+						b.Fatal("invalid")
+					}
 				}
-			}
-		})
+			})
+		}
 	}
 }
 
