@@ -34,3 +34,6 @@ run "$t" ./internal/egress FuzzCheckAddr
 run "$t" ./internal/dispatch FuzzACL
 run "$t" ./internal/dispatch FuzzValidJSON
 run "$t" ./internal/config FuzzParse
+run "$t" ./ipc FuzzScanObject
+run "$t" ./ipc FuzzToolCodec
+run "$t" ./internal/engine/wasm FuzzMergeDataSegments
