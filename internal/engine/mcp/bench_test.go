@@ -19,7 +19,9 @@ import (
 	"io"
 	"log/slog"
 	"os/exec"
+	"slices"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -56,6 +58,57 @@ func BenchmarkMCPToolCall(b *testing.B) {
 			testutil.ClosedLoop(b, 200, call) // the warmup also warms node's JIT and our pools
 		})
 	}
+}
+
+// BenchmarkMCPToolCallInterleaved is the same comparison with the two
+// sides alternating call by call (the first of each pair alternating too):
+// BenchmarkMCPToolCall runs all of one side's counts before the other's, so
+// a drift of the machine over the minutes between (node, the VM's
+// neighbours) falls on one side only. Reported per side: the mean
+// (direct-ns, kernel-ns), the p50, and the ratios kernel ÷ direct.
+func BenchmarkMCPToolCallInterleaved(b *testing.B) {
+	npm := mcptest.NPM(b)
+	direct, closeDirect := setupDirect(b, npm)
+	defer closeDirect()
+	viaKernel, closeKernel := setupKernel(b, npm)
+	defer closeKernel()
+	sides := [2]func() error{direct, viaKernel}
+	for range 200 { // warms node's JIT and our pools on both sides
+		for _, call := range sides {
+			if err := call(); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	var lat [2][]time.Duration
+	var total [2]time.Duration
+	b.ResetTimer()
+	for i := 0; b.Loop(); i++ {
+		for k := range 2 {
+			side := (i + k) % 2
+			t0 := time.Now()
+			if err := sides[side](); err != nil {
+				b.Fatal(err)
+			}
+			d := time.Since(t0)
+			lat[side] = append(lat[side], d)
+			total[side] += d
+		}
+	}
+	b.StopTimer()
+	n := float64(len(lat[0]))
+	meanDirect, meanKernel := float64(total[0].Nanoseconds())/n, float64(total[1].Nanoseconds())/n
+	b.ReportMetric(meanDirect, "direct-ns")
+	b.ReportMetric(meanKernel, "kernel-ns")
+	b.ReportMetric(meanKernel/meanDirect, "ratio-mean")
+	p50 := func(s []time.Duration) float64 {
+		s = slices.Clone(s)
+		slices.Sort(s)
+		return float64(s[len(s)/2].Nanoseconds())
+	}
+	b.ReportMetric(p50(lat[0]), "direct-p50-ns")
+	b.ReportMetric(p50(lat[1]), "kernel-p50-ns")
+	b.ReportMetric(p50(lat[1])/p50(lat[0]), "ratio-p50")
 }
 
 func setupDirect(b *testing.B, npm mcptest.Servers) (func() error, func()) {
