@@ -64,17 +64,7 @@ func (b *Bus) Now() time.Time { return b.now() }
 // read from Now: the dispatcher reads the clock once per publish for both
 // its rate limiter and the stamp.
 func (b *Bus) PublishAt(e *ipc.Envelope, now time.Time) (int, error) {
-	if b.closed.Load() {
-		return 0, fmt.Errorf("bus: publish %s: %w", e.Topic, ErrClosed)
-	}
-	size := e.Size()
-	if size > b.opts.MaxMessage {
-		return 0, b.refuseTooLarge(e, size)
-	}
-	e.Seq = b.seq.Add(1)
-	e.Timestamp = now
-	b.published.Add(1)
-	return b.deliver(e, size), nil
+	return b.PublishResolved(e, now, nil)
 }
 
 // Deliver enqueues an already stamped envelope on this host's matching routes

@@ -36,8 +36,8 @@ func (b *Bus) Current(res *Resolution) bool {
 }
 
 // PublishResolved is PublishAt for an envelope whose topic res was resolved
-// for. A res that is stale (routes changed since) or for another topic is
-// ignored and the topic matched afresh, so a caller's cache can cost a
+// for. A res that is nil, stale (routes changed since) or for another topic
+// is ignored and the topic matched afresh, so a caller's cache can cost a
 // lookup but never misdeliver.
 func (b *Bus) PublishResolved(e *ipc.Envelope, now time.Time, res *Resolution) (int, error) {
 	if b.closed.Load() {

@@ -117,8 +117,6 @@ type Dispatcher struct {
 
 // busPort is what the dispatcher needs of the bus.
 type busPort interface {
-	Publish(e *ipc.Envelope) (int, error)
-	PublishAt(e *ipc.Envelope, now time.Time) (int, error)
 	PublishResolved(e *ipc.Envelope, now time.Time, res *bus.Resolution) (int, error)
 	Resolve(topic string) *bus.Resolution
 	Current(res *bus.Resolution) bool

@@ -82,7 +82,7 @@ func (d *Dispatcher) publish(from Caller, topic string, payload json.RawMessage,
 	if !d.stampsShared {
 		now = time.Time{}
 	}
-	res, err := d.deliverKnown(c, known, e, from.Runner, now)
+	res, err := d.deliver(c, known, e, from.Runner, now)
 	if err != nil {
 		c.limiter.refund(from.Principal, size)
 		return Result{}, fmt.Errorf("dispatch: publish %s from capsule %s: %w", topic, c.id, err)
@@ -104,22 +104,27 @@ func (d *Dispatcher) PublishKernel(topic string, payload json.RawMessage) (Resul
 		d.stats.invalid.Add(1)
 		return Result{}, fmt.Errorf("dispatch: kernel publish %s: %w", topic, ErrInvalidPayload)
 	}
-	res, err := d.deliver(&ipc.Envelope{Topic: topic, Payload: payload, SourceID: ipc.KernelSourceID}, nil, time.Time{})
+	res, err := d.deliver(nil, nil, &ipc.Envelope{Topic: topic, Payload: payload, SourceID: ipc.KernelSourceID}, nil, time.Time{})
 	if err != nil {
 		return Result{}, fmt.Errorf("dispatch: kernel publish %s: %w", topic, err)
 	}
 	return res, nil
 }
 
-// deliverKnown is deliver for a capsule's publish of a topic that passed
-// its ACL: through known, the capsule's remembered resolution of the topic,
-// renewed (and remembered) when it is missing or the bus's routes or the
-// interceptors have changed since.
-func (d *Dispatcher) deliverKnown(c *capsule, known *knownTopic, e *ipc.Envelope, rn *Runner, now time.Time) (Result, error) {
+// deliver hands e to the bus, stamped with now (a reading of the bus's
+// clock, or zero for the bus to read it), then to the interceptors its topic
+// matches; rn, if not nil, may adopt one of their queues. known is the
+// publishing capsule's remembered resolution of the topic (nil if none);
+// when it is missing or the bus's routes or the interceptors have changed
+// since, the topic is resolved again and, for a capsule (c not nil),
+// remembered.
+func (d *Dispatcher) deliver(c *capsule, known *knownTopic, e *ipc.Envelope, rn *Runner, now time.Time) (Result, error) {
 	interceptors := d.interceptors.Load()
 	if known == nil || known.interceptors != interceptors || !d.bus.Current(known.routes) {
 		known = &knownTopic{topic: e.Topic, routes: d.bus.Resolve(e.Topic), interceptors: interceptors, links: interceptors.match(e.Topic)}
-		c.published.remember(known)
+		if c != nil {
+			c.published.remember(known)
+		}
 	}
 	if now.IsZero() {
 		now = d.bus.Now()
@@ -137,32 +142,6 @@ func (d *Dispatcher) deliverKnown(c *capsule, known *knownTopic, e *ipc.Envelope
 		d.dispatch(e, known.links, rn)
 	}
 	return Result{Routes: routes, Interceptors: len(known.links)}, nil
-}
-
-// deliver hands e to the bus, stamped with now (a reading of the bus's
-// clock) or, when now is zero, by the bus; then to the interceptors matching
-// its topic; rn, if not nil, may adopt one of their queues.
-func (d *Dispatcher) deliver(e *ipc.Envelope, rn *Runner, now time.Time) (Result, error) {
-	var routes int
-	var err error
-	if now.IsZero() {
-		routes, err = d.bus.Publish(e)
-	} else {
-		routes, err = d.bus.PublishAt(e, now)
-	}
-	if err != nil {
-		if errors.Is(err, bus.ErrTooLarge) {
-			d.stats.tooLarge.Add(1)
-		}
-		return Result{}, err
-	}
-	d.stats.published.Add(1)
-	d.stats.routes.Add(uint64(routes))
-	links := d.interceptors.Load().match(e.Topic)
-	if len(links) > 0 {
-		d.dispatch(e, links, rn)
-	}
-	return Result{Routes: routes, Interceptors: len(links)}, nil
 }
 
 // Subscribe opens a bus route for a capsule after the [subscribe] ACL check,
