@@ -84,7 +84,7 @@ func BenchmarkRawNoop(b *testing.B) {
 	for b.Loop() {
 		start := time.Now()
 		rec = sdk.EncodeInvocation(rec[:0], handler, noopInv)
-		inst.mod.Memory().Write(inst.recordPtr, rec)
+		inst.mod.Memory().Write(inst.records.ptr, rec)
 		stack[0] = uint64(len(rec))
 		if err := fn.CallWithStack(ctx, stack[:]); err != nil {
 			b.Fatal(err)

@@ -311,11 +311,11 @@ func TestMalformedRecordsAreAnsweredWithErrors(t *testing.T) {
 		"wrong version":   {append([]byte{sdk.ABIVersion + 1, 0, 0, 0}, good[4:]...), uint64(len(good)), hostapi.CodeInvalid},
 		"truncated":       {good, uint64(len(good) - 1), hostapi.CodeInvalid},
 		"short":           {good, 3, hostapi.CodeInvalid},
-		"past the buffer": {good, uint64(inst.recordCap) + 1, hostapi.CodeInvalid},
+		"past the buffer": {good, uint64(inst.records.cap) + 1, hostapi.CodeInvalid},
 		"negative length": {good, uint64(0xffffffff), hostapi.CodeInvalid},
 		"no such handler": {badHandler, uint64(len(good)), hostapi.CodeNotSupported},
 	} {
-		if !inst.mod.Memory().Write(inst.recordPtr, tc.rec) {
+		if !inst.mod.Memory().Write(inst.records.ptr, tc.rec) {
 			t.Fatal("record buffer outside memory")
 		}
 		inst.stack[0] = tc.n

@@ -365,8 +365,8 @@ func (st *callState) answer(ctx context.Context, mod api.Module, name string, ou
 		out, isErr = st.buf, true
 	}
 	n := uint32(len(out))
-	ptr := st.inst.scratchPtr
-	if n > st.inst.scratchCap {
+	ptr := st.inst.scratch.ptr
+	if n > st.inst.scratch.cap {
 		res, cerr := st.inst.alloc.Call(ctx, uint64(n))
 		if cerr != nil {
 			panic(fmt.Errorf("%s: %s(%d) failed: %w", name, exportAlloc, n, cerr))

@@ -32,18 +32,17 @@ const initTimeout = 30 * time.Second
 
 // instance is one wasm instance of a capsule. It runs one call at a time.
 type instance struct {
-	rt                     *Runtime
-	mod                    api.Module
-	invoke, scratch, alloc api.Function
-	invocation             api.Function
-	scratchPtr, scratchCap uint32
-	recordPtr, recordCap   uint32
-	lastPrincipal          string
-	stdout, stderr         *lineLog
-	state                  callState // reused by each call on this instance
-	stack                  [1]uint64
-	record                 []byte
-	interrupt              func() // closes the module under a running guest
+	rt             *Runtime
+	mod            api.Module
+	invoke, alloc  api.Function
+	scratch        guestBuffer // import results (docs/abi.md §1)
+	records        guestBuffer // invocation records (§3)
+	lastPrincipal  string
+	stdout, stderr *lineLog
+	state          callState // reused by each call on this instance
+	stack          [1]uint64
+	record         []byte
+	interrupt      func() // closes the module under a running guest
 }
 
 // newInstance instantiates the engine's compiled module and initialises it.
@@ -90,17 +89,14 @@ func (e *Engine) newInstance(ctx context.Context) (*instance, error) {
 		return nil, fmt.Errorf("the module speaks ABI version %d; this kernel implements version %d (docs/abi.md)", v, sdk.ABIVersion)
 	}
 	inst.invoke = mod.ExportedFunction(exportInvoke)
-	inst.scratch = mod.ExportedFunction(exportScratch)
 	inst.alloc = mod.ExportedFunction(exportAlloc)
-	if inst.invocation = mod.ExportedFunction(exportInvocation); inst.invocation == nil {
-		inst.close()
-		return nil, fmt.Errorf("the module does not export %s (docs/abi.md §3)", exportInvocation)
-	}
-	if err := inst.growScratch(ictx, 4096); err != nil {
+	inst.scratch = guestBuffer{export: exportScratch, fn: mod.ExportedFunction(exportScratch)}
+	inst.records = guestBuffer{export: exportInvocation, fn: mod.ExportedFunction(exportInvocation)}
+	if err := inst.scratch.grow(ictx, mod, 4096); err != nil {
 		inst.close()
 		return nil, err
 	}
-	if err := inst.growRecord(ictx, initialRecordBuffer); err != nil {
+	if err := inst.records.grow(ictx, mod, initialRecordBuffer); err != nil {
 		inst.close()
 		return nil, err
 	}
@@ -133,43 +129,33 @@ func cappedSleep(ns int64) {
 	time.Sleep(d)
 }
 
-// growScratch makes the guest's scratch buffer at least n bytes.
-func (inst *instance) growScratch(ctx context.Context, n uint32) error {
-	if n <= inst.scratchCap {
-		return nil
-	}
-	if c := inst.scratchCap * 2; c > n {
-		n = c
-	}
-	res, err := inst.scratch.Call(ctx, uint64(n))
-	if err != nil {
-		return fmt.Errorf("%s: %w", exportScratch, err)
-	}
-	ptr := uint32(res[0])
-	if uint64(ptr)+uint64(n) > uint64(inst.mod.Memory().Size()) {
-		return fmt.Errorf("%s returned a buffer outside memory (%#x + %d)", exportScratch, ptr, n)
-	}
-	inst.scratchPtr, inst.scratchCap = ptr, n
-	return nil
+// guestBuffer is a buffer the guest hands the host through an export
+// (astrid_scratch, astrid_invocation): asked for again, twice as large at
+// least, when the host needs more.
+type guestBuffer struct {
+	export   string
+	fn       api.Function
+	ptr, cap uint32
 }
 
-// growRecord makes the guest's record buffer at least n bytes.
-func (inst *instance) growRecord(ctx context.Context, n uint32) error {
-	if n <= inst.recordCap {
+// grow makes the buffer at least n bytes, checking that the guest's answer
+// lies inside its memory.
+func (g *guestBuffer) grow(ctx context.Context, mod api.Module, n uint32) error {
+	if n <= g.cap {
 		return nil
 	}
-	if c := inst.recordCap * 2; c > n {
+	if c := g.cap * 2; c > n {
 		n = c
 	}
-	res, err := inst.invocation.Call(ctx, uint64(n))
+	res, err := g.fn.Call(ctx, uint64(n))
 	if err != nil {
-		return fmt.Errorf("%s: %w", exportInvocation, err)
+		return fmt.Errorf("%s: %w", g.export, err)
 	}
 	ptr := uint32(res[0])
-	if uint64(ptr)+uint64(n) > uint64(inst.mod.Memory().Size()) {
-		return fmt.Errorf("%s returned a buffer outside memory (%#x + %d)", exportInvocation, ptr, n)
+	if uint64(ptr)+uint64(n) > uint64(mod.Memory().Size()) {
+		return fmt.Errorf("%s returned a buffer outside memory (%#x + %d)", g.export, ptr, n)
 	}
-	inst.recordPtr, inst.recordCap = ptr, n
+	g.ptr, g.cap = ptr, n
 	return nil
 }
 
@@ -182,11 +168,11 @@ var errTrapped = errors.New("trapped")
 // any other error is the handler's own failure.
 func (inst *instance) call(ctx context.Context, handler uint32, inv hostapi.Invocation) (hostapi.Verdict, error) {
 	n := sdk.InvocationSize(inv)
-	if err := inst.growRecord(ctx, uint32(n)); err != nil {
+	if err := inst.records.grow(ctx, inst.mod, uint32(n)); err != nil {
 		return hostapi.Verdict{}, fmt.Errorf("%w: %v", errTrapped, err)
 	}
 	inst.record = sdk.EncodeInvocation(inst.record[:0], handler, inv)
-	if !inst.mod.Memory().Write(inst.recordPtr, inst.record) {
+	if !inst.mod.Memory().Write(inst.records.ptr, inst.record) {
 		return hostapi.Verdict{}, fmt.Errorf("%w: record buffer outside memory", errTrapped)
 	}
 	inst.stack[0] = uint64(n)
