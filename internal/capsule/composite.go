@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/astrid-go/astrid/hostapi"
+	"github.com/astrid-go/astrid/internal/callctx"
 	"github.com/astrid-go/astrid/internal/dispatch"
 	"github.com/astrid-go/astrid/ipc"
 	"github.com/astrid-go/astrid/manifest"
@@ -174,10 +175,15 @@ func (c *Composite) Invoke(ctx context.Context, inv hostapi.Invocation) (hostapi
 	if h := c.Health(); h.State != Ready {
 		return hostapi.Verdict{}, fmt.Errorf("capsule %s: not ready (%s)", c.id, h.State)
 	}
-	ctx, cancel := context.WithTimeout(ctx, c.deadline)
-	defer cancel()
+	// Each engine tried gets a call context of its own under the one
+	// deadline: the host layer ends the context with the call (host.Begin
+	// takes it over), and an engine that declines must not end it for
+	// the next.
+	deadline := time.Now().Add(c.deadline)
 	for _, e := range c.engines {
-		v, err := e.Invoke(ctx, inv)
+		cc := callctx.New(ctx, deadline)
+		v, err := e.Invoke(cc, inv)
+		cc.Cancel(nil)
 		if errors.Is(err, ErrNotSupported) {
 			continue
 		}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/astrid-go/astrid/hostapi"
 	"github.com/astrid-go/astrid/internal/bus"
+	"github.com/astrid-go/astrid/internal/callctx"
 	"github.com/astrid-go/astrid/internal/dispatch"
 	"github.com/astrid-go/astrid/internal/store"
 )
@@ -44,13 +45,20 @@ var _ hostapi.Host = (*Call)(nil)
 
 // Begin opens a call for principal. The returned context is cancelled by the
 // call's cancel key or when End runs; engines run the handler under it.
+// When ctx is a call context no call has claimed yet (the one a Composite
+// gives its engine), the call takes it over rather than stacking another
+// under it.
 func (c *Capsule) Begin(ctx context.Context, principal string) (*Call, context.Context) {
-	cctx, cancel := context.WithCancelCause(ctx)
+	cctx, ok := ctx.(*callctx.Context)
+	if !ok || !cctx.Claim() {
+		cctx = callctx.New(ctx, time.Time{})
+		cctx.Claim()
+	}
 	call := &Call{
 		c:         c,
 		principal: principal,
 		ctx:       cctx,
-		cancel:    cancel,
+		cancel:    cctx.Cancel,
 		// A handler's publishes may be made next by the goroutine that
 		// invoked it (dispatch.Runner); the call's waits hand them back.
 		caller: dispatch.Caller{Capsule: c.id, Principal: principal, Runner: dispatch.RunnerFrom(ctx)},
@@ -102,7 +110,7 @@ func (call *Call) End() {
 
 // live returns an error once the call has ended or been cancelled.
 func (call *Call) live(op string) error {
-	if err := context.Cause(call.ctx); err != nil {
+	if err := callctx.Cause(call.ctx); err != nil {
 		if errors.Is(err, context.DeadlineExceeded) {
 			return hostapi.Errorf(hostapi.CodeTimeout, op, "the call's deadline passed")
 		}

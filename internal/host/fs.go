@@ -1,7 +1,6 @@
 package host
 
 import (
-	"context"
 	"errors"
 	"io"
 	"io/fs"
@@ -12,6 +11,7 @@ import (
 	"time"
 
 	"github.com/astrid-go/astrid/hostapi"
+	"github.com/astrid-go/astrid/internal/callctx"
 	"github.com/astrid-go/astrid/internal/gate"
 )
 
@@ -105,7 +105,7 @@ func (call *Call) interruptReads(f *os.File) func() {
 	if f.SetReadDeadline(time.Time{}) != nil {
 		return func() {}
 	}
-	stop := context.AfterFunc(call.ctx, func() { _ = f.SetReadDeadline(time.Now()) })
+	stop := callctx.AfterFunc(call.ctx, func() { _ = f.SetReadDeadline(time.Now()) })
 	return func() { stop() }
 }
 

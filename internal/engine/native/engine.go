@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/astrid-go/astrid/hostapi"
+	"github.com/astrid-go/astrid/internal/callctx"
 	"github.com/astrid-go/astrid/internal/capsule"
 	"github.com/astrid-go/astrid/internal/host"
 	"github.com/astrid-go/astrid/sdk"
@@ -69,12 +70,12 @@ func (e *Engine) Invoke(ctx context.Context, inv hostapi.Invocation) (v hostapi.
 	call, cctx := e.host.Begin(ctx, inv.Principal)
 	var once sync.Once
 	fail := func(reason error) { once.Do(func() { call.Fail(reason) }) }
-	stop := context.AfterFunc(cctx, func() {
+	stop := callctx.AfterFunc(cctx, func() {
 		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
 			fail(fmt.Errorf("handler %s: deadline exceeded", inv.Handler))
 			return
 		}
-		fail(fmt.Errorf("handler %s: cancelled: %w", inv.Handler, context.Cause(cctx)))
+		fail(fmt.Errorf("handler %s: cancelled: %w", inv.Handler, callctx.Cause(cctx)))
 	})
 	defer func() {
 		if r := recover(); r != nil {
@@ -87,7 +88,7 @@ func (e *Engine) Invoke(ctx context.Context, inv hostapi.Invocation) (v hostapi.
 		if !stopped && err == nil {
 			// The deadline or a cancel fired while the handler ran: the
 			// caller has its failure reply; report the call as failed.
-			err = fmt.Errorf("handler %s: %w", inv.Handler, context.Cause(cctx))
+			err = fmt.Errorf("handler %s: %w", inv.Handler, callctx.Cause(cctx))
 		}
 		if ledger != nil {
 			// Guest time: the wall time minus what the handler spent

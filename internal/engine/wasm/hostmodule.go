@@ -12,6 +12,7 @@ import (
 	"github.com/tetratelabs/wazero/api"
 
 	"github.com/astrid-go/astrid/hostapi"
+	"github.com/astrid-go/astrid/internal/callctx"
 	"github.com/astrid-go/astrid/internal/host"
 	"github.com/astrid-go/astrid/sdk"
 )
@@ -53,7 +54,7 @@ func (st *callState) begin(ctx context.Context, principal string) {
 func (st *callState) hostCall() *host.Call {
 	if st.call == nil && st.parent != nil {
 		st.call, st.cctx = st.eng.host.Begin(st.parent, st.principal)
-		st.stopWatch = context.AfterFunc(st.cctx, st.inst.interrupt)
+		st.stopWatch = callctx.AfterFunc(st.cctx, st.inst.interrupt)
 	}
 	return st.call
 }
