@@ -19,13 +19,13 @@ type Bus struct {
 	now    func() time.Time
 	logger *slog.Logger
 
+	// seq numbers the envelopes published here, and so counts them.
 	seq   atomic.Uint64
 	table atomic.Pointer[table]
 
-	closed    atomic.Bool
-	published atomic.Uint64
-	rejected  atomic.Uint64
-	unrouted  atomic.Uint64
+	closed   atomic.Bool
+	rejected atomic.Uint64
+	unrouted atomic.Uint64
 
 	// mu serialises changes to the route table and the totals of closed
 	// routes and rings; Publish never takes it.

@@ -47,9 +47,8 @@ func (b *Bus) PublishResolved(e *ipc.Envelope, now time.Time, res *Resolution) (
 	if size > b.opts.MaxMessage {
 		return 0, b.refuseTooLarge(e, size)
 	}
-	e.Seq = b.seq.Add(1)
+	e.Seq = b.seq.Add(1) // also the count of envelopes published
 	e.Timestamp = now
-	b.published.Add(1)
 	t := b.table.Load()
 	if res == nil || res.t != t || res.topic != e.Topic {
 		return b.deliver(e, size), nil

@@ -45,7 +45,7 @@ func (b *Bus) Stats() Stats {
 	defer b.mu.Unlock()
 	t := b.table.Load()
 	s := Stats{
-		Published:      b.published.Load(),
+		Published:      b.seq.Load(),
 		Rejected:       b.rejected.Load(),
 		Unrouted:       b.unrouted.Load(),
 		Delivered:      b.retired.delivered,
