@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/astrid-go/astrid/internal/callctx"
 	"github.com/astrid-go/astrid/ipc"
 )
 
@@ -76,7 +77,13 @@ func (r *runLoop) runOnce(ctx context.Context) error {
 	_, err = inst.mod.ExportedFunction(exportRun).Call(runCtx)
 	stopRun(nil)
 	wg.Wait()
-	if cause := context.Cause(runCtx); cause != nil && cause != context.Canceled {
+	cause := context.Cause(runCtx)
+	if cause == context.Canceled {
+		// Ended by the call's context, whose cause a derived context
+		// does not carry (internal/callctx), or by stopRun(nil) above.
+		cause = callctx.Cause(cctx)
+	}
+	if cause != nil && cause != context.Canceled {
 		return cause
 	}
 	return err
