@@ -14,12 +14,13 @@ import (
 type namespace struct {
 	s     *Store
 	path  [][]byte
+	key   string // the path joined by NUL: the write-behind buffer's key
 	label string // for errors: "kv alice/fs", "secrets fs"
 	err   error  // a bad id: every operation returns it
 }
 
 func newNamespace(s *Store, label string, err error, path ...string) namespace {
-	ns := namespace{s: s, label: label, err: err}
+	ns := namespace{s: s, label: label, err: err, key: strings.Join(path, "\x00")}
 	for _, p := range path {
 		ns.path = append(ns.path, []byte(p))
 	}

@@ -3,7 +3,6 @@ package store
 import (
 	"fmt"
 	"log/slog"
-	"strings"
 
 	bolt "go.etcd.io/bbolt"
 )
@@ -21,14 +20,6 @@ type pendingNS struct {
 	ns   namespace
 	vals map[string][]byte
 	dels map[string]bool
-}
-
-func nsKey(ns namespace) string {
-	parts := make([]string, len(ns.path))
-	for i, p := range ns.path {
-		parts[i] = string(p)
-	}
-	return strings.Join(parts, "\x00")
 }
 
 // buffered reports whether writes are buffered (SyncInterval > 0).
@@ -53,11 +44,10 @@ func (s *Store) bufferDelete(ns namespace, key string) {
 }
 
 func (s *Store) pendingFor(ns namespace) *pendingNS {
-	k := nsKey(ns)
-	p := s.pending[k]
+	p := s.pending[ns.key]
 	if p == nil {
 		p = &pendingNS{ns: ns, vals: map[string][]byte{}, dels: map[string]bool{}}
-		s.pending[k] = p
+		s.pending[ns.key] = p
 	}
 	return p
 }
@@ -65,7 +55,7 @@ func (s *Store) pendingFor(ns namespace) *pendingNS {
 // bufferedGet looks key up in the buffered writes, newest first; known is
 // false when the file must be asked.
 func (s *Store) bufferedGet(ns namespace, key string) (value []byte, found, known bool) {
-	k := nsKey(ns)
+	k := ns.key
 	s.pmu.Lock()
 	defer s.pmu.Unlock()
 	for _, m := range []map[string]*pendingNS{s.pending, s.flushing} {
