@@ -305,7 +305,11 @@ func (d *Dispatcher) Close() {
 
 // Stats returns a snapshot of the counters.
 func (d *Dispatcher) Stats() Stats {
-	return d.stats.snapshot()
+	s := d.stats.snapshot()
+	// Every publish goes through the bus, which counts it; per-route
+	// deliveries are in the bus's route stats.
+	s.Published = d.bus.Stats().Published
+	return s
 }
 
 // Interceptors answers "who intercepts topic T": the ids of the capsules

@@ -136,8 +136,6 @@ func (d *Dispatcher) deliver(c *capsule, known *knownTopic, e *ipc.Envelope, rn 
 		}
 		return Result{}, err
 	}
-	d.stats.published.Add(1)
-	d.stats.routes.Add(uint64(routes))
 	if len(known.links) > 0 {
 		d.dispatch(e, known.links, rn)
 	}

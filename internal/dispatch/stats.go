@@ -10,13 +10,12 @@ import (
 // Stats is a snapshot of the dispatcher's counters. Every event the
 // dispatcher refuses, drops or cuts short is counted here (DESIGN §2.3).
 type Stats struct {
-	Published       uint64 // envelopes handed to the bus (capsule and kernel)
+	Published       uint64 // envelopes the bus admitted (read from the bus's count)
 	PublishDenied   uint64 // publishes refused by the [publish] ACL
 	SubscribeDenied uint64 // subscriptions refused by the [subscribe] ACL
 	RateLimited     uint64 // publishes refused by the token bucket
 	TooLarge        uint64 // publishes the bus refused as over its size cap
 	Invalid         uint64 // bad topic, pattern, principal or payload JSON
-	Routes          uint64 // route deliveries reported by the bus
 
 	Invocations uint64 // interceptor calls made
 	Continued   uint64
@@ -43,9 +42,9 @@ const (
 )
 
 type counters struct {
-	published, publishDenied, subscribeDenied, rateLimited, tooLarge, invalid, routes atomic.Uint64
-	invocations, continued, finals, denials, errors, skipped                          atomic.Uint64
-	queueDrops, orphaned, discarded, chainsCut                                        atomic.Uint64
+	publishDenied, subscribeDenied, rateLimited, tooLarge, invalid atomic.Uint64
+	invocations, continued, finals, denials, errors, skipped       atomic.Uint64
+	queueDrops, orphaned, discarded, chainsCut                     atomic.Uint64
 
 	reasonsMu sync.Mutex
 	reasons   map[string]uint64
@@ -72,13 +71,11 @@ func (c *counters) snapshot() Stats {
 	reasons := maps.Clone(c.reasons)
 	c.reasonsMu.Unlock()
 	return Stats{
-		Published:       c.published.Load(),
 		PublishDenied:   c.publishDenied.Load(),
 		SubscribeDenied: c.subscribeDenied.Load(),
 		RateLimited:     c.rateLimited.Load(),
 		TooLarge:        c.tooLarge.Load(),
 		Invalid:         c.invalid.Load(),
-		Routes:          c.routes.Load(),
 		Invocations:     c.invocations.Load(),
 		Continued:       c.continued.Load(),
 		Finals:          c.finals.Load(),
