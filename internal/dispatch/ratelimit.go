@@ -25,6 +25,13 @@ type limiter struct {
 	mu        sync.Mutex
 	buckets   map[string]*bucket
 	lastPrune time.Time
+	// last is the bucket of the principal charged last (lastPrincipal):
+	// one principal usually publishes many times in a row, and this saves
+	// the map lookup. It is always a bucket in the map: pruning runs only
+	// just before last is replaced, and clears it as well should that
+	// ever change.
+	last          *bucket
+	lastPrincipal string
 }
 
 // bucket holds its tokens scaled by one second in nanoseconds (bytes×1e9),
@@ -69,14 +76,19 @@ func (l *limiter) borrow(principal string, n int64, now time.Time) {
 // bucketAt returns principal's bucket refilled up to now, making a full one
 // for a principal not seen (or pruned) before. The caller holds l.mu.
 func (l *limiter) bucketAt(principal string, now time.Time) *bucket {
+	if b := l.last; b != nil && l.lastPrincipal == principal {
+		l.refill(b, now)
+		return b
+	}
 	b := l.buckets[principal]
 	if b == nil {
 		l.prune(now)
 		b = &bucket{scaled: l.burst * scale, last: now}
 		l.buckets[principal] = b
-		return b
+	} else {
+		l.refill(b, now)
 	}
-	l.refill(b, now)
+	l.last, l.lastPrincipal = b, principal
 	return b
 }
 
@@ -121,6 +133,9 @@ func (l *limiter) prune(now time.Time) {
 		l.refill(b, now)
 		if b.scaled == l.burst*scale {
 			delete(l.buckets, p)
+			if p == l.lastPrincipal {
+				l.last = nil
+			}
 		}
 	}
 }

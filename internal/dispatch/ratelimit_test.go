@@ -259,3 +259,30 @@ func TestLimiterLargestBurstDoesNotOverflow(t *testing.T) {
 		t.Error("a bucket one burst in debt was not full after two seconds")
 	}
 }
+
+// TestLimiterLastBucketSurvivesPruning: after a principal's bucket was
+// pruned, its next charge and a refund meet the same bucket, the one in the
+// map, not one remembered from before.
+func TestLimiterLastBucketSurvivesPruning(t *testing.T) {
+	clock := newFakeClock()
+	l := newLimiter(1000, 1000)
+	for i := range pruneAbove + 10 {
+		l.take(fmt.Sprintf("p%d", i), 1, clock.now())
+	}
+	l.take("alice", 1, clock.now()) // alice's bucket is the remembered one
+	clock.advance(2 * time.Second)  // every bucket refills, alice's too
+	l.take("newcomer", 1, clock.now())
+	if _, kept := l.buckets["alice"]; kept {
+		t.Fatal("alice's full bucket was not pruned")
+	}
+	if !l.take("alice", 600, clock.now()) {
+		t.Fatal("alice refused after pruning")
+	}
+	if l.buckets["alice"] == nil || l.buckets["alice"].scaled != 400*scale {
+		t.Fatalf("alice's charge went to a bucket outside the map")
+	}
+	l.refund("alice", 600)
+	if !l.take("alice", 1000, clock.now()) {
+		t.Fatal("the refund reached another bucket than the charge")
+	}
+}
