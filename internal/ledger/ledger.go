@@ -16,6 +16,12 @@ type Ledger struct {
 
 	mu       sync.Mutex
 	accounts map[string]*account
+	// last is the account of lastPrincipal, the principal seen last: a
+	// call is admitted and then charged, and calls come in runs from one
+	// principal, so most lookups are of the previous principal. Accounts
+	// are never removed, so it never goes stale.
+	last          *account
+	lastPrincipal string
 }
 
 type account struct {
@@ -59,10 +65,13 @@ func (e *OverBudgetError) Error() string {
 }
 
 func (l *Ledger) account(principal string, now time.Time) *account {
-	a := l.accounts[principal]
-	if a == nil {
-		a = &account{windowStart: now}
-		l.accounts[principal] = a
+	a := l.last
+	if a == nil || l.lastPrincipal != principal {
+		if a = l.accounts[principal]; a == nil {
+			a = &account{windowStart: now}
+			l.accounts[principal] = a
+		}
+		l.last, l.lastPrincipal = a, principal
 	}
 	if now.Sub(a.windowStart) >= window {
 		a.windowStart, a.windowUsed = now, 0

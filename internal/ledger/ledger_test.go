@@ -90,3 +90,23 @@ func TestNegativeChargeIsZero(t *testing.T) {
 		t.Errorf("usage = %+v", u)
 	}
 }
+
+// TestInterleavedPrincipalsKeepTheirOwnAccounts: charges alternating
+// between principals (the remembered last account switching each time)
+// land on each principal's own account.
+func TestInterleavedPrincipalsKeepTheirOwnAccounts(t *testing.T) {
+	l := New(time.Hour)
+	for i := range 100 {
+		for _, p := range []string{"alice", "bob", "bob", "carol"} {
+			if err := l.Admit(p); err != nil {
+				t.Fatalf("round %d: %s refused: %v", i, p, err)
+			}
+			l.Charge(p, time.Millisecond)
+		}
+	}
+	for p, want := range map[string]time.Duration{"alice": 100 * time.Millisecond, "bob": 200 * time.Millisecond, "carol": 100 * time.Millisecond} {
+		if u := l.Usage(p); u.CPU != want {
+			t.Errorf("%s charged %v, want %v", p, u.CPU, want)
+		}
+	}
+}
