@@ -12,11 +12,19 @@ func ReportLatency(b *testing.B, samples []time.Duration, prefix string) {
 	if len(samples) == 0 {
 		return
 	}
+	b.ReportMetric(float64(Quantile(samples, 0.50).Nanoseconds()), prefix+"p50-ns")
+	b.ReportMetric(float64(Quantile(samples, 0.99).Nanoseconds()), prefix+"p99-ns")
+}
+
+// Quantile returns the q-quantile (0 ≤ q ≤ 1) of samples, which it leaves
+// unsorted; zero when there are none.
+func Quantile(samples []time.Duration, q float64) time.Duration {
+	if len(samples) == 0 {
+		return 0
+	}
 	s := slices.Clone(samples)
 	slices.Sort(s)
-	at := func(q float64) float64 { return float64(s[int(q*float64(len(s)-1))].Nanoseconds()) }
-	b.ReportMetric(at(0.50), prefix+"p50-ns")
-	b.ReportMetric(at(0.99), prefix+"p99-ns")
+	return s[int(q*float64(len(s)-1))]
 }
 
 // ClosedLoop is DESIGN §7's latency benchmark: warmup calls first, then one

@@ -19,7 +19,6 @@ import (
 	"io"
 	"log/slog"
 	"os/exec"
-	"slices"
 	"testing"
 	"time"
 
@@ -101,14 +100,10 @@ func BenchmarkMCPToolCallInterleaved(b *testing.B) {
 	b.ReportMetric(meanDirect, "direct-ns")
 	b.ReportMetric(meanKernel, "kernel-ns")
 	b.ReportMetric(meanKernel/meanDirect, "ratio-mean")
-	p50 := func(s []time.Duration) float64 {
-		s = slices.Clone(s)
-		slices.Sort(s)
-		return float64(s[len(s)/2].Nanoseconds())
-	}
-	b.ReportMetric(p50(lat[0]), "direct-p50-ns")
-	b.ReportMetric(p50(lat[1]), "kernel-p50-ns")
-	b.ReportMetric(p50(lat[1])/p50(lat[0]), "ratio-p50")
+	p50Direct, p50Kernel := float64(testutil.Quantile(lat[0], 0.5)), float64(testutil.Quantile(lat[1], 0.5))
+	b.ReportMetric(p50Direct, "direct-p50-ns")
+	b.ReportMetric(p50Kernel, "kernel-p50-ns")
+	b.ReportMetric(p50Kernel/p50Direct, "ratio-p50")
 }
 
 func setupDirect(b *testing.B, npm mcptest.Servers) (func() error, func()) {

@@ -2,12 +2,11 @@ package wasm
 
 import (
 	"context"
-	"slices"
 	"testing"
 	"time"
 
 	"github.com/astrid-go/astrid/internal/ledger"
-	"github.com/astrid-go/astrid/sdk"
+	"github.com/astrid-go/astrid/internal/testutil"
 )
 
 // BenchmarkABIvsRawInterleaved is BenchmarkABINoop and BenchmarkRawNoop
@@ -21,28 +20,12 @@ func BenchmarkABIvsRawInterleaved(b *testing.B) {
 	f := loadHostile(b, Options{Ledger: ledger.New(time.Hour)})
 	ctx, cancel := context.WithTimeout(context.Background(), DefaultCallDeadline)
 	defer cancel()
-	inst, err := f.eng.newInstance(ctx)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer inst.close()
-	fn := inst.mod.ExportedFunction("raw_noop")
-	handler := f.eng.index["noop"]
-	var stack [1]uint64
-	var rec []byte
 	ours := func() {
 		if _, err := f.eng.Invoke(ctx, noopInv); err != nil {
 			b.Fatal(err)
 		}
 	}
-	raw := func() {
-		rec = sdk.EncodeInvocation(rec[:0], handler, noopInv)
-		inst.mod.Memory().Write(inst.records.ptr, rec)
-		stack[0] = uint64(len(rec))
-		if err := fn.CallWithStack(ctx, stack[:]); err != nil {
-			b.Fatal(err)
-		}
-	}
+	raw := rawNoopCaller(b, ctx, f)
 	sides := [2]func(){ours, raw}
 	var lat [2][]time.Duration
 	var total [2]time.Duration
@@ -64,16 +47,12 @@ func BenchmarkABIvsRawInterleaved(b *testing.B) {
 		}
 	}
 	b.StopTimer()
-	p50 := func(s []time.Duration) float64 {
-		s = slices.Clone(s)
-		slices.Sort(s)
-		return float64(s[len(s)/2].Nanoseconds())
-	}
 	meanOurs, meanRaw := float64(total[0].Nanoseconds())/float64(b.N), float64(total[1].Nanoseconds())/float64(b.N)
 	b.ReportMetric(meanOurs, "abi-ns")
 	b.ReportMetric(meanRaw, "raw-ns")
 	b.ReportMetric(meanOurs/meanRaw, "ratio-mean")
-	b.ReportMetric(p50(lat[0]), "abi-p50-ns")
-	b.ReportMetric(p50(lat[1]), "raw-p50-ns")
-	b.ReportMetric(p50(lat[0])/p50(lat[1]), "ratio-p50")
+	p50Ours, p50Raw := float64(testutil.Quantile(lat[0], 0.5)), float64(testutil.Quantile(lat[1], 0.5))
+	b.ReportMetric(p50Ours, "abi-p50-ns")
+	b.ReportMetric(p50Raw, "raw-p50-ns")
+	b.ReportMetric(p50Ours/p50Raw, "ratio-p50")
 }
