@@ -2,6 +2,8 @@ package ipc
 
 import (
 	"encoding/json"
+	"fmt"
+	"math"
 	"time"
 )
 
@@ -19,7 +21,11 @@ type Envelope struct {
 	SourceID string
 	// Principal is who the event acts for; empty for system events.
 	Principal string
-	Timestamp time.Time
+	// Timestamp is when the bus admitted the envelope, in nanoseconds
+	// since the Unix epoch (Time converts it). An integer rather than a
+	// time.Time: the envelope is allocated for every publish, and a
+	// time.Time is 24 bytes with a pointer where this is 8 without.
+	Timestamp int64
 	Seq       uint64
 	// Provenance holds what few envelopes carry: a signature, a device key
 	// id, a transport origin. Nil means none of them (origin system). It is
@@ -61,6 +67,34 @@ func (e *Envelope) Origin() Origin {
 	return e.Provenance.Origin
 }
 
+// Time is Timestamp as a time.Time in UTC; the zero Time when the envelope
+// was never stamped.
+func (e *Envelope) Time() time.Time {
+	if e.Timestamp == 0 {
+		return time.Time{}
+	}
+	return time.Unix(0, e.Timestamp).UTC()
+}
+
+// minStamp and maxStamp are the instants Unix nanoseconds in an int64 can
+// hold (years 1677 to 2262).
+var (
+	minStamp = time.Unix(0, math.MinInt64)
+	maxStamp = time.Unix(0, math.MaxInt64)
+)
+
+// unixNano converts a decoded timestamp, refusing one an int64 of
+// nanoseconds cannot hold rather than wrapping it to another date.
+func unixNano(t time.Time) (int64, error) {
+	if t.IsZero() {
+		return 0, nil
+	}
+	if t.Before(minStamp) || t.After(maxStamp) {
+		return 0, fmt.Errorf("ipc: envelope timestamp %s is outside the years 1677 to 2262", t.Format(time.RFC3339))
+	}
+	return t.UnixNano(), nil
+}
+
 // envelopeWire is the envelope's JSON form, field for field upstream's.
 type envelopeWire struct {
 	Topic       string          `json:"topic"`
@@ -77,7 +111,7 @@ type envelopeWire struct {
 // MarshalJSON writes the flat wire form: signature always (null when
 // absent), principal, device_key_id and origin only when set.
 func (e Envelope) MarshalJSON() ([]byte, error) {
-	w := envelopeWire{Topic: e.Topic, Payload: e.Payload, SourceID: e.SourceID, Timestamp: e.Timestamp, Seq: e.Seq, Principal: e.Principal}
+	w := envelopeWire{Topic: e.Topic, Payload: e.Payload, SourceID: e.SourceID, Timestamp: e.Time(), Seq: e.Seq, Principal: e.Principal}
 	if p := e.Provenance; p != nil {
 		w.Signature, w.DeviceKeyID, w.Origin = p.Signature, p.DeviceKeyID, p.Origin
 	}
@@ -92,7 +126,11 @@ func (e *Envelope) UnmarshalJSON(data []byte) error {
 	if err := json.Unmarshal(data, &w); err != nil {
 		return err
 	}
-	*e = Envelope{Topic: w.Topic, Payload: w.Payload, SourceID: w.SourceID, Principal: w.Principal, Timestamp: w.Timestamp, Seq: w.Seq}
+	stamp, err := unixNano(w.Timestamp)
+	if err != nil {
+		return err
+	}
+	*e = Envelope{Topic: w.Topic, Payload: w.Payload, SourceID: w.SourceID, Principal: w.Principal, Timestamp: stamp, Seq: w.Seq}
 	if w.Signature != nil || w.DeviceKeyID != "" || w.Origin != OriginSystem {
 		e.Provenance = &Provenance{Signature: w.Signature, DeviceKeyID: w.DeviceKeyID, Origin: w.Origin}
 	}

@@ -16,7 +16,7 @@ var goldenEnvelopes = map[string]Envelope{
 		Topic:      UserPromptTopic,
 		Payload:    json.RawMessage(`{"type":"user_input","text":"hi","session_id":"default"}`),
 		SourceID:   "cli",
-		Timestamp:  time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC),
+		Timestamp:  time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC).UnixNano(),
 		Seq:        7,
 		Principal:  "alice",
 		Provenance: &Provenance{Signature: Signature{1, 2, 255}, DeviceKeyID: "dk1", Origin: OriginLocalSocket},
@@ -25,14 +25,14 @@ var goldenEnvelopes = map[string]Envelope{
 		Topic:     CapsulesLoadedTopic,
 		Payload:   json.RawMessage(`{"type":"custom","data":{}}`),
 		SourceID:  KernelSourceID,
-		Timestamp: time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC),
+		Timestamp: time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC).UnixNano(),
 		Seq:       1,
 	},
 	"remote_gateway": {
 		Topic:      UserPromptTopic,
 		Payload:    json.RawMessage(`{"type":"user_input","text":"hi","session_id":"default"}`),
 		SourceID:   "gateway",
-		Timestamp:  time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC),
+		Timestamp:  time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC).UnixNano(),
 		Seq:        2,
 		Principal:  "bob",
 		Provenance: &Provenance{Origin: OriginRemoteGateway},
@@ -154,8 +154,44 @@ func TestEnvelopeUpstreamTimestamp(t *testing.T) {
 	if err := json.Unmarshal([]byte(frame), &env); err != nil {
 		t.Fatal(err)
 	}
-	if want := time.Date(2026, 5, 1, 12, 0, 0, 500e6, time.UTC); !env.Timestamp.Equal(want) || env.Seq != 3 {
-		t.Errorf("decoded %v seq %d", env.Timestamp, env.Seq)
+	if want := time.Date(2026, 5, 1, 12, 0, 0, 500e6, time.UTC); !env.Time().Equal(want) || env.Seq != 3 {
+		t.Errorf("decoded %v seq %d", env.Time(), env.Seq)
+	}
+}
+
+// TestEnvelopeTimestampRange: Timestamp holds Unix nanoseconds in an int64;
+// a frame's timestamp outside what that can hold is refused, not wrapped to
+// another date, and one inside keeps every nanosecond and its zone as UTC.
+func TestEnvelopeTimestampRange(t *testing.T) {
+	for _, c := range []struct {
+		stamp   string
+		wantErr bool
+	}{
+		{"2262-04-11T23:47:16.854775807Z", false},
+		{"1677-09-21T00:12:43.145224192Z", false},
+		{"2262-04-11T23:47:16.854775808Z", true},
+		{"1600-01-01T00:00:00Z", true},
+		{"9999-12-31T23:59:59Z", true},
+		{"2026-05-01T14:00:00.000000001+02:00", false},
+	} {
+		var env Envelope
+		frame := `{"topic":"a","payload":{},"source_id":"x","timestamp":"` + c.stamp + `"}`
+		err := json.Unmarshal([]byte(frame), &env)
+		if (err != nil) != c.wantErr {
+			t.Errorf("timestamp %s: error %v, want error %v", c.stamp, err, c.wantErr)
+			continue
+		}
+		if err != nil {
+			continue
+		}
+		want, _ := time.Parse(time.RFC3339Nano, c.stamp)
+		if got := env.Time(); !got.Equal(want) || got.Location() != time.UTC {
+			t.Errorf("timestamp %s decoded as %v", c.stamp, got)
+		}
+	}
+	var unstamped Envelope
+	if !unstamped.Time().IsZero() {
+		t.Errorf("an unstamped envelope's Time is %v, want the zero time", unstamped.Time())
 	}
 }
 

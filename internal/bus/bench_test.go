@@ -291,7 +291,7 @@ func BenchmarkFairness(b *testing.B) {
 				return
 			}
 			if d.Envelope.Principal == "quiet" {
-				quietDelays = append(quietDelays, time.Since(d.Envelope.Timestamp))
+				quietDelays = append(quietDelays, time.Since(d.Envelope.Time()))
 			}
 		}
 		recvDone <- nil

@@ -8,15 +8,15 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"time"
 
+	"github.com/astrid-go/astrid/internal/clock"
 	"github.com/astrid-go/astrid/ipc"
 )
 
 // Bus is the in-memory bus of one host. The zero value is not usable; call New.
 type Bus struct {
 	opts   Options
-	now    func() time.Time
+	now    func() int64 // Unix nanoseconds
 	logger *slog.Logger
 
 	// seq numbers the envelopes published here, and so counts them.
@@ -43,7 +43,12 @@ type retiredTotals struct {
 // New returns an open bus.
 func New(opts Options) *Bus {
 	opts = opts.withDefaults()
-	b := &Bus{opts: opts, now: opts.Now, logger: opts.Logger}
+	b := &Bus{opts: opts, logger: opts.Logger}
+	if fake := opts.Now; fake != nil {
+		b.now = func() int64 { return fake().UnixNano() }
+	} else {
+		b.now = clock.New().UnixNano
+	}
 	b.table.Store(emptyTable)
 	return b
 }
@@ -57,13 +62,13 @@ func (b *Bus) Publish(e *ipc.Envelope) (int, error) {
 	return b.PublishAt(e, b.now())
 }
 
-// Now reads the clock the bus stamps envelopes with.
-func (b *Bus) Now() time.Time { return b.now() }
+// Now reads the clock the bus stamps envelopes with, in Unix nanoseconds.
+func (b *Bus) Now() int64 { return b.now() }
 
 // PublishAt is Publish with the timestamp now, which the caller has just
 // read from Now: the dispatcher reads the clock once per publish for both
 // its rate limiter and the stamp.
-func (b *Bus) PublishAt(e *ipc.Envelope, now time.Time) (int, error) {
+func (b *Bus) PublishAt(e *ipc.Envelope, now int64) (int, error) {
 	return b.PublishResolved(e, now, nil)
 }
 

@@ -3,8 +3,6 @@ package bus
 import (
 	"log/slog"
 	"time"
-
-	"github.com/astrid-go/astrid/internal/clock"
 )
 
 // Defaults from DESIGN §4b.
@@ -52,9 +50,6 @@ func (o Options) withDefaults() Options {
 	}
 	if o.Quantum <= 0 {
 		o.Quantum = DefaultQuantum
-	}
-	if o.Now == nil {
-		o.Now = clock.New().Now
 	}
 	if o.Logger == nil {
 		o.Logger = slog.Default()

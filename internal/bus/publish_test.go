@@ -28,8 +28,13 @@ func TestPublishStampsSeqAndTimestamp(t *testing.T) {
 		if d.Envelope.Seq != wantSeq[i] {
 			t.Errorf("delivery %d: seq %d, want %d", i, d.Envelope.Seq, wantSeq[i])
 		}
-		if i > 0 && !d.Envelope.Timestamp.After(ds[i-1].Envelope.Timestamp) {
+		if i > 0 && d.Envelope.Timestamp <= ds[i-1].Envelope.Timestamp {
 			t.Errorf("delivery %d: timestamp %v not after %v", i, d.Envelope.Timestamp, ds[i-1].Envelope.Timestamp)
+		}
+		// The fake clock moves a millisecond per reading, one reading per publish.
+		want := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC).Add(time.Duration(d.Envelope.Seq) * time.Millisecond)
+		if got := d.Envelope.Time(); !got.Equal(want) || got.Location() != time.UTC {
+			t.Errorf("delivery %d: stamped %v, want %v", i, got, want)
 		}
 	}
 }

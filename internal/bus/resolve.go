@@ -2,7 +2,6 @@ package bus
 
 import (
 	"fmt"
-	"time"
 
 	"github.com/astrid-go/astrid/ipc"
 )
@@ -39,7 +38,7 @@ func (b *Bus) Current(res *Resolution) bool {
 // for. A res that is nil, stale (routes changed since) or for another topic
 // is ignored and the topic matched afresh, so a caller's cache can cost a
 // lookup but never misdeliver.
-func (b *Bus) PublishResolved(e *ipc.Envelope, now time.Time, res *Resolution) (int, error) {
+func (b *Bus) PublishResolved(e *ipc.Envelope, now int64, res *Resolution) (int, error) {
 	if b.closed.Load() {
 		return 0, fmt.Errorf("bus: publish %s: %w", e.Topic, ErrClosed)
 	}

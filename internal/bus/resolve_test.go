@@ -30,7 +30,7 @@ func TestPublishResolvedNeverMisdelivers(t *testing.T) {
 	publish := func(res *Resolution, want int) {
 		t.Helper()
 		e := &ipc.Envelope{Topic: topic, Payload: []byte(`{}`), SourceID: "p"}
-		n, err := b.PublishResolved(e, time.Now(), res)
+		n, err := b.PublishResolved(e, b.Now(), res)
 		if err != nil || n != want {
 			t.Fatalf("PublishResolved = %d, %v; want %d routes", n, err, want)
 		}

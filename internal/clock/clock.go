@@ -18,24 +18,46 @@ const Rebase = time.Second
 // within a base, and carry a monotonic reading, so Sub and Since between
 // them are monotonic. A Clock is safe for concurrent use.
 type Clock struct {
-	base atomic.Pointer[time.Time]
+	base atomic.Pointer[base]
+}
+
+// base is a reading of time.Now and the same instant in Unix nanoseconds,
+// so that UnixNano is one monotonic read and an addition.
+type base struct {
+	t        time.Time
+	unixNano int64
 }
 
 // New returns a Clock based on time.Now.
 func New() *Clock {
 	c := &Clock{}
-	t := time.Now()
-	c.base.Store(&t)
+	c.rebase()
 	return c
+}
+
+func (c *Clock) rebase() *base {
+	t := time.Now()
+	b := &base{t: t, unixNano: t.UnixNano()}
+	c.base.Store(b)
+	return b
 }
 
 // Now returns the current time.
 func (c *Clock) Now() time.Time {
-	base := c.base.Load()
-	if d := time.Since(*base); d < Rebase {
-		return base.Add(d)
+	b := c.base.Load()
+	if d := time.Since(b.t); d < Rebase {
+		return b.t.Add(d)
 	}
-	t := time.Now()
-	c.base.Store(&t)
-	return t
+	return c.rebase().t
+}
+
+// UnixNano returns the current time in nanoseconds since the Unix epoch:
+// Now().UnixNano() without building a time.Time (the bus stamps every
+// envelope with it).
+func (c *Clock) UnixNano() int64 {
+	b := c.base.Load()
+	if d := time.Since(b.t); d < Rebase {
+		return b.unixNano + int64(d)
+	}
+	return c.rebase().unixNano
 }

@@ -35,14 +35,49 @@ func TestClockTracksTheWallClock(t *testing.T) {
 // from time.Now and becomes the new base.
 func TestClockRebases(t *testing.T) {
 	c := New()
-	old := time.Now().Add(-2 * Rebase)
-	c.base.Store(&old)
+	stale := func() *base {
+		old := time.Now().Add(-2 * Rebase)
+		b := &base{t: old, unixNano: old.UnixNano()}
+		c.base.Store(b)
+		return b
+	}
+	old := stale()
 	before := time.Now()
 	got := c.Now()
 	if got.Before(before) {
 		t.Fatalf("stamp %v from a stale base, want at least %v", got, before)
 	}
-	if b := c.base.Load(); b.Equal(old) {
+	if c.base.Load() == old {
 		t.Fatal("base was not replaced")
+	}
+	old = stale()
+	before = time.Now()
+	if got := c.UnixNano(); got < before.UnixNano() {
+		t.Fatalf("UnixNano %d from a stale base, want at least %d", got, before.UnixNano())
+	}
+	if c.base.Load() == old {
+		t.Fatal("base was not replaced by UnixNano")
+	}
+}
+
+// TestUnixNanoAgreesWithNow: both readings come from the same base, so
+// UnixNano lies between the Now readings around it, and never goes back.
+func TestUnixNanoAgreesWithNow(t *testing.T) {
+	c := New()
+	prev := int64(0)
+	for i := range 2000 {
+		before := c.Now().UnixNano()
+		got := c.UnixNano()
+		after := c.Now().UnixNano()
+		if got < before || got > after {
+			t.Fatalf("reading %d: UnixNano %d is not between %d and %d", i, got, before, after)
+		}
+		if got < prev {
+			t.Fatalf("reading %d went backwards: %d after %d", i, got, prev)
+		}
+		prev = got
+		if wall := time.Now().UnixNano(); got < wall-int64(time.Millisecond) || got > wall+int64(time.Millisecond) {
+			t.Fatalf("reading %d: %d is more than a millisecond from the wall clock %d", i, got, wall)
+		}
 	}
 }

@@ -103,7 +103,7 @@ type Dispatcher struct {
 	stats counters
 	// now is the rate limiter's clock: Options.Now, or the bus's, in
 	// which case (stampsShared) one reading also stamps the envelope.
-	now          func() time.Time
+	now          func() int64 // Unix nanoseconds
 	stampsShared bool
 
 	// interceptors is the copy-on-write interceptor table read by every
@@ -117,10 +117,10 @@ type Dispatcher struct {
 
 // busPort is what the dispatcher needs of the bus.
 type busPort interface {
-	PublishResolved(e *ipc.Envelope, now time.Time, res *bus.Resolution) (int, error)
+	PublishResolved(e *ipc.Envelope, now int64, res *bus.Resolution) (int, error)
 	Resolve(topic string) *bus.Resolution
 	Current(res *bus.Resolution) bool
-	Now() time.Time
+	Now() int64
 	Subscribe(spec bus.RouteSpec) (*bus.Route, error)
 	Stats() bus.Stats
 }
@@ -149,8 +149,8 @@ type capsule struct {
 	// prunedAt is len(routes) after the last pruneRoutes.
 	prunedAt int
 	workers  sync.WaitGroup
-	lastDrop time.Time // when a queue drop was last logged
-	drops    int       // drops since then
+	lastDrop int64 // when a queue drop was last logged, Unix nanoseconds
+	drops    int   // drops since then
 }
 
 // New returns a Dispatcher publishing to b.
@@ -160,8 +160,10 @@ func New(b *bus.Bus, opts Options) *Dispatcher {
 
 func newDispatcher(b busPort, opts Options) *Dispatcher {
 	opts = opts.withDefaults()
-	d := &Dispatcher{bus: b, opts: opts, log: opts.Logger, now: opts.Now}
-	if d.now == nil {
+	d := &Dispatcher{bus: b, opts: opts, log: opts.Logger}
+	if fake := opts.Now; fake != nil {
+		d.now = func() int64 { return fake().UnixNano() }
+	} else {
 		d.now, d.stampsShared = b.Now, true
 	}
 	d.interceptors.Store(&table{})

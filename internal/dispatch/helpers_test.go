@@ -31,6 +31,8 @@ func (c *fakeClock) now() time.Time {
 	return c.t
 }
 
+func (c *fakeClock) nanos() int64 { return c.now().UnixNano() }
+
 func (c *fakeClock) advance(d time.Duration) {
 	c.mu.Lock()
 	defer c.mu.Unlock()

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"time"
 
 	"github.com/astrid-go/astrid/internal/bus"
 	"github.com/astrid-go/astrid/ipc"
@@ -80,7 +79,7 @@ func (d *Dispatcher) publish(from Caller, topic string, payload json.RawMessage,
 		return Result{}, fmt.Errorf("dispatch: publish %s from capsule %s: %w", topic, c.id, ErrInvalidPayload)
 	}
 	if !d.stampsShared {
-		now = time.Time{}
+		now = 0
 	}
 	res, err := d.deliver(c, known, e, from.Runner, now)
 	if err != nil {
@@ -104,7 +103,7 @@ func (d *Dispatcher) PublishKernel(topic string, payload json.RawMessage) (Resul
 		d.stats.invalid.Add(1)
 		return Result{}, fmt.Errorf("dispatch: kernel publish %s: %w", topic, ErrInvalidPayload)
 	}
-	res, err := d.deliver(nil, nil, &ipc.Envelope{Topic: topic, Payload: payload, SourceID: ipc.KernelSourceID}, nil, time.Time{})
+	res, err := d.deliver(nil, nil, &ipc.Envelope{Topic: topic, Payload: payload, SourceID: ipc.KernelSourceID}, nil, 0)
 	if err != nil {
 		return Result{}, fmt.Errorf("dispatch: kernel publish %s: %w", topic, err)
 	}
@@ -118,7 +117,7 @@ func (d *Dispatcher) PublishKernel(topic string, payload json.RawMessage) (Resul
 // when it is missing or the bus's routes or the interceptors have changed
 // since, the topic is resolved again and, for a capsule (c not nil),
 // remembered.
-func (d *Dispatcher) deliver(c *capsule, known *knownTopic, e *ipc.Envelope, rn *Runner, now time.Time) (Result, error) {
+func (d *Dispatcher) deliver(c *capsule, known *knownTopic, e *ipc.Envelope, rn *Runner, now int64) (Result, error) {
 	interceptors := d.interceptors.Load()
 	if known == nil || known.interceptors != interceptors || !d.bus.Current(known.routes) {
 		known = &knownTopic{topic: e.Topic, routes: d.bus.Resolve(e.Topic), interceptors: interceptors, links: interceptors.match(e.Topic)}
@@ -126,7 +125,7 @@ func (d *Dispatcher) deliver(c *capsule, known *knownTopic, e *ipc.Envelope, rn 
 			c.published.remember(known)
 		}
 	}
-	if now.IsZero() {
+	if now == 0 {
 		now = d.bus.Now()
 	}
 	routes, err := d.bus.PublishResolved(e, now, known.routes)

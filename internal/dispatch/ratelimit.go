@@ -24,7 +24,7 @@ type limiter struct {
 
 	mu        sync.Mutex
 	buckets   map[string]*bucket
-	lastPrune time.Time
+	lastPrune int64
 	// last is the bucket of the principal charged last (lastPrincipal):
 	// one principal usually publishes many times in a row, and this saves
 	// the map lookup. It is always a bucket in the map: pruning runs only
@@ -39,7 +39,7 @@ type limiter struct {
 // fraction of a byte is lost between closely spaced publishes.
 type bucket struct {
 	scaled int64
-	last   time.Time
+	last   int64
 }
 
 const scale = int64(time.Second)
@@ -50,7 +50,7 @@ func newLimiter(rate, burst int64) *limiter {
 
 // take charges n bytes to principal's bucket at time now and reports whether
 // they were available.
-func (l *limiter) take(principal string, n int64, now time.Time) bool {
+func (l *limiter) take(principal string, n int64, now int64) bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	b := l.bucketAt(principal, now)
@@ -66,7 +66,7 @@ func (l *limiter) take(principal string, n int64, now time.Time) bool {
 // later publishes wait for the refill to repay it. It is for the one answer
 // a call owes its caller (PublishFailure), which must not be lost to the
 // limit but must still be paid for.
-func (l *limiter) borrow(principal string, n int64, now time.Time) {
+func (l *limiter) borrow(principal string, n int64, now int64) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	b := l.bucketAt(principal, now)
@@ -75,7 +75,7 @@ func (l *limiter) borrow(principal string, n int64, now time.Time) {
 
 // bucketAt returns principal's bucket refilled up to now, making a full one
 // for a principal not seen (or pruned) before. The caller holds l.mu.
-func (l *limiter) bucketAt(principal string, now time.Time) *bucket {
+func (l *limiter) bucketAt(principal string, now int64) *bucket {
 	if b := l.last; b != nil && l.lastPrincipal == principal {
 		l.refill(b, now)
 		return b
@@ -102,10 +102,14 @@ func (l *limiter) refund(principal string, n int64) {
 	}
 }
 
-func (l *limiter) refill(b *bucket, now time.Time) {
-	elapsed := now.Sub(b.last)
+func (l *limiter) refill(b *bucket, now int64) {
+	elapsed := now - b.last
 	if elapsed <= 0 {
-		return // a clock that steps back grants nothing
+		// A clock stepped back grants nothing, and the bucket counts
+		// from the new reading: anchored to the old one it would refill
+		// nothing until the clock caught up again.
+		b.last = min(b.last, now)
+		return
 	}
 	b.last = now
 	// Compare elapsed with the time this bucket takes to fill before
@@ -116,16 +120,16 @@ func (l *limiter) refill(b *bucket, now time.Time) {
 	// largest burst overflow after a gap of one to two seconds.)
 	full := l.burst * scale
 	room := full - b.scaled
-	if int64(elapsed) > room/l.rate {
+	if elapsed > room/l.rate {
 		b.scaled = full
 		return
 	}
-	b.scaled += int64(elapsed) * l.rate
+	b.scaled += elapsed * l.rate
 }
 
 // prune forgets full buckets once the map is large, at most once a second.
-func (l *limiter) prune(now time.Time) {
-	if len(l.buckets) < pruneAbove || now.Sub(l.lastPrune) < time.Second {
+func (l *limiter) prune(now int64) {
+	if since := now - l.lastPrune; len(l.buckets) < pruneAbove || (since >= 0 && since < int64(time.Second)) {
 		return
 	}
 	l.lastPrune = now

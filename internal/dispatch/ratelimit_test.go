@@ -68,14 +68,14 @@ func TestLimiterTokenBucket(t *testing.T) {
 				if s.bytes == 0 { // the fraction test: many tiny refills
 					for range 999 {
 						clock.advance(s.advance)
-						l.take(s.principal, 0, clock.now())
+						l.take(s.principal, 0, clock.nanos())
 					}
-					if !l.take(s.principal, 100, clock.now()) || l.take(s.principal, 1, clock.now()) {
+					if !l.take(s.principal, 100, clock.nanos()) || l.take(s.principal, 1, clock.nanos()) {
 						t.Fatalf("step %d: 1000 refills of 0.1 byte did not add exactly 100 bytes", i)
 					}
 					continue
 				}
-				if got := l.take(s.principal, s.bytes, clock.now()); got != s.want {
+				if got := l.take(s.principal, s.bytes, clock.nanos()); got != s.want {
 					t.Fatalf("step %d: take(%s, %d) = %v, want %v", i, s.principal, s.bytes, got, s.want)
 				}
 			}
@@ -86,23 +86,23 @@ func TestLimiterTokenBucket(t *testing.T) {
 func TestLimiterRefundAndPrune(t *testing.T) {
 	clock := newFakeClock()
 	l := newLimiter(1000, 1000)
-	if !l.take("alice", 800, clock.now()) {
+	if !l.take("alice", 800, clock.nanos()) {
 		t.Fatal("first take refused")
 	}
 	l.refund("alice", 800)
-	if !l.take("alice", 1000, clock.now()) {
+	if !l.take("alice", 1000, clock.nanos()) {
 		t.Fatal("refund did not return the bytes")
 	}
 	for i := range pruneAbove + 10 {
-		l.take(fmt.Sprintf("p%d", i), 1, clock.now())
+		l.take(fmt.Sprintf("p%d", i), 1, clock.nanos())
 	}
 	before := len(l.buckets)
 	clock.advance(2 * time.Second) // every bucket refills; alice is full again
-	l.take("newcomer", 1, clock.now())
+	l.take("newcomer", 1, clock.nanos())
 	if after := len(l.buckets); after >= before || after > 1 {
 		t.Fatalf("prune kept %d of %d buckets, want only the newcomer", after, before)
 	}
-	if !l.take("alice", 1000, clock.now()) {
+	if !l.take("alice", 1000, clock.nanos()) {
 		t.Fatal("a pruned principal lost its burst")
 	}
 }
@@ -166,27 +166,27 @@ func TestPublishRateLimit(t *testing.T) {
 func TestLimiterBorrowGoesIntoDebt(t *testing.T) {
 	clock := newFakeClock()
 	l := newLimiter(1000, 1000)
-	if !l.take("alice", 1000, clock.now()) {
+	if !l.take("alice", 1000, clock.nanos()) {
 		t.Fatal("burst refused")
 	}
-	l.borrow("alice", 400, clock.now()) // bucket at -400
+	l.borrow("alice", 400, clock.nanos()) // bucket at -400
 	clock.advance(400 * time.Millisecond)
-	if l.take("alice", 1, clock.now()) {
+	if l.take("alice", 1, clock.nanos()) {
 		t.Fatal("a take passed while the bucket was still repaying its debt")
 	}
 	clock.advance(100 * time.Millisecond) // +100: the bucket holds 100
-	if !l.take("alice", 100, clock.now()) || l.take("alice", 1, clock.now()) {
+	if !l.take("alice", 100, clock.nanos()) || l.take("alice", 1, clock.nanos()) {
 		t.Fatal("after repaying the debt the bucket does not hold exactly what the refill added")
 	}
 	for range 10 {
-		l.borrow("alice", 1000, clock.now()) // debt is floored at one burst
+		l.borrow("alice", 1000, clock.nanos()) // debt is floored at one burst
 	}
 	clock.advance(time.Second)
-	if l.take("alice", 1, clock.now()) {
+	if l.take("alice", 1, clock.nanos()) {
 		t.Fatal("a second after the floor the bucket is not back to empty")
 	}
 	clock.advance(time.Second)
-	if !l.take("alice", 1000, clock.now()) {
+	if !l.take("alice", 1000, clock.nanos()) {
 		t.Fatal("two seconds after the floor the bucket is not full")
 	}
 }
@@ -240,22 +240,22 @@ func TestPublishFailureIsNeverRateLimited(t *testing.T) {
 func TestLimiterLargestBurstDoesNotOverflow(t *testing.T) {
 	for _, gap := range []time.Duration{time.Millisecond, 999 * time.Millisecond, 1100 * time.Millisecond, 1500 * time.Millisecond, 1999 * time.Millisecond, 2 * time.Second, time.Hour} {
 		l := newLimiter(maxRateBurst, maxRateBurst)
-		t0 := time.Unix(1_700_000_000, 0)
+		t0 := time.Unix(1_700_000_000, 0).UnixNano()
 		if !l.take("alice", 1000, t0) {
 			t.Fatal("first take refused")
 		}
-		if !l.take("alice", maxRateBurst, t0.Add(gap)) {
+		if !l.take("alice", maxRateBurst, t0+int64(gap)) {
 			t.Errorf("after %v: a full burst was refused (bucket at %d)", gap, l.buckets["alice"].scaled)
 		}
 	}
 	// From one burst in debt, too.
 	l := newLimiter(maxRateBurst, maxRateBurst)
-	t0 := time.Unix(1_700_000_000, 0)
+	t0 := time.Unix(1_700_000_000, 0).UnixNano()
 	l.borrow("alice", 2*maxRateBurst, t0)
-	if l.take("alice", 1, t0.Add(999*time.Millisecond)) {
+	if l.take("alice", 1, t0+int64(999*time.Millisecond)) {
 		t.Error("a bucket one burst in debt refilled within a second")
 	}
-	if !l.take("alice", maxRateBurst, t0.Add(3*time.Second)) {
+	if !l.take("alice", maxRateBurst, t0+int64(3*time.Second)) {
 		t.Error("a bucket one burst in debt was not full after two seconds")
 	}
 }
@@ -267,22 +267,44 @@ func TestLimiterLastBucketSurvivesPruning(t *testing.T) {
 	clock := newFakeClock()
 	l := newLimiter(1000, 1000)
 	for i := range pruneAbove + 10 {
-		l.take(fmt.Sprintf("p%d", i), 1, clock.now())
+		l.take(fmt.Sprintf("p%d", i), 1, clock.nanos())
 	}
-	l.take("alice", 1, clock.now()) // alice's bucket is the remembered one
-	clock.advance(2 * time.Second)  // every bucket refills, alice's too
-	l.take("newcomer", 1, clock.now())
+	l.take("alice", 1, clock.nanos()) // alice's bucket is the remembered one
+	clock.advance(2 * time.Second)    // every bucket refills, alice's too
+	l.take("newcomer", 1, clock.nanos())
 	if _, kept := l.buckets["alice"]; kept {
 		t.Fatal("alice's full bucket was not pruned")
 	}
-	if !l.take("alice", 600, clock.now()) {
+	if !l.take("alice", 600, clock.nanos()) {
 		t.Fatal("alice refused after pruning")
 	}
 	if l.buckets["alice"] == nil || l.buckets["alice"].scaled != 400*scale {
 		t.Fatalf("alice's charge went to a bucket outside the map")
 	}
 	l.refund("alice", 600)
-	if !l.take("alice", 1000, clock.now()) {
+	if !l.take("alice", 1000, clock.nanos()) {
 		t.Fatal("the refund reached another bucket than the charge")
+	}
+}
+
+// TestLimiterSurvivesAClockStepBack: stamps come from the wall clock (read
+// through the monotonic one, re-based once a second), so a step of the
+// system clock shows. Stepped back an hour, a bucket must refill from the
+// new reading on, not wait an hour for the clock to reach its old one.
+func TestLimiterSurvivesAClockStepBack(t *testing.T) {
+	l := newLimiter(1000, 1000)
+	t0 := time.Unix(1_700_000_000, 0).UnixNano()
+	if !l.take("alice", 1000, t0) {
+		t.Fatal("first take refused")
+	}
+	back := t0 - int64(time.Hour)
+	if l.take("alice", 1, back) {
+		t.Fatal("a step back granted tokens")
+	}
+	if !l.take("alice", 500, back+int64(500*time.Millisecond)) {
+		t.Fatal("half a second after the step back, half the rate was refused: the bucket still counts from before the step")
+	}
+	if l.take("alice", 1, back+int64(500*time.Millisecond)) {
+		t.Fatal("the step back granted more than the elapsed time")
 	}
 }

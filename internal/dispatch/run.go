@@ -72,7 +72,7 @@ func (d *Dispatcher) logDrop(c *capsule, e *ipc.Envelope) {
 	now := d.now()
 	c.mu.Lock()
 	c.drops++
-	if now.Sub(c.lastDrop) < dropLogInterval {
+	if since := now - c.lastDrop; since >= 0 && since < int64(dropLogInterval) {
 		c.mu.Unlock()
 		return
 	}
