@@ -22,11 +22,52 @@ type Context struct {
 	done       chan struct{} // made by the first Done, closed on cancel
 	err, cause error
 	timer      *time.Timer
-	stopParent func() bool
-	funcs      []*afterFunc
+	stopParent Watch
+	// funcs are what cancellation runs: functions from AfterFunc and Watch,
+	// and child Contexts. They start in inline, so that the usual one or
+	// two cost no allocation.
+	funcs  []afterFunc
+	inline [2]afterFunc
+	nextID uint64
 }
 
-type afterFunc struct{ f func() }
+// afterFunc is one registration: f to run in a goroutine, or a child
+// Context to cancel with c's error and cause.
+type afterFunc struct {
+	id    uint64
+	f     func()
+	child *Context
+}
+
+// Carrier is a context that is a Context underneath, with something of its
+// own on top (a value): New and AfterFunc register with the Context inside
+// it instead of going through the context package, which allocates.
+type Carrier interface {
+	context.Context
+	CallContext() *Context
+}
+
+// CallContext implements Carrier.
+func (c *Context) CallContext() *Context { return c }
+
+// Watch is a registration made by Context.Watch or AfterFunc; Stop undoes
+// it. The zero Watch stops nothing.
+type Watch struct {
+	c    *Context
+	id   uint64
+	stop func() bool // for contexts that are not Contexts
+}
+
+// Stop reports whether it stopped the registration before it ran.
+func (w Watch) Stop() bool {
+	switch {
+	case w.c != nil:
+		return w.c.remove(w.id)
+	case w.stop != nil:
+		return w.stop()
+	}
+	return false
+}
 
 // closed is the done channel of a Context cancelled before anyone asked.
 var closed = func() chan struct{} { c := make(chan struct{}); close(c); return c }()
@@ -37,6 +78,7 @@ var closed = func() chan struct{} { c := make(chan struct{}); close(c); return c
 // Cancel.
 func New(parent context.Context, d time.Time) *Context {
 	c := &Context{parent: parent}
+	c.funcs = c.inline[:0]
 	pd, ok := parent.Deadline()
 	switch {
 	case ok && (d.IsZero() || pd.Before(d)):
@@ -45,7 +87,7 @@ func New(parent context.Context, d time.Time) *Context {
 		c.deadline, c.hasDeadline = d, true
 	}
 	if err := parent.Err(); err != nil {
-		c.cancel(err, context.Cause(parent))
+		c.cancel(err, Cause(parent))
 		return c
 	}
 	if c.hasDeadline {
@@ -58,16 +100,21 @@ func New(parent context.Context, d time.Time) *Context {
 		c.timer = time.AfterFunc(wait, c.expire)
 		c.mu.Unlock()
 	}
-	if parent.Done() != nil {
-		stop := AfterFunc(parent, c.parentDone)
-		c.mu.Lock()
-		if c.err != nil {
-			c.mu.Unlock()
-			stop()
-		} else {
-			c.stopParent = stop
-			c.mu.Unlock()
-		}
+	var w Watch
+	if p, ok := parent.(Carrier); ok {
+		w = p.CallContext().add(afterFunc{child: c})
+	} else if parent.Done() != nil {
+		w = Watch{stop: context.AfterFunc(parent, c.parentDone)}
+	} else {
+		return c
+	}
+	c.mu.Lock()
+	if c.err != nil {
+		c.mu.Unlock()
+		w.Stop()
+	} else {
+		c.stopParent = w
+		c.mu.Unlock()
 	}
 	return c
 }
@@ -101,16 +148,20 @@ func (c *Context) cancel(err, cause error) {
 		close(c.done)
 	}
 	timer, stopParent, funcs := c.timer, c.stopParent, c.funcs
-	c.timer, c.stopParent, c.funcs = nil, nil, nil
+	c.timer, c.stopParent, c.funcs = nil, Watch{}, nil
 	c.mu.Unlock()
 	if timer != nil {
 		timer.Stop()
 	}
-	if stopParent != nil {
-		stopParent()
-	}
+	stopParent.Stop()
+	// funcs is not changed again once err is set: nothing is added to a
+	// cancelled Context, and remove finds nothing.
 	for _, a := range funcs {
-		go a.f()
+		if a.child != nil {
+			a.child.cancel(err, cause)
+		} else {
+			go a.f()
+		}
 	}
 }
 
@@ -155,26 +206,52 @@ func (c *Context) Cause() error {
 // reports whether it stopped f from running. The context package calls it
 // too, for contexts derived from c, so that they need no goroutine.
 func (c *Context) AfterFunc(f func()) (stop func() bool) {
-	a := &afterFunc{f: f}
+	return c.Watch(f).Stop
+}
+
+// Watch is AfterFunc without the allocations: f runs in its own goroutine
+// once c is cancelled (at once if it already is) unless the Watch is
+// stopped first.
+func (c *Context) Watch(f func()) Watch {
+	return c.add(afterFunc{f: f})
+}
+
+// add registers a; when c is already cancelled it runs a at once and
+// returns the zero Watch.
+func (c *Context) add(a afterFunc) Watch {
 	c.mu.Lock()
 	if c.err != nil {
+		err, cause := c.err, c.cause
 		c.mu.Unlock()
-		go f()
-		return func() bool { return false }
+		if a.child != nil {
+			a.child.cancel(err, cause)
+		} else {
+			go a.f()
+		}
+		return Watch{}
 	}
+	c.nextID++
+	a.id = c.nextID
 	c.funcs = append(c.funcs, a)
 	c.mu.Unlock()
-	return func() bool {
-		c.mu.Lock()
-		defer c.mu.Unlock()
-		for i, x := range c.funcs {
-			if x == a {
-				c.funcs = append(c.funcs[:i], c.funcs[i+1:]...)
-				return true
-			}
+	return Watch{c: c, id: a.id}
+}
+
+// remove takes registration id off c's list, reporting whether it was
+// still there.
+func (c *Context) remove(id uint64) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for i, a := range c.funcs {
+		if a.id == id {
+			last := len(c.funcs) - 1
+			copy(c.funcs[i:], c.funcs[i+1:])
+			c.funcs[last] = afterFunc{} // drop the references
+			c.funcs = c.funcs[:last]
+			return true
 		}
-		return false
 	}
+	return false
 }
 
 // String names the context in panics and logs, as the context package's do.
@@ -182,17 +259,17 @@ func (c *Context) String() string { return "callctx.Context" }
 
 // Cause is context.Cause that also sees a Context's own cause.
 func Cause(ctx context.Context) error {
-	if c, ok := ctx.(*Context); ok {
-		return c.Cause()
+	if c, ok := ctx.(Carrier); ok {
+		return c.CallContext().Cause()
 	}
 	return context.Cause(ctx)
 }
 
 // AfterFunc is context.AfterFunc, using a Context's own list when ctx is
 // one (no registration, no done channel).
-func AfterFunc(ctx context.Context, f func()) (stop func() bool) {
-	if c, ok := ctx.(*Context); ok {
-		return c.AfterFunc(f)
+func AfterFunc(ctx context.Context, f func()) Watch {
+	if c, ok := ctx.(Carrier); ok {
+		return c.CallContext().Watch(f)
 	}
-	return context.AfterFunc(ctx, f)
+	return Watch{stop: context.AfterFunc(ctx, f)}
 }

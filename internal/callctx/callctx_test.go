@@ -97,7 +97,7 @@ func TestAfterFuncRunsOnceAndStops(t *testing.T) {
 	c := New(context.Background(), time.Time{})
 	ran := make(chan struct{}, 2)
 	stopped := AfterFunc(c, func() { ran <- struct{}{} })
-	if !stopped() {
+	if !stopped.Stop() {
 		t.Fatal("stop before cancel reported false")
 	}
 	AfterFunc(c, func() { ran <- struct{}{} })
@@ -113,7 +113,7 @@ func TestAfterFuncRunsOnceAndStops(t *testing.T) {
 	case <-time.After(waitLimit):
 		t.Fatal("AfterFunc after cancel did not run")
 	}
-	if late() {
+	if late.Stop() {
 		t.Fatal("stop after the func ran reported true")
 	}
 	select {
@@ -152,4 +152,81 @@ func TestNestedContexts(t *testing.T) {
 	if Cause(inner) != why {
 		t.Fatalf("inner cause %v", Cause(inner))
 	}
+}
+
+// TestChildrenOfAContextRegisterWithoutTheContextPackage: a Context made
+// under a Context (or a Carrier of one) is on its parent's own list; it is
+// cancelled with the parent's cause, and once it ends it leaves the list, so
+// a long-lived parent (a capsule's) does not grow with its calls.
+func TestChildrenOfAContextRegisterWithoutTheContextPackage(t *testing.T) {
+	parent := New(context.Background(), time.Time{})
+	carrier := &valueCarrier{Context: parent}
+	for i := range 1000 {
+		var under context.Context = parent
+		if i%2 == 1 {
+			under = carrier
+		}
+		c := New(under, time.Time{})
+		c.Cancel(nil)
+	}
+	parent.mu.Lock()
+	left := len(parent.funcs)
+	parent.mu.Unlock()
+	if left != 0 {
+		t.Fatalf("%d registrations left on the parent after its children ended", left)
+	}
+	live := New(carrier, time.Time{})
+	if live.Value(carrierKey{}) != "v" {
+		t.Fatal("a child of a Carrier does not see its value")
+	}
+	cause := errors.New("capsule unloaded")
+	parent.Cancel(cause)
+	select {
+	case <-live.Done():
+	case <-time.After(waitLimit):
+		t.Fatal("the child was not cancelled with its parent")
+	}
+	if !errors.Is(live.Err(), context.Canceled) || Cause(live) != cause {
+		t.Fatalf("child: err %v, cause %v; want context.Canceled and %v", live.Err(), Cause(live), cause)
+	}
+	late := New(carrier, time.Time{})
+	if Cause(late) != cause {
+		t.Fatalf("a child made after the parent ended: cause %v, want %v", Cause(late), cause)
+	}
+}
+
+// TestWatchCostsNoAllocation: the per-call registrations (a call's watch
+// of its context, a call context under a capsule's) allocate nothing.
+func TestWatchCostsNoAllocation(t *testing.T) {
+	parent := New(context.Background(), time.Time{})
+	f := func() {}
+	allocs := testing.AllocsPerRun(1000, func() {
+		w := AfterFunc(parent, f)
+		if !w.Stop() {
+			t.Fatal("stop before cancel reported false")
+		}
+	})
+	if allocs != 0 {
+		t.Errorf("AfterFunc + Stop: %v allocations, want 0", allocs)
+	}
+	allocs = testing.AllocsPerRun(1000, func() {
+		c := New(parent, time.Time{})
+		c.Cancel(nil)
+	})
+	if allocs > 1 {
+		t.Errorf("New under a Context + Cancel: %v allocations, want 1 (the Context)", allocs)
+	}
+}
+
+type carrierKey struct{}
+
+// valueCarrier is a Context with a value on top, as the dispatcher's runner
+// context is.
+type valueCarrier struct{ *Context }
+
+func (c *valueCarrier) Value(key any) any {
+	if key == (carrierKey{}) {
+		return "v"
+	}
+	return c.Context.Value(key)
 }

@@ -238,6 +238,34 @@ func TestInterceptorsLookup(t *testing.T) {
 	}
 }
 
+// TestInterceptorsAnswersAreRemembered: answers come from a per-snapshot
+// cache; a caller changing its copy, a registration replacing the snapshot
+// and more topics than the cache holds must all leave the answers right.
+func TestInterceptorsAnswersAreRemembered(t *testing.T) {
+	d, _ := newTestDispatcher(t, Options{})
+	register(t, d, interceptorACL("fs", "tool.v1.execute.read_file", 100), continueTarget)
+	first := d.Interceptors("tool.v1.execute.read_file")
+	first[0] = "forged"
+	if got := d.Interceptors("tool.v1.execute.read_file"); !slices.Equal(got, []string{"fs"}) {
+		t.Fatalf("after the caller changed its copy: %v, want [fs]", got)
+	}
+	register(t, d, interceptorACL("audit", "tool.v1.execute.*", 5), continueTarget)
+	if got := d.Interceptors("tool.v1.execute.read_file"); !slices.Equal(got, []string{"audit", "fs"}) {
+		t.Fatalf("after a registration: %v, want [audit fs]", got)
+	}
+	for i := range 2 * maxOwnersCached {
+		topic := fmt.Sprintf("tool.v1.execute.t%d", i)
+		for range 2 {
+			if got := d.Interceptors(topic); !slices.Equal(got, []string{"audit"}) {
+				t.Fatalf("Interceptors(%s) = %v, want [audit]", topic, got)
+			}
+		}
+	}
+	if got := d.Interceptors("tool.v1.execute.read_file"); !slices.Equal(got, []string{"audit", "fs"}) {
+		t.Fatalf("after filling the cache: %v, want [audit fs]", got)
+	}
+}
+
 // TestInterceptorAnswersNeverChangeRoutes: a Deny or a payload replacement
 // in a chain leaves what route subscribers receive untouched.
 func TestInterceptorAnswersNeverChangeRoutes(t *testing.T) {

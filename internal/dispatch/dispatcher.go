@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/astrid-go/astrid/internal/bus"
+	"github.com/astrid-go/astrid/internal/callctx"
 	"github.com/astrid-go/astrid/ipc"
 )
 
@@ -224,7 +225,10 @@ func (d *Dispatcher) newCapsule(a CapsuleACL, t Target) (*capsule, error) {
 			return nil, fmt.Errorf("%w: interceptor pattern %q (handler %q) is not covered by [subscribe] (%s)", ErrRegistration, ic.Pattern, ic.Handler, sub.listing)
 		}
 	}
-	ctx, cancel := context.WithCancel(context.Background())
+	// A call context, so that each interceptor call's context registers
+	// under it without the context package's allocations (callctx.Carrier).
+	ctx := callctx.New(context.Background(), time.Time{})
+	cancel := func() { ctx.Cancel(context.Canceled) }
 	return &capsule{
 		id:           a.ID,
 		target:       t,
@@ -317,7 +321,17 @@ func (d *Dispatcher) Stats() Stats {
 // Interceptors answers "who intercepts topic T": the ids of the capsules
 // with an interceptor matching topic, ordered by (priority, id), each once.
 func (d *Dispatcher) Interceptors(topic string) []string {
-	links := d.interceptors.Load().match(topic)
+	t := d.interceptors.Load()
+	if ids, ok := t.owners.get(topic); ok {
+		return slices.Clone(ids) // the caller may change its copy
+	}
+	ids := owners(t.match(topic))
+	t.owners.put(topic, ids)
+	return slices.Clone(ids)
+}
+
+// owners is the ids of the capsules behind links, in order, each once.
+func owners(links []*link) []string {
 	ids := make([]string, 0, len(links))
 	seen := make(map[string]bool, len(links))
 	for _, l := range links {

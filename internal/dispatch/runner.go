@@ -4,6 +4,8 @@ import (
 	"context"
 	"sync"
 	"sync/atomic"
+
+	"github.com/astrid-go/astrid/internal/callctx"
 )
 
 // A Runner is a goroutine that is about to have nothing to do and offers to
@@ -138,7 +140,25 @@ type runnerKey struct{}
 // withRunner returns ctx carrying r, for an interceptor call made by r's
 // goroutine: the host layer reads it (RunnerFrom) into the call's Caller.
 func withRunner(ctx context.Context, r *Runner) context.Context {
+	if cc, ok := ctx.(*callctx.Context); ok {
+		return &runnerContext{Context: cc, r: r}
+	}
 	return context.WithValue(ctx, runnerKey{}, r)
+}
+
+// runnerContext is a capsule's call context carrying a Runner. It stays a
+// callctx.Carrier (its cancellation is the capsule's), so the call contexts
+// made under it register with the capsule's without allocating.
+type runnerContext struct {
+	*callctx.Context
+	r *Runner
+}
+
+func (c *runnerContext) Value(key any) any {
+	if key == (runnerKey{}) {
+		return c.r
+	}
+	return c.Context.Value(key)
 }
 
 // RunnerFrom returns the Runner an interceptor call's context carries, or

@@ -54,6 +54,10 @@ func shapeOf(s string) shape {
 // it without locking.
 type table struct {
 	buckets map[shape][]*link // each sorted by compareLinks
+	// owners remembers answers to "who intercepts topic T" (Interceptors)
+	// for this snapshot: the router asks it twice per tool call, and an
+	// answer stays right exactly as long as the snapshot is current.
+	owners ownersCache
 }
 
 func buildTable(capsules map[string]*capsule) *table {

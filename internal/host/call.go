@@ -21,16 +21,15 @@ import (
 type Call struct {
 	c         *Capsule
 	principal string
-	ctx       context.Context
-	cancel    context.CancelCauseFunc
+	ctx       *callctx.Context
 	caller    dispatch.Caller
 	kv        *store.KV // opened on first use: most calls touch no KV
 
 	mu      sync.Mutex
 	subs    map[hostapi.SubscriptionID]*bus.Route // made on first Subscribe
 	nextSub hostapi.SubscriptionID
-	failure *failureReply
-	unbind  []func()
+	failure failureReply // topic empty: none registered
+	unbind  []cancelBinding
 	ended   bool
 
 	waited atomic.Int64 // nanoseconds spent waiting on the world, see waiting
@@ -58,7 +57,6 @@ func (c *Capsule) Begin(ctx context.Context, principal string) (*Call, context.C
 		c:         c,
 		principal: principal,
 		ctx:       cctx,
-		cancel:    cctx.Cancel,
 		// A handler's publishes may be made next by the goroutine that
 		// invoked it (dispatch.Runner); the call's waits hand them back.
 		caller: dispatch.Caller{Capsule: c.id, Principal: principal, Runner: dispatch.RunnerFrom(ctx)},
@@ -72,10 +70,10 @@ func (c *Capsule) Begin(ctx context.Context, principal string) (*Call, context.C
 func (call *Call) Fail(reason error) {
 	call.mu.Lock()
 	f := call.failure
-	call.failure = nil
+	call.failure = failureReply{}
 	call.mu.Unlock()
-	call.c.log.Warn("call failed", "principal", call.principal, "err", reason, "failure_reply", f != nil)
-	if f == nil {
+	call.c.log.Warn("call failed", "principal", call.principal, "err", reason, "failure_reply", f.topic != "")
+	if f.topic == "" {
 		return
 	}
 	// Fail runs on a timer or after the handler; the reply must not wait for
@@ -102,10 +100,10 @@ func (call *Call) End() {
 	for _, r := range subs {
 		r.Close()
 	}
-	for _, u := range unbind {
-		u()
+	for _, b := range unbind {
+		call.c.deps.Cancels.unbind(b)
 	}
-	call.cancel(context.Canceled)
+	call.ctx.Cancel(context.Canceled)
 }
 
 // live returns an error once the call has ended or been cancelled.
@@ -151,7 +149,7 @@ func (call *Call) SetFailureReply(topic string, payload []byte) error {
 		return hostapi.Errorf(hostapi.CodeDenied, "set_failure_reply", "%v", err)
 	}
 	call.mu.Lock()
-	call.failure = &failureReply{topic: topic, payload: append([]byte(nil), payload...)}
+	call.failure = failureReply{topic: topic, payload: append([]byte(nil), payload...)}
 	call.mu.Unlock()
 	return nil
 }
@@ -161,9 +159,9 @@ func (call *Call) SetCancelKey(key string) error {
 	if key == "" || len(key) > 256 {
 		return hostapi.Errorf(hostapi.CodeInvalid, "set_cancel_key", "a cancel key is 1 to 256 bytes")
 	}
-	u := call.c.deps.Cancels.register(key, call.cancel)
+	b := call.c.deps.Cancels.register(key, call.ctx)
 	call.mu.Lock()
-	call.unbind = append(call.unbind, u)
+	call.unbind = append(call.unbind, b)
 	call.mu.Unlock()
 	return nil
 }

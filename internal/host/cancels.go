@@ -11,53 +11,72 @@ import (
 type Cancels struct {
 	mu   sync.Mutex
 	next uint64
-	keys map[string]map[uint64]context.CancelCauseFunc
+	// keys holds, per key, the calls registered under it. A key is almost
+	// always one call's alone (a tool call id), so a short slice, not a map.
+	keys map[string][]cancelEntry
+}
+
+type cancelEntry struct {
+	id   uint64
+	call canceller
+}
+
+// canceller is what a cancel key interrupts: the call's context.
+type canceller interface{ Cancel(cause error) }
+
+// cancelBinding is one registration, to be undone with unbind.
+type cancelBinding struct {
+	key string
+	id  uint64
 }
 
 // NewCancels returns an empty registry.
 func NewCancels() *Cancels {
-	return &Cancels{keys: map[string]map[uint64]context.CancelCauseFunc{}}
+	return &Cancels{keys: map[string][]cancelEntry{}}
 }
 
 // ErrCancelled is the cause a cancelled call's context carries.
 var ErrCancelled = context.Canceled
 
-// register binds key to cancel and returns the function that unbinds it.
-func (c *Cancels) register(key string, cancel context.CancelCauseFunc) func() {
+// register binds key to call; unbind undoes it.
+func (c *Cancels) register(key string, call canceller) cancelBinding {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.next++
-	id := c.next
-	m := c.keys[key]
-	if m == nil {
-		m = map[uint64]context.CancelCauseFunc{}
-		c.keys[key] = m
-	}
-	m[id] = cancel
-	return func() {
-		c.mu.Lock()
-		defer c.mu.Unlock()
-		if m := c.keys[key]; m != nil {
-			delete(m, id)
-			if len(m) == 0 {
-				delete(c.keys, key)
-			}
+	c.keys[key] = append(c.keys[key], cancelEntry{id: c.next, call: call})
+	return cancelBinding{key: key, id: c.next}
+}
+
+// unbind removes the registration b; it is idempotent.
+func (c *Cancels) unbind(b cancelBinding) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	entries := c.keys[b.key]
+	for i, e := range entries {
+		if e.id == b.id {
+			entries = append(entries[:i], entries[i+1:]...)
+			break
 		}
+	}
+	if len(entries) == 0 {
+		delete(c.keys, b.key)
+	} else {
+		c.keys[b.key] = entries
 	}
 }
 
 // Cancel interrupts every call holding one of keys and returns how many.
 func (c *Cancels) Cancel(cause error, keys ...string) int {
 	c.mu.Lock()
-	var fns []context.CancelCauseFunc
+	var calls []canceller
 	for _, k := range keys {
-		for _, f := range c.keys[k] {
-			fns = append(fns, f)
+		for _, e := range c.keys[k] {
+			calls = append(calls, e.call)
 		}
 	}
 	c.mu.Unlock()
-	for _, f := range fns {
-		f(cause)
+	for _, call := range calls {
+		call.Cancel(cause)
 	}
-	return len(fns)
+	return len(calls)
 }

@@ -106,7 +106,7 @@ func (call *Call) interruptReads(f *os.File) func() {
 		return func() {}
 	}
 	stop := callctx.AfterFunc(call.ctx, func() { _ = f.SetReadDeadline(time.Now()) })
-	return func() { stop() }
+	return func() { stop.Stop() }
 }
 
 // FSRead implements hostapi.FS.

@@ -27,8 +27,8 @@ func (call *Call) Publish(topic string, payload []byte) error {
 	// The call answered where its failure reply would have: no safety net
 	// is needed any more.
 	call.mu.Lock()
-	if call.failure != nil && call.failure.topic == topic {
-		call.failure = nil
+	if call.failure.topic == topic {
+		call.failure = failureReply{}
 	}
 	call.mu.Unlock()
 	return nil

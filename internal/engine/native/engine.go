@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"runtime/debug"
-	"sync"
 	"time"
 
 	"github.com/astrid-go/astrid/hostapi"
@@ -68,22 +67,23 @@ func (e *Engine) Invoke(ctx context.Context, inv hostapi.Invocation) (v hostapi.
 	}
 	start := time.Now()
 	call, cctx := e.host.Begin(ctx, inv.Principal)
-	var once sync.Once
-	fail := func(reason error) { once.Do(func() { call.Fail(reason) }) }
-	stop := callctx.AfterFunc(cctx, func() {
+	// The failure reply goes out once: from the watch if the call is
+	// cancelled while the handler runs (then Stop reports false), else
+	// from the deferred check when the handler failed.
+	watch := callctx.AfterFunc(cctx, func() {
 		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-			fail(fmt.Errorf("handler %s: deadline exceeded", inv.Handler))
+			call.Fail(fmt.Errorf("handler %s: deadline exceeded", inv.Handler))
 			return
 		}
-		fail(fmt.Errorf("handler %s: cancelled: %w", inv.Handler, callctx.Cause(cctx)))
+		call.Fail(fmt.Errorf("handler %s: cancelled: %w", inv.Handler, callctx.Cause(cctx)))
 	})
 	defer func() {
 		if r := recover(); r != nil {
 			v, err = hostapi.Verdict{}, fmt.Errorf("handler %s panicked: %v\n%s", inv.Handler, r, debug.Stack())
 		}
-		stopped := stop()
+		stopped := watch.Stop()
 		if err != nil && stopped {
-			fail(err)
+			call.Fail(err)
 		}
 		if !stopped && err == nil {
 			// The deadline or a cancel fired while the handler ran: the
