@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"unicode/utf8"
+	"unsafe"
 )
 
 // The tool payloads travel on every hop of every tool call, so they have a
@@ -114,6 +115,61 @@ func (p ToolExecuteResult) appendJSON(dst []byte) []byte {
 	return append(dst, '}')
 }
 
+// payloadCopy carves the strings a payload decodes to out of one copy of
+// the payload, made when the first is needed: one allocation per
+// decoded payload instead of one per field. (The copy is needed at all
+// because src may be a buffer its owner reuses, such as a guest's.) The copy
+// is never written after it is made, which is what makes viewing it as a
+// string sound; a decoded value keeps the whole copy alive, which for a tool
+// payload is little more than the value itself.
+type payloadCopy struct {
+	src  []byte
+	buf  []byte // the copy, nil until needed
+	view string // buf as a string
+}
+
+func (c *payloadCopy) copied() {
+	if c.buf == nil {
+		c.buf = bytes.Clone(c.src)
+		c.view = unsafe.String(unsafe.SliceData(c.buf), len(c.buf))
+	}
+}
+
+// str decodes the string literal src[start:end] (see plainString).
+func (c *payloadCopy) str(start, end int) (string, bool) {
+	lit := c.src[start:end]
+	if !plainLiteral(lit) {
+		return plainString(lit) // escapes: decoded into a string of its own
+	}
+	c.copied()
+	return c.view[start+1 : end-1], true
+}
+
+// raw returns a copy of src[start:end] of its own: the caller may write
+// to a RawMessage, and the strings' copy must never change.
+func (c *payloadCopy) raw(start, end int) json.RawMessage {
+	return bytes.Clone(c.src[start:end])
+}
+
+// plainLiteral reports whether lit is a string literal whose body is its
+// value: no escape, no control byte, valid UTF-8.
+func plainLiteral(lit []byte) bool {
+	if len(lit) < 2 || lit[0] != '"' || lit[len(lit)-1] != '"' {
+		return false
+	}
+	body := lit[1 : len(lit)-1]
+	ascii := true
+	for _, c := range body {
+		if c < 0x20 || c == '\\' {
+			return false
+		}
+		if c >= utf8.RuneSelf {
+			ascii = false
+		}
+	}
+	return ascii || utf8.Valid(body)
+}
+
 // plainString decodes a JSON string literal holding no \u escape and only
 // valid UTF-8; ok is false for anything else (the generic decoder handles it).
 func plainString(lit []byte) (s string, ok bool) {
@@ -209,17 +265,17 @@ func equalFoldASCII(a []byte, b string) bool {
 // decodePlainRequest decodes the plain shape of a tool_execute_request.
 func decodePlainRequest(data []byte) (p ToolExecuteRequest, ok bool) {
 	var haveID, haveName, haveArgs bool
+	c := payloadCopy{src: data}
 	ok = scanObject(data, func(m member) bool {
-		val := data[m.valStart:m.end]
 		switch {
 		case m.is("call_id"):
-			p.CallID, haveID = plainString(val)
+			p.CallID, haveID = c.str(m.valStart, m.end)
 			return haveID
 		case m.is("tool_name"):
-			p.ToolName, haveName = plainString(val)
+			p.ToolName, haveName = c.str(m.valStart, m.end)
 			return haveName
 		case m.is("arguments"):
-			p.Arguments, haveArgs = append(json.RawMessage(nil), val...), true
+			p.Arguments, haveArgs = c.raw(m.valStart, m.end), true
 			return true
 		case m.is("type"):
 			return true
@@ -231,15 +287,23 @@ func decodePlainRequest(data []byte) (p ToolExecuteRequest, ok bool) {
 
 // decodePlainCallResult decodes the plain shape of a tool call result.
 func decodePlainCallResult(data []byte) (r ToolCallResult, ok bool) {
+	c := payloadCopy{src: data}
+	return decodePlainCallResultIn(&c, 0, len(data))
+}
+
+// decodePlainCallResultIn decodes c.src[start:end], the plain shape of a
+// tool call result, carving its strings out of c.
+func decodePlainCallResultIn(c *payloadCopy, start, end int) (r ToolCallResult, ok bool) {
 	var haveID, haveContent bool
+	data := c.src[start:end]
 	ok = scanObject(data, func(m member) bool {
 		val := data[m.valStart:m.end]
 		switch {
 		case m.is("call_id"):
-			r.CallID, haveID = plainString(val)
+			r.CallID, haveID = c.str(start+m.valStart, start+m.end)
 			return haveID
 		case m.is("content"):
-			r.Content, haveContent = plainString(val)
+			r.Content, haveContent = c.str(start+m.valStart, start+m.end)
 			return haveContent
 		case m.is("is_error"):
 			switch string(val) {
@@ -260,14 +324,14 @@ func decodePlainCallResult(data []byte) (r ToolCallResult, ok bool) {
 // decodePlainResult decodes the plain shape of a tool_execute_result.
 func decodePlainResult(data []byte) (p ToolExecuteResult, ok bool) {
 	var haveID, haveResult bool
+	c := payloadCopy{src: data}
 	ok = scanObject(data, func(m member) bool {
-		val := data[m.valStart:m.end]
 		switch {
 		case m.is("call_id"):
-			p.CallID, haveID = plainString(val)
+			p.CallID, haveID = c.str(m.valStart, m.end)
 			return haveID
 		case m.is("result"):
-			p.Result, haveResult = decodePlainCallResult(val)
+			p.Result, haveResult = decodePlainCallResultIn(&c, m.valStart, m.end)
 			return haveResult
 		case m.is("type"):
 			return true

@@ -157,3 +157,34 @@ func FuzzToolCodec(f *testing.F) {
 		}
 	})
 }
+
+// TestToolCodecDecodesIntoItsOwnMemory: the decoders carve strings out of a
+// copy of the payload, so a publisher (or a guest) reusing its buffer after
+// the decode changes nothing decoded, and writing to the decoded arguments
+// changes none of the strings.
+func TestToolCodecDecodesIntoItsOwnMemory(t *testing.T) {
+	req := []byte(`{"type":"tool_execute_request","call_id":"c1","tool_name":"read_file","arguments":{"file_path":"a"}}`)
+	res := []byte(`{"type":"tool_execute_result","call_id":"c1","result":{"call_id":"c1","content":"hello","is_error":false}}`)
+	p, ok := decodePlainRequest(req)
+	r, ok2 := decodePlainResult(res)
+	if !ok || !ok2 {
+		t.Fatal("plain payloads not decoded by the plain decoders")
+	}
+	for i := range req {
+		req[i] = 'x'
+	}
+	for i := range res {
+		res[i] = 'x'
+	}
+	p.Arguments[2] = 'X'
+	if p.CallID != "c1" || p.ToolName != "read_file" || string(p.Arguments) != `{"Xile_path":"a"}` {
+		t.Errorf("request after its buffer was reused: %+v %s", p, p.Arguments)
+	}
+	if r.CallID != "c1" || r.Result.CallID != "c1" || r.Result.Content != "hello" || r.Result.IsError {
+		t.Errorf("result after its buffer was reused: %+v", r)
+	}
+	allocs := testing.AllocsPerRun(100, func() { decodePlainResult([]byte(`{"type":"tool_execute_result","call_id":"c1","result":{"call_id":"c1","content":"hello","is_error":false}}`)) })
+	if allocs > 2 {
+		t.Errorf("decoding a result: %v allocations, want at most 2 (the literal's bytes and one copy)", allocs)
+	}
+}
