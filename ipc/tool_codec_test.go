@@ -183,7 +183,9 @@ func TestToolCodecDecodesIntoItsOwnMemory(t *testing.T) {
 	if r.CallID != "c1" || r.Result.CallID != "c1" || r.Result.Content != "hello" || r.Result.IsError {
 		t.Errorf("result after its buffer was reused: %+v", r)
 	}
-	allocs := testing.AllocsPerRun(100, func() { decodePlainResult([]byte(`{"type":"tool_execute_result","call_id":"c1","result":{"call_id":"c1","content":"hello","is_error":false}}`)) })
+	allocs := testing.AllocsPerRun(100, func() {
+		decodePlainResult([]byte(`{"type":"tool_execute_result","call_id":"c1","result":{"call_id":"c1","content":"hello","is_error":false}}`))
+	})
 	if allocs > 2 {
 		t.Errorf("decoding a result: %v allocations, want at most 2 (the literal's bytes and one copy)", allocs)
 	}
