@@ -28,7 +28,7 @@ type account struct {
 	total       time.Duration
 	calls       uint64
 	refused     uint64
-	windowStart time.Time
+	windowStart int64 // Unix nanoseconds
 	windowUsed  time.Duration
 }
 
@@ -64,7 +64,7 @@ func (e *OverBudgetError) Error() string {
 	return fmt.Sprintf("principal %s exceeded its CPU budget of %s per second (used %s)", e.Principal, e.Budget, e.Used)
 }
 
-func (l *Ledger) account(principal string, now time.Time) *account {
+func (l *Ledger) account(principal string, now int64) *account {
 	a := l.last
 	if a == nil || l.lastPrincipal != principal {
 		if a = l.accounts[principal]; a == nil {
@@ -73,7 +73,9 @@ func (l *Ledger) account(principal string, now time.Time) *account {
 		}
 		l.last, l.lastPrincipal = a, principal
 	}
-	if now.Sub(a.windowStart) >= window {
+	// A clock stepped back starts a new window too: anchored to a future
+	// start, the window would last until the clock caught up.
+	if since := now - a.windowStart; since >= int64(window) || since < 0 {
 		a.windowStart, a.windowUsed = now, 0
 	}
 	return a
@@ -86,12 +88,12 @@ func (l *Ledger) Admit(principal string) error {
 	if l == nil || l.budget <= 0 {
 		return nil
 	}
-	return l.AdmitAt(principal, l.now())
+	return l.AdmitAt(principal, l.now().UnixNano())
 }
 
-// AdmitAt is Admit at time now, for an engine that has already read the
+// AdmitAt is Admit at now (Unix nanoseconds), for an engine that has already read the
 // clock for the call (a clock read is a measurable part of a wasm call).
-func (l *Ledger) AdmitAt(principal string, now time.Time) error {
+func (l *Ledger) AdmitAt(principal string, now int64) error {
 	if l == nil || l.budget <= 0 {
 		return nil
 	}
@@ -110,11 +112,11 @@ func (l *Ledger) Charge(principal string, d time.Duration) {
 	if l == nil {
 		return
 	}
-	l.ChargeAt(principal, d, l.now())
+	l.ChargeAt(principal, d, l.now().UnixNano())
 }
 
-// ChargeAt is Charge at time now (the end of the call).
-func (l *Ledger) ChargeAt(principal string, d time.Duration, now time.Time) {
+// ChargeAt is Charge at now (Unix nanoseconds: the end of the call).
+func (l *Ledger) ChargeAt(principal string, d time.Duration, now int64) {
 	if l == nil {
 		return
 	}

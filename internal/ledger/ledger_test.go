@@ -110,3 +110,18 @@ func TestInterleavedPrincipalsKeepTheirOwnAccounts(t *testing.T) {
 		}
 	}
 }
+
+// TestWindowSurvivesAClockStepBack: readings come from the wall clock, so a
+// step of the system clock can show. A principal over budget when the
+// clock steps back an hour gets a new window, not an hour's wait.
+func TestWindowSurvivesAClockStepBack(t *testing.T) {
+	l := New(100 * time.Millisecond)
+	t0 := time.Unix(1_700_000_000, 0).UnixNano()
+	l.ChargeAt("alice", time.Second, t0)
+	if err := l.AdmitAt("alice", t0+int64(time.Millisecond)); err == nil {
+		t.Fatal("alice over budget was admitted")
+	}
+	if err := l.AdmitAt("alice", t0-int64(time.Hour)); err != nil {
+		t.Fatalf("after the clock stepped back an hour: %v", err)
+	}
+}

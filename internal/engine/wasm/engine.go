@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"time"
 
 	"github.com/tetratelabs/wazero"
 
@@ -229,13 +230,13 @@ func (e *Engine) Invoke(ctx context.Context, inv hostapi.Invocation) (hostapi.Ve
 	}
 	// Two clock reads per call: start and end serve the deadline check,
 	// the ledger's window and the guest time.
-	start := callClock.Now()
+	start := callClock.UnixNano()
 	if err := e.rt.opts.Ledger.AdmitAt(inv.Principal, start); err != nil {
 		err = fmt.Errorf("wasm: capsule %s: handler %s: refused before running: %w", e.m.ID(), inv.Handler, err)
 		e.log.Warn("call refused", "principal", inv.Principal, "handler", inv.Handler, "err", err)
 		return hostapi.Verdict{Action: hostapi.Deny, Reason: err.Error()}, err
 	}
-	if d, ok := ctx.Deadline(); !ok || d.Sub(start) > e.rt.opts.CallDeadline {
+	if d, ok := ctx.Deadline(); !ok || d.UnixNano()-start > int64(e.rt.opts.CallDeadline) {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, e.rt.opts.CallDeadline)
 		defer cancel()
@@ -248,14 +249,14 @@ func (e *Engine) Invoke(ctx context.Context, inv hostapi.Invocation) (hostapi.Ve
 	}
 	if fresh {
 		// Waiting for an instance or making one is not guest time.
-		start = callClock.Now()
+		start = callClock.UnixNano()
 	}
 	st := &inst.state
 	st.begin(ctx, inv.Principal)
 	v, err := inst.call(ctx, handler, inv)
-	end := callClock.Now()
+	end := callClock.UnixNano()
 	call, cctx, interrupted := st.end()
-	e.rt.opts.Ledger.ChargeAt(inv.Principal, end.Sub(start)-st.host, end)
+	e.rt.opts.Ledger.ChargeAt(inv.Principal, time.Duration(end-start)-st.host, end)
 	if call != nil {
 		defer call.End()
 	}
