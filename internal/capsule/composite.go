@@ -11,6 +11,7 @@ import (
 
 	"github.com/astrid-go/astrid/hostapi"
 	"github.com/astrid-go/astrid/internal/callctx"
+	"github.com/astrid-go/astrid/internal/clock"
 	"github.com/astrid-go/astrid/internal/dispatch"
 	"github.com/astrid-go/astrid/ipc"
 	"github.com/astrid-go/astrid/manifest"
@@ -179,7 +180,7 @@ func (c *Composite) Invoke(ctx context.Context, inv hostapi.Invocation) (hostapi
 	// deadline: the host layer ends the context with the call (host.Begin
 	// takes it over), and an engine that declines must not end it for
 	// the next.
-	deadline := time.Now().Add(c.deadline)
+	deadline := clock.Process.Now().Add(c.deadline)
 	for _, e := range c.engines {
 		cc := callctx.New(ctx, deadline)
 		v, err := e.Invoke(cc, inv)

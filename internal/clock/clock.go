@@ -28,6 +28,10 @@ type base struct {
 	unixNano int64
 }
 
+// Process is a Clock for callers that need no base of their own: the
+// engines time handler calls with it.
+var Process = New()
+
 // New returns a Clock based on time.Now.
 func New() *Clock {
 	c := &Clock{}

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"sync"
 	"time"
+
+	"github.com/astrid-go/astrid/internal/clock"
 )
 
 // window is the length of one budget window (upstream: 1 s).
@@ -12,7 +14,9 @@ const window = time.Second
 // Ledger accumulates CPU time per principal. It is safe for concurrent use.
 type Ledger struct {
 	budget time.Duration // per window; 0 means unlimited
-	now    func() time.Time
+	// clock, when set (tests), places charges and admissions in windows
+	// instead of the readings engines pass.
+	clock func() time.Time
 
 	mu       sync.Mutex
 	accounts map[string]*account
@@ -42,12 +46,12 @@ type Usage struct {
 // New returns a ledger enforcing budget of CPU time per principal per
 // second; budget 0 enforces nothing (time is still counted).
 func New(budget time.Duration) *Ledger {
-	return NewWithClock(budget, time.Now)
+	return &Ledger{budget: budget, accounts: map[string]*account{}}
 }
 
 // NewWithClock is New with an injected clock (tests).
 func NewWithClock(budget time.Duration, now func() time.Time) *Ledger {
-	return &Ledger{budget: budget, now: now, accounts: map[string]*account{}}
+	return &Ledger{budget: budget, clock: now, accounts: map[string]*account{}}
 }
 
 // Budget is the per-second budget (0: unlimited).
@@ -88,7 +92,16 @@ func (l *Ledger) Admit(principal string) error {
 	if l == nil || l.budget <= 0 {
 		return nil
 	}
-	return l.AdmitAt(principal, l.now().UnixNano())
+	return l.AdmitAt(principal, clock.Process.UnixNano())
+}
+
+// at is the instant a reading now stands for: now itself, or the test
+// clock's reading when the ledger has one.
+func (l *Ledger) at(now int64) int64 {
+	if l.clock != nil {
+		return l.clock().UnixNano()
+	}
+	return now
 }
 
 // AdmitAt is Admit at now (Unix nanoseconds), for an engine that has already read the
@@ -99,7 +112,7 @@ func (l *Ledger) AdmitAt(principal string, now int64) error {
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	a := l.account(principal, now)
+	a := l.account(principal, l.at(now))
 	if a.windowUsed > l.budget {
 		a.refused++
 		return &OverBudgetError{Principal: principal, Used: a.windowUsed, Budget: l.budget}
@@ -112,7 +125,7 @@ func (l *Ledger) Charge(principal string, d time.Duration) {
 	if l == nil {
 		return
 	}
-	l.ChargeAt(principal, d, l.now().UnixNano())
+	l.ChargeAt(principal, d, clock.Process.UnixNano())
 }
 
 // ChargeAt is Charge at now (Unix nanoseconds: the end of the call).
@@ -125,7 +138,7 @@ func (l *Ledger) ChargeAt(principal string, d time.Duration, now int64) {
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	a := l.account(principal, now)
+	a := l.account(principal, l.at(now))
 	a.total += d
 	a.windowUsed += d
 	a.calls++

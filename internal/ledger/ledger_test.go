@@ -7,9 +7,9 @@ import (
 	"time"
 )
 
-type clock struct{ t time.Time }
+type fakeClock struct{ t time.Time }
 
-func (c *clock) now() time.Time { return c.t }
+func (c *fakeClock) now() time.Time { return c.t }
 
 func TestAdmitAndCharge(t *testing.T) {
 	type step struct {
@@ -30,7 +30,7 @@ func TestAdmitAndCharge(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			c := &clock{t: time.Unix(1000, 0)}
+			c := &fakeClock{t: time.Unix(1000, 0)}
 			l := NewWithClock(tt.budget, c.now)
 			for i, s := range tt.steps {
 				c.t = c.t.Add(s.advance)

@@ -10,6 +10,7 @@ import (
 	"github.com/astrid-go/astrid/hostapi"
 	"github.com/astrid-go/astrid/internal/callctx"
 	"github.com/astrid-go/astrid/internal/capsule"
+	"github.com/astrid-go/astrid/internal/clock"
 	"github.com/astrid-go/astrid/internal/host"
 	"github.com/astrid-go/astrid/sdk"
 )
@@ -58,14 +59,15 @@ func (e *Engine) Invoke(ctx context.Context, inv hostapi.Invocation) (v hostapi.
 		return hostapi.Verdict{}, capsule.ErrNotSupported
 	}
 	ledger := e.host.Ledger()
+	// One clock reading serves the ledger's window and the call's start.
+	start := clock.Process.UnixNano()
 	if ledger != nil {
 		// Refused before the handler runs: like a wasm call, it has no
 		// failure reply yet (docs/abi.md §7).
-		if err := ledger.Admit(inv.Principal); err != nil {
+		if err := ledger.AdmitAt(inv.Principal, start); err != nil {
 			return hostapi.Verdict{}, fmt.Errorf("handler %s: %w", inv.Handler, err)
 		}
 	}
-	start := time.Now()
 	call, cctx := e.host.Begin(ctx, inv.Principal)
 	// The failure reply goes out once: from the watch if the call is
 	// cancelled while the handler runs (then Stop reports false), else
@@ -93,7 +95,8 @@ func (e *Engine) Invoke(ctx context.Context, inv hostapi.Invocation) (v hostapi.
 		if ledger != nil {
 			// Guest time: the wall time minus what the handler spent
 			// waiting inside host calls, as for wasm (DESIGN §4).
-			ledger.Charge(inv.Principal, time.Since(start)-call.Waited())
+			end := clock.Process.UnixNano()
+			ledger.ChargeAt(inv.Principal, time.Duration(end-start)-call.Waited(), end)
 		}
 		call.End()
 	}()

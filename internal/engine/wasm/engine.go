@@ -212,10 +212,6 @@ func (e *Engine) Stats() PoolStats {
 	return e.pool.stats()
 }
 
-// callClock times calls: a reading is the monotonic clock alone (see
-// internal/clock), half the cost of time.Now on a KVM guest, twice a call.
-var callClock = clock.New()
-
 // Invoke implements capsule.Engine: one handler call on a pooled instance,
 // under the call's deadline and cancel key. A trap discards the instance
 // and publishes the call's failure reply.
@@ -228,10 +224,12 @@ func (e *Engine) Invoke(ctx context.Context, inv hostapi.Invocation) (hostapi.Ve
 	if !ok {
 		return hostapi.Verdict{}, capsule.ErrNotSupported
 	}
-	// Two clock reads per call: start and end serve the deadline check,
-	// the ledger's window and the guest time.
-	start := callClock.UnixNano()
-	if err := e.rt.opts.Ledger.AdmitAt(inv.Principal, start); err != nil {
+	// Two clock reads per call (the process's clock: the monotonic one
+	// alone): start and end serve the deadline check, the ledger's window
+	// and the guest time.
+	ledger := e.rt.opts.Ledger
+	start := clock.Process.UnixNano()
+	if err := ledger.AdmitAt(inv.Principal, start); err != nil {
 		err = fmt.Errorf("wasm: capsule %s: handler %s: refused before running: %w", e.m.ID(), inv.Handler, err)
 		e.log.Warn("call refused", "principal", inv.Principal, "handler", inv.Handler, "err", err)
 		return hostapi.Verdict{Action: hostapi.Deny, Reason: err.Error()}, err
@@ -249,14 +247,14 @@ func (e *Engine) Invoke(ctx context.Context, inv hostapi.Invocation) (hostapi.Ve
 	}
 	if fresh {
 		// Waiting for an instance or making one is not guest time.
-		start = callClock.UnixNano()
+		start = clock.Process.UnixNano()
 	}
 	st := &inst.state
 	st.begin(ctx, inv.Principal)
 	v, err := inst.call(ctx, handler, inv)
-	end := callClock.UnixNano()
+	end := clock.Process.UnixNano()
 	call, cctx, interrupted := st.end()
-	e.rt.opts.Ledger.ChargeAt(inv.Principal, time.Duration(end-start)-st.host, end)
+	ledger.ChargeAt(inv.Principal, time.Duration(end-start)-st.host, end)
 	if call != nil {
 		defer call.End()
 	}
