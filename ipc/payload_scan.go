@@ -2,6 +2,7 @@ package ipc
 
 import (
 	"bytes"
+	"encoding/binary"
 	"encoding/json"
 )
 
@@ -112,13 +113,18 @@ func skipString(raw []byte, i int) (int, bool) {
 	if bytes.IndexByte(raw[i+1:i+1+k], '\\') < 0 {
 		return i + 2 + k, false
 	}
+	// Jump from one quote or backslash to the next: a backslash takes the
+	// byte after it with it, the first other quote ends the string.
 	for j := i + 1; j < len(raw); j++ {
-		switch raw[j] {
-		case '\\':
-			j++
-		case '"':
+		k := indexQuoteOrBackslash(raw[j:])
+		if k < 0 {
+			break
+		}
+		j += k
+		if raw[j] == '"' {
 			return j + 1, true
 		}
+		j++ // the escaped byte
 	}
 	return -1, true
 }
@@ -197,4 +203,24 @@ func MissingKey(raw []byte, keys ...string) (missing string, isObject bool) {
 		}
 	}
 	return "", true
+}
+
+// indexQuoteOrBackslash is the index of the first quote or backslash in b,
+// or -1: eight bytes at a time.
+func indexQuoteOrBackslash(b []byte) int {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	i := 0
+	for ; i+8 <= len(b); i += 8 {
+		x := binary.LittleEndian.Uint64(b[i:])
+		q, bs := x^(ones*'"'), x^(ones*'\\')
+		if ((q-ones)&^q|(bs-ones)&^bs)&highs != 0 {
+			break
+		}
+	}
+	for ; i < len(b); i++ {
+		if b[i] == '"' || b[i] == '\\' {
+			return i
+		}
+	}
+	return -1
 }

@@ -22,12 +22,12 @@ func appendString(dst []byte, s string) []byte {
 	dst = append(dst, '"')
 	start := 0
 	for i := 0; i < len(s); {
+		// Plain bytes are copied as they are, a run at a time.
+		if i += plainPrefix(s[i:]); i == len(s) {
+			break
+		}
 		b := s[i]
 		if b < utf8.RuneSelf {
-			if b >= 0x20 && b != '"' && b != '\\' {
-				i++
-				continue
-			}
 			dst = append(dst, s[start:i]...)
 			switch b {
 			case '"', '\\':
@@ -158,16 +158,18 @@ func plainLiteral(lit []byte) bool {
 		return false
 	}
 	body := lit[1 : len(lit)-1]
-	ascii := true
-	for _, c := range body {
+	i := plainPrefix(body)
+	if i == len(body) {
+		return true
+	}
+	// Past the plain prefix: no escape or control byte anywhere, and
+	// valid UTF-8.
+	for _, c := range body[i:] {
 		if c < 0x20 || c == '\\' {
 			return false
 		}
-		if c >= utf8.RuneSelf {
-			ascii = false
-		}
 	}
-	return ascii || utf8.Valid(body)
+	return utf8.Valid(body[i:])
 }
 
 // plainString decodes a JSON string literal holding no \u escape and only
@@ -177,18 +179,18 @@ func plainString(lit []byte) (s string, ok bool) {
 		return "", false
 	}
 	body := lit[1 : len(lit)-1]
-	esc, ascii := false, true
-	for _, c := range body {
+	first := plainPrefix(body)
+	if first == len(body) {
+		return string(body), true
+	}
+	esc := false
+	for _, c := range body[first:] {
 		if c < 0x20 {
 			return "", false
 		}
-		if c == '\\' {
-			esc = true
-		} else if c >= utf8.RuneSelf {
-			ascii = false
-		}
+		esc = esc || c == '\\'
 	}
-	if !ascii && !utf8.Valid(body) {
+	if !utf8.Valid(body[first:]) {
 		return "", false
 	}
 	if !esc {
@@ -196,12 +198,16 @@ func plainString(lit []byte) (s string, ok bool) {
 	}
 	out := make([]byte, 0, len(body))
 	for i := 0; i < len(body); i++ {
-		c := body[i]
-		if c != '\\' {
-			out = append(out, c)
-			continue
+		// Everything up to the next backslash is copied as it is.
+		if k := bytes.IndexByte(body[i:], '\\'); k != 0 {
+			if k < 0 {
+				out = append(out, body[i:]...)
+				break
+			}
+			out = append(out, body[i:i+k]...)
+			i += k
 		}
-		i++
+		i++ // past the backslash
 		if i >= len(body) {
 			return "", false
 		}

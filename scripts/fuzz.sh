@@ -32,7 +32,8 @@ run "$t" ./internal/gate FuzzFSCheck
 run "$t" ./internal/egress FuzzNormalizeHost
 run "$t" ./internal/egress FuzzCheckAddr
 run "$t" ./internal/dispatch FuzzACL
-run "$t" ./internal/dispatch FuzzValidJSON
+run "$t" ./ipc FuzzValidJSON
+run "$t" ./ipc FuzzPlainPrefix
 run "$t" ./internal/config FuzzParse
 run "$t" ./ipc FuzzScanObject
 run "$t" ./ipc FuzzToolCodec

@@ -74,7 +74,7 @@ func (d *Dispatcher) publish(from Caller, topic string, payload json.RawMessage,
 	}
 	// Checked after the charge, so that validating a large payload is paid
 	// for out of the publisher's quota.
-	if !validJSON(payload) {
+	if !ipc.ValidJSON(payload) {
 		d.stats.invalid.Add(1)
 		return Result{}, fmt.Errorf("dispatch: publish %s from capsule %s: %w", topic, c.id, ErrInvalidPayload)
 	}
@@ -99,7 +99,7 @@ func (d *Dispatcher) PublishKernel(topic string, payload json.RawMessage) (Resul
 		d.stats.invalid.Add(1)
 		return Result{}, fmt.Errorf("dispatch: kernel publish: %w", err)
 	}
-	if !validJSON(payload) {
+	if !ipc.ValidJSON(payload) {
 		d.stats.invalid.Add(1)
 		return Result{}, fmt.Errorf("dispatch: kernel publish %s: %w", topic, ErrInvalidPayload)
 	}

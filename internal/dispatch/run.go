@@ -110,7 +110,7 @@ func (d *Dispatcher) invoke(ctx context.Context, c *capsule, j job, rn *Runner) 
 		d.log.Warn("dispatch: interceptor failed; counted as deny", attrs(slog.Any("error", err))...)
 	case v.Action == Continue:
 		if r.chained && len(v.Payload) > 0 {
-			if !validJSON(v.Payload) {
+			if !ipc.ValidJSON(v.Payload) {
 				d.stats.errors.Add(1)
 				d.stats.deny(errorDenyReason)
 				d.log.Warn("dispatch: interceptor replaced the payload with invalid JSON; counted as deny", attrs()...)

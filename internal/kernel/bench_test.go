@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 
@@ -98,4 +99,52 @@ func BenchmarkFileReadFloor(b *testing.B) {
 		}
 		return err
 	})
+}
+
+// BenchmarkReadFileSizes is the tool call round trip of BenchmarkRoundTrip
+// with files of 13 B, 4 KiB and 64 KiB, natively and with router and fs as
+// wasm: the content crosses the codec four times (fs's result, the router's
+// decode and re-encode, the caller's decode) and the payload validator
+// twice, so this is where their per-byte cost shows.
+//
+//	GOMAXPROCS=2 go test -run '^$' -bench ReadFileSizes -count 10 ./internal/kernel/
+func BenchmarkReadFileSizes(b *testing.B) {
+	for _, wasm := range []bool{false, true} {
+		for _, size := range []int{13, 4 << 10, 64 << 10} {
+			name := fmt.Sprintf("native/%dB", size)
+			if wasm {
+				name = fmt.Sprintf("wasm/%dB", size)
+			}
+			b.Run(name, func(b *testing.B) {
+				var k *Kernel
+				var ws string
+				if wasm {
+					k, ws = bootBench(b, []Builtin{})
+					loadBuiltinsAsWasm(b, k)
+				} else {
+					k, ws = bootBench(b, nil)
+				}
+				// Lines of text, so that the content has newlines to escape.
+				content := strings.Repeat("0123456789abcdefghijklmnopqrstuvwxyz\n", size/37+1)[:size]
+				if err := os.WriteFile(filepath.Join(ws, "f.txt"), []byte(content), 0o644); err != nil {
+					b.Fatal(err)
+				}
+				c, err := k.NewToolClient(ipc.DefaultPrincipal)
+				if err != nil {
+					b.Fatal(err)
+				}
+				defer c.Close()
+				args := json.RawMessage(`{"file_path":"f.txt"}`)
+				b.SetBytes(int64(size))
+				for b.Loop() {
+					ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
+					res, err := c.Call(ctx, NewCallID(), "read_file", args)
+					cancel()
+					if err != nil || res.IsError || len(res.Content) != size {
+						b.Fatalf("read_file: %v, %+v", err, len(res.Content))
+					}
+				}
+			})
+		}
+	}
 }

@@ -1,4 +1,4 @@
-package dispatch
+package ipc
 
 import (
 	"bytes"
@@ -6,17 +6,17 @@ import (
 	"unicode/utf8"
 )
 
-// maxJSONDepth is encoding/json's nesting limit, kept so that validJSON
+// maxJSONDepth is encoding/json's nesting limit, kept so that ValidJSON
 // accepts exactly what json.Valid accepts (and is valid UTF-8).
 const maxJSONDepth = 10000
 
-// validJSON reports whether p is exactly one JSON value (RFC 8259) in valid
+// ValidJSON reports whether p is exactly one JSON value (RFC 8259) in valid
 // UTF-8. It accepts what json.Valid(p) && utf8.Valid(p) accepts (FuzzValidJSON
-// holds it to that) at a fraction of the cost: every publish pays for this
-// check, and encoding/json's byte-at-a-time scanner was the largest item in
-// the dispatcher's profile. UTF-8 matters because encoding/json lets invalid
+// holds it to that) at a fraction of the cost: the dispatcher checks every
+// payload published with it, and encoding/json's byte-at-a-time scanner was
+// the largest item in its profile. UTF-8 matters because encoding/json lets invalid
 // bytes through inside strings, which upstream's serde-based peers refuse.
-func validJSON(p []byte) bool {
+func ValidJSON(p []byte) bool {
 	i := jsonValue(p, skipSpace(p, 0), 0)
 	return i >= 0 && skipSpace(p, i) == len(p)
 }
@@ -25,18 +25,6 @@ func validJSON(p []byte) bool {
 // what they consumed, or -1 when p is not valid there: the position stays
 // in a register instead of a struct field stored and reloaded around every
 // call (≈ a fifth of the validation's time when it was a method set).
-
-func skipSpace(p []byte, i int) int {
-	for i < len(p) {
-		switch p[i] {
-		case ' ', '\t', '\n', '\r':
-			i++
-		default:
-			return i
-		}
-	}
-	return i
-}
 
 // jsonValue consumes one value starting at p[i] (not at space).
 func jsonValue(p []byte, i, depth int) int {
@@ -134,28 +122,6 @@ func jsonLiteral(p []byte, i int, word string) int {
 	return i + len(word)
 }
 
-// plain marks the bytes a string may contain as they are: printable ASCII
-// other than the quote and the backslash.
-var plain = func() (t [256]bool) {
-	for c := 0x20; c < utf8.RuneSelf; c++ {
-		t[c] = c != '"' && c != '\\'
-	}
-	return t
-}()
-
-// plainWord reports whether all eight bytes of x are plain (see plain): none
-// is below 0x20, a quote, a backslash or non-ASCII. It uses the classic
-// has-zero-byte test (x - 0x01…) & ^x & 0x80…, which is exact about whether
-// some byte matches.
-func plainWord(x uint64) bool {
-	const ones, highs = 0x0101010101010101, 0x8080808080808080
-	hasZero := func(y uint64) uint64 { return (y - ones) & ^y & highs }
-	below20 := (x - ones*0x20) & ^x & highs
-	quote := hasZero(x ^ (ones * '"'))
-	backslash := hasZero(x ^ (ones * '\\'))
-	return (below20 | quote | backslash | x&highs) == 0
-}
-
 // asciiPrintable reports whether every byte of b is at least 0x20 and
 // below 0x80. Per word, (x - 0x20…) | x has a byte's high bit set exactly
 // when that byte is non-ASCII or borrowed (was below 0x20); a borrow only
@@ -186,52 +152,67 @@ func asciiPrintable(b []byte) bool {
 }
 
 // jsonString consumes a string starting at its opening quote.
+//
+// It finds the next quote (the closing one, unless escaped) and, before
+// it, the next backslash, both with the vectorised IndexByte, and checks
+// each stretch between them once (asciiPrintable: four instructions a word;
+// utf8.Valid only when there is non-ASCII). Every byte is looked at a
+// bounded number of times, whatever the escapes: an earlier version
+// checked from each escape to the closing quote, which made a string with
+// many escapes (a file's lines) quadratic, 11 ms for 64 KiB.
 func jsonString(p []byte, i int) int {
 	i++ // "
-	for i < len(p) {
-		// Eight bytes at a time while none needs a look, then byte by
-		// byte to the one that does. A string whose first two words are
-		// plain is likely long and plain, and most of a payload's bytes:
-		// then its closing quote is found with the vectorised IndexByte
-		// and the span before it checked for a backslash (IndexByte
-		// again) and for control or non-ASCII bytes (four instructions a
-		// word). Short strings never pay for the two calls.
-		for words := 0; i+8 <= len(p) && plainWord(binary.LittleEndian.Uint64(p[i:])); words++ {
-			i += 8
-			if words == 1 {
-				if q := bytes.IndexByte(p[i:], '"'); q >= 0 {
-					if body := p[i : i+q]; asciiPrintable(body) && bytes.IndexByte(body, '\\') < 0 {
-						return i + q + 1
-					}
+	// Short strings (keys, tags, ids) end within two words: found there
+	// without the calls. Longer ones go on from the plain bytes seen.
+	window := min(len(p), i+16)
+	for i+8 <= window && plainWord(binary.LittleEndian.Uint64(p[i:])) {
+		i += 8
+	}
+	for i < window && plain[p[i]] {
+		i++
+	}
+	if i < len(p) && p[i] == '"' {
+		return i + 1
+	}
+	for {
+		q := bytes.IndexByte(p[i:], '"')
+		if q < 0 {
+			return -1
+		}
+		q += i // the closing quote, unless an escape takes it
+		for {
+			bs := bytes.IndexByte(p[i:q], '\\')
+			if bs < 0 {
+				if !validStringBytes(p[i:q]) {
+					return -1
 				}
+				return q + 1
 			}
-		}
-		for i < len(p) && plain[p[i]] {
-			i++
-		}
-		if i == len(p) {
-			return -1
-		}
-		switch c := p[i]; {
-		case c == '"':
-			return i + 1
-		case c == '\\':
-			if i = jsonEscape(p, i); i < 0 {
+			if !validStringBytes(p[i : i+bs]) {
 				return -1
 			}
-		case c < 0x20:
-			return -1
-		case c < utf8.RuneSelf:
-			i++
-		default:
-			r, size := utf8.DecodeRune(p[i:])
-			if r == utf8.RuneError && size == 1 {
+			if i = jsonEscape(p, i+bs); i < 0 {
 				return -1
 			}
-			i += size
+			if i > q {
+				break // the escape was \" at q: look for the next quote
+			}
 		}
 	}
-	return -1
+}
+
+// validStringBytes reports whether b may stand in a string as it is: no
+// control byte, valid UTF-8 (it holds no quote or backslash).
+func validStringBytes(b []byte) bool {
+	if asciiPrintable(b) {
+		return true
+	}
+	for _, c := range b {
+		if c < 0x20 {
+			return false
+		}
+	}
+	return utf8.Valid(b)
 }
 
 // jsonEscape consumes an escape starting at its backslash.

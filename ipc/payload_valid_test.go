@@ -1,8 +1,7 @@
-package dispatch
+package ipc
 
 import (
 	"encoding/json"
-	"math/rand/v2"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -24,8 +23,8 @@ func reference(p []byte) bool { return json.Valid(p) && utf8.Valid(p) }
 
 func TestValidJSONAgreesWithEncodingJSON(t *testing.T) {
 	for _, c := range jsonCases {
-		if got, want := validJSON([]byte(c)), reference([]byte(c)); got != want {
-			t.Errorf("validJSON(%.60q) = %v, want %v", c, got, want)
+		if got, want := ValidJSON([]byte(c)), reference([]byte(c)); got != want {
+			t.Errorf("ValidJSON(%.60q) = %v, want %v", c, got, want)
 		}
 	}
 }
@@ -37,10 +36,25 @@ func FuzzValidJSON(f *testing.F) {
 		}
 	}
 	f.Fuzz(func(t *testing.T, p []byte) {
-		if got, want := validJSON(p), reference(p); got != want {
-			t.Fatalf("validJSON(%q) = %v, json.Valid && utf8.Valid = %v", p, got, want)
+		if got, want := ValidJSON(p), reference(p); got != want {
+			t.Fatalf("ValidJSON(%q) = %v, json.Valid && utf8.Valid = %v", p, got, want)
 		}
 	})
+}
+
+// longStringPayload is 256 bytes, most of them one plain string, as the
+// dispatcher's benchmark (a) publishes.
+var longStringPayload = func() []byte {
+	prefix := `{"type":"custom","data":"`
+	return []byte(prefix + strings.Repeat("x", 256-len(prefix)-2) + `"}`)
+}()
+
+// escapedLines is a tool result holding about n bytes of text lines: a
+// string with an escape every 37 bytes. Its time per byte must not grow
+// with n (it did: every escape rescanned to the closing quote).
+func escapedLines(n int) []byte {
+	line := `0123456789abcdefghijklmnopqrstuvwxyz\n`
+	return []byte(`{"type":"tool_execute_result","call_id":"c1","result":{"call_id":"c1","content":"` + strings.Repeat(line, n/37) + `","is_error":false}}`)
 }
 
 // toolCallPayload is many short strings, as a tool call's JSON is.
@@ -50,11 +64,11 @@ func BenchmarkValidJSON(b *testing.B) {
 	for _, payload := range []struct {
 		name string
 		p    []byte
-	}{{"long-string", benchPayload}, {"short-strings", toolCallPayload}} {
+	}{{"long-string", longStringPayload}, {"short-strings", toolCallPayload}, {"escaped-lines-4KiB", escapedLines(4 << 10)}, {"escaped-lines-64KiB", escapedLines(64 << 10)}} {
 		for _, impl := range []struct {
 			name string
 			fn   func([]byte) bool
-		}{{"ours", validJSON}, {"encoding-json+utf8", reference}} {
+		}{{"ours", ValidJSON}, {"encoding-json+utf8", reference}} {
 			b.Run(payload.name+"/"+impl.name, func(b *testing.B) {
 				b.SetBytes(int64(len(payload.p)))
 				for b.Loop() {
@@ -67,40 +81,9 @@ func BenchmarkValidJSON(b *testing.B) {
 	}
 }
 
-// plainWord must agree with the byte table on every word: a false "plain"
-// would let a quote, a backslash, a control or a non-ASCII byte through
-// unchecked. Every single byte value in every lane, and random words.
-func TestPlainWordAgreesWithTheByteTable(t *testing.T) {
-	check := func(x uint64) {
-		want := true
-		for k := 0; k < 8; k++ {
-			want = want && plain[byte(x>>(8*k))]
-		}
-		if got := plainWord(x); got != want {
-			t.Fatalf("plainWord(%#016x) = %v, the table says %v", x, got, want)
-		}
-	}
-	const base = 0x6161616161616161 // "aaaaaaaa"
-	for lane := 0; lane < 8; lane++ {
-		for b := 0; b < 256; b++ {
-			check(base&^(0xff<<(8*lane)) | uint64(b)<<(8*lane))
-		}
-	}
-	rng := rand.New(rand.NewPCG(1, 2))
-	for range 200000 {
-		check(rng.Uint64())
-		// Mostly-plain words, where a mistake would hide.
-		x := uint64(0)
-		for k := 0; k < 8; k++ {
-			x |= uint64(0x20+rng.IntN(0x60)) << (8 * k)
-		}
-		check(x)
-	}
-}
-
 // TestASCIIPrintableEveryLane puts each boundary byte at every offset of
 // strings long enough for both word loops and the tail, and compares with
-// the byte-by-byte rule; then validJSON on the same string quoted.
+// the byte-by-byte rule; then ValidJSON on the same string quoted.
 func TestASCIIPrintableEveryLane(t *testing.T) {
 	for _, c := range []byte{0x00, 0x1f, 0x20, '"', '\\', 0x7e, 0x7f, 0x80, 0xc3, 0xff} {
 		for n := 1; n <= 40; n++ {
@@ -112,8 +95,8 @@ func TestASCIIPrintableEveryLane(t *testing.T) {
 					t.Fatalf("asciiPrintable(%q) = %v, want %v", b, got, want)
 				}
 				quoted := append(append([]byte{'"'}, b...), '"')
-				if got, want := validJSON(quoted), reference(quoted); got != want {
-					t.Fatalf("validJSON(%q) = %v, want %v", quoted, got, want)
+				if got, want := ValidJSON(quoted), reference(quoted); got != want {
+					t.Fatalf("ValidJSON(%q) = %v, want %v", quoted, got, want)
 				}
 			}
 		}
