@@ -6,7 +6,10 @@ package ipc
 // byte-at-a-time loop is also one exit to the host per byte
 // (docs/RATIONALE.md).
 
-import "unicode/utf8"
+import (
+	"encoding/binary"
+	"unicode/utf8"
+)
 
 // plain marks the bytes a JSON string may contain as they are: printable
 // ASCII other than the quote and the backslash.
@@ -48,4 +51,24 @@ func plainPrefix[T string | []byte](s T) int {
 		i++
 	}
 	return i
+}
+
+// noControl reports whether no byte of b is below 0x20: per word,
+// (x - 0x20…) & ^x has a byte's high bit set exactly when that byte is
+// below 0x20 or the borrow of one that is (the classic has-less test).
+func noControl(b []byte) bool {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	i := 0
+	for ; i+8 <= len(b); i += 8 {
+		x := binary.LittleEndian.Uint64(b[i:])
+		if (x-ones*0x20)&^x&highs != 0 {
+			return false
+		}
+	}
+	for ; i < len(b); i++ {
+		if b[i] < 0x20 {
+			return false
+		}
+	}
+	return true
 }

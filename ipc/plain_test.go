@@ -88,3 +88,29 @@ func BenchmarkPlainPrefix(b *testing.B) {
 		}
 	})
 }
+
+// TestNoControlEveryLane: every byte value in every lane of a word, and in
+// the tail, against the byte-by-byte rule.
+func TestNoControlEveryLane(t *testing.T) {
+	for _, filler := range []string{"\xc3", "a", " ", "\x7f"} {
+		testNoControlWith(t, filler)
+	}
+}
+
+func testNoControlWith(t *testing.T, filler string) {
+	for n := 1; n <= 17; n++ {
+		for pos := 0; pos < n; pos++ {
+			for c := 0; c < 256; c++ {
+				b := []byte(strings.Repeat(filler, n))
+				b[pos] = byte(c)
+				want := true
+				for _, x := range b {
+					want = want && x >= 0x20
+				}
+				if got := noControl(b); got != want {
+					t.Fatalf("noControl(%q) = %v, want %v", b, got, want)
+				}
+			}
+		}
+	}
+}

@@ -164,12 +164,8 @@ func plainLiteral(lit []byte) bool {
 	}
 	// Past the plain prefix: no escape or control byte anywhere, and
 	// valid UTF-8.
-	for _, c := range body[i:] {
-		if c < 0x20 || c == '\\' {
-			return false
-		}
-	}
-	return utf8.Valid(body[i:])
+	rest := body[i:]
+	return noControl(rest) && bytes.IndexByte(rest, '\\') < 0 && utf8.Valid(rest)
 }
 
 // plainString decodes a JSON string literal holding no \u escape and only
@@ -183,17 +179,11 @@ func plainString(lit []byte) (s string, ok bool) {
 	if first == len(body) {
 		return string(body), true
 	}
-	esc := false
-	for _, c := range body[first:] {
-		if c < 0x20 {
-			return "", false
-		}
-		esc = esc || c == '\\'
-	}
-	if !utf8.Valid(body[first:]) {
+	rest := body[first:]
+	if !noControl(rest) || !utf8.Valid(rest) {
 		return "", false
 	}
-	if !esc {
+	if bytes.IndexByte(rest, '\\') < 0 {
 		return string(body), true
 	}
 	out := make([]byte, 0, len(body))

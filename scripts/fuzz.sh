@@ -37,4 +37,5 @@ run "$t" ./ipc FuzzPlainPrefix
 run "$t" ./internal/config FuzzParse
 run "$t" ./ipc FuzzScanObject
 run "$t" ./ipc FuzzToolCodec
+run "$t" ./ipc FuzzCanonicalToolResult
 run "$t" ./internal/engine/wasm FuzzMergeDataSegments

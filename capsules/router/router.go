@@ -85,27 +85,37 @@ func handleResult(c *sdk.Call) error {
 		c.Deny("result from a capsule that does not provide the tool")
 		return nil
 	}
+	// A result in the form the SDK writes goes on as it is: decoding and
+	// re-encoding it would give the same payload, at the cost of copying
+	// its content twice (a file's worth, for read_file). Anything else is
+	// decoded and written again in that form.
+	out := c.Payload()
+	callID, canonical := ipc.CanonicalToolResult(out)
 	var res ipc.ToolExecuteResult
-	// The hand-written decoder directly: the kernel validated the JSON.
-	if err := res.UnmarshalJSON(c.Payload()); err != nil || res.CallID == "" {
-		c.Log(hostapi.LogWarn, fmt.Sprintf("router: dropped a malformed result for tool %q from %q", name, c.SourceID()))
-		return nil
+	if !canonical {
+		// The hand-written decoder directly: the kernel validated the JSON.
+		if err := res.UnmarshalJSON(out); err != nil || res.CallID == "" {
+			c.Log(hostapi.LogWarn, fmt.Sprintf("router: dropped a malformed result for tool %q from %q", name, c.SourceID()))
+			return nil
+		}
+		callID = res.CallID
 	}
-	pending, ok, err := c.KVGet(pendingPrefix + res.CallID)
+	pending, ok, err := c.KVGet(pendingPrefix + callID)
 	if err != nil || !ok || string(pending) != name {
-		c.Log(hostapi.LogWarn, fmt.Sprintf("router: refused a result for call %q from %q: no pending call of tool %q with that id", res.CallID, c.SourceID(), name))
+		c.Log(hostapi.LogWarn, fmt.Sprintf("router: refused a result for call %q from %q: no pending call of tool %q with that id", callID, c.SourceID(), name))
 		c.Deny("no such pending call")
 		return nil
 	}
-	if err := c.KVDelete(pendingPrefix + res.CallID); err != nil {
+	if err := c.KVDelete(pendingPrefix + callID); err != nil {
 		return err
 	}
-	if res.Result.CallID == "" {
-		res.Result.CallID = res.CallID
-	}
-	out, err := ipc.EncodePayload(res)
-	if err != nil {
-		return err
+	if !canonical {
+		if res.Result.CallID == "" {
+			res.Result.CallID = res.CallID
+		}
+		if out, err = ipc.EncodePayload(res); err != nil {
+			return err
+		}
 	}
 	// The result is also this call's failure reply: should the publish be
 	// refused (the rate limit), the failure reply, which the limiter never
