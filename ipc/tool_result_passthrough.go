@@ -53,3 +53,33 @@ func cutPlainLiteral(b []byte) (lit, rest []byte, ok bool) {
 	}
 	return b[:end], b[end:], true
 }
+
+// CanonicalToolRequest reports whether data, which must be valid JSON, is a
+// tool_execute_request in the form this package writes it (keys in order,
+// no space around them, plain call id and tool name), and returns those
+// two. Its arguments are forwarded as they are spelled, which decoders do
+// not see; the codec would only compact them.
+func CanonicalToolRequest(data []byte) (callID, toolName string, ok bool) {
+	rest, ok := bytes.CutPrefix(data, []byte(`{"type":"tool_execute_request","call_id":`))
+	if !ok {
+		return "", "", false
+	}
+	id, rest, ok := cutPlainLiteral(rest)
+	if !ok {
+		return "", "", false
+	}
+	if rest, ok = bytes.CutPrefix(rest, []byte(`,"tool_name":`)); !ok {
+		return "", "", false
+	}
+	name, rest, ok := cutPlainLiteral(rest)
+	if !ok {
+		return "", "", false
+	}
+	if rest, ok = bytes.CutPrefix(rest, []byte(`,"arguments":`)); !ok {
+		return "", "", false
+	}
+	if end := skipValue(rest, 0); end < 0 || string(rest[end:]) != "}" {
+		return "", "", false
+	}
+	return string(id[1 : len(id)-1]), string(name[1 : len(name)-1]), true
+}

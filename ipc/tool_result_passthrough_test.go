@@ -82,3 +82,56 @@ func FuzzCanonicalToolResult(f *testing.F) {
 		}
 	})
 }
+
+// TestCanonicalToolRequestIsWhatTheCodecWrites, as for results.
+func TestCanonicalToolRequestIsWhatTheCodecWrites(t *testing.T) {
+	for _, r := range []ToolExecuteRequest{
+		{CallID: "c1", ToolName: "read_file", Arguments: json.RawMessage(`{"file_path":"a b"}`)},
+		{CallID: "c2", ToolName: "x", Arguments: json.RawMessage(`{ "nested" : [1, {"k":"v"}] }`)},
+		{CallID: "c3", ToolName: "y", Arguments: json.RawMessage(`null`)},
+	} {
+		raw, err := EncodePayload(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		id, name, ok := CanonicalToolRequest(raw)
+		if !ok || id != r.CallID || name != r.ToolName {
+			t.Fatalf("%s: (%q, %q, %v)", raw, id, name, ok)
+		}
+	}
+	for _, raw := range []string{
+		`{"type":"tool_execute_request","tool_name":"t","call_id":"c1","arguments":{}}`,
+		`{"type":"tool_execute_request","call_id":"c1","tool_name":"t","arguments":{}} `,
+		`{"type":"tool_execute_request","call_id":"c1","tool_name":"t","arguments":{},"x":1}`,
+		`{"type":"tool_execute_request","call_id":"c\u0031","tool_name":"t","arguments":{}}`,
+		`{"type":"tool_execute_request","call_id":"c1","tool_name":"t"}`,
+		`{"type":"tool_execute_result","call_id":"c1","tool_name":"t","arguments":{}}`,
+		`{"type":"tool_execute_request","call_id":1,"tool_name":"t","arguments":{}}`,
+	} {
+		if !json.Valid([]byte(raw)) {
+			t.Fatalf("test case is not JSON: %s", raw)
+		}
+		if id, name, ok := CanonicalToolRequest([]byte(raw)); ok {
+			t.Errorf("%s: recognised as canonical (%q, %q)", raw, id, name)
+		}
+	}
+}
+
+// FuzzCanonicalToolRequest: whatever valid JSON is recognised decodes to a
+// request with that call id and tool name.
+func FuzzCanonicalToolRequest(f *testing.F) {
+	f.Add([]byte(`{"type":"tool_execute_request","call_id":"c1","tool_name":"read_file","arguments":{"file_path":"x"}}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if !ValidJSON(data) {
+			return
+		}
+		id, name, ok := CanonicalToolRequest(data)
+		if !ok {
+			return
+		}
+		var r ToolExecuteRequest
+		if err := r.UnmarshalJSON(data); err != nil || r.CallID != id || r.ToolName != name {
+			t.Fatalf("%s recognised as (%q, %q) but decodes to %+v, %v", data, id, name, r, err)
+		}
+	})
+}

@@ -38,4 +38,5 @@ run "$t" ./internal/config FuzzParse
 run "$t" ./ipc FuzzScanObject
 run "$t" ./ipc FuzzToolCodec
 run "$t" ./ipc FuzzCanonicalToolResult
+run "$t" ./ipc FuzzCanonicalToolRequest
 run "$t" ./internal/engine/wasm FuzzMergeDataSegments

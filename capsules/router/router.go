@@ -37,8 +37,14 @@ func New() *sdk.Capsule {
 }
 
 func handleRequest(c *sdk.Call) error {
+	// A request in the form the codec writes is forwarded as it is (see
+	// handleResult); anything else is decoded and written again.
+	payload := c.Payload()
 	var req ipc.ToolExecuteRequest
-	if err := req.UnmarshalJSON(c.Payload()); err != nil {
+	callID, toolName, canonical := ipc.CanonicalToolRequest(payload)
+	if canonical {
+		req.CallID, req.ToolName = callID, toolName
+	} else if err := req.UnmarshalJSON(payload); err != nil {
 		c.Log(hostapi.LogWarn, fmt.Sprintf("router: dropped a request that is not a tool_execute_request: %v", err))
 		return nil
 	}
@@ -64,7 +70,10 @@ func handleRequest(c *sdk.Call) error {
 	if err := c.KVSet(pendingPrefix+req.CallID, []byte(req.ToolName)); err != nil {
 		return publishError(c, req.CallID, fmt.Sprintf("Failed to route tool request: %v", err))
 	}
-	fwd, err := ipc.EncodePayload(req)
+	fwd := payload
+	if !canonical {
+		fwd, err = ipc.EncodePayload(req)
+	}
 	if err == nil {
 		err = c.Publish(topic, fwd)
 	}
