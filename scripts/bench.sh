@@ -8,7 +8,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-bench-tools.sh
 count="${COUNT:-10}"
-pkgs=(./internal/bus/ ./internal/dispatch/ ./internal/kernel/)
+pkgs=(./ipc/ ./internal/bus/ ./internal/dispatch/ ./internal/kernel/)
 for p in ./internal/engine/wasm/ ./internal/engine/mcp/; do
   [ -d "$p" ] && pkgs+=("$p")
 done
