@@ -238,7 +238,9 @@ func (c *Context) add(a afterFunc) Watch {
 }
 
 // remove takes registration id off c's list, reporting whether it was
-// still there.
+// still there. The search is linear: a call context holds one or two
+// registrations, and a capsule's context one per call in flight (at most one
+// per principal with queued work).
 func (c *Context) remove(id uint64) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
