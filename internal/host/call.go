@@ -11,6 +11,7 @@ import (
 	"github.com/astrid-go/astrid/hostapi"
 	"github.com/astrid-go/astrid/internal/bus"
 	"github.com/astrid-go/astrid/internal/callctx"
+	"github.com/astrid-go/astrid/internal/clock"
 	"github.com/astrid-go/astrid/internal/dispatch"
 	"github.com/astrid-go/astrid/internal/store"
 )
@@ -166,16 +167,25 @@ func (call *Call) SetCancelKey(key string) error {
 	return nil
 }
 
-// waiting starts timing a host call that waits on the world (a receive, file
-// or network I/O); the returned func stops it. That time is not the guest's:
-// engines charge the CPU ledger with the call's wall time minus Waited.
+// startWaiting starts timing a host call that waits on the world (a
+// receive, file or network I/O) and returns the start; doneWaiting ends it:
+//
+//	defer call.doneWaiting(call.startWaiting())
+//
+// That time is not the guest's: engines charge the CPU ledger with the
+// call's wall time minus Waited. (A pair rather than a returned closure,
+// which would be an allocation per file or network call.)
 //
 // A handler about to wait may be waiting for what its own publish caused, so
 // that work is first handed from the invoking goroutine to a worker.
-func (call *Call) waiting() func() {
+func (call *Call) startWaiting() int64 {
 	call.caller.Runner.HandOff()
-	t0 := time.Now()
-	return func() { call.waited.Add(int64(time.Since(t0))) }
+	return clock.Process.UnixNano()
+}
+
+// doneWaiting ends the wait startWaiting began at start.
+func (call *Call) doneWaiting(start int64) {
+	call.waited.Add(clock.Process.UnixNano() - start)
 }
 
 // Waited is the time the call has spent waiting inside host calls.

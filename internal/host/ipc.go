@@ -76,7 +76,7 @@ func (call *Call) route(op string, sub hostapi.SubscriptionID) (*bus.Route, erro
 
 // Recv implements hostapi.IPC.
 func (call *Call) Recv(sub hostapi.SubscriptionID, timeout time.Duration) (hostapi.Message, error) {
-	defer call.waiting()()
+	defer call.doneWaiting(call.startWaiting())
 	r, err := call.route("recv", sub)
 	if err != nil {
 		return hostapi.Message{}, err

@@ -13,6 +13,7 @@ import (
 
 	"github.com/astrid-go/astrid/hostapi"
 	"github.com/astrid-go/astrid/internal/callctx"
+	"github.com/astrid-go/astrid/internal/clock"
 	"github.com/astrid-go/astrid/internal/host"
 	"github.com/astrid-go/astrid/sdk"
 )
@@ -327,7 +328,7 @@ func (r *Runtime) wrap(d importDef) api.GoModuleFunc {
 			stack[0] = sdk.PackResult(0, 0, true)
 			return
 		}
-		start := time.Now()
+		start := clock.Process.UnixNano()
 		if st.hostCall() == nil && !d.outsideCall {
 			// Outside a call nothing can be written back (the scratch
 			// buffer may not exist yet): the bare error flag means closed.
@@ -336,7 +337,7 @@ func (r *Runtime) wrap(d importDef) api.GoModuleFunc {
 		}
 		out, err := d.fn(st, mod, stack)
 		stack[0] = st.answer(ctx, mod, d.name, out, err)
-		st.host += time.Since(start)
+		st.host += time.Duration(clock.Process.UnixNano() - start)
 	}
 }
 
