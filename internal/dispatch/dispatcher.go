@@ -140,8 +140,10 @@ type capsule struct {
 	// interceptors (topiccache.go).
 	published topicCache
 
-	ctx    context.Context // cancelled when the capsule is unregistered
-	cancel context.CancelFunc
+	// ctx is cancelled when the capsule is unregistered. A call context, so
+	// that each interceptor call's context registers under it without the
+	// context package's allocations (callctx.Carrier).
+	ctx *callctx.Context
 
 	mu     sync.Mutex
 	closed bool
@@ -183,12 +185,12 @@ func (d *Dispatcher) Register(a CapsuleACL, t Target) error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if d.closed.Load() {
-		c.cancel()
+		c.ctx.Cancel(context.Canceled)
 		return fmt.Errorf("dispatch: register capsule %q: %w", a.ID, ErrClosed)
 	}
 	current := *d.capsules.Load()
 	if _, dup := current[a.ID]; dup {
-		c.cancel()
+		c.ctx.Cancel(context.Canceled)
 		return fmt.Errorf("dispatch: register capsule %q: %w: already registered", a.ID, ErrRegistration)
 	}
 	next := maps.Clone(current)
@@ -225,10 +227,6 @@ func (d *Dispatcher) newCapsule(a CapsuleACL, t Target) (*capsule, error) {
 			return nil, fmt.Errorf("%w: interceptor pattern %q (handler %q) is not covered by [subscribe] (%s)", ErrRegistration, ic.Pattern, ic.Handler, sub.listing)
 		}
 	}
-	// A call context, so that each interceptor call's context registers
-	// under it without the context package's allocations (callctx.Carrier).
-	ctx := callctx.New(context.Background(), time.Time{})
-	cancel := func() { ctx.Cancel(context.Canceled) }
 	return &capsule{
 		id:           a.ID,
 		target:       t,
@@ -236,8 +234,7 @@ func (d *Dispatcher) newCapsule(a CapsuleACL, t Target) (*capsule, error) {
 		subscribe:    sub,
 		interceptors: append([]Interceptor(nil), a.Interceptors...),
 		limiter:      newLimiter(d.opts.RateBytesPerSec, d.opts.RateBurst),
-		ctx:          ctx,
-		cancel:       cancel,
+		ctx:          callctx.New(context.Background(), time.Time{}),
 		queues:       make(map[string]*queue),
 		routes:       make(map[*bus.Route]struct{}),
 	}, nil
@@ -276,7 +273,7 @@ func (d *Dispatcher) shutdown(c *capsule) {
 	routes := c.routes
 	c.routes = nil
 	c.mu.Unlock()
-	c.cancel()
+	c.ctx.Cancel(context.Canceled)
 	for r := range routes {
 		r.Close()
 	}

@@ -137,13 +137,11 @@ func (d *Dispatcher) runAdopted(r *Runner, c *capsule, q *queue) {
 
 type runnerKey struct{}
 
-// withRunner returns ctx carrying r, for an interceptor call made by r's
-// goroutine: the host layer reads it (RunnerFrom) into the call's Caller.
-func withRunner(ctx context.Context, r *Runner) context.Context {
-	if cc, ok := ctx.(*callctx.Context); ok {
-		return &runnerContext{Context: cc, r: r}
-	}
-	return context.WithValue(ctx, runnerKey{}, r)
+// withRunner returns the capsule context cc carrying r, for an interceptor
+// call made by r's goroutine: the host layer reads it (RunnerFrom) into the
+// call's Caller.
+func withRunner(cc *callctx.Context, r *Runner) context.Context {
+	return &runnerContext{Context: cc, r: r}
 }
 
 // runnerContext is a capsule's call context carrying a Runner. It stays a
