@@ -49,3 +49,18 @@ func ClosedLoop(b *testing.B, warmup int, call func() error) {
 	b.StopTimer()
 	ReportLatency(b, lat, "")
 }
+
+// ReportTurns reports a benchmark in which two implementations took turns
+// call by call: each side's mean over calls and its p50 (from lat), under
+// "<name>-ns" and "<name>-p50-ns", and ours over the peer's as
+// "ratio-mean" and "ratio-p50".
+func ReportTurns(b *testing.B, ours, peer string, total [2]time.Duration, calls int, lat [2][]time.Duration) {
+	meanOurs, meanPeer := float64(total[0].Nanoseconds())/float64(calls), float64(total[1].Nanoseconds())/float64(calls)
+	b.ReportMetric(meanOurs, ours+"-ns")
+	b.ReportMetric(meanPeer, peer+"-ns")
+	b.ReportMetric(meanOurs/meanPeer, "ratio-mean")
+	p50Ours, p50Peer := float64(Quantile(lat[0], 0.5)), float64(Quantile(lat[1], 0.5))
+	b.ReportMetric(p50Ours, ours+"-p50-ns")
+	b.ReportMetric(p50Peer, peer+"-p50-ns")
+	b.ReportMetric(p50Ours/p50Peer, "ratio-p50")
+}

@@ -95,15 +95,8 @@ func BenchmarkMCPToolCallInterleaved(b *testing.B) {
 		}
 	}
 	b.StopTimer()
-	n := float64(len(lat[0]))
-	meanDirect, meanKernel := float64(total[0].Nanoseconds())/n, float64(total[1].Nanoseconds())/n
-	b.ReportMetric(meanDirect, "direct-ns")
-	b.ReportMetric(meanKernel, "kernel-ns")
-	b.ReportMetric(meanKernel/meanDirect, "ratio-mean")
-	p50Direct, p50Kernel := float64(testutil.Quantile(lat[0], 0.5)), float64(testutil.Quantile(lat[1], 0.5))
-	b.ReportMetric(p50Direct, "direct-p50-ns")
-	b.ReportMetric(p50Kernel, "kernel-p50-ns")
-	b.ReportMetric(p50Kernel/p50Direct, "ratio-p50")
+	// Side 1 is the kernel, side 0 the direct client: the ratio is kernel over direct.
+	testutil.ReportTurns(b, "kernel", "direct", [2]time.Duration{total[1], total[0]}, len(lat[0]), [2][]time.Duration{lat[1], lat[0]})
 }
 
 func setupDirect(b *testing.B, npm mcptest.Servers) (func() error, func()) {

@@ -47,12 +47,5 @@ func BenchmarkABIvsRawInterleaved(b *testing.B) {
 		}
 	}
 	b.StopTimer()
-	meanOurs, meanRaw := float64(total[0].Nanoseconds())/float64(b.N), float64(total[1].Nanoseconds())/float64(b.N)
-	b.ReportMetric(meanOurs, "abi-ns")
-	b.ReportMetric(meanRaw, "raw-ns")
-	b.ReportMetric(meanOurs/meanRaw, "ratio-mean")
-	p50Ours, p50Raw := float64(testutil.Quantile(lat[0], 0.5)), float64(testutil.Quantile(lat[1], 0.5))
-	b.ReportMetric(p50Ours, "abi-p50-ns")
-	b.ReportMetric(p50Raw, "raw-p50-ns")
-	b.ReportMetric(p50Ours/p50Raw, "ratio-p50")
+	testutil.ReportTurns(b, "abi", "raw", total, b.N, lat)
 }
