@@ -23,6 +23,11 @@ type Context struct {
 	err, cause error
 	timer      *time.Timer
 	stopParent Watch
+	// dq keeps the deadline instead of timer; qprev and qnext are c's
+	// place on its list (guarded by dq.mu), queued whether it is on it.
+	dq           *Deadlines
+	qprev, qnext *Context
+	queued       bool
 	// funcs are what cancellation runs: functions from AfterFunc and Watch,
 	// and child Contexts. They start in inline, so that the usual one or
 	// two cost no allocation.
@@ -77,14 +82,20 @@ var closed = func() chan struct{} { c := make(chan struct{}); close(c); return c
 // (context.DeadlineExceeded), when parent is (with parent's cause), or by
 // Cancel.
 func New(parent context.Context, d time.Time) *Context {
+	return newContext(parent, d, nil)
+}
+
+// newContext is New, with a deadline of c's own kept by q when q is not nil.
+func newContext(parent context.Context, d time.Time, q *Deadlines) *Context {
 	c := &Context{parent: parent}
 	c.funcs = c.inline[:0]
 	pd, ok := parent.Deadline()
+	own := false
 	switch {
 	case ok && (d.IsZero() || pd.Before(d)):
 		c.deadline, c.hasDeadline = pd, true
 	case !d.IsZero():
-		c.deadline, c.hasDeadline = d, true
+		c.deadline, c.hasDeadline, own = d, true, true
 	}
 	if err := parent.Err(); err != nil {
 		c.cancel(err, Cause(parent))
@@ -96,9 +107,15 @@ func New(parent context.Context, d time.Time) *Context {
 			c.cancel(context.DeadlineExceeded, context.DeadlineExceeded)
 			return c
 		}
-		c.mu.Lock()
-		c.timer = time.AfterFunc(wait, c.expire)
-		c.mu.Unlock()
+		if own && q != nil {
+			// Set before joining: once on the list, c may expire at once.
+			c.dq = q
+			q.join(c)
+		} else {
+			c.mu.Lock()
+			c.timer = time.AfterFunc(wait, c.expire)
+			c.mu.Unlock()
+		}
 	}
 	var w Watch
 	if p, ok := parent.(Carrier); ok {
@@ -152,6 +169,9 @@ func (c *Context) cancel(err, cause error) {
 	c.mu.Unlock()
 	if timer != nil {
 		timer.Stop()
+	}
+	if c.dq != nil {
+		c.dq.leave(c)
 	}
 	stopParent.Stop()
 	// funcs is not changed again once err is set: nothing is added to a

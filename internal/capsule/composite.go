@@ -25,6 +25,9 @@ type Composite struct {
 	engines  []Engine
 	deadline time.Duration
 	log      *slog.Logger
+	// deadlines keeps the calls' deadlines with one timer: every call's is
+	// now + deadline, so they join it in order.
+	deadlines callctx.Deadlines
 
 	mu      sync.Mutex
 	state   State
@@ -182,7 +185,7 @@ func (c *Composite) Invoke(ctx context.Context, inv hostapi.Invocation) (hostapi
 	// the next.
 	deadline := clock.Process.Now().Add(c.deadline)
 	for _, e := range c.engines {
-		cc := callctx.New(ctx, deadline)
+		cc := c.deadlines.New(ctx, deadline)
 		v, err := e.Invoke(cc, inv)
 		cc.Cancel(nil)
 		if errors.Is(err, ErrNotSupported) {

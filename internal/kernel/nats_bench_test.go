@@ -9,6 +9,7 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"github.com/astrid-go/astrid/internal/benchpeer"
+	"github.com/astrid-go/astrid/internal/testutil"
 )
 
 // The peer of the tool call round trip: one NATS request/reply through an
@@ -35,4 +36,20 @@ func setupNATSRoundTrip(b *testing.B) (func() error, func()) {
 		return err
 	}
 	return roundTrip, func() {}
+}
+
+// BenchmarkRoundTripInterleaved is BenchmarkRoundTrip's two sides, the
+// whole tool call and one NATS request/reply, taking turns call by call in
+// one run: the drift of this VM over the minutes between sequential counts
+// then falls on both alike. Reported: each side's mean and p50, and the
+// ratios ours ÷ NATS.
+//
+//	GOMAXPROCS=2 go test -tags bench -run '^$' -bench RoundTripInterleaved -count 10 ./internal/kernel/
+func BenchmarkRoundTripInterleaved(b *testing.B) {
+	k, ws := bootBench(b, nil)
+	ours, closeOurs := toolRoundTrip(b, k, ws)
+	defer closeOurs()
+	peer, closePeer := setupNATSRoundTrip(b)
+	defer closePeer()
+	testutil.Interleave(b, 100, "astrid", "nats", ours, peer)
 }

@@ -50,6 +50,45 @@ func ClosedLoop(b *testing.B, warmup int, call func() error) {
 	ReportLatency(b, lat, "")
 }
 
+// maxTurnSamples bounds the latencies Interleave keeps per side.
+const maxTurnSamples = 1 << 20
+
+// Interleave runs two implementations of one call taking turns call by
+// call, which of the pair goes first alternating, after warmup calls of
+// each: a drift of the machine then falls on both sides alike, which it
+// does not when one side's counts all run before the other's. It reports
+// as ReportTurns does. A failed call fails the benchmark.
+func Interleave(b *testing.B, warmup int, ours, peer string, oursCall, peerCall func() error) {
+	sides := [2]func() error{oursCall, peerCall}
+	for range warmup {
+		for _, call := range sides {
+			if err := call(); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	var lat [2][]time.Duration
+	var total [2]time.Duration
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; b.Loop(); i++ {
+		for k := range 2 {
+			side := (i + k) % 2
+			t0 := time.Now()
+			if err := sides[side](); err != nil {
+				b.Fatal(err)
+			}
+			d := time.Since(t0)
+			total[side] += d
+			if len(lat[side]) < maxTurnSamples {
+				lat[side] = append(lat[side], d)
+			}
+		}
+	}
+	b.StopTimer()
+	ReportTurns(b, ours, peer, total, b.N, lat)
+}
+
 // ReportTurns reports a benchmark in which two implementations took turns
 // call by call: each side's mean over calls and its p50 (from lat), under
 // "<name>-ns" and "<name>-p50-ns", and ours over the peer's as

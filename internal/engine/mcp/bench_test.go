@@ -20,7 +20,6 @@ import (
 	"log/slog"
 	"os/exec"
 	"testing"
-	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -71,32 +70,8 @@ func BenchmarkMCPToolCallInterleaved(b *testing.B) {
 	defer closeDirect()
 	viaKernel, closeKernel := setupKernel(b, npm)
 	defer closeKernel()
-	sides := [2]func() error{direct, viaKernel}
-	for range 200 { // warms node's JIT and our pools on both sides
-		for _, call := range sides {
-			if err := call(); err != nil {
-				b.Fatal(err)
-			}
-		}
-	}
-	var lat [2][]time.Duration
-	var total [2]time.Duration
-	b.ResetTimer()
-	for i := 0; b.Loop(); i++ {
-		for k := range 2 {
-			side := (i + k) % 2
-			t0 := time.Now()
-			if err := sides[side](); err != nil {
-				b.Fatal(err)
-			}
-			d := time.Since(t0)
-			lat[side] = append(lat[side], d)
-			total[side] += d
-		}
-	}
-	b.StopTimer()
-	// Side 1 is the kernel, side 0 the direct client: the ratio is kernel over direct.
-	testutil.ReportTurns(b, "kernel", "direct", [2]time.Duration{total[1], total[0]}, len(lat[0]), [2][]time.Duration{lat[1], lat[0]})
+	// 200 warm-up turns warm node's JIT and our pools on both sides.
+	testutil.Interleave(b, 200, "kernel", "direct", viaKernel, direct)
 }
 
 func setupDirect(b *testing.B, npm mcptest.Servers) (func() error, func()) {

@@ -75,7 +75,9 @@ func BenchmarkRawNoop(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		start := time.Now()
-		raw()
+		if err := raw(); err != nil {
+			b.Fatal(err)
+		}
 		lat.add(time.Since(start))
 	}
 	lat.report(b)
@@ -84,7 +86,7 @@ func BenchmarkRawNoop(b *testing.B) {
 // rawNoopCaller returns one raw call of raw_noop on an instance of its own
 // (closed when the benchmark ends): noopInv's record written into the
 // record buffer, then the export called with its length.
-func rawNoopCaller(b *testing.B, ctx context.Context, f *fixture) func() {
+func rawNoopCaller(b *testing.B, ctx context.Context, f *fixture) func() error {
 	inst, err := f.eng.newInstance(ctx)
 	if err != nil {
 		b.Fatal(err)
@@ -94,13 +96,11 @@ func rawNoopCaller(b *testing.B, ctx context.Context, f *fixture) func() {
 	handler := f.eng.index["noop"]
 	var stack [1]uint64
 	var rec []byte
-	return func() {
+	return func() error {
 		rec = sdk.EncodeInvocation(rec[:0], handler, noopInv)
 		inst.mod.Memory().Write(inst.records.ptr, rec)
 		stack[0] = uint64(len(rec))
-		if err := fn.CallWithStack(ctx, stack[:]); err != nil {
-			b.Fatal(err)
-		}
+		return fn.CallWithStack(ctx, stack[:])
 	}
 }
 

@@ -20,32 +20,9 @@ func BenchmarkABIvsRawInterleaved(b *testing.B) {
 	f := loadHostile(b, Options{Ledger: ledger.New(time.Hour)})
 	ctx, cancel := context.WithTimeout(context.Background(), DefaultCallDeadline)
 	defer cancel()
-	ours := func() {
-		if _, err := f.eng.Invoke(ctx, noopInv); err != nil {
-			b.Fatal(err)
-		}
+	ours := func() error {
+		_, err := f.eng.Invoke(ctx, noopInv)
+		return err
 	}
-	raw := rawNoopCaller(b, ctx, f)
-	sides := [2]func(){ours, raw}
-	var lat [2][]time.Duration
-	var total [2]time.Duration
-	for range 1000 {
-		ours()
-		raw()
-	}
-	b.ResetTimer()
-	for i := 0; b.Loop(); i++ {
-		for k := range 2 {
-			side := (i + k) % 2
-			t0 := time.Now()
-			sides[side]()
-			d := time.Since(t0)
-			total[side] += d
-			if len(lat[side]) < 1<<16 {
-				lat[side] = append(lat[side], d)
-			}
-		}
-	}
-	b.StopTimer()
-	testutil.ReportTurns(b, "abi", "raw", total, b.N, lat)
+	testutil.Interleave(b, 1000, "abi", "raw", ours, rawNoopCaller(b, ctx, f))
 }
