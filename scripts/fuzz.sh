@@ -39,4 +39,5 @@ run "$t" ./ipc FuzzScanObject
 run "$t" ./ipc FuzzToolCodec
 run "$t" ./ipc FuzzCanonicalToolResult
 run "$t" ./ipc FuzzCanonicalToolRequest
+run "$t" ./ipc FuzzDecodeStrings
 run "$t" ./internal/engine/wasm FuzzMergeDataSegments

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/astrid-go/astrid/hostapi"
+	"github.com/astrid-go/astrid/ipc"
 )
 
 // The `astrid` host module (docs/abi.md §5). Every import but now returns a
@@ -122,6 +123,18 @@ func decodeJSON[T any](b []byte, err error) (T, error) {
 	return v, nil
 }
 
+// decodeStrings is decodeJSON for a list of ids or keys, which the host
+// writes plain: ipc.DecodeStrings reads that form without encoding/json's
+// per-byte scanner (a guest call per byte).
+func decodeStrings(b []byte, err error) ([]string, error) {
+	if err == nil {
+		if ss, ok := ipc.DecodeStrings(b); ok {
+			return ss, nil
+		}
+	}
+	return decodeJSON[[]string](b, err)
+}
+
 func u64(b []byte, err error) (uint64, error) {
 	if err != nil {
 		return 0, err
@@ -176,7 +189,7 @@ func (*wasmHost) Unsubscribe(sub hostapi.SubscriptionID) error {
 }
 
 func (*wasmHost) Interceptors(topic string) ([]string, error) {
-	return decodeJSON[[]string](call1(abiIPCInterceptors, topic))
+	return decodeStrings(call1(abiIPCInterceptors, topic))
 }
 
 func (*wasmHost) KVGet(key string) ([]byte, bool, error) {
@@ -204,7 +217,7 @@ func (*wasmHost) KVDelete(key string) error {
 }
 
 func (*wasmHost) KVList(prefix string) ([]string, error) {
-	return decodeJSON[[]string](call1(abiKVList, prefix))
+	return decodeStrings(call1(abiKVList, prefix))
 }
 
 func (*wasmHost) KVClear(prefix string) (int, error) {
