@@ -224,3 +224,31 @@ func indexQuoteOrBackslash(b []byte) int {
 	}
 	return -1
 }
+
+// ScanMembers calls fn with each top-level member of the JSON object in
+// raw, in order: its key's text (without quotes) and its value's text. It
+// reports false when raw is not shaped as one object, when a key holds an
+// escape (its text is then not its value), or when fn returns false. Like
+// scanObject it checks structure, not literals: a caller that takes a
+// value checks that value itself.
+func ScanMembers(raw []byte, fn func(key, value []byte) bool) bool {
+	ok := true
+	shaped := scanObject(raw, func(m member) bool {
+		if m.escaped || !fn(m.quotedKey[1:len(m.quotedKey)-1], raw[m.valStart:m.end]) {
+			ok = false
+		}
+		return ok
+	})
+	return shaped && ok
+}
+
+// PlainStringLiteral reports whether lit, one JSON value's text, is a
+// string literal whose body is its value: no escape, no control byte,
+// valid UTF-8.
+func PlainStringLiteral(lit []byte) bool {
+	if len(lit) < 2 || lit[0] != '"' {
+		return false
+	}
+	end, escaped := skipString(lit, 0)
+	return end == len(lit) && !escaped && plainLiteral(lit)
+}

@@ -40,4 +40,5 @@ run "$t" ./ipc FuzzToolCodec
 run "$t" ./ipc FuzzCanonicalToolResult
 run "$t" ./ipc FuzzCanonicalToolRequest
 run "$t" ./ipc FuzzDecodeStrings
+run "$t" ./sdk FuzzFlatArgs
 run "$t" ./internal/engine/wasm FuzzMergeDataSegments
