@@ -269,3 +269,31 @@ func TestTheLastPublishedCacheNeverWidensTheACL(t *testing.T) {
 		t.Errorf("other published tool's topic: %v", err)
 	}
 }
+
+// CheckPublish answers from the capsule's remembered topics when it can
+// (the failure reply's topic is usually one the capsule publishes on): a
+// remembered topic is allowed, and nothing else is let through by it.
+func TestCheckPublishAfterPublishing(t *testing.T) {
+	d, _ := newTestDispatcher(t, Options{})
+	register(t, d, CapsuleACL{ID: "tool", Publish: []string{"tool.v1.execute.*.result"}}, continueTarget)
+	from := Caller{Capsule: "tool", Principal: "default"}
+	for range 2 { // before and after the topic is remembered
+		if err := d.CheckPublish("tool", "tool.v1.execute.read_file.result"); err != nil {
+			t.Fatalf("allowed topic refused: %v", err)
+		}
+		mustPublish(t, d, from, "tool.v1.execute.read_file.result", `{}`)
+	}
+	for _, topic := range []string{
+		"tool.v1.execute.read_file",            // not in [publish]
+		"tool.v1.execute.read_file.result.x",   // one segment more
+		"tool.v1.execute..result",              // invalid
+		"tool.v1.execute.read_file.result\x00", // invalid
+	} {
+		if err := d.CheckPublish("tool", topic); err == nil {
+			t.Errorf("CheckPublish(%q) allowed", topic)
+		}
+	}
+	if err := d.CheckPublish("other", "tool.v1.execute.read_file.result"); err == nil {
+		t.Error("an unknown capsule's check passed")
+	}
+}
