@@ -125,3 +125,39 @@ func TestWindowSurvivesAClockStepBack(t *testing.T) {
 		t.Fatalf("after the clock stepped back an hour: %v", err)
 	}
 }
+
+// Admission takes no lock while the principal seen last is within its
+// budget; it must still see every charge that put a principal over it,
+// whichever principal was seen last, and the end of that window.
+func TestAdmissionWithoutTheLockFollowsCharges(t *testing.T) {
+	l := New(10 * time.Millisecond)
+	now := time.Unix(1000, 0).UnixNano()
+	for range 3 {
+		if err := l.AdmitAt("bob", now); err != nil {
+			t.Fatalf("bob refused within budget: %v", err)
+		}
+		l.ChargeAt("bob", time.Millisecond, now)
+	}
+	l.ChargeAt("alice", 11*time.Millisecond, now)
+	for range 2 { // alice last, then bob last
+		if err := l.AdmitAt("alice", now); err == nil {
+			t.Fatal("alice admitted over budget")
+		}
+		if err := l.AdmitAt("bob", now); err != nil {
+			t.Fatalf("bob refused: %v", err)
+		}
+	}
+	l.ChargeAt("bob", 8*time.Millisecond, now) // bob: 11 ms
+	if err := l.AdmitAt("bob", now); err == nil {
+		t.Fatal("bob admitted over budget right after the charge that put him there")
+	}
+	next := now + int64(time.Second)
+	for _, p := range []string{"alice", "bob", "bob"} {
+		if err := l.AdmitAt(p, next); err != nil {
+			t.Fatalf("%s refused in the next window: %v", p, err)
+		}
+	}
+	if u := l.Usage("alice"); u.Refused != 2 {
+		t.Errorf("alice refused %d times, want 2", u.Refused)
+	}
+}
