@@ -70,7 +70,17 @@ func vmFlags(t *testing.T, addr uintptr) string {
 	return ""
 }
 
+// requireTHP skips a test on a kernel without transparent huge pages,
+// where the advice is refused (and ignored).
+func requireTHP(t *testing.T) {
+	t.Helper()
+	if _, err := os.Stat("/sys/kernel/mm/transparent_hugepage/enabled"); err != nil {
+		t.Skipf("no transparent huge pages in this kernel: %v", err)
+	}
+}
+
 func TestLargeAnonymousMappingsAreAdvised(t *testing.T) {
+	requireTHP(t)
 	if !Installed() {
 		t.Fatal("not installed on linux: the x/sys check or the mapper lookup failed")
 	}
