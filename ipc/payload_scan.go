@@ -252,3 +252,18 @@ func PlainStringLiteral(lit []byte) bool {
 	end, escaped := skipString(lit, 0)
 	return end == len(lit) && !escaped && plainLiteral(lit)
 }
+
+// DecodeStringLiteral decodes lit, one JSON value's text, when it is a
+// string literal holding only valid UTF-8 and the short escapes (\" \\ \/
+// \b \f \n \r \t), to what encoding/json decodes it to; false for anything
+// else (a \u escape, a control byte, bad UTF-8), which encoding/json
+// then decides.
+func DecodeStringLiteral(lit []byte) (string, bool) {
+	if len(lit) < 2 || lit[0] != '"' {
+		return "", false
+	}
+	if end, _ := skipString(lit, 0); end != len(lit) {
+		return "", false
+	}
+	return plainString(lit)
+}

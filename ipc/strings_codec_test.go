@@ -73,3 +73,35 @@ func FuzzDecodeStrings(f *testing.F) {
 		}
 	})
 }
+
+func TestDecodeStringLiteral(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		want string
+		ok   bool
+	}{
+		{`"plain"`, "plain", true},
+		{`"a\nb\t\"c\"\\\/"`, "a\nb\t\"c\"\\/", true},
+		{`"é"`, "é", true},
+		{`""`, "", true},
+		{`"\u0041"`, "", false},  // \u: encoding/json's to decode
+		{`"a" `, "", false},      // not one literal
+		{`"a"b"`, "", false},     // not one literal
+		{`"a`, "", false},        // unterminated
+		{"\"a\x01\"", "", false}, // a control byte
+		{"\"\xff\"", "", false},  // not UTF-8
+		{`"\x"`, "", false},      // not an escape
+		{`1`, "", false},
+	} {
+		got, ok := DecodeStringLiteral([]byte(c.in))
+		if ok != c.ok || got != c.want {
+			t.Errorf("DecodeStringLiteral(%q) = %q, %v; want %q, %v", c.in, got, ok, c.want, c.ok)
+		}
+		if ok {
+			var want string
+			if err := json.Unmarshal([]byte(c.in), &want); err != nil || want != got {
+				t.Errorf("%q: encoding/json decodes %q (%v)", c.in, want, err)
+			}
+		}
+	}
+}

@@ -15,8 +15,8 @@ import (
 // flatArgs decodes tool arguments into a flat struct (strings, integers,
 // booleans, and pointers to them) without encoding/json, for the common
 // call: an object whose keys are exactly the fields' names and whose values
-// are plain strings, integers, booleans or null. Anything else (an unknown
-// or differently-cased key, an escape, a float, a nested value) makes
+// are strings, integers, booleans or null. Anything else (an unknown or
+// differently-cased key, a \u escape, a float, a nested value) makes
 // decode report false, and the caller decodes with encoding/json, which
 // then decides; the result is the same either way (FuzzFlatArgs).
 //
@@ -138,6 +138,10 @@ func (d *flatArgs) decode(raw []byte, dst unsafe.Pointer, required []string) (ok
 	type set struct {
 		f   *flatField
 		val []byte
+		// str is an escaped string's value, decoded while checking; a
+		// plain one is cut from the shared copy instead.
+		str     string
+		escaped bool
 	}
 	var sets [8]set
 	pending := sets[:0]
@@ -147,7 +151,7 @@ func (d *flatArgs) decode(raw []byte, dst unsafe.Pointer, required []string) (ok
 		if !found {
 			return false
 		}
-		pending = append(pending, set{&d.fields[i], val})
+		pending = append(pending, set{f: &d.fields[i], val: val})
 		seen |= 1 << i
 		return true
 	})
@@ -157,12 +161,18 @@ func (d *flatArgs) decode(raw []byte, dst unsafe.Pointer, required []string) (ok
 	// Parse every value before writing any, so that a value this decoder
 	// does not take leaves dst as it was for encoding/json.
 	var strs int
-	for _, s := range pending {
-		if !flatValueOK(s.f, s.val) {
+	for i := range pending {
+		s := &pending[i]
+		switch ok, plain := flatValueOK(s.f, s.val); {
+		case !ok:
 			return false, nil
-		}
-		if s.val[0] == '"' {
+		case plain:
 			strs++
+		case s.val[0] == '"':
+			if s.str, ok = ipc.DecodeStringLiteral(s.val); !ok {
+				return false, nil
+			}
+			s.escaped = true
 		}
 	}
 	for _, name := range required {
@@ -187,12 +197,16 @@ func (d *flatArgs) decode(raw []byte, dst unsafe.Pointer, required []string) (ok
 				}
 				continue
 			}
-			at := int(uintptr(unsafe.Pointer(unsafe.SliceData(v))) - base)
+			str := s.str
+			if !s.escaped {
+				at := int(uintptr(unsafe.Pointer(unsafe.SliceData(v))) - base)
+				str = all[at+1 : at+len(v)-1]
+			}
 			if s.f.kind == flatString {
-				*(*string)(p) = all[at+1 : at+len(v)-1]
+				*(*string)(p) = str
 			} else {
 				ps := new(string)
-				*ps = all[at+1 : at+len(v)-1]
+				*ps = str
 				*(**string)(p) = ps
 			}
 		case flatInt, flatPtrInt:
@@ -239,23 +253,28 @@ func (d *flatArgs) decode(raw []byte, dst unsafe.Pointer, required []string) (ok
 }
 
 // flatValueOK reports whether val is a value of f's kind that decode
-// writes: a plain string, an integer literal in range, true, false, or
-// null.
-func flatValueOK(f *flatField, val []byte) bool {
+// writes: a string, an integer literal in range, true, false, or null.
+// plain reports a string literal whose body is its value; any other string
+// is ok only if it decodes (ipc.DecodeStringLiteral, which the caller
+// runs).
+func flatValueOK(f *flatField, val []byte) (ok, plain bool) {
 	if string(val) == "null" {
-		return true
+		return true, false
 	}
 	switch f.kind {
 	case flatString, flatPtrString:
-		return ipc.PlainStringLiteral(val)
+		if ipc.PlainStringLiteral(val) {
+			return true, true
+		}
+		return len(val) > 0 && val[0] == '"', false
 	case flatInt, flatPtrInt:
 		if !integerLiteral(val) {
-			return false
+			return false, false
 		}
 		_, err := strconv.ParseInt(string(val), 10, f.bits)
-		return err == nil
+		return err == nil, false
 	default:
-		return string(val) == "true" || string(val) == "false"
+		return string(val) == "true" || string(val) == "false", false
 	}
 }
 

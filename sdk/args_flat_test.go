@@ -38,7 +38,7 @@ func TestFlatArgsTakeTheUsualCall(t *testing.T) {
 	if flat == nil {
 		t.Fatal("no flat decoder for a flat struct")
 	}
-	raw := []byte(`{"path":"src/main.go","start":3,"n":-12,"n8":127,"n32":-5,"on":true,"pb":false,"ps":"é","name":"x","Plain":"p"}`)
+	raw := []byte(`{"path":"src/main.go","start":3,"n":-12,"n8":127,"n32":-5,"on":true,"pb":false,"ps":"é\n\"q\"\t\\\\","name":"x","Plain":"p"}`)
 	var got flatTestArgs
 	ok, err := flat.decode(raw, unsafe.Pointer(&got), flatTestRequired)
 	if !ok || err != nil {
@@ -65,7 +65,7 @@ func TestFlatArgsLeaveTheRestToEncodingJSON(t *testing.T) {
 	flat := newFlatArgs(reflect.TypeFor[flatTestArgs]())
 	for _, raw := range []string{
 		`{"PATH":"a","n":1,"Plain":"p"}`,          // another case: encoding/json folds it
-		`{"path":"a\nb","n":1,"Plain":"p"}`,       // an escape
+		`{"path":"a\u0041","n":1,"Plain":"p"}`,    // a \u escape
 		`{"path":"a","n":1.0,"Plain":"p"}`,        // a float for an int
 		`{"path":"a","n":1e2,"Plain":"p"}`,        // an exponent
 		`{"path":"a","n8":128,"n":1,"Plain":"p"}`, // out of range
@@ -118,6 +118,7 @@ func FuzzFlatArgs(f *testing.F) {
 	f.Add([]byte(`{"path":"a","n":1,"Plain":"p"}`))
 	f.Add([]byte(`{"path":"a","start":null,"n":-9223372036854775808,"pb":true,"ps":null,"Plain":"p","path":"b"}`))
 	f.Add([]byte(`{"path":"a"}`))
+	f.Add([]byte(`{"path":"a\nb\"c\u00e9","n":1,"Plain":"\\\/","ps":"\t"}`))
 	f.Add([]byte(` null `))
 	f.Add([]byte(`{"n":1,"n8":-128,"n32":2147483648,"Plain":""}`))
 	flat := newFlatArgs(reflect.TypeFor[flatTestArgs]())

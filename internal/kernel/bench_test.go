@@ -13,6 +13,7 @@ import (
 
 	"github.com/astrid-go/astrid/internal/testutil"
 	"github.com/astrid-go/astrid/ipc"
+	"github.com/astrid-go/astrid/sdk"
 )
 
 // Benchmarks per DESIGN §7. Run (the NATS peer needs the bench tag):
@@ -147,4 +148,54 @@ func BenchmarkReadFileSizes(b *testing.B) {
 			})
 		}
 	}
+}
+
+// echoManifest is a tool capsule that does no I/O: the round trip through
+// it is the kernel's own share of a tool call, without the file read.
+var echoManifest = []byte(`
+[package]
+name = "test-echo"
+version = "0.1.0"
+
+[subscribe]
+"tool.v1.execute.echo" = { wit = "opaque", handler = "tool_execute_echo" }
+"tool.v1.request.describe" = { wit = "opaque", handler = "tool_describe" }
+
+[publish]
+"tool.v1.execute.echo.result" = "opaque"
+"tool.v1.response.describe.test-echo" = "opaque"
+`)
+
+func newEcho() *sdk.Capsule {
+	c := sdk.New("says what it is told")
+	type echoArgs struct {
+		Text string `json:"text"`
+	}
+	sdk.Tool(c, "echo", "answer text", func(_ *sdk.Call, a echoArgs) (string, error) { return a.Text, nil })
+	return c
+}
+
+// BenchmarkRoundTripNoIO is BenchmarkRoundTrip's tool call to a tool that
+// does no I/O (echo, 13 bytes): the kernel's own share of the round trip —
+// four publishes, three handler calls, the codec — to set beside the file
+// read alone (BenchmarkFileReadFloor) and NATS's request/reply.
+//
+//	GOMAXPROCS=2 go test -run '^$' -bench RoundTripNoIO -count 10 ./internal/kernel/
+func BenchmarkRoundTripNoIO(b *testing.B) {
+	k, _ := bootBench(b, append(Builtins(), Builtin{Manifest: echoManifest, New: newEcho}))
+	c, err := k.NewToolClient(ipc.DefaultPrincipal)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer c.Close()
+	args := json.RawMessage(`{"text":"a small file\n"}`)
+	testutil.ClosedLoop(b, 100, func() error {
+		ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
+		defer cancel()
+		res, err := c.Call(ctx, NewCallID(), "echo", args)
+		if err == nil && (res.IsError || res.Content != "a small file\n") {
+			err = fmt.Errorf("echo answered %+v", res)
+		}
+		return err
+	})
 }
