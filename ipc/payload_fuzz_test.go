@@ -115,3 +115,24 @@ func FuzzScanObject(f *testing.F) {
 		}
 	})
 }
+
+// FuzzGuestBytes: skipping the scan when no member can be a custom or
+// raw_json tag gives what the scan gives.
+func FuzzGuestBytes(f *testing.F) {
+	for _, s := range []string{
+		`{"type":"tool_execute_result","call_id":"c","result":{"content":"x"}}`,
+		`{"type":"custom","data":{"a":1}}`, `{"type":"cust\u006fm","data":2}`,
+		`{"type":"raw_json","x":1}`, `{"type":"x","type":"custom","data":3}`,
+		`{"data":1,"type":"raw\u005fjson"}`, `{"text":"custom"}`, `[1]`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		if !ValidJSON(raw) {
+			return
+		}
+		if got, want := GuestBytes(raw), guestBytesScan(raw); !bytes.Equal(got, want) {
+			t.Fatalf("%q: GuestBytes %q, the scan %q", raw, got, want)
+		}
+	})
+}

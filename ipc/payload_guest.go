@@ -1,6 +1,9 @@
 package ipc
 
-import "encoding/json"
+import (
+	"bytes"
+	"encoding/json"
+)
 
 // PayloadType returns the payload's `type` tag without decoding it: the value
 // of its top-level "type" member (the last one, if repeated, as JSON decoders
@@ -64,6 +67,24 @@ func stringValue(lit []byte) Type {
 // does not validate it again, and on malformed input it returns some part of
 // raw without panicking.
 func GuestBytes(raw json.RawMessage) json.RawMessage {
+	// Only a "type" of custom or raw_json changes the bytes, and neither
+	// value can be written without its letters or a \u escape (the short
+	// escapes make no letter): without those, skip the scan (four per tool
+	// call, ≈ 0.3 µs each).
+	if !bytes.Contains(raw, custom) && !bytes.Contains(raw, rawJSON) && !bytes.Contains(raw, unicodeEscape) {
+		return raw
+	}
+	return guestBytesScan(raw)
+}
+
+var (
+	custom        = []byte(TypeCustom)
+	rawJSON       = []byte(TypeRawJSON)
+	unicodeEscape = []byte(`\u`)
+)
+
+// guestBytesScan is GuestBytes by scanning raw's members.
+func guestBytesScan(raw json.RawMessage) json.RawMessage {
 	var (
 		tag                Type
 		dataStart, dataEnd = -1, -1

@@ -40,5 +40,6 @@ run "$t" ./ipc FuzzToolCodec
 run "$t" ./ipc FuzzCanonicalToolResult
 run "$t" ./ipc FuzzCanonicalToolRequest
 run "$t" ./ipc FuzzDecodeStrings
+run "$t" ./ipc FuzzGuestBytes
 run "$t" ./sdk FuzzFlatArgs
 run "$t" ./internal/engine/wasm FuzzMergeDataSegments
