@@ -17,6 +17,9 @@ type Context struct {
 	hasDeadline bool
 
 	claimed atomic.Bool
+	// ended is set once err is: Err and Cause, asked at every host call,
+	// answer a live context without the lock.
+	ended atomic.Bool
 
 	mu         sync.Mutex
 	done       chan struct{} // made by the first Done, closed on cancel
@@ -159,6 +162,7 @@ func (c *Context) cancel(err, cause error) {
 		return
 	}
 	c.err, c.cause = err, cause
+	c.ended.Store(true)
 	if c.done == nil {
 		c.done = closed
 	} else {
@@ -206,6 +210,9 @@ func (c *Context) Done() <-chan struct{} {
 // Err implements context.Context: context.DeadlineExceeded after the
 // deadline, context.Canceled after Cancel, or the parent's error.
 func (c *Context) Err() error {
+	if !c.ended.Load() {
+		return nil
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.err
@@ -216,6 +223,9 @@ func (c *Context) Value(key any) any { return c.parent.Value(key) }
 
 // Cause is c's cause: nil while c is live.
 func (c *Context) Cause() error {
+	if !c.ended.Load() {
+		return nil
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.cause
