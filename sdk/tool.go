@@ -135,10 +135,12 @@ func (t *tool) handle(c *Call) error {
 }
 
 func resultPayload(callID, content string, isError bool) ([]byte, error) {
-	return ipc.EncodePayload(ipc.ToolExecuteResult{
+	// MarshalJSON directly: through EncodePayload's interface the value
+	// would be boxed, an allocation per call.
+	return ipc.ToolExecuteResult{
 		CallID: callID,
 		Result: ipc.ToolCallResult{CallID: callID, Content: content, IsError: isError},
-	})
+	}.MarshalJSON()
 }
 
 // Describe returns the describe answer for c's tools, in registration order.

@@ -72,7 +72,7 @@ func handleRequest(c *sdk.Call) error {
 	}
 	fwd := payload
 	if !canonical {
-		fwd, err = ipc.EncodePayload(req)
+		fwd, err = req.MarshalJSON()
 	}
 	if err == nil {
 		err = c.Publish(topic, fwd)
@@ -122,7 +122,7 @@ func handleResult(c *sdk.Call) error {
 		if res.Result.CallID == "" {
 			res.Result.CallID = res.CallID
 		}
-		if out, err = ipc.EncodePayload(res); err != nil {
+		if out, err = res.MarshalJSON(); err != nil {
 			return err
 		}
 	}
@@ -134,10 +134,12 @@ func handleResult(c *sdk.Call) error {
 }
 
 func errorResult(callID, msg string) (json.RawMessage, error) {
-	return ipc.EncodePayload(ipc.ToolExecuteResult{
+	// MarshalJSON directly: through EncodePayload's interface the value
+	// would be boxed, an allocation per request.
+	return ipc.ToolExecuteResult{
 		CallID: callID,
 		Result: ipc.ToolCallResult{CallID: callID, Content: msg, IsError: true},
-	})
+	}.MarshalJSON()
 }
 
 func publishError(c *sdk.Call, callID, msg string) error {

@@ -105,7 +105,7 @@ func (c *ToolClient) Call(ctx context.Context, callID, name string, args json.Ra
 	if !json.Valid(args) {
 		return ipc.ToolCallResult{}, fmt.Errorf("tool arguments are not valid JSON: %s", args)
 	}
-	req, err := ipc.EncodePayload(ipc.ToolExecuteRequest{CallID: callID, ToolName: name, Arguments: args})
+	req, err := ipc.ToolExecuteRequest{CallID: callID, ToolName: name, Arguments: args}.MarshalJSON()
 	if err != nil {
 		return ipc.ToolCallResult{}, err
 	}

@@ -122,7 +122,7 @@ const exitReportWait = 2 * time.Second
 // answer publishes the call's result on the tool's result topic. A result
 // that cannot be published leaves the failure reply to answer.
 func (e *Engine) answer(call *host.Call, topic string, r ipc.ToolCallResult) (hostapi.Verdict, error) {
-	payload, err := ipc.EncodePayload(ipc.ToolExecuteResult{CallID: r.CallID, Result: r})
+	payload, err := ipc.ToolExecuteResult{CallID: r.CallID, Result: r}.MarshalJSON()
 	if err == nil {
 		err = call.Publish(topic, payload)
 	}
@@ -145,7 +145,7 @@ func arguments(raw json.RawMessage) any {
 
 func errorResult(callID, reason string) []byte {
 	// A result made of strings and a bool always encodes.
-	b, _ := ipc.EncodePayload(ipc.ToolExecuteResult{CallID: callID, Result: ipc.ToolCallError(callID, reason)})
+	b, _ := ipc.ToolExecuteResult{CallID: callID, Result: ipc.ToolCallError(callID, reason)}.MarshalJSON()
 	return b
 }
 
