@@ -182,14 +182,21 @@ func newEcho() *sdk.Capsule {
 //
 //	GOMAXPROCS=2 go test -run '^$' -bench RoundTripNoIO -count 10 ./internal/kernel/
 func BenchmarkRoundTripNoIO(b *testing.B) {
+	echo, closeEcho := echoRoundTrip(b)
+	defer closeEcho()
+	testutil.ClosedLoop(b, 100, echo)
+}
+
+// echoRoundTrip boots a kernel with the echo capsule and returns one
+// tool call to it, as toolRoundTrip does for read_file.
+func echoRoundTrip(b *testing.B) (func() error, func()) {
 	k, _ := bootBench(b, append(Builtins(), Builtin{Manifest: echoManifest, New: newEcho}))
 	c, err := k.NewToolClient(ipc.DefaultPrincipal)
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer c.Close()
 	args := json.RawMessage(`{"text":"a small file\n"}`)
-	testutil.ClosedLoop(b, 100, func() error {
+	return func() error {
 		ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
 		defer cancel()
 		res, err := c.Call(ctx, NewCallID(), "echo", args)
@@ -197,5 +204,5 @@ func BenchmarkRoundTripNoIO(b *testing.B) {
 			err = fmt.Errorf("echo answered %+v", res)
 		}
 		return err
-	})
+	}, c.Close
 }

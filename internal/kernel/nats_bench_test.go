@@ -53,3 +53,16 @@ func BenchmarkRoundTripInterleaved(b *testing.B) {
 	defer closePeer()
 	testutil.Interleave(b, 100, "astrid", "nats", ours, peer)
 }
+
+// BenchmarkRoundTripNoIOInterleaved is BenchmarkRoundTripNoIO (the tool
+// call without its file read: the kernel's own share) and NATS's
+// request/reply taking turns call by call.
+//
+//	GOMAXPROCS=2 go test -tags bench -run '^$' -bench RoundTripNoIOInterleaved -count 10 ./internal/kernel/
+func BenchmarkRoundTripNoIOInterleaved(b *testing.B) {
+	ours, closeOurs := echoRoundTrip(b)
+	defer closeOurs()
+	peer, closePeer := setupNATSRoundTrip(b)
+	defer closePeer()
+	testutil.Interleave(b, 100, "astrid", "nats", ours, peer)
+}
