@@ -54,19 +54,25 @@ func toolRoundTrip(b *testing.B, k *Kernel, ws string) (func() error, func()) {
 	if err := os.WriteFile(filepath.Join(ws, "small.txt"), []byte("a small file\n"), 0o644); err != nil {
 		b.Fatal(err)
 	}
+	return callRoundTrip(b, k, "read_file", json.RawMessage(`{"file_path":"small.txt"}`), "")
+}
+
+// callRoundTrip returns one call of tool with args through a tool client
+// of k, failing on an is_error result or, when want is not empty, on any
+// other content; and the client's close.
+func callRoundTrip(b *testing.B, k *Kernel, tool string, args json.RawMessage, want string) (func() error, func()) {
 	c, err := k.NewToolClient(ipc.DefaultPrincipal)
 	if err != nil {
 		b.Fatal(err)
 	}
-	args := json.RawMessage(`{"file_path":"small.txt"}`)
 	roundTrip := func() error {
 		// A deadline, as NATS's request has: a lost result fails the run
 		// instead of hanging it.
 		ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
 		defer cancel()
-		res, err := c.Call(ctx, NewCallID(), "read_file", args)
-		if err == nil && res.IsError {
-			err = fmt.Errorf("tool error: %s", res.Content)
+		res, err := c.Call(ctx, NewCallID(), tool, args)
+		if err == nil && (res.IsError || (want != "" && res.Content != want)) {
+			err = fmt.Errorf("%s answered %+v", tool, res)
 		}
 		return err
 	}
@@ -191,18 +197,5 @@ func BenchmarkRoundTripNoIO(b *testing.B) {
 // tool call to it, as toolRoundTrip does for read_file.
 func echoRoundTrip(b *testing.B) (func() error, func()) {
 	k, _ := bootBench(b, append(Builtins(), Builtin{Manifest: echoManifest, New: newEcho}))
-	c, err := k.NewToolClient(ipc.DefaultPrincipal)
-	if err != nil {
-		b.Fatal(err)
-	}
-	args := json.RawMessage(`{"text":"a small file\n"}`)
-	return func() error {
-		ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
-		defer cancel()
-		res, err := c.Call(ctx, NewCallID(), "echo", args)
-		if err == nil && (res.IsError || res.Content != "a small file\n") {
-			err = fmt.Errorf("echo answered %+v", res)
-		}
-		return err
-	}, c.Close
+	return callRoundTrip(b, k, "echo", json.RawMessage(`{"text":"a small file\n"}`), "a small file\n")
 }
