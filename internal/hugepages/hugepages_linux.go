@@ -3,6 +3,7 @@
 package hugepages
 
 import (
+	"os"
 	"runtime/debug"
 	"sync"
 	"sync/atomic"
@@ -75,6 +76,13 @@ func xsysChecked() bool {
 // Installed reports whether large anonymous mappings made through
 // golang.org/x/sys/unix get huge-page advice in this process.
 func Installed() bool { return installed }
+
+// KernelSupported reports whether this kernel has transparent huge pages:
+// without them the advice is refused (and ignored).
+func KernelSupported() bool {
+	_, err := os.Stat("/sys/kernel/mm/transparent_hugepage/enabled")
+	return err == nil
+}
 
 // Advised is the number of mappings advised so far.
 func Advised() uint64 { return advised.Load() }

@@ -74,8 +74,8 @@ func vmFlags(t *testing.T, addr uintptr) string {
 // where the advice is refused (and ignored).
 func requireTHP(t *testing.T) {
 	t.Helper()
-	if _, err := os.Stat("/sys/kernel/mm/transparent_hugepage/enabled"); err != nil {
-		t.Skipf("no transparent huge pages in this kernel: %v", err)
+	if !KernelSupported() {
+		t.Skip("no transparent huge pages in this kernel")
 	}
 }
 

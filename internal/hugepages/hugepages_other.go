@@ -9,3 +9,7 @@ func Installed() bool { return false }
 
 // Advised is the number of mappings advised so far.
 func Advised() uint64 { return 0 }
+
+// KernelSupported reports whether this kernel has transparent huge pages:
+// not as far as this package knows, on this platform.
+func KernelSupported() bool { return false }

@@ -2,7 +2,6 @@ package wasm
 
 import (
 	"context"
-	"os"
 	"runtime"
 	"testing"
 
@@ -17,8 +16,8 @@ func TestMachineCodeGetsHugePageAdvice(t *testing.T) {
 	if runtime.GOOS != "linux" || (runtime.GOARCH != "amd64" && runtime.GOARCH != "arm64") {
 		t.Skip("huge-page advice is Linux on amd64 and arm64 only")
 	}
-	if _, err := os.Stat("/sys/kernel/mm/transparent_hugepage/enabled"); err != nil {
-		t.Skipf("no transparent huge pages in this kernel: %v", err)
+	if !hugepages.KernelSupported() {
+		t.Skip("no transparent huge pages in this kernel")
 	}
 	if !hugepages.Installed() {
 		t.Fatal("internal/hugepages is not installed")

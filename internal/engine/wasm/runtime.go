@@ -103,7 +103,7 @@ func NewRuntime(ctx context.Context, opts Options) (*Runtime, error) {
 	rt := wazero.NewRuntimeWithConfig(ctx, cfg)
 	// Without the advice a cold start on a VM is about twice as long
 	// (docs/RATIONALE.md, "Where a warm cold start goes").
-	log.Debug("wasm runtime", "huge_page_advice", hugepages.Installed(), "cache", opts.CacheDir)
+	log.Debug("wasm runtime", "huge_page_advice", hugepages.Installed() && hugepages.KernelSupported(), "cache", opts.CacheDir)
 	r := &Runtime{opts: opts, log: log, rt: rt, cache: cache, compiled: map[string]*compiled{}}
 	if _, err := wasi_snapshot_preview1.Instantiate(ctx, rt); err != nil {
 		_ = r.Close(ctx)
