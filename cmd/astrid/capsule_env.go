@@ -12,7 +12,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/astrid-go/astrid/internal/config"
-	"github.com/astrid-go/astrid/internal/kernel"
 	"github.com/astrid-go/astrid/internal/runtime"
 	"github.com/astrid-go/astrid/internal/store"
 	"github.com/astrid-go/astrid/manifest"
@@ -85,9 +84,9 @@ The capsule sees the new value the next time it loads.`,
 // envDefinition finds KEY in the [env] of capsule id, among the capsules
 // the kernel would load.
 func envDefinition(home, id, key string) (manifest.EnvVar, error) {
-	builtins := kernel.Builtins()
-	rb := make([]runtime.Builtin, len(builtins))
-	for i, b := range builtins {
+	bs := builtins()
+	rb := make([]runtime.Builtin, len(bs))
+	for i, b := range bs {
 		rb[i] = runtime.Builtin(b)
 	}
 	cands, problems, err := runtime.Discover(rb, config.Layout(home).Capsules)

@@ -19,6 +19,7 @@ import (
 	"github.com/astrid-go/astrid/internal/config"
 	"github.com/astrid-go/astrid/internal/dispatch"
 	"github.com/astrid-go/astrid/internal/kernel"
+	"github.com/astrid-go/astrid/internal/toolclient"
 	"github.com/astrid-go/astrid/ipc"
 )
 
@@ -55,7 +56,9 @@ func bootKernel(cmd *cobra.Command, f kernelFlags) (*kernel.Kernel, context.Cont
 	}
 	logger := slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), &slog.HandlerOptions{Level: cfg.SlogLevel()}))
 	ctx, cancel := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
-	k, err := kernel.Boot(ctx, kernel.Options{Home: home, Workspace: ws, Config: cfg, Logger: logger})
+	k, err := kernel.Boot(ctx, kernel.Options{
+		Home: home, Workspace: ws, Config: cfg, Logger: logger, Builtins: builtins(), Frontends: frontends(),
+	})
 	if err != nil {
 		cancel()
 		return nil, nil, nil, err
@@ -107,7 +110,7 @@ every capsule before exiting).`,
 			if err != nil {
 				fmt.Fprintln(cmd.ErrOrStderr(), "astrid:", err)
 				switch {
-				case errors.Is(err, kernel.ErrNoRouter):
+				case errors.Is(err, toolclient.ErrNoRouter):
 					return exitError{code: 1}
 				case errors.Is(err, context.Canceled):
 					return exitError{code: 130} // interrupted, as a shell reports SIGINT
@@ -164,7 +167,7 @@ are named on stderr).`,
 				return err
 			}
 			defer stop()
-			tools, missing, err := k.ListTools(ctx, f.principal, window)
+			tools, missing, err := toolclient.ListTools(ctx, k.Dispatcher, f.principal, window)
 			if err != nil {
 				return err
 			}
@@ -209,7 +212,7 @@ func callInterruptibly(ctx context.Context, k *kernel.Kernel, principal, name st
 	}
 	done := make(chan outcome, 1)
 	go func() {
-		res, err := k.CallTool(ctx, principal, name, args, timeout)
+		res, err := toolclient.CallTool(ctx, k.Dispatcher, principal, name, args, timeout)
 		done <- outcome{res, err}
 	}()
 	select {

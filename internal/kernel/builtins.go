@@ -1,21 +1,24 @@
 package kernel
 
 import (
-	"github.com/astrid-go/astrid/capsules/fs"
-	"github.com/astrid-go/astrid/capsules/router"
+	"context"
+
+	"github.com/astrid-go/astrid/internal/dispatch"
 	"github.com/astrid-go/astrid/sdk"
 )
 
 // Builtin is a capsule linked into the binary: its manifest and its code.
+// The kernel imports none: cmd/astrid passes them in Options.Builtins.
 type Builtin struct {
 	Manifest []byte
 	New      func() *sdk.Capsule
 }
 
-// Builtins are the capsules every kernel loads, in load order.
-func Builtins() []Builtin {
-	return []Builtin{
-		{Manifest: router.Manifest, New: router.New},
-		{Manifest: fs.Manifest, New: fs.New},
-	}
+// frontendTarget is the dispatch target of a frontend identity
+// (Options.Frontends): a frontend binds no interceptors, so it is never
+// invoked; if it were, it would be skipped.
+type frontendTarget struct{}
+
+func (frontendTarget) Intercept(context.Context, dispatch.Invocation) (dispatch.Verdict, error) {
+	return dispatch.Verdict{}, dispatch.ErrNotSupported
 }

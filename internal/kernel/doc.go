@@ -1,8 +1,12 @@
 // Package kernel boots and shuts down one Astrid kernel: the bus, the
 // dispatcher, the store, the host services and the capsule registry, with the
-// built-in capsules loaded natively and the one listener that turns
-// tool.v1.request.cancel into interrupted calls.
+// built-in capsules it is given loaded natively, the frontend identities it is
+// given registered, and the one listener that turns tool.v1.request.cancel
+// into interrupted calls.
 //
 // It wires; it decides nothing a lower package owns (ACLs, capability checks,
-// routing).
+// routing). It does not know the tool convention: the tool client frontends
+// share is internal/toolclient, and cmd/astrid passes the built-in capsules
+// (Options.Builtins) and frontends (Options.Frontends); the kernel imports
+// neither.
 package kernel

@@ -66,7 +66,7 @@ func bootTroubleWith(t *testing.T, cfg config.Config, l ...*ledger.Ledger) *Kern
 	ws, _ := filepath.EvalSymlinks(t.TempDir())
 	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError}))
 	k, err := Boot(context.Background(), Options{
-		Home: t.TempDir(), Workspace: ws, Config: cfg, Logger: logger, Ledger: led,
+		Home: t.TempDir(), Workspace: ws, Config: cfg, Logger: logger, Ledger: led, Frontends: testFrontends(),
 		Builtins: append(Builtins(), Builtin{Manifest: troubleManifest, New: newTrouble}),
 	})
 	if err != nil {

@@ -34,8 +34,15 @@ type Options struct {
 	Workspace string
 	Config    config.Config
 	Logger    *slog.Logger
-	// Builtins overrides the built-in capsules (tests); nil means Builtins().
+	// Builtins are the capsules linked into the binary, loaded natively
+	// in this order before the installed ones (cmd/astrid passes the
+	// product's; the kernel imports none).
 	Builtins []Builtin
+	// Frontends are the identities frontends (the CLI's tool client, later
+	// the uplink) publish and subscribe under: registered with the
+	// dispatcher at boot, before any capsule, and reserved against capsule
+	// ids.
+	Frontends []dispatch.CapsuleACL
 	// Egress overrides the egress options (tests inject resolver/dialer).
 	Egress *egress.Options
 	// Ledger overrides the CPU ledger built from Config (tests inject a
@@ -112,20 +119,20 @@ func Boot(ctx context.Context, opts Options) (*Kernel, error) {
 	}
 	runCtx, stop := context.WithCancel(context.WithoutCancel(ctx))
 	k.stop = stop
-	if err := d.Register(clientACL, clientTarget{}); err != nil {
-		k.Close()
-		return nil, fmt.Errorf("kernel: register the CLI client: %w", err)
+	reserved := []string{ipc.KernelSourceID}
+	for _, acl := range opts.Frontends {
+		if err := d.Register(acl, frontendTarget{}); err != nil {
+			k.Close()
+			return nil, fmt.Errorf("kernel: register frontend %s: %w", acl.ID, err)
+		}
+		reserved = append(reserved, acl.ID)
 	}
 	if err := k.startCancelListener(runCtx); err != nil {
 		k.Close()
 		return nil, err
 	}
-	builtins := opts.Builtins
-	if builtins == nil {
-		builtins = Builtins()
-	}
-	rb := make([]runtime.Builtin, len(builtins))
-	for i, b := range builtins {
+	rb := make([]runtime.Builtin, len(opts.Builtins))
+	for i, b := range opts.Builtins {
 		rb[i] = runtime.Builtin(b)
 	}
 	k.Ledger = opts.Ledger
@@ -142,7 +149,7 @@ func Boot(ctx context.Context, opts Options) (*Kernel, error) {
 		Builtins:     rb,
 		Engines:      runtime.Engines{Wasm: k.wasmEngine, MCP: k.mcpEngine},
 		Config:       k.capsuleConfig,
-		Reserved:     []string{ipc.KernelSourceID, ClientID},
+		Reserved:     reserved,
 		CallDeadline: cfg.CallDeadline.Duration,
 		Logger:       log,
 	})

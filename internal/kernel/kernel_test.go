@@ -37,6 +37,9 @@ func bootBench(b *testing.B, builtins []Builtin) (*Kernel, string) {
 
 func bootTestConfig(t testing.TB, builtins []Builtin, cfg config.Config) (*Kernel, string) {
 	t.Helper()
+	if builtins == nil {
+		builtins = Builtins()
+	}
 	home := t.TempDir()
 	ws := t.TempDir()
 	// Resolve symlinks (macOS /var → /private/var) so path assertions hold.
@@ -45,7 +48,7 @@ func bootTestConfig(t testing.TB, builtins []Builtin, cfg config.Config) (*Kerne
 		t.Fatal(err)
 	}
 	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError}))
-	k, err := Boot(context.Background(), Options{Home: home, Workspace: ws, Config: cfg, Logger: logger, Builtins: builtins})
+	k, err := Boot(context.Background(), Options{Home: home, Workspace: ws, Config: cfg, Logger: logger, Builtins: builtins, Frontends: testFrontends()})
 	if err != nil {
 		t.Fatalf("boot: %v", err)
 	}

@@ -48,7 +48,8 @@ func bootMCPKernel(t *testing.T) *mcpKernel {
 	}
 	l := &testutil.SyncBuffer{}
 	logger := slog.New(slog.NewTextHandler(l, &slog.HandlerOptions{Level: slog.LevelInfo}))
-	k, err := Boot(context.Background(), Options{Home: t.TempDir(), Workspace: ws, Config: config.Default(), Logger: logger})
+	k, err := Boot(context.Background(), Options{Home: t.TempDir(), Workspace: ws, Config: config.Default(), Logger: logger,
+		Builtins: Builtins(), Frontends: testFrontends()})
 	if err != nil {
 		t.Fatalf("boot: %v", err)
 	}

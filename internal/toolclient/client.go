@@ -1,4 +1,4 @@
-package kernel
+package toolclient
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"sort"
 	"time"
 
@@ -19,10 +20,25 @@ import (
 // that may ask for tools and their descriptions, and nothing else.
 const ClientID = "astrid-cli"
 
-var clientACL = dispatch.CapsuleACL{
-	ID:        ClientID,
-	Publish:   []string{ipc.ToolRequestExecuteTopic, ipc.ToolRequestDescribeTopic, ipc.ToolRequestCancelTopic},
-	Subscribe: []string{ipc.ToolExecuteResultTopic, "tool.v1.response.describe.*"},
+// ACL is the CLI's frontend identity, for kernel.Options.Frontends: the
+// kernel registers it at boot and reserves its id against capsules.
+func ACL() dispatch.CapsuleACL {
+	return dispatch.CapsuleACL{
+		ID:        ClientID,
+		Publish:   []string{ipc.ToolRequestExecuteTopic, ipc.ToolRequestDescribeTopic, ipc.ToolRequestCancelTopic},
+		Subscribe: []string{ipc.ToolExecuteResultTopic, "tool.v1.response.describe.*"},
+	}
+}
+
+// Kernel is the kernel as a frontend reaches it: publish and subscribe
+// under the frontend identity registered at boot (ACL), and the Runner
+// that lets a waiting caller make the calls its publish causes. The
+// kernel's *dispatch.Dispatcher is one.
+type Kernel interface {
+	Publish(from dispatch.Caller, topic string, payload json.RawMessage) (dispatch.Result, error)
+	Subscribe(from dispatch.Caller, pattern string, scoped bool) (*bus.Route, error)
+	Interceptors(topic string) []string
+	NewRunner() *dispatch.Runner
 }
 
 // NewCallID returns a random call id of 128 bits.
@@ -37,14 +53,14 @@ var ErrNoRouter = errors.New("no capsule routes tool calls (tool.v1.request.exec
 
 // CallTool publishes a tool call as an orchestrator would, with a fresh
 // call id, and waits for its consolidated result on tool.v1.execute.result.
-func (k *Kernel) CallTool(ctx context.Context, principal, name string, args json.RawMessage, timeout time.Duration) (ipc.ToolCallResult, error) {
-	return k.CallToolWithID(ctx, principal, NewCallID(), name, args, timeout)
+func CallTool(ctx context.Context, k Kernel, principal, name string, args json.RawMessage, timeout time.Duration) (ipc.ToolCallResult, error) {
+	return CallToolWithID(ctx, k, principal, NewCallID(), name, args, timeout)
 }
 
 // CallToolWithID is CallTool with a caller-chosen call id. On timeout or
 // cancellation of ctx it publishes tool.v1.request.cancel for the id.
-func (k *Kernel) CallToolWithID(ctx context.Context, principal, callID, name string, args json.RawMessage, timeout time.Duration) (ipc.ToolCallResult, error) {
-	c, err := k.NewToolClient(principal)
+func CallToolWithID(ctx context.Context, k Kernel, principal, callID, name string, args json.RawMessage, timeout time.Duration) (ipc.ToolCallResult, error) {
+	c, err := New(k, principal)
 	if err != nil {
 		return ipc.ToolCallResult{}, err
 	}
@@ -71,23 +87,23 @@ func (k *Kernel) CallToolWithID(ctx context.Context, principal, callID, name str
 // dispatch.Runner, instead of waking a worker for each: see
 // docs/RATIONALE.md.
 type ToolClient struct {
-	k      *Kernel
+	k      Kernel
 	caller dispatch.Caller // with runner, for the request
 	runner *dispatch.Runner
 	sub    *bus.Route
 }
 
-// NewToolClient subscribes for principal's tool results. Close it when done.
-func (k *Kernel) NewToolClient(principal string) (*ToolClient, error) {
-	if len(k.Dispatcher.Interceptors(ipc.ToolRequestExecuteTopic)) == 0 {
+// New subscribes for principal's tool results. Close it when done.
+func New(k Kernel, principal string) (*ToolClient, error) {
+	if len(k.Interceptors(ipc.ToolRequestExecuteTopic)) == 0 {
 		return nil, ErrNoRouter
 	}
 	caller := dispatch.Caller{Capsule: ClientID, Principal: principal}
-	sub, err := k.Dispatcher.Subscribe(caller, ipc.ToolExecuteResultTopic, true)
+	sub, err := k.Subscribe(caller, ipc.ToolExecuteResultTopic, true)
 	if err != nil {
 		return nil, err
 	}
-	runner := k.Dispatcher.NewRunner()
+	runner := k.NewRunner()
 	caller.Runner = runner
 	return &ToolClient{k: k, caller: caller, runner: runner, sub: sub}, nil
 }
@@ -110,7 +126,7 @@ func (c *ToolClient) Call(ctx context.Context, callID, name string, args json.Ra
 		return ipc.ToolCallResult{}, err
 	}
 	c.runner.Open()
-	_, err = c.k.Dispatcher.Publish(c.caller, ipc.ToolRequestExecuteTopic, req)
+	_, err = c.k.Publish(c.caller, ipc.ToolRequestExecuteTopic, req)
 	if err != nil {
 		c.runner.Close()
 		return ipc.ToolCallResult{}, err
@@ -118,7 +134,7 @@ func (c *ToolClient) Call(ctx context.Context, callID, name string, args json.Ra
 	// The handlers run here may outlast ctx; then the cancel goes out from
 	// a timer, as it would from the wait below, and the call's own cancel
 	// key ends the handler.
-	stop := context.AfterFunc(ctx, func() { c.k.cancelCall(c.plainCaller(), callID) })
+	stop := context.AfterFunc(ctx, func() { cancelCall(c.k, c.plainCaller(), callID) })
 	c.runner.Run()
 	c.runner.Close()
 	if !stop() {
@@ -130,7 +146,7 @@ func (c *ToolClient) Call(ctx context.Context, callID, name string, args json.Ra
 		d, err := c.sub.Recv(ctx)
 		if err != nil {
 			if ctx.Err() != nil {
-				c.k.cancelCall(c.plainCaller(), callID)
+				cancelCall(c.k, c.plainCaller(), callID)
 				return ipc.ToolCallResult{}, ctx.Err()
 			}
 			return ipc.ToolCallResult{}, fmt.Errorf("tool %s: %w", name, err)
@@ -153,13 +169,13 @@ func (c *ToolClient) plainCaller() dispatch.Caller {
 	return dispatch.Caller{Capsule: c.caller.Capsule, Principal: c.caller.Principal}
 }
 
-func (k *Kernel) cancelCall(caller dispatch.Caller, callID string) {
+func cancelCall(k Kernel, caller dispatch.Caller, callID string) {
 	p, err := ipc.EncodePayload(ipc.ToolCancelRequest{CallIDs: []string{callID}})
 	if err == nil {
-		_, err = k.Dispatcher.Publish(caller, ipc.ToolRequestCancelTopic, p)
+		_, err = k.Publish(caller, ipc.ToolRequestCancelTopic, p)
 	}
 	if err != nil {
-		k.log.Warn("cancel not published", "call_id", callID, "err", err)
+		slog.Warn("cancel not published", "call_id", callID, "err", err)
 	}
 }
 
@@ -175,18 +191,18 @@ type ToolInfo struct {
 // ListTools runs the describe protocol: it asks every capsule that
 // intercepts tool.v1.request.describe and finishes as soon as each has
 // answered, or when window passes. Missing answers are reported by id.
-func (k *Kernel) ListTools(ctx context.Context, principal string, window time.Duration) ([]ToolInfo, []string, error) {
+func ListTools(ctx context.Context, k Kernel, principal string, window time.Duration) ([]ToolInfo, []string, error) {
 	caller := dispatch.Caller{Capsule: ClientID, Principal: principal}
-	sub, err := k.Dispatcher.Subscribe(caller, "tool.v1.response.describe.*", true)
+	sub, err := k.Subscribe(caller, "tool.v1.response.describe.*", true)
 	if err != nil {
 		return nil, nil, err
 	}
 	defer sub.Close()
 	waiting := map[string]bool{}
-	for _, id := range k.Dispatcher.Interceptors(ipc.ToolRequestDescribeTopic) {
+	for _, id := range k.Interceptors(ipc.ToolRequestDescribeTopic) {
 		waiting[id] = true
 	}
-	if _, err := k.Dispatcher.Publish(caller, ipc.ToolRequestDescribeTopic, json.RawMessage("{}")); err != nil {
+	if _, err := k.Publish(caller, ipc.ToolRequestDescribeTopic, json.RawMessage("{}")); err != nil {
 		return nil, nil, err
 	}
 	ctx, cancel := context.WithTimeout(ctx, window)
@@ -204,7 +220,7 @@ func (k *Kernel) ListTools(ctx context.Context, principal string, window time.Du
 		delete(waiting, src)
 		var resp ipc.ToolDescribeResponse
 		if err := json.Unmarshal(ipc.GuestBytes(d.Envelope.Payload), &resp); err != nil {
-			k.log.Warn("malformed describe answer", "capsule", src, "err", err)
+			slog.Warn("malformed describe answer", "capsule", src, "err", err)
 			continue
 		}
 		for _, t := range resp.Tools {
@@ -218,12 +234,4 @@ func (k *Kernel) ListTools(ctx context.Context, principal string, window time.Du
 	sort.Strings(missing)
 	sort.Slice(tools, func(i, j int) bool { return tools[i].Name < tools[j].Name })
 	return tools, missing, nil
-}
-
-// clientTarget is the CLI's dispatch target: the client binds no
-// interceptors, so it is never invoked; if it were, it would be skipped.
-type clientTarget struct{}
-
-func (clientTarget) Intercept(context.Context, dispatch.Invocation) (dispatch.Verdict, error) {
-	return dispatch.Verdict{}, dispatch.ErrNotSupported
 }

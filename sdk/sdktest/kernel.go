@@ -11,7 +11,9 @@ import (
 
 	"github.com/astrid-go/astrid/capsules/router"
 	"github.com/astrid-go/astrid/internal/config"
+	"github.com/astrid-go/astrid/internal/dispatch"
 	"github.com/astrid-go/astrid/internal/kernel"
+	"github.com/astrid-go/astrid/internal/toolclient"
 	"github.com/astrid-go/astrid/ipc"
 	"github.com/astrid-go/astrid/sdk"
 )
@@ -49,6 +51,7 @@ func New(t testing.TB, capsules ...Capsule) *Kernel {
 	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	k, err := kernel.Boot(context.Background(), kernel.Options{
 		Home: t.TempDir(), Workspace: ws, Config: config.Default(), Logger: logger, Builtins: builtins,
+		Frontends: []dispatch.CapsuleACL{toolclient.ACL()},
 	})
 	if err != nil {
 		t.Fatalf("sdktest: boot: %v", err)
@@ -79,7 +82,7 @@ func (k *Kernel) CallToolAs(principal, name string, args any) ipc.ToolCallResult
 		}
 		raw = b
 	}
-	res, err := k.k.CallTool(context.Background(), principal, name, raw, k.Timeout)
+	res, err := toolclient.CallTool(context.Background(), k.k.Dispatcher, principal, name, raw, k.Timeout)
 	if err != nil {
 		k.t.Fatalf("sdktest: call %s: %v", name, err)
 	}
@@ -87,13 +90,13 @@ func (k *Kernel) CallToolAs(principal, name string, args any) ipc.ToolCallResult
 }
 
 // Tool is one described tool.
-type Tool = kernel.ToolInfo
+type Tool = toolclient.ToolInfo
 
 // Tools runs the describe protocol and returns every tool, failing the test
 // if a capsule does not answer.
 func (k *Kernel) Tools() []Tool {
 	k.t.Helper()
-	tools, missing, err := k.k.ListTools(context.Background(), ipc.DefaultPrincipal, k.Timeout)
+	tools, missing, err := toolclient.ListTools(context.Background(), k.k.Dispatcher, ipc.DefaultPrincipal, k.Timeout)
 	if err != nil {
 		k.t.Fatalf("sdktest: describe: %v", err)
 	}

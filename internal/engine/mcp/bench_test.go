@@ -23,12 +23,15 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/astrid-go/astrid/capsules/router"
 	"github.com/astrid-go/astrid/internal/capsule"
 	"github.com/astrid-go/astrid/internal/config"
+	"github.com/astrid-go/astrid/internal/dispatch"
 	mcpengine "github.com/astrid-go/astrid/internal/engine/mcp"
 	"github.com/astrid-go/astrid/internal/engine/mcp/mcptest"
 	"github.com/astrid-go/astrid/internal/host"
 	"github.com/astrid-go/astrid/internal/kernel"
+	"github.com/astrid-go/astrid/internal/toolclient"
 	"github.com/astrid-go/astrid/ipc"
 	"github.com/astrid-go/astrid/manifest"
 )
@@ -95,7 +98,11 @@ func setupDirect(b *testing.B, npm mcptest.Servers) (func() error, func()) {
 func setupKernel(b *testing.B, npm mcptest.Servers) (func() error, func()) {
 	ws := b.TempDir()
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
-	k, err := kernel.Boot(context.Background(), kernel.Options{Home: b.TempDir(), Workspace: ws, Config: config.Default(), Logger: quiet})
+	k, err := kernel.Boot(context.Background(), kernel.Options{
+		Home: b.TempDir(), Workspace: ws, Config: config.Default(), Logger: quiet,
+		Builtins:  []kernel.Builtin{{Manifest: router.Manifest, New: router.New}},
+		Frontends: []dispatch.CapsuleACL{toolclient.ACL()},
+	})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -125,14 +132,14 @@ args = [%q, "stdio"]
 		k.Close()
 		b.Fatal(err)
 	}
-	c, err := k.NewToolClient(ipc.DefaultPrincipal)
+	c, err := toolclient.New(k.Dispatcher, ipc.DefaultPrincipal)
 	if err != nil {
 		k.Close()
 		b.Fatal(err)
 	}
 	args := json.RawMessage(`{"message":"hi"}`)
 	call := func() error {
-		res, err := c.Call(context.Background(), kernel.NewCallID(), "everything:echo", args)
+		res, err := c.Call(context.Background(), toolclient.NewCallID(), "everything:echo", args)
 		if err == nil && res.IsError {
 			err = fmt.Errorf("echo: %s", res.Content)
 		}

@@ -1,0 +1,23 @@
+package main
+
+import (
+	"github.com/astrid-go/astrid/capsules/fs"
+	"github.com/astrid-go/astrid/capsules/router"
+	"github.com/astrid-go/astrid/internal/dispatch"
+	"github.com/astrid-go/astrid/internal/kernel"
+	"github.com/astrid-go/astrid/internal/toolclient"
+)
+
+// builtins are the capsules linked into astrid, in load order; the kernel
+// loads what it is given and imports none of them.
+func builtins() []kernel.Builtin {
+	return []kernel.Builtin{
+		{Manifest: router.Manifest, New: router.New},
+		{Manifest: fs.Manifest, New: fs.New},
+	}
+}
+
+// frontends are the identities astrid's commands act under on the bus.
+func frontends() []dispatch.CapsuleACL {
+	return []dispatch.CapsuleACL{toolclient.ACL()}
+}
