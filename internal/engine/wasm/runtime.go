@@ -13,7 +13,6 @@ import (
 
 	"github.com/astrid-go/astrid/internal/capsule"
 	"github.com/astrid-go/astrid/internal/host"
-	"github.com/astrid-go/astrid/internal/hugepages"
 	"github.com/astrid-go/astrid/internal/ledger"
 	"github.com/astrid-go/astrid/manifest"
 )
@@ -101,9 +100,7 @@ func NewRuntime(ctx context.Context, opts Options) (*Runtime, error) {
 		// The only way to stop a runaway guest (spec/go-ecosystem.md §1.6).
 		WithCloseOnContextDone(true)
 	rt := wazero.NewRuntimeWithConfig(ctx, cfg)
-	// Without the advice a cold start on a VM is about twice as long
-	// (docs/RATIONALE.md, "Where a warm cold start goes").
-	log.Debug("wasm runtime", "huge_page_advice", hugepages.Installed() && hugepages.KernelSupported(), "cache", opts.CacheDir)
+	log.Debug("wasm runtime", "cache", opts.CacheDir)
 	r := &Runtime{opts: opts, log: log, rt: rt, cache: cache, compiled: map[string]*compiled{}}
 	if _, err := wasi_snapshot_preview1.Instantiate(ctx, rt); err != nil {
 		_ = r.Close(ctx)

@@ -1,5 +1,0 @@
-package hugepages
-
-import "unsafe"
-
-func unsafePointer(b []byte) unsafe.Pointer { return unsafe.Pointer(unsafe.SliceData(b)) }
