@@ -8,7 +8,7 @@ test:
 	./scripts/test.sh
 
 build:
-	go build -o bin/astrid ./cmd/astrid
+	./scripts/build.sh bin/astrid
 
 bench:
 	./scripts/bench.sh

@@ -9,8 +9,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export ASTRID_HOME="${ASTRID_HOME:-$PWD/.cache/astrid-home}"
-mkdir -p bin
-go build -o bin/astrid ./cmd/astrid
+scripts/build.sh bin/astrid
 ./bin/astrid version
 echo "== astrid capsule build examples/hello (a third-party capsule, to wasm)"
 ./bin/astrid capsule build examples/hello
