@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Tools the benchmarks need beyond Go: wat2wasm (Debian's wabt) assembles the
-# Extism peer's no-op plugin (internal/engine/wasm/testdata/extism/noop.wat).
+# Extism peer's no-op plugin (bench/wasm/testdata/noop.wat).
 # Does nothing when they are already installed.
 set -euo pipefail
 if command -v wat2wasm >/dev/null; then

@@ -1,11 +1,9 @@
-//go:build bench
-
 package mcp_test
 
 // Benchmarks per DESIGN §7: an MCP tool call through the kernel against a
 // direct go-sdk client call to the same npm server, in the same run. Run:
 //
-//	GOMAXPROCS=2 go test -tags bench -run '^$' -bench MCPToolCall -count 10 -p 1 ./internal/engine/mcp/
+//	cd bench && GOMAXPROCS=2 go test -run '^$' -bench MCPToolCall -count 10 -p 1 ./mcp/
 //
 // Every implementation calls server-everything's echo tool with one request
 // in flight (closed loop); each has its own server process.

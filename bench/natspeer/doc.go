@@ -1,7 +1,7 @@
-// Package benchpeer holds the peers our benchmarks are measured against
+// Package natspeer is the NATS peer our benchmarks are measured against
 // (DESIGN §7): an embedded nats-server reached through in-process
-// connections, set up the same way for every package that compares with it.
+// connections, set up the same way for every comparison that uses it.
 //
-// It is benchmark support only: every file but this one builds with the
-// `bench` tag, so the race-enabled test build never links nats-server.
-package benchpeer
+// It lives in the bench module so that nats-server never enters the
+// product's module graph.
+package natspeer

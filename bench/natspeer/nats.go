@@ -1,6 +1,4 @@
-//go:build bench
-
-package benchpeer
+package natspeer
 
 import (
 	"testing"

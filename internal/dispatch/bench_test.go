@@ -6,9 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"runtime"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -84,115 +82,6 @@ func BenchmarkChain3Latency(b *testing.B) {
 	}
 	b.StopTimer()
 	testutil.ReportLatency(b, lat, "")
-}
-
-// routedWindow bounds how far the publisher runs ahead of the receiver:
-// about 2 MiB of envelopes, half a route's budget. Every implementation is
-// held to the same window.
-const routedWindow = 4096
-
-// routedImpl sets up one publisher and one receiver of "bench.v1.event"
-// with nonMatching other subscriptions; onDelivery runs per message
-// received. check reports anything that makes the run invalid (a drop, an
-// eviction).
-type routedImpl struct {
-	name  string
-	setup func(b *testing.B, nonMatching int, onDelivery func()) (publish func(), check func() error)
-}
-
-// routedImpls are driven by the same loop; nats_bench_test.go adds the
-// embedded NATS peer under the bench tag.
-var routedImpls = []routedImpl{{"dispatch", setupDispatchRouted}}
-
-// BenchmarkPublishRouted is DESIGN §7 (a) at the dispatch level: publish →
-// one routed receiver, 256-byte JSON payload, ACL check and rate limiter on,
-// deliveries counted at one receiver goroutine; again with 500 routes that
-// do not match. Run it with the NATS peer:
-//
-//	GOMAXPROCS=2 go test -tags bench -run '^$' -bench PublishRouted -count 10 -p 1 ./internal/dispatch/
-func BenchmarkPublishRouted(b *testing.B) {
-	for _, impl := range routedImpls {
-		for _, nonMatching := range []int{0, 500} {
-			b.Run(fmt.Sprintf("impl=%s/nonmatching=%d", impl.name, nonMatching), func(b *testing.B) {
-				// The receiver counts locally and shows its progress every
-				// 256 deliveries, and the publisher looks every 256
-				// publishes (as the bus benchmark does): a shared counter
-				// touched by both sides for every message would measure
-				// the two cores trading its cache line, not the systems.
-				var received atomic.Int64
-				var count int64
-				target := int64(b.N)
-				onDelivery := func() {
-					count++
-					if count&255 == 0 || count == target {
-						received.Store(count)
-					}
-				}
-				publish, check := impl.setup(b, nonMatching, onDelivery)
-				b.SetBytes(int64(len(benchPayload)))
-				b.ReportAllocs()
-				b.ResetTimer()
-				for i := range int64(b.N) {
-					if i&255 == 0 {
-						for i-received.Load() > routedWindow {
-							runtime.Gosched()
-						}
-					}
-					publish()
-				}
-				for received.Load() < int64(b.N) {
-					if err := check(); err != nil {
-						b.Fatal(err)
-					}
-					runtime.Gosched()
-				}
-				b.StopTimer()
-				if err := check(); err != nil {
-					b.Fatalf("invalid run: %v", err)
-				}
-				b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "msgs/s")
-			})
-		}
-	}
-}
-
-func setupDispatchRouted(b *testing.B, nonMatching int, onDelivery func()) (func(), func() error) {
-	d, bs := newTestDispatcher(b, unlimited)
-	register(b, d, CapsuleACL{ID: "pub", Publish: []string{"bench.v1.*"}}, continueTarget)
-	register(b, d, CapsuleACL{ID: "sub", Subscribe: []string{"bench.v1.*", "other.*"}}, continueTarget)
-	for i := range nonMatching {
-		if _, err := d.Subscribe(Caller{Capsule: "sub"}, fmt.Sprintf("other.t%d", i), false); err != nil {
-			b.Fatal(err)
-		}
-	}
-	route, err := d.Subscribe(Caller{Capsule: "sub"}, "bench.v1.event", false)
-	if err != nil {
-		b.Fatal(err)
-	}
-	var lost atomic.Uint64
-	go func() {
-		for {
-			dl, err := route.Recv(context.Background())
-			if err != nil {
-				return
-			}
-			lost.Add(dl.Lost)
-			onDelivery()
-		}
-	}()
-	from := Caller{Capsule: "pub", Principal: "default"}
-	publish := func() {
-		if _, err := d.Publish(from, "bench.v1.event", benchPayload); err != nil {
-			panic(err)
-		}
-	}
-	check := func() error {
-		if s := bs.Stats(); s.Evicted != 0 || lost.Load() != 0 {
-			return fmt.Errorf("%d evicted, %d lost", s.Evicted, lost.Load())
-		}
-		return nil
-	}
-	return publish, check
 }
 
 // BenchmarkPublishNoSubscriber is the dispatcher's own overhead: validation,

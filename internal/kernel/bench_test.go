@@ -12,16 +12,17 @@ import (
 	"testing"
 
 	"github.com/astrid-go/astrid/internal/testutil"
+	"github.com/astrid-go/astrid/internal/toolclient/toolclienttest"
 	"github.com/astrid-go/astrid/ipc"
-	"github.com/astrid-go/astrid/sdk"
 )
 
-// Benchmarks per DESIGN §7. Run (the NATS peer needs the bench tag):
+// Benchmarks per DESIGN §7. Run:
 //
-//	GOMAXPROCS=2 go test -tags bench -run '^$' -bench RoundTrip -count 10 -p 1 ./internal/kernel/
+//	GOMAXPROCS=2 go test -run '^$' -bench RoundTrip -count 10 -p 1 ./internal/kernel/
 //
 // roundTripImpls is the table of implementations driven by the same closed
-// loop; nats_bench_test.go adds NATS request/reply under the bench tag.
+// loop. The comparisons with NATS's request/reply are in the bench module
+// (bench/kernel), which shares the round trip (toolclienttest).
 
 type roundTripImpl struct {
 	name  string
@@ -54,29 +55,7 @@ func toolRoundTrip(b *testing.B, k *Kernel, ws string) (func() error, func()) {
 	if err := os.WriteFile(filepath.Join(ws, "small.txt"), []byte("a small file\n"), 0o644); err != nil {
 		b.Fatal(err)
 	}
-	return callRoundTrip(b, k, "read_file", json.RawMessage(`{"file_path":"small.txt"}`), "")
-}
-
-// callRoundTrip returns one call of tool with args through a tool client
-// of k, failing on an is_error result or, when want is not empty, on any
-// other content; and the client's close.
-func callRoundTrip(b *testing.B, k *Kernel, tool string, args json.RawMessage, want string) (func() error, func()) {
-	c, err := k.NewToolClient(ipc.DefaultPrincipal)
-	if err != nil {
-		b.Fatal(err)
-	}
-	roundTrip := func() error {
-		// A deadline, as NATS's request has: a lost result fails the run
-		// instead of hanging it.
-		ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
-		defer cancel()
-		res, err := c.Call(ctx, NewCallID(), tool, args)
-		if err == nil && (res.IsError || (want != "" && res.Content != want)) {
-			err = fmt.Errorf("%s answered %+v", tool, res)
-		}
-		return err
-	}
-	return roundTrip, c.Close
+	return toolclienttest.RoundTrip(b, k.Dispatcher, "read_file", json.RawMessage(`{"file_path":"small.txt"}`), "")
 }
 
 // BenchmarkFileReadFloor is the part of the round trip no kernel design
@@ -156,31 +135,6 @@ func BenchmarkReadFileSizes(b *testing.B) {
 	}
 }
 
-// echoManifest is a tool capsule that does no I/O: the round trip through
-// it is the kernel's own share of a tool call, without the file read.
-var echoManifest = []byte(`
-[package]
-name = "test-echo"
-version = "0.1.0"
-
-[subscribe]
-"tool.v1.execute.echo" = { wit = "opaque", handler = "tool_execute_echo" }
-"tool.v1.request.describe" = { wit = "opaque", handler = "tool_describe" }
-
-[publish]
-"tool.v1.execute.echo.result" = "opaque"
-"tool.v1.response.describe.test-echo" = "opaque"
-`)
-
-func newEcho() *sdk.Capsule {
-	c := sdk.New("says what it is told")
-	type echoArgs struct {
-		Text string `json:"text"`
-	}
-	sdk.Tool(c, "echo", "answer text", func(_ *sdk.Call, a echoArgs) (string, error) { return a.Text, nil })
-	return c
-}
-
 // BenchmarkRoundTripNoIO is BenchmarkRoundTrip's tool call to a tool that
 // does no I/O (echo, 13 bytes): the kernel's own share of the round trip —
 // four publishes, three handler calls, the codec — to set beside the file
@@ -196,6 +150,6 @@ func BenchmarkRoundTripNoIO(b *testing.B) {
 // echoRoundTrip boots a kernel with the echo capsule and returns one
 // tool call to it, as toolRoundTrip does for read_file.
 func echoRoundTrip(b *testing.B) (func() error, func()) {
-	k, _ := bootBench(b, append(Builtins(), Builtin{Manifest: echoManifest, New: newEcho}))
-	return callRoundTrip(b, k, "echo", json.RawMessage(`{"text":"a small file\n"}`), "a small file\n")
+	k, _ := bootBench(b, append(Builtins(), Builtin{Manifest: toolclienttest.EchoManifest, New: toolclienttest.NewEcho}))
+	return toolclienttest.RoundTrip(b, k.Dispatcher, "echo", toolclienttest.EchoArgs, toolclienttest.EchoWant)
 }

@@ -15,7 +15,7 @@ import (
 // minutes at a time, and sequential counts can compare one mode with the
 // other. Reported: each side's mean and p50, and the ratios ours ÷ raw.
 //
-//	GOMAXPROCS=2 go test -tags bench -run '^$' -bench ABIvsRawInterleaved -count 10 ./internal/engine/wasm/
+//	GOMAXPROCS=2 go test -run '^$' -bench ABIvsRawInterleaved -count 10 ./internal/engine/wasm/
 func BenchmarkABIvsRawInterleaved(b *testing.B) {
 	f := loadHostile(b, Options{Ledger: ledger.New(time.Hour)})
 	ctx, cancel := context.WithTimeout(context.Background(), DefaultCallDeadline)

@@ -82,19 +82,22 @@ func install() {
 	}
 }
 
-// repoRoot is the directory holding go.mod, above the test's directory.
+// repoRoot is the repository root (the directory holding scripts/npm-ci.sh),
+// above the test's directory.
 func repoRoot() (string, error) {
 	dir, err := os.Getwd()
 	if err != nil {
 		return "", err
 	}
 	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+		// The script, not the nearest go.mod: the bench module (bench/)
+		// has a go.mod of its own below the repository's root.
+		if _, err := os.Stat(filepath.Join(dir, "scripts", "npm-ci.sh")); err == nil {
 			return dir, nil
 		}
 		parent := filepath.Dir(dir)
 		if parent == dir {
-			return "", errors.New("mcptest: no go.mod above the working directory")
+			return "", errors.New("mcptest: no scripts/npm-ci.sh above the working directory")
 		}
 		dir = parent
 	}

@@ -1,4 +1,4 @@
-package dispatch
+package dispatch_test
 
 import (
 	"fmt"
@@ -20,13 +20,10 @@ const interleavedBlock = 64 * 256
 // on a machine whose speed drifts by tens of percent over minutes, the
 // sequential ratio compares two different machines. b.N is the messages
 // per implementation; each side reports its ns/msg, and ratio is NATS's
-// time per message over ours. Needs the NATS peer (-tags bench).
+// time per message over ours.
 //
-//	GOMAXPROCS=2 go test -tags bench -run '^$' -bench PublishRoutedInterleaved -count 10 ./internal/dispatch/
+//	cd bench && GOMAXPROCS=2 go test -run '^$' -bench PublishRoutedInterleaved -count 10 ./dispatch/
 func BenchmarkPublishRoutedInterleaved(b *testing.B) {
-	if len(routedImpls) < 2 {
-		b.Skip("the NATS peer needs -tags bench")
-	}
 	for _, nonMatching := range []int{0, 500} {
 		b.Run(fmt.Sprintf("nonmatching=%d", nonMatching), func(b *testing.B) {
 			sides := make([]*interleavedSide, len(routedImpls))
