@@ -10,7 +10,6 @@ import (
 
 	"github.com/astrid-go/astrid/hostapi"
 	"github.com/astrid-go/astrid/internal/bus"
-	"github.com/astrid-go/astrid/internal/callctx"
 	"github.com/astrid-go/astrid/internal/clock"
 	"github.com/astrid-go/astrid/internal/dispatch"
 	"github.com/astrid-go/astrid/internal/store"
@@ -22,7 +21,8 @@ import (
 type Call struct {
 	c         *Capsule
 	principal string
-	ctx       *callctx.Context
+	ctx       context.Context
+	cancel    context.CancelCauseFunc // ends ctx: the call's cancel key, End
 	caller    dispatch.Caller
 	kv        *store.KV // opened on first use: most calls touch no KV
 
@@ -44,20 +44,15 @@ type failureReply struct {
 var _ hostapi.Host = (*Call)(nil)
 
 // Begin opens a call for principal. The returned context is cancelled by the
-// call's cancel key or when End runs; engines run the handler under it.
-// When ctx is a call context no call has claimed yet (the one a Composite
-// gives its engine), the call takes it over rather than stacking another
-// under it.
+// call's cancel key (context.Cause then names the key) or when End runs, and
+// with ctx; engines run the handler under it.
 func (c *Capsule) Begin(ctx context.Context, principal string) (*Call, context.Context) {
-	cctx, ok := ctx.(*callctx.Context)
-	if !ok || !cctx.Claim() {
-		cctx = callctx.New(ctx, time.Time{})
-		cctx.Claim()
-	}
+	cctx, cancel := context.WithCancelCause(ctx)
 	call := &Call{
 		c:         c,
 		principal: principal,
 		ctx:       cctx,
+		cancel:    cancel,
 		// A handler's publishes may be made next by the goroutine that
 		// invoked it (dispatch.Runner); the call's waits hand them back.
 		caller: dispatch.Caller{Capsule: c.id, Principal: principal, Runner: dispatch.RunnerFrom(ctx)},
@@ -104,12 +99,12 @@ func (call *Call) End() {
 	for _, b := range unbind {
 		call.c.deps.Cancels.unbind(b)
 	}
-	call.ctx.Cancel(context.Canceled)
+	call.cancel(context.Canceled)
 }
 
 // live returns an error once the call has ended or been cancelled.
 func (call *Call) live(op string) error {
-	if err := callctx.Cause(call.ctx); err != nil {
+	if err := context.Cause(call.ctx); err != nil {
 		if errors.Is(err, context.DeadlineExceeded) {
 			return hostapi.Errorf(hostapi.CodeTimeout, op, "the call's deadline passed")
 		}
@@ -160,7 +155,7 @@ func (call *Call) SetCancelKey(key string) error {
 	if key == "" || len(key) > 256 {
 		return hostapi.Errorf(hostapi.CodeInvalid, "set_cancel_key", "a cancel key is 1 to 256 bytes")
 	}
-	b := call.c.deps.Cancels.register(key, call.ctx)
+	b := call.c.deps.Cancels.register(key, call.cancel)
 	call.mu.Lock()
 	call.unbind = append(call.unbind, b)
 	call.mu.Unlock()

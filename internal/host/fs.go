@@ -1,6 +1,7 @@
 package host
 
 import (
+	"context"
 	"errors"
 	"io"
 	"io/fs"
@@ -11,7 +12,6 @@ import (
 	"time"
 
 	"github.com/astrid-go/astrid/hostapi"
-	"github.com/astrid-go/astrid/internal/callctx"
 	"github.com/astrid-go/astrid/internal/gate"
 )
 
@@ -105,8 +105,8 @@ func (call *Call) interruptReads(f *os.File) func() {
 	if f.SetReadDeadline(time.Time{}) != nil {
 		return func() {}
 	}
-	stop := callctx.AfterFunc(call.ctx, func() { _ = f.SetReadDeadline(time.Now()) })
-	return func() { stop.Stop() }
+	stop := context.AfterFunc(call.ctx, func() { _ = f.SetReadDeadline(time.Now()) })
+	return func() { stop() }
 }
 
 // FSRead implements hostapi.FS.
