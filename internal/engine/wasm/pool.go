@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"sync"
-
 )
 
 // pool holds a capsule's instances: grown lazily up to max, each checked
