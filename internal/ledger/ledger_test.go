@@ -126,10 +126,9 @@ func TestWindowSurvivesAClockStepBack(t *testing.T) {
 	}
 }
 
-// Admission takes no lock while the principal seen last is within its
-// budget; it must still see every charge that put a principal over it,
-// whichever principal was seen last, and the end of that window.
-func TestAdmissionWithoutTheLockFollowsCharges(t *testing.T) {
+// Admission sees every charge that put a principal over its budget,
+// whichever principal was seen before, and the end of that window.
+func TestAdmissionFollowsCharges(t *testing.T) {
 	l := New(10 * time.Millisecond)
 	now := time.Unix(1000, 0).UnixNano()
 	for range 3 {
