@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/astrid-go/astrid/hostapi"
-	"github.com/astrid-go/astrid/internal/callctx"
 	"github.com/astrid-go/astrid/internal/clock"
 	"github.com/astrid-go/astrid/internal/dispatch"
 	"github.com/astrid-go/astrid/ipc"
@@ -25,9 +24,6 @@ type Composite struct {
 	engines  []Engine
 	deadline time.Duration
 	log      *slog.Logger
-	// deadlines keeps the calls' deadlines with one timer: every call's is
-	// now + deadline, so they join it in order.
-	deadlines callctx.Deadlines
 
 	mu      sync.Mutex
 	state   State
@@ -179,15 +175,13 @@ func (c *Composite) Invoke(ctx context.Context, inv hostapi.Invocation) (hostapi
 	if h := c.Health(); h.State != Ready {
 		return hostapi.Verdict{}, fmt.Errorf("capsule %s: not ready (%s)", c.id, h.State)
 	}
-	// Each engine tried gets a call context of its own under the one
-	// deadline: the host layer ends the context with the call (host.Begin
-	// takes it over), and an engine that declines must not end it for
-	// the next.
-	deadline := clock.Process.Now().Add(c.deadline)
+	// Every engine tried runs under the one deadline; the host layer makes
+	// each call a context of its own under it (host.Begin), which ends with
+	// that call, so an engine that declines does not end it for the next.
+	ctx, cancel := context.WithDeadline(ctx, clock.Process.Now().Add(c.deadline))
+	defer cancel()
 	for _, e := range c.engines {
-		cc := c.deadlines.New(ctx, deadline)
-		v, err := e.Invoke(cc, inv)
-		cc.Cancel(nil)
+		v, err := e.Invoke(ctx, inv)
 		if errors.Is(err, ErrNotSupported) {
 			continue
 		}

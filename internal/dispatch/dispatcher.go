@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/astrid-go/astrid/internal/bus"
-	"github.com/astrid-go/astrid/internal/callctx"
 	"github.com/astrid-go/astrid/ipc"
 )
 
@@ -140,10 +139,9 @@ type capsule struct {
 	// interceptors (topiccache.go).
 	published topicCache
 
-	// ctx is cancelled when the capsule is unregistered. A call context, so
-	// that each interceptor call's context registers under it without the
-	// context package's allocations (callctx.Carrier).
-	ctx *callctx.Context
+	// ctx is cancelled (by cancel) when the capsule is unregistered.
+	ctx    context.Context
+	cancel context.CancelFunc
 
 	mu     sync.Mutex
 	closed bool
@@ -185,12 +183,12 @@ func (d *Dispatcher) Register(a CapsuleACL, t Target) error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if d.closed.Load() {
-		c.ctx.Cancel(context.Canceled)
+		c.cancel()
 		return fmt.Errorf("dispatch: register capsule %q: %w", a.ID, ErrClosed)
 	}
 	current := *d.capsules.Load()
 	if _, dup := current[a.ID]; dup {
-		c.ctx.Cancel(context.Canceled)
+		c.cancel()
 		return fmt.Errorf("dispatch: register capsule %q: %w: already registered", a.ID, ErrRegistration)
 	}
 	next := maps.Clone(current)
@@ -227,6 +225,7 @@ func (d *Dispatcher) newCapsule(a CapsuleACL, t Target) (*capsule, error) {
 			return nil, fmt.Errorf("%w: interceptor pattern %q (handler %q) is not covered by [subscribe] (%s)", ErrRegistration, ic.Pattern, ic.Handler, sub.listing)
 		}
 	}
+	ctx, cancel := context.WithCancel(context.Background())
 	return &capsule{
 		id:           a.ID,
 		target:       t,
@@ -234,7 +233,8 @@ func (d *Dispatcher) newCapsule(a CapsuleACL, t Target) (*capsule, error) {
 		subscribe:    sub,
 		interceptors: append([]Interceptor(nil), a.Interceptors...),
 		limiter:      newLimiter(d.opts.RateBytesPerSec, d.opts.RateBurst),
-		ctx:          callctx.New(context.Background(), time.Time{}),
+		ctx:          ctx,
+		cancel:       cancel,
 		queues:       make(map[string]*queue),
 		routes:       make(map[*bus.Route]struct{}),
 	}, nil
@@ -273,7 +273,7 @@ func (d *Dispatcher) shutdown(c *capsule) {
 	routes := c.routes
 	c.routes = nil
 	c.mu.Unlock()
-	c.ctx.Cancel(context.Canceled)
+	c.cancel()
 	for r := range routes {
 		r.Close()
 	}

@@ -4,8 +4,6 @@ import (
 	"context"
 	"sync"
 	"sync/atomic"
-
-	"github.com/astrid-go/astrid/internal/callctx"
 )
 
 // A Runner is a goroutine that is about to have nothing to do and offers to
@@ -140,23 +138,8 @@ type runnerKey struct{}
 // withRunner returns the capsule context cc carrying r, for an interceptor
 // call made by r's goroutine: the host layer reads it (RunnerFrom) into the
 // call's Caller.
-func withRunner(cc *callctx.Context, r *Runner) context.Context {
-	return &runnerContext{Context: cc, r: r}
-}
-
-// runnerContext is a capsule's call context carrying a Runner. It stays a
-// callctx.Carrier (its cancellation is the capsule's), so the call contexts
-// made under it register with the capsule's without allocating.
-type runnerContext struct {
-	*callctx.Context
-	r *Runner
-}
-
-func (c *runnerContext) Value(key any) any {
-	if key == (runnerKey{}) {
-		return c.r
-	}
-	return c.Context.Value(key)
+func withRunner(cc context.Context, r *Runner) context.Context {
+	return context.WithValue(cc, runnerKey{}, r)
 }
 
 // RunnerFrom returns the Runner an interceptor call's context carries, or

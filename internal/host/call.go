@@ -10,8 +10,6 @@ import (
 
 	"github.com/astrid-go/astrid/hostapi"
 	"github.com/astrid-go/astrid/internal/bus"
-	"github.com/astrid-go/astrid/internal/callctx"
-	"github.com/astrid-go/astrid/internal/clock"
 	"github.com/astrid-go/astrid/internal/dispatch"
 	"github.com/astrid-go/astrid/internal/store"
 )
@@ -22,7 +20,8 @@ import (
 type Call struct {
 	c         *Capsule
 	principal string
-	ctx       *callctx.Context
+	ctx       context.Context
+	cancel    context.CancelCauseFunc // ends ctx: the call's cancel key, End
 	caller    dispatch.Caller
 	kv        *store.KV // opened on first use: most calls touch no KV
 
@@ -33,7 +32,7 @@ type Call struct {
 	unbind  []cancelBinding
 	ended   bool
 
-	waited atomic.Int64 // nanoseconds spent waiting on the world, see waiting
+	waited atomic.Int64 // nanoseconds spent in host methods that wait (methods.go)
 }
 
 type failureReply struct {
@@ -44,20 +43,15 @@ type failureReply struct {
 var _ hostapi.Host = (*Call)(nil)
 
 // Begin opens a call for principal. The returned context is cancelled by the
-// call's cancel key or when End runs; engines run the handler under it.
-// When ctx is a call context no call has claimed yet (the one a Composite
-// gives its engine), the call takes it over rather than stacking another
-// under it.
+// call's cancel key (context.Cause then names the key) or when End runs, and
+// with ctx; engines run the handler under it.
 func (c *Capsule) Begin(ctx context.Context, principal string) (*Call, context.Context) {
-	cctx, ok := ctx.(*callctx.Context)
-	if !ok || !cctx.Claim() {
-		cctx = callctx.New(ctx, time.Time{})
-		cctx.Claim()
-	}
+	cctx, cancel := context.WithCancelCause(ctx)
 	call := &Call{
 		c:         c,
 		principal: principal,
 		ctx:       cctx,
+		cancel:    cancel,
 		// A handler's publishes may be made next by the goroutine that
 		// invoked it (dispatch.Runner); the call's waits hand them back.
 		caller: dispatch.Caller{Capsule: c.id, Principal: principal, Runner: dispatch.RunnerFrom(ctx)},
@@ -104,12 +98,12 @@ func (call *Call) End() {
 	for _, b := range unbind {
 		call.c.deps.Cancels.unbind(b)
 	}
-	call.ctx.Cancel(context.Canceled)
+	call.cancel(context.Canceled)
 }
 
 // live returns an error once the call has ended or been cancelled.
 func (call *Call) live(op string) error {
-	if err := callctx.Cause(call.ctx); err != nil {
+	if err := context.Cause(call.ctx); err != nil {
 		if errors.Is(err, context.DeadlineExceeded) {
 			return hostapi.Errorf(hostapi.CodeTimeout, op, "the call's deadline passed")
 		}
@@ -121,24 +115,35 @@ func (call *Call) live(op string) error {
 // --- Sys ---
 
 // CapsuleID implements hostapi.Sys.
-func (call *Call) CapsuleID() string { return call.c.id }
+func (call *Call) CapsuleID() string {
+	defer call.leave(call.enter(opCapsuleID))
+	return call.c.id
+}
 
 // Principal implements hostapi.Sys.
-func (call *Call) Principal() string { return call.principal }
+func (call *Call) Principal() string {
+	defer call.leave(call.enter(opPrincipal))
+	return call.principal
+}
 
 // Config implements hostapi.Sys.
 func (call *Call) Config(key string) (string, bool) {
+	defer call.leave(call.enter(opConfig))
 	v, ok := call.c.config[key]
 	return v, ok
 }
 
 // Log implements hostapi.Sys.
 func (call *Call) Log(level hostapi.LogLevel, msg string) {
+	defer call.leave(call.enter(opLog))
 	call.c.log.Log(call.ctx, slog.Level(level), msg, "principal", call.principal, "source", "capsule")
 }
 
 // Now implements hostapi.Sys.
-func (call *Call) Now() time.Time { return time.Now() }
+func (call *Call) Now() time.Time {
+	defer call.leave(call.enter(opNow))
+	return time.Now()
+}
 
 // --- Calls ---
 
@@ -146,6 +151,7 @@ func (call *Call) Now() time.Time { return time.Now() }
 // publish ACL now, so a failure reply can never publish where the capsule
 // could not.
 func (call *Call) SetFailureReply(topic string, payload []byte) error {
+	defer call.leave(call.enter(opSetFailureReply))
 	if err := call.c.deps.Dispatcher.CheckPublish(call.caller.Capsule, topic); err != nil {
 		return hostapi.Errorf(hostapi.CodeDenied, "set_failure_reply", "%v", err)
 	}
@@ -157,36 +163,17 @@ func (call *Call) SetFailureReply(topic string, payload []byte) error {
 
 // SetCancelKey implements hostapi.Calls.
 func (call *Call) SetCancelKey(key string) error {
+	defer call.leave(call.enter(opSetCancelKey))
 	if key == "" || len(key) > 256 {
 		return hostapi.Errorf(hostapi.CodeInvalid, "set_cancel_key", "a cancel key is 1 to 256 bytes")
 	}
-	b := call.c.deps.Cancels.register(key, call.ctx)
+	b := call.c.deps.Cancels.register(key, call.cancel)
 	call.mu.Lock()
 	call.unbind = append(call.unbind, b)
 	call.mu.Unlock()
 	return nil
 }
 
-// startWaiting starts timing a host call that waits on the world (a
-// receive, file or network I/O) and returns the start; doneWaiting ends it:
-//
-//	defer call.doneWaiting(call.startWaiting())
-//
-// That time is not the guest's: engines charge the CPU ledger with the
-// call's wall time minus Waited. (A pair rather than a returned closure,
-// which would be an allocation per file or network call.)
-//
-// A handler about to wait may be waiting for what its own publish caused, so
-// that work is first handed from the invoking goroutine to a worker.
-func (call *Call) startWaiting() int64 {
-	call.caller.Runner.HandOff()
-	return clock.Process.UnixNano()
-}
-
-// doneWaiting ends the wait startWaiting began at start.
-func (call *Call) doneWaiting(start int64) {
-	call.waited.Add(clock.Process.UnixNano() - start)
-}
-
-// Waited is the time the call has spent waiting inside host calls.
+// Waited is the time the call has spent inside host methods that wait
+// (methods.go).
 func (call *Call) Waited() time.Duration { return time.Duration(call.waited.Load()) }

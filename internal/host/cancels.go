@@ -18,11 +18,8 @@ type Cancels struct {
 
 type cancelEntry struct {
 	id   uint64
-	call canceller
+	call context.CancelCauseFunc // ends the call's context
 }
-
-// canceller is what a cancel key interrupts: the call's context.
-type canceller interface{ Cancel(cause error) }
 
 // cancelBinding is one registration, to be undone with unbind.
 type cancelBinding struct {
@@ -39,7 +36,7 @@ func NewCancels() *Cancels {
 var ErrCancelled = context.Canceled
 
 // register binds key to call; unbind undoes it.
-func (c *Cancels) register(key string, call canceller) cancelBinding {
+func (c *Cancels) register(key string, call context.CancelCauseFunc) cancelBinding {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.next++
@@ -68,7 +65,7 @@ func (c *Cancels) unbind(b cancelBinding) {
 // Cancel interrupts every call holding one of keys and returns how many.
 func (c *Cancels) Cancel(cause error, keys ...string) int {
 	c.mu.Lock()
-	var calls []canceller
+	var calls []context.CancelCauseFunc
 	for _, k := range keys {
 		for _, e := range c.keys[k] {
 			calls = append(calls, e.call)
@@ -76,7 +73,7 @@ func (c *Cancels) Cancel(cause error, keys ...string) int {
 	}
 	c.mu.Unlock()
 	for _, call := range calls {
-		call.Cancel(cause)
+		call(cause)
 	}
 	return len(calls)
 }

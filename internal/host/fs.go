@@ -1,6 +1,7 @@
 package host
 
 import (
+	"context"
 	"errors"
 	"io"
 	"io/fs"
@@ -11,7 +12,6 @@ import (
 	"time"
 
 	"github.com/astrid-go/astrid/hostapi"
-	"github.com/astrid-go/astrid/internal/callctx"
 	"github.com/astrid-go/astrid/internal/gate"
 )
 
@@ -105,13 +105,13 @@ func (call *Call) interruptReads(f *os.File) func() {
 	if f.SetReadDeadline(time.Time{}) != nil {
 		return func() {}
 	}
-	stop := callctx.AfterFunc(call.ctx, func() { _ = f.SetReadDeadline(time.Now()) })
-	return func() { stop.Stop() }
+	stop := context.AfterFunc(call.ctx, func() { _ = f.SetReadDeadline(time.Now()) })
+	return func() { stop() }
 }
 
 // FSRead implements hostapi.FS.
 func (call *Call) FSRead(path string) ([]byte, error) {
-	defer call.doneWaiting(call.startWaiting())
+	defer call.leave(call.enter(opFSRead))
 	var data []byte
 	err := call.inRoot("fs_read", path, false, func(root *os.Root, rel string) error {
 		f, err := openRead(root, rel)
@@ -142,7 +142,7 @@ func (call *Call) FSRead(path string) ([]byte, error) {
 
 // FSWrite implements hostapi.FS.
 func (call *Call) FSWrite(path string, data []byte) error {
-	defer call.doneWaiting(call.startWaiting())
+	defer call.leave(call.enter(opFSWrite))
 	if len(data) > hostapi.MaxFileSize {
 		return hostapi.Errorf(hostapi.CodeTooLarge, "fs_write", "%d bytes is over the %d-byte limit", len(data), hostapi.MaxFileSize)
 	}
@@ -153,7 +153,7 @@ func (call *Call) FSWrite(path string, data []byte) error {
 
 // FSStat implements hostapi.FS.
 func (call *Call) FSStat(path string) (hostapi.FileInfo, error) {
-	defer call.doneWaiting(call.startWaiting())
+	defer call.leave(call.enter(opFSStat))
 	var fi fs.FileInfo
 	err := call.inRoot("fs_stat", path, false, func(root *os.Root, rel string) (err error) {
 		fi, err = root.Stat(rel)
@@ -167,7 +167,7 @@ func (call *Call) FSStat(path string) (hostapi.FileInfo, error) {
 
 // FSList implements hostapi.FS.
 func (call *Call) FSList(path string) ([]hostapi.DirEntry, error) {
-	defer call.doneWaiting(call.startWaiting())
+	defer call.leave(call.enter(opFSList))
 	var entries []fs.DirEntry
 	err := call.inRoot("fs_list", path, false, func(root *os.Root, rel string) error {
 		f, err := openRead(root, rel)
@@ -190,7 +190,7 @@ func (call *Call) FSList(path string) ([]hostapi.DirEntry, error) {
 
 // FSMkdir implements hostapi.FS (one level; the parent must exist).
 func (call *Call) FSMkdir(path string) error {
-	defer call.doneWaiting(call.startWaiting())
+	defer call.leave(call.enter(opFSMkdir))
 	return call.inRoot("fs_mkdir", path, true, func(root *os.Root, rel string) error {
 		return root.Mkdir(rel, 0o755)
 	})
@@ -198,7 +198,7 @@ func (call *Call) FSMkdir(path string) error {
 
 // FSRemove implements hostapi.FS (a file or an empty directory).
 func (call *Call) FSRemove(path string) error {
-	defer call.doneWaiting(call.startWaiting())
+	defer call.leave(call.enter(opFSRemove))
 	return call.inRoot("fs_remove", path, true, func(root *os.Root, rel string) error {
 		if rel == "." {
 			return hostapi.Errorf(hostapi.CodeDenied, "fs_remove", "%s is a granted root and cannot be removed", path)
@@ -210,7 +210,7 @@ func (call *Call) FSRemove(path string) error {
 // FSRename implements hostapi.FS. Both paths must be writable and fall under
 // the same granted root (a move between roots is a copy the capsule makes).
 func (call *Call) FSRename(from, to string) error {
-	defer call.doneWaiting(call.startWaiting())
+	defer call.leave(call.enter(opFSRename))
 	if err := call.live("fs_rename"); err != nil {
 		return err
 	}

@@ -14,7 +14,7 @@ import (
 // HTTPDo implements hostapi.HTTP through the capsule's egress client, which
 // checks `net` for every hop and the address actually connected.
 func (call *Call) HTTPDo(r hostapi.HTTPRequest) (hostapi.HTTPResponse, error) {
-	defer call.doneWaiting(call.startWaiting())
+	defer call.leave(call.enter(opHTTPDo))
 	if err := call.live("http"); err != nil {
 		return hostapi.HTTPResponse{}, err
 	}

@@ -16,6 +16,7 @@ const maxSubscriptionsPerCall = 128
 
 // Publish implements hostapi.IPC.
 func (call *Call) Publish(topic string, payload []byte) error {
+	defer call.leave(call.enter(opPublish))
 	if err := call.live("publish"); err != nil {
 		return err
 	}
@@ -37,6 +38,7 @@ func (call *Call) Publish(topic string, payload []byte) error {
 // Subscribe implements hostapi.IPC; the subscription is scoped to the
 // invoking principal and closed when the call ends.
 func (call *Call) Subscribe(pattern string) (hostapi.SubscriptionID, error) {
+	defer call.leave(call.enter(opSubscribe))
 	if err := call.live("subscribe"); err != nil {
 		return 0, err
 	}
@@ -76,7 +78,7 @@ func (call *Call) route(op string, sub hostapi.SubscriptionID) (*bus.Route, erro
 
 // Recv implements hostapi.IPC.
 func (call *Call) Recv(sub hostapi.SubscriptionID, timeout time.Duration) (hostapi.Message, error) {
-	defer call.doneWaiting(call.startWaiting())
+	defer call.leave(call.enter(opRecv))
 	r, err := call.route("recv", sub)
 	if err != nil {
 		return hostapi.Message{}, err
@@ -104,12 +106,11 @@ func (call *Call) Recv(sub hostapi.SubscriptionID, timeout time.Duration) (hosta
 
 // Poll implements hostapi.IPC.
 func (call *Call) Poll(sub hostapi.SubscriptionID) (hostapi.Message, bool, error) {
+	defer call.leave(call.enter(opPoll))
 	r, err := call.route("poll", sub)
 	if err != nil {
 		return hostapi.Message{}, false, err
 	}
-	// A handler that polls may be spinning on what its publish caused.
-	call.caller.Runner.HandOff()
 	d, ok := r.TryRecv()
 	if !ok {
 		return hostapi.Message{}, false, nil
@@ -119,6 +120,7 @@ func (call *Call) Poll(sub hostapi.SubscriptionID) (hostapi.Message, bool, error
 
 // Unsubscribe implements hostapi.IPC.
 func (call *Call) Unsubscribe(sub hostapi.SubscriptionID) error {
+	defer call.leave(call.enter(opUnsubscribe))
 	call.mu.Lock()
 	r, ok := call.subs[sub]
 	delete(call.subs, sub)
@@ -132,6 +134,7 @@ func (call *Call) Unsubscribe(sub hostapi.SubscriptionID) error {
 
 // Interceptors implements hostapi.IPC.
 func (call *Call) Interceptors(topic string) ([]string, error) {
+	defer call.leave(call.enter(opInterceptors))
 	if err := ipc.ValidateTopic(topic); err != nil {
 		return nil, hostapi.Errorf(hostapi.CodeInvalid, "interceptors", "%v", err)
 	}

@@ -29,6 +29,7 @@ func kvErr(op string, err error) error {
 
 // KVGet implements hostapi.KV.
 func (call *Call) KVGet(key string) ([]byte, bool, error) {
+	defer call.leave(call.enter(opKVGet))
 	if err := call.kvReady("kv_get"); err != nil {
 		return nil, false, err
 	}
@@ -41,6 +42,7 @@ func (call *Call) KVGet(key string) ([]byte, bool, error) {
 
 // KVSet implements hostapi.KV.
 func (call *Call) KVSet(key string, value []byte) error {
+	defer call.leave(call.enter(opKVSet))
 	if err := call.kvReady("kv_set"); err != nil {
 		return err
 	}
@@ -52,6 +54,7 @@ func (call *Call) KVSet(key string, value []byte) error {
 
 // KVDelete implements hostapi.KV.
 func (call *Call) KVDelete(key string) error {
+	defer call.leave(call.enter(opKVDelete))
 	if err := call.kvReady("kv_delete"); err != nil {
 		return err
 	}
@@ -63,6 +66,7 @@ func (call *Call) KVDelete(key string) error {
 
 // KVList implements hostapi.KV.
 func (call *Call) KVList(prefix string) ([]string, error) {
+	defer call.leave(call.enter(opKVList))
 	if err := call.kvReady("kv_list"); err != nil {
 		return nil, err
 	}
@@ -75,6 +79,7 @@ func (call *Call) KVList(prefix string) ([]string, error) {
 
 // KVClear implements hostapi.KV.
 func (call *Call) KVClear(prefix string) (int, error) {
+	defer call.leave(call.enter(opKVClear))
 	if err := call.kvReady("kv_clear"); err != nil {
 		return 0, err
 	}

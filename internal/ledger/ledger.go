@@ -3,7 +3,6 @@ package ledger
 import (
 	"fmt"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/astrid-go/astrid/internal/clock"
@@ -21,25 +20,15 @@ type Ledger struct {
 
 	mu       sync.Mutex
 	accounts map[string]*account
-	// last is the account of the principal seen last: a call is admitted
-	// and then charged, and calls come in runs from one principal, so most
-	// lookups are of the previous principal. Accounts are never removed,
-	// so it never goes stale. Written under mu; read without it by AdmitAt.
-	last atomic.Pointer[account]
 }
 
+// account is one principal's; its fields are guarded by Ledger.mu.
 type account struct {
-	principal string
-	// Guarded by Ledger.mu.
 	total       time.Duration
 	calls       uint64
 	refused     uint64
 	windowStart int64 // Unix nanoseconds
 	windowUsed  time.Duration
-	// over is set, under Ledger.mu, while windowUsed is past the budget
-	// (until the window ends); AdmitAt reads it without the lock, so that
-	// admitting a principal within its budget takes no lock.
-	over atomic.Bool
 }
 
 // Usage is one principal's totals.
@@ -74,20 +63,18 @@ func (e *OverBudgetError) Error() string {
 	return fmt.Sprintf("principal %s exceeded its CPU budget of %s per second (used %s)", e.Principal, e.Budget, e.Used)
 }
 
+// account is principal's account at now, its window moved on if it ended.
+// l.mu must be held.
 func (l *Ledger) account(principal string, now int64) *account {
-	a := l.last.Load()
-	if a == nil || a.principal != principal {
-		if a = l.accounts[principal]; a == nil {
-			a = &account{principal: principal, windowStart: now}
-			l.accounts[principal] = a
-		}
-		l.last.Store(a)
+	a := l.accounts[principal]
+	if a == nil {
+		a = &account{windowStart: now}
+		l.accounts[principal] = a
 	}
 	// A clock stepped back starts a new window too: anchored to a future
 	// start, the window would last until the clock caught up.
 	if since := now - a.windowStart; since >= int64(window) || since < 0 {
 		a.windowStart, a.windowUsed = now, 0
-		a.over.Store(false)
 	}
 	return a
 }
@@ -115,11 +102,6 @@ func (l *Ledger) at(now int64) int64 {
 // clock for the call (a clock read is a measurable part of a wasm call).
 func (l *Ledger) AdmitAt(principal string, now int64) error {
 	if l == nil || l.budget <= 0 {
-		return nil
-	}
-	// Within budget at its last charge: admitted without the lock. (Over
-	// budget, the window may have ended since: the locked path decides.)
-	if a := l.last.Load(); a != nil && a.principal == principal && !a.over.Load() {
 		return nil
 	}
 	l.mu.Lock()
@@ -154,9 +136,6 @@ func (l *Ledger) ChargeAt(principal string, d time.Duration, now int64) {
 	a.total += d
 	a.windowUsed += d
 	a.calls++
-	if l.budget > 0 && a.windowUsed > l.budget {
-		a.over.Store(true)
-	}
 }
 
 // Usage returns principal's totals.

@@ -126,10 +126,9 @@ func TestWindowSurvivesAClockStepBack(t *testing.T) {
 	}
 }
 
-// Admission takes no lock while the principal seen last is within its
-// budget; it must still see every charge that put a principal over it,
-// whichever principal was seen last, and the end of that window.
-func TestAdmissionWithoutTheLockFollowsCharges(t *testing.T) {
+// Admission sees every charge that put a principal over its budget,
+// whichever principal was seen before, and the end of that window.
+func TestAdmissionFollowsCharges(t *testing.T) {
 	l := New(10 * time.Millisecond)
 	now := time.Unix(1000, 0).UnixNano()
 	for range 3 {
@@ -159,5 +158,45 @@ func TestAdmissionWithoutTheLockFollowsCharges(t *testing.T) {
 	}
 	if u := l.Usage("alice"); u.Refused != 2 {
 		t.Errorf("alice refused %d times, want 2", u.Refused)
+	}
+}
+
+// TestConcurrentAdmissionAndCharges: admissions and charges of several
+// principals from many goroutines (under -race) refuse only the principal
+// that is over its budget, and count every refusal.
+func TestConcurrentAdmissionAndCharges(t *testing.T) {
+	l := New(10 * time.Millisecond)
+	now := time.Unix(1000, 0).UnixNano()
+	l.ChargeAt("alice", 11*time.Millisecond, now)
+	var wg sync.WaitGroup
+	errs := make(chan error, 16)
+	for g := range 8 {
+		wg.Go(func() {
+			for range 500 {
+				if g%2 == 0 {
+					if l.AdmitAt("alice", now) == nil {
+						errs <- errors.New("alice admitted over budget")
+						return
+					}
+					continue
+				}
+				if err := l.AdmitAt("bob", now); err != nil {
+					errs <- err
+					return
+				}
+				l.ChargeAt("bob", 0, now)
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	if u := l.Usage("alice"); u.Refused != 4*500 {
+		t.Errorf("alice refused %d times, want %d", u.Refused, 4*500)
+	}
+	if u := l.Usage("bob"); u.Calls != 4*500 || u.Refused != 0 {
+		t.Errorf("bob usage %+v, want %d calls and no refusal", u, 4*500)
 	}
 }

@@ -12,7 +12,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/astrid-go/astrid/hostapi"
-	"github.com/astrid-go/astrid/internal/callctx"
 	"github.com/astrid-go/astrid/internal/capsule"
 	"github.com/astrid-go/astrid/internal/host"
 	"github.com/astrid-go/astrid/ipc"
@@ -102,7 +101,7 @@ func (e *Engine) interruption(s *server, outer, cctx, callCtx context.Context, e
 	case errors.Is(outer.Err(), context.DeadlineExceeded):
 		return fmt.Sprintf("MCP tool call timed out: the call's deadline passed (server %s)", e.srv.ID), true
 	case cctx.Err() != nil:
-		return fmt.Sprintf("MCP tool call cancelled (%v)", callctx.Cause(cctx)), true
+		return fmt.Sprintf("MCP tool call cancelled (%v)", context.Cause(cctx)), true
 	case errors.As(err, &wire):
 		return "", false
 	default:

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/astrid-go/astrid/hostapi"
-	"github.com/astrid-go/astrid/internal/callctx"
 	"github.com/astrid-go/astrid/internal/capsule"
 	"github.com/astrid-go/astrid/internal/clock"
 	"github.com/astrid-go/astrid/internal/host"
@@ -72,25 +71,25 @@ func (e *Engine) Invoke(ctx context.Context, inv hostapi.Invocation) (v hostapi.
 	// The failure reply goes out once: from the watch if the call is
 	// cancelled while the handler runs (then Stop reports false), else
 	// from the deferred check when the handler failed.
-	watch := callctx.AfterFunc(cctx, func() {
+	stopWatch := context.AfterFunc(cctx, func() {
 		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
 			call.Fail(fmt.Errorf("handler %s: deadline exceeded", inv.Handler))
 			return
 		}
-		call.Fail(fmt.Errorf("handler %s: cancelled: %w", inv.Handler, callctx.Cause(cctx)))
+		call.Fail(fmt.Errorf("handler %s: cancelled: %w", inv.Handler, context.Cause(cctx)))
 	})
 	defer func() {
 		if r := recover(); r != nil {
 			v, err = hostapi.Verdict{}, fmt.Errorf("handler %s panicked: %v\n%s", inv.Handler, r, debug.Stack())
 		}
-		stopped := watch.Stop()
+		stopped := stopWatch()
 		if err != nil && stopped {
 			call.Fail(err)
 		}
 		if !stopped && err == nil {
 			// The deadline or a cancel fired while the handler ran: the
 			// caller has its failure reply; report the call as failed.
-			err = fmt.Errorf("handler %s: %w", inv.Handler, callctx.Cause(cctx))
+			err = fmt.Errorf("handler %s: %w", inv.Handler, context.Cause(cctx))
 		}
 		if ledger != nil {
 			// Guest time: the wall time minus what the handler spent

@@ -10,7 +10,6 @@ import (
 	"github.com/tetratelabs/wazero"
 
 	"github.com/astrid-go/astrid/hostapi"
-	"github.com/astrid-go/astrid/internal/callctx"
 	"github.com/astrid-go/astrid/internal/capsule"
 	"github.com/astrid-go/astrid/internal/clock"
 	"github.com/astrid-go/astrid/internal/host"
@@ -277,9 +276,9 @@ func (e *Engine) Invoke(ctx context.Context, inv hostapi.Invocation) (hostapi.Ve
 	case errors.Is(ctx.Err(), context.DeadlineExceeded):
 		err = fmt.Errorf("wasm: capsule %s: handler %s: deadline exceeded; instance discarded", e.m.ID(), inv.Handler)
 	case cctx != nil && cctx.Err() != nil:
-		err = fmt.Errorf("wasm: capsule %s: handler %s: cancelled (%v); instance discarded", e.m.ID(), inv.Handler, callctx.Cause(cctx))
+		err = fmt.Errorf("wasm: capsule %s: handler %s: cancelled (%v); instance discarded", e.m.ID(), inv.Handler, context.Cause(cctx))
 	case ctx.Err() != nil:
-		err = fmt.Errorf("wasm: capsule %s: handler %s: cancelled (%v); instance discarded", e.m.ID(), inv.Handler, callctx.Cause(ctx))
+		err = fmt.Errorf("wasm: capsule %s: handler %s: cancelled (%v); instance discarded", e.m.ID(), inv.Handler, context.Cause(ctx))
 	default:
 		err = fmt.Errorf("wasm: capsule %s: handler %s: %w; instance discarded", e.m.ID(), inv.Handler, err)
 	}

@@ -12,7 +12,6 @@ import (
 	"github.com/tetratelabs/wazero/api"
 
 	"github.com/astrid-go/astrid/hostapi"
-	"github.com/astrid-go/astrid/internal/callctx"
 	"github.com/astrid-go/astrid/internal/clock"
 	"github.com/astrid-go/astrid/internal/host"
 	"github.com/astrid-go/astrid/sdk"
@@ -34,8 +33,7 @@ type callState struct {
 	principal string
 	call      *host.Call // nil until the first import (always set in the run loop)
 	cctx      context.Context
-	stopWatch callctx.Watch
-	watching  bool
+	stopWatch func() bool // stops the interrupt on cctx; nil when not watching
 	// host is the time spent inside imports, subtracted from the call's
 	// wall time to give its guest time.
 	host time.Duration
@@ -47,7 +45,7 @@ type callState struct {
 // begin readies the state for a call of principal under ctx.
 func (st *callState) begin(ctx context.Context, principal string) {
 	st.parent, st.principal = ctx, principal
-	st.call, st.cctx, st.stopWatch, st.watching, st.host = nil, nil, callctx.Watch{}, false, 0
+	st.call, st.cctx, st.stopWatch, st.host = nil, nil, nil, 0
 }
 
 // hostCall is the call's host.Call, opened on first use. Its context ends
@@ -56,7 +54,7 @@ func (st *callState) begin(ctx context.Context, principal string) {
 func (st *callState) hostCall() *host.Call {
 	if st.call == nil && st.parent != nil {
 		st.call, st.cctx = st.eng.host.Begin(st.parent, st.principal)
-		st.stopWatch, st.watching = callctx.AfterFunc(st.cctx, st.inst.interrupt), true
+		st.stopWatch = context.AfterFunc(st.cctx, st.inst.interrupt)
 	}
 	return st.call
 }
@@ -67,10 +65,10 @@ func (st *callState) hostCall() *host.Call {
 // not be reused, even if the call completed).
 func (st *callState) end() (call *host.Call, cctx context.Context, interrupted bool) {
 	call, cctx = st.call, st.cctx
-	if st.watching {
-		interrupted = !st.stopWatch.Stop()
+	if st.stopWatch != nil {
+		interrupted = !st.stopWatch()
 	}
-	st.parent, st.call, st.cctx, st.stopWatch, st.watching = nil, nil, nil, callctx.Watch{}, false
+	st.parent, st.call, st.cctx, st.stopWatch = nil, nil, nil, nil
 	return call, cctx, interrupted
 }
 

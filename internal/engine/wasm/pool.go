@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 	"sync"
-
-	"github.com/astrid-go/astrid/internal/callctx"
 )
 
 // pool holds a capsule's instances: grown lazily up to max, each checked
@@ -99,13 +97,13 @@ func (p *pool) wait(ctx context.Context) error {
 		if w == ch {
 			p.waiters = append(p.waiters[:i], p.waiters[i+1:]...)
 			p.mu.Unlock()
-			return fmt.Errorf("waiting for a free instance: %w", callctx.Cause(ctx))
+			return fmt.Errorf("waiting for a free instance: %w", context.Cause(ctx))
 		}
 	}
 	// A slot was handed over as ctx ended: pass it on.
 	p.releaseLocked()
 	p.mu.Unlock()
-	return fmt.Errorf("waiting for a free instance: %w", callctx.Cause(ctx))
+	return fmt.Errorf("waiting for a free instance: %w", context.Cause(ctx))
 }
 
 // releaseLocked frees the caller's slot: to the oldest waiter if there is

@@ -6,7 +6,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/astrid-go/astrid/internal/callctx"
 	"github.com/astrid-go/astrid/ipc"
 )
 
@@ -79,9 +78,9 @@ func (r *runLoop) runOnce(ctx context.Context) error {
 	wg.Wait()
 	cause := context.Cause(runCtx)
 	if cause == context.Canceled {
-		// Ended by the call's context, whose cause a derived context
-		// does not carry (internal/callctx), or by stopRun(nil) above.
-		cause = callctx.Cause(cctx)
+		// Ended by stopRun(nil) above (the guest returned): only a cause
+		// of the call's own counts.
+		cause = context.Cause(cctx)
 	}
 	if cause != nil && cause != context.Canceled {
 		return cause

@@ -1,0 +1,79 @@
+package host
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/astrid-go/astrid/hostapi"
+)
+
+// TestTheCallsContextCarriesWhyItEnded: engines and logs read why a call
+// ended with context.Cause on the context Begin returns: a cancel key's
+// cause, the capsule's (the parent's) cause, the deadline, or End.
+func TestTheCallsContextCarriesWhyItEnded(t *testing.T) {
+	f := newFixture(t)
+	c := f.capsule(t, homeCapsule)
+	stop := errors.New("user pressed stop")
+	unloaded := errors.New("capsule unloaded")
+	tests := []struct {
+		name      string
+		run       func(t *testing.T) (*Call, context.Context)
+		wantErr   error
+		wantCause error
+		wantCode  hostapi.Code
+	}{
+		{"cancel key", func(t *testing.T) (*Call, context.Context) {
+			call, ctx := c.Begin(context.Background(), "alice")
+			if err := call.SetCancelKey("call_1"); err != nil {
+				t.Fatal(err)
+			}
+			if n := f.deps.Cancels.Cancel(stop, "call_1"); n != 1 {
+				t.Fatalf("cancelled %d calls, want 1", n)
+			}
+			return call, ctx
+		}, context.Canceled, stop, hostapi.CodeCancelled},
+		{"parent cancelled with a cause", func(t *testing.T) (*Call, context.Context) {
+			parent, cancel := context.WithCancelCause(context.Background())
+			call, ctx := c.Begin(parent, "alice")
+			cancel(unloaded)
+			return call, ctx
+		}, context.Canceled, unloaded, hostapi.CodeCancelled},
+		{"deadline", func(t *testing.T) (*Call, context.Context) {
+			parent, cancel := context.WithDeadline(context.Background(), time.Now().Add(-time.Second))
+			t.Cleanup(cancel)
+			return c.Begin(parent, "alice")
+		}, context.DeadlineExceeded, context.DeadlineExceeded, hostapi.CodeTimeout},
+		{"end", func(t *testing.T) (*Call, context.Context) {
+			call, ctx := c.Begin(context.Background(), "alice")
+			call.End()
+			return call, ctx
+		}, context.Canceled, context.Canceled, hostapi.CodeCancelled},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			call, ctx := tt.run(t)
+			defer call.End()
+			<-ctx.Done()
+			if !errors.Is(ctx.Err(), tt.wantErr) || context.Cause(ctx) != tt.wantCause {
+				t.Fatalf("err %v cause %v, want %v and %v", ctx.Err(), context.Cause(ctx), tt.wantErr, tt.wantCause)
+			}
+			if err := call.Publish("notes.v1.saved", []byte(`{}`)); hostapi.CodeOf(err) != tt.wantCode {
+				t.Errorf("publish after the call ended: %v, want code %v", err, tt.wantCode)
+			}
+		})
+	}
+	// A cancel key names the call only while the call is open.
+	call, ctx := c.Begin(context.Background(), "alice")
+	if err := call.SetCancelKey("call_2"); err != nil {
+		t.Fatal(err)
+	}
+	call.End()
+	if n := f.deps.Cancels.Cancel(stop, "call_2"); n != 0 {
+		t.Errorf("a cancel key outlived its call: %d cancelled", n)
+	}
+	if context.Cause(ctx) != context.Canceled {
+		t.Errorf("cause %v after End, want context.Canceled", context.Cause(ctx))
+	}
+}
