@@ -1,13 +1,13 @@
 package manifest
 
 import (
-	"crypto/sha256"
 	"encoding/hex"
-	"fmt"
-	"io"
-	"os"
+	"errors"
+	"io/fs"
 	"path/filepath"
 	"strings"
+
+	"github.com/astrid-go/astrid/internal/capsulefile"
 )
 
 func (c *checker) readComponents(top *table, m *Manifest) {
@@ -107,37 +107,26 @@ func (c *checker) checkFiles(m *Manifest) {
 		if r.at == nil || r.file == "" {
 			continue
 		}
-		path := filepath.Join(m.Dir, filepath.FromSlash(r.file))
-		info, err := os.Stat(path)
+		// Through the capsule directory's os.Root, as the loader reads it:
+		// a link out of the directory, a FIFO or a device is an error here
+		// too, not a file that merely "exists".
+		_, err := capsulefile.Stat(m.Dir, r.file)
 		switch {
-		case err != nil:
+		case errors.Is(err, fs.ErrNotExist):
 			c.warnf(r.at.at, r.key, "%s %q does not exist in %s yet; build it before loading the capsule", r.what, r.file, m.Dir)
 			continue
-		case info.IsDir():
-			c.errorf(r.at.at, r.key, "%s %q is a directory, not a file", r.what, r.file)
+		case err != nil:
+			c.errorf(r.at.at, r.key, "%s %q cannot be loaded: %v", r.what, r.file, err)
 			continue
 		}
 		if r.hash == "" {
 			continue
 		}
-		got, err := fileSHA256(path)
+		got, err := capsulefile.Hash(m.Dir, r.file)
 		if err != nil {
 			c.errorf(r.at.at, r.key, "%s %q cannot be read to check its hash: %v", r.what, r.file, err)
 		} else if got != r.hash {
 			c.errorf(r.at.at, r.key, "%s %q has hash %s, but the manifest says %s; rebuild it or update hash", r.what, r.file, got, r.hash)
 		}
 	}
-}
-
-func fileSHA256(path string) (string, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return "", err
-	}
-	defer f.Close()
-	h := sha256.New()
-	if _, err := io.Copy(h, f); err != nil {
-		return "", fmt.Errorf("read %s: %w", path, err)
-	}
-	return "sha256:" + hex.EncodeToString(h.Sum(nil)), nil
 }

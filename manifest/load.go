@@ -5,10 +5,16 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+
+	"github.com/astrid-go/astrid/internal/capsulefile"
 )
 
 // FileName is the manifest's file name inside a capsule directory.
 const FileName = "Capsule.toml"
+
+// MaxFileBytes bounds a manifest's size; a larger one is refused before it
+// is read (a real one is a few KiB).
+const MaxFileBytes = 1 << 20
 
 // Load reads, parses and validates a capsule's manifest. path is a capsule
 // directory or a Capsule.toml file; files the manifest names are looked up
@@ -20,7 +26,7 @@ func Load(path string) (*Manifest, Diagnostics) {
 	if info, err := os.Stat(path); err == nil && info.IsDir() {
 		file = filepath.Join(path, FileName)
 	}
-	data, err := os.ReadFile(file)
+	data, err := capsulefile.Read(filepath.Dir(file), filepath.Base(file), MaxFileBytes)
 	if err != nil {
 		msg := err.Error()
 		if errors.Is(err, fs.ErrNotExist) {

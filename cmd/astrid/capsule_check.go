@@ -2,12 +2,17 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
+	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
 
+	"github.com/astrid-go/astrid/internal/config"
+	"github.com/astrid-go/astrid/internal/engine/wasm"
 	"github.com/astrid-go/astrid/manifest"
 )
 
@@ -96,7 +101,40 @@ func newCheckReport(path string, strict bool) checkReport {
 	r.Imports, r.Exports = m.Imports, m.Exports
 	r.Capabilities, r.granted = m.Capabilities, m.Capabilities.Granted()
 	r.Env = m.Env
+	if r.Loads {
+		if d, failed := checkIntegrity(m); failed {
+			r.Diagnostics = append(r.Diagnostics, d)
+			r.Loads, r.errs = false, r.errs+1
+		}
+	}
 	return r
+}
+
+// checkIntegrity runs the wasm loader's own integrity check on m's
+// executable component (the same read, size limit and hashes), so that
+// check never says "loads" for a module load would refuse. A component not
+// built yet is left to the manifest's warning.
+func checkIntegrity(m *manifest.Manifest) (manifest.Diagnostic, bool) {
+	if m.Dir == "" || filepath.Base(m.File) != manifest.FileName || m.ExecutableComponent() == nil {
+		return manifest.Diagnostic{}, false
+	}
+	_, err := wasm.CheckComponent(m, int64(componentLimit()))
+	if err == nil || errors.Is(err, fs.ErrNotExist) {
+		return manifest.Diagnostic{}, false
+	}
+	return manifest.Diagnostic{Severity: manifest.Error, File: m.File, Key: "component", Message: err.Error()}, true
+}
+
+// componentLimit is limits.max_component_bytes of the operator's
+// config.toml, or its default when there is none (or it does not load:
+// other commands report that).
+func componentLimit() int {
+	if home, err := config.Home(); err == nil {
+		if cfg, err := config.Load(filepath.Join(home, "config.toml")); err == nil {
+			return cfg.Limits.MaxComponentBytes
+		}
+	}
+	return config.Default().Limits.MaxComponentBytes
 }
 
 func (r checkReport) writeText(w io.Writer) {

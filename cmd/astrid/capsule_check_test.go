@@ -155,3 +155,80 @@ func TestCapsuleCheckMissingPath(t *testing.T) {
 		t.Errorf("exit %d:\n%s", code, out)
 	}
 }
+
+// check runs the loader's integrity check: a component whose meta.json or
+// [[component]] hash does not match, that nothing vouches for, that is a
+// FIFO or a link out of the directory, or that is over the size limit, does
+// not load here either (before, check said "loads" for a mismatch that load
+// then refused).
+func TestCapsuleCheckRunsTheLoadersIntegrityCheck(t *testing.T) {
+	t.Setenv("ASTRID_HOME", t.TempDir())
+	module := []byte("\x00asm\x01\x00\x00\x00")
+	const good = "sha256:93a44bbb96c751218e4c00d479e4c14358122a389acca16205b1e4d0dc5f9476"
+	capsule := func(t *testing.T, hash string, meta string, setup func(dir string)) string {
+		t.Helper()
+		dir := t.TempDir()
+		text := "[package]\nname = \"mod\"\nversion = \"0.1.0\"\n[[component]]\nid = \"mod\"\nfile = \"mod.wasm\"\ntype = \"executable\"\n"
+		if hash != "" {
+			text += "hash = \"" + hash + "\"\n"
+		}
+		if err := os.WriteFile(filepath.Join(dir, "Capsule.toml"), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if meta != "" {
+			if err := os.WriteFile(filepath.Join(dir, "meta.json"), []byte(`{"wasm_hash":"`+meta+`"}`), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if setup != nil {
+			setup(dir)
+		} else if err := os.WriteFile(filepath.Join(dir, "mod.wasm"), module, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return dir
+	}
+	other := "sha256:" + strings.Repeat("0", 64)
+	tests := []struct {
+		name       string
+		hash, meta string
+		setup      func(dir string)
+		want       string // "" loads
+	}{
+		{"meta.json matches", "", good, nil, ""},
+		{"component hash matches", good, "", nil, ""},
+		{"meta.json differs", "", other, nil, "meta.json wasm_hash is " + other},
+		{"nothing vouches", "", "", nil, "no sha256 vouches"},
+		{"fifo component", "", good, func(dir string) {
+			if err := mkfifo(filepath.Join(dir, "mod.wasm")); err != nil {
+				t.Skipf("mkfifo: %v", err)
+			}
+		}, "not a regular file"},
+		{"component links out", "", good, func(dir string) {
+			if err := os.Symlink("/dev/zero", filepath.Join(dir, "mod.wasm")); err != nil {
+				t.Fatal(err)
+			}
+		}, "escapes"},
+		{"component over the limit", "", good, func(dir string) {
+			if err := os.WriteFile(filepath.Join(os.Getenv("ASTRID_HOME"), "config.toml"), []byte("[limits]\nmax_component_bytes = 4\n"), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(dir, "mod.wasm"), module, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}, "larger than the 4-byte limit"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			out, code := runCheck(t, capsule(t, tt.hash, tt.meta, tt.setup))
+			if tt.want == "" {
+				if code != 0 || !strings.Contains(out, "status:       loads") {
+					t.Fatalf("exit %d, want it to load:\n%s", code, out)
+				}
+				return
+			}
+			if code != 1 || !strings.Contains(out, "does not load") || !strings.Contains(out, tt.want) {
+				t.Fatalf("exit %d, want does not load with %q:\n%s", code, tt.want, out)
+			}
+		})
+	}
+}

@@ -1,10 +1,13 @@
 package capsulebuild
 
 import (
+	"github.com/astrid-go/astrid/internal/capsulefile"
 	"github.com/astrid-go/astrid/sdk"
 
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -39,10 +42,15 @@ func WriteMeta(capsuleDir string, r Result) error {
 	return nil
 }
 
+// maxMetaBytes bounds meta.json (a real one is a few hundred bytes).
+const maxMetaBytes = 1 << 20
+
 // ReadMeta reads capsuleDir/meta.json; ok is false when there is none.
 func ReadMeta(capsuleDir string) (m Meta, ok bool, err error) {
-	b, err := os.ReadFile(filepath.Join(capsuleDir, MetaFile))
-	if os.IsNotExist(err) {
+	// Read as every file of an installed capsule is (capsulefile): a FIFO,
+	// a link out of the directory or a huge file is an error, not a hang.
+	b, err := capsulefile.Read(capsuleDir, MetaFile, maxMetaBytes)
+	if errors.Is(err, fs.ErrNotExist) {
 		return Meta{}, false, nil
 	}
 	if err != nil {

@@ -11,8 +11,11 @@ import (
 type Config struct {
 	Limits       Limits   `toml:"limits"`
 	CallDeadline Duration `toml:"call_deadline"`
-	Egress       Egress   `toml:"egress"`
-	Log          Log      `toml:"log"`
+	// MCPHandshakeTimeout bounds starting an MCP server and its
+	// initialize handshake; a server slower than this fails to load.
+	MCPHandshakeTimeout Duration `toml:"mcp_handshake_timeout"`
+	Egress              Egress   `toml:"egress"`
+	Log                 Log      `toml:"log"`
 }
 
 // Limits are the kernel's resource limits (DESIGN §4 and §4b).
@@ -25,6 +28,9 @@ type Limits struct {
 	WasmPoolSize      int `toml:"wasm_pool_size"`
 	WasmMemoryMiB     int `toml:"wasm_memory_mib"`
 	CPUBudgetMsPerSec int `toml:"cpu_budget_ms_per_sec"` // 0: no CPU budget
+	// MaxComponentBytes is the largest wasm component file an installed
+	// capsule may have; a larger one is refused before it is read.
+	MaxComponentBytes int `toml:"max_component_bytes"`
 }
 
 // Egress is the operator's allowlist of local endpoints capsules may reach
@@ -50,9 +56,11 @@ func Default() Config {
 			WasmPoolSize:      16,
 			WasmMemoryMiB:     64,
 			CPUBudgetMsPerSec: 1000,
+			MaxComponentBytes: 64 << 20,
 		},
-		CallDeadline: Duration{5 * time.Minute},
-		Log:          Log{Level: "info"},
+		CallDeadline:        Duration{5 * time.Minute},
+		MCPHandshakeTimeout: Duration{30 * time.Second},
+		Log:                 Log{Level: "info"},
 	}
 }
 

@@ -22,12 +22,16 @@ func TestDefaultMatchesDesign(t *testing.T) {
 		WasmPoolSize:      16,
 		WasmMemoryMiB:     64,
 		CPUBudgetMsPerSec: 1000,
+		MaxComponentBytes: 64 * 1024 * 1024,
 	}
 	if c.Limits != want {
 		t.Errorf("Limits = %+v, want %+v", c.Limits, want)
 	}
 	if c.CallDeadline.Duration != 5*time.Minute {
 		t.Errorf("CallDeadline = %v, want 5m", c.CallDeadline)
+	}
+	if c.MCPHandshakeTimeout.Duration != 30*time.Second {
+		t.Errorf("MCPHandshakeTimeout = %v, want 30s", c.MCPHandshakeTimeout)
 	}
 	if len(c.Egress.Allow) != 0 {
 		t.Errorf("Egress.Allow = %q, want empty", c.Egress.Allow)
@@ -67,6 +71,7 @@ func TestLoadFullFile(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "config.toml")
 	writeFile(t, path, `
 call_deadline = "90s"
+mcp_handshake_timeout = "5s"
 
 [limits]
 route_budget_bytes = 8388608
@@ -77,6 +82,7 @@ queue_depth = 128
 wasm_pool_size = 4
 wasm_memory_mib = 256
 cpu_budget_ms_per_sec = 0
+max_component_bytes = 1048576
 
 [egress]
 allow = ["127.0.0.1:11434", "localhost:8080", "[::1]:9000", "10.0.0.0/8", "fd00::/8", "127.0.0.1:*"]
@@ -98,10 +104,12 @@ level = "debug"
 			WasmPoolSize:      4,
 			WasmMemoryMiB:     256,
 			CPUBudgetMsPerSec: 0,
+			MaxComponentBytes: 1 << 20,
 		},
-		CallDeadline: Duration{90 * time.Second},
-		Egress:       Egress{Allow: []string{"127.0.0.1:11434", "localhost:8080", "[::1]:9000", "10.0.0.0/8", "fd00::/8", "127.0.0.1:*"}},
-		Log:          Log{Level: "debug"},
+		CallDeadline:        Duration{90 * time.Second},
+		MCPHandshakeTimeout: Duration{5 * time.Second},
+		Egress:              Egress{Allow: []string{"127.0.0.1:11434", "localhost:8080", "[::1]:9000", "10.0.0.0/8", "fd00::/8", "127.0.0.1:*"}},
+		Log:                 Log{Level: "debug"},
 	}
 	if !reflect.DeepEqual(c, want) {
 		t.Fatalf("Load =\n%+v\nwant\n%+v", c, want)
@@ -306,7 +314,7 @@ func TestSchemaListsEveryKey(t *testing.T) {
 		"call_deadline", "egress", "egress.allow", "limits", "limits.cpu_budget_ms_per_sec",
 		"limits.max_message_bytes", "limits.queue_depth", "limits.rate_burst_bytes",
 		"limits.rate_bytes_per_sec", "limits.route_budget_bytes", "limits.wasm_memory_mib",
-		"limits.wasm_pool_size", "log", "log.level",
+		"limits.wasm_pool_size", "log", "log.level", "limits.max_component_bytes", "mcp_handshake_timeout",
 	}
 	for _, k := range want {
 		if schema[k] == "" {

@@ -9,6 +9,9 @@
 // config.toml, with every key at its default:
 //
 //	call_deadline = "5m"             # per call, Go duration syntax
+//	mcp_handshake_timeout = "30s"    # start + initialize of one MCP server;
+//	                                 # a command waits for it only when it
+//	                                 # needs that server's capsule
 //
 //	[limits]
 //	route_budget_bytes    = 4194304  # per subscription route
@@ -19,6 +22,8 @@
 //	wasm_pool_size        = 16       # instances per wasm capsule
 //	wasm_memory_mib       = 64       # per wasm instance
 //	cpu_budget_ms_per_sec = 1000     # guest CPU per principal; 0 = unlimited
+//	max_component_bytes   = 67108864 # largest wasm component file; refused
+//	                                 # before it is read
 //
 //	[egress]
 //	allow = []                       # local endpoints: "host:port" or a CIDR

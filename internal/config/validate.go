@@ -46,6 +46,7 @@ func (c Config) validate(file string, at map[string]written) error {
 		{"limits.queue_depth", l.QueueDepth},
 		{"limits.wasm_pool_size", l.WasmPoolSize},
 		{"limits.wasm_memory_mib", l.WasmMemoryMiB},
+		{"limits.max_component_bytes", l.MaxComponentBytes},
 	} {
 		if f.v <= 0 {
 			bad(f.key, "must be a positive integer, got %d", f.v)
@@ -69,6 +70,9 @@ func (c Config) validate(file string, at map[string]written) error {
 	}
 	if c.CallDeadline.Duration <= 0 {
 		bad("call_deadline", "must be a positive duration, got %s", c.CallDeadline)
+	}
+	if c.MCPHandshakeTimeout.Duration <= 0 {
+		bad("mcp_handshake_timeout", "must be a positive duration, got %s", c.MCPHandshakeTimeout)
 	}
 	switch strings.ToLower(c.Log.Level) {
 	case "debug", "info", "warn", "error":

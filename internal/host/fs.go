@@ -140,14 +140,15 @@ func (call *Call) FSRead(path string) ([]byte, error) {
 	return data, nil
 }
 
-// FSWrite implements hostapi.FS.
+// FSWrite implements hostapi.FS. The file is replaced atomically
+// (replaceFile): a reader, or a crash, never sees it half-written.
 func (call *Call) FSWrite(path string, data []byte) error {
 	defer call.leave(call.enter(opFSWrite))
 	if len(data) > hostapi.MaxFileSize {
 		return hostapi.Errorf(hostapi.CodeTooLarge, "fs_write", "%d bytes is over the %d-byte limit", len(data), hostapi.MaxFileSize)
 	}
 	return call.inRoot("fs_write", path, true, func(root *os.Root, rel string) error {
-		return root.WriteFile(rel, data, 0o644)
+		return replaceFile(root, rel, data)
 	})
 }
 

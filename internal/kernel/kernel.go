@@ -175,12 +175,13 @@ func (k *Kernel) wasmEngine(m *manifest.Manifest, h *host.Capsule) (capsule.Engi
 	if k.wasm == nil {
 		cfg := k.opts.Config
 		rt, err := wasm.NewRuntime(context.Background(), wasm.Options{
-			CacheDir:       config.Layout(k.opts.Home).WasmCache,
-			MemoryLimitMiB: cfg.Limits.WasmMemoryMiB,
-			PoolSize:       cfg.Limits.WasmPoolSize,
-			CallDeadline:   cfg.CallDeadline.Duration,
-			Ledger:         k.Ledger,
-			Logger:         k.log,
+			CacheDir:          config.Layout(k.opts.Home).WasmCache,
+			MemoryLimitMiB:    cfg.Limits.WasmMemoryMiB,
+			MaxComponentBytes: cfg.Limits.MaxComponentBytes,
+			PoolSize:          cfg.Limits.WasmPoolSize,
+			CallDeadline:      cfg.CallDeadline.Duration,
+			Ledger:            k.Ledger,
+			Logger:            k.log,
 		})
 		if err != nil {
 			return nil, err
@@ -192,7 +193,7 @@ func (k *Kernel) wasmEngine(m *manifest.Manifest, h *host.Capsule) (capsule.Engi
 
 // mcpEngine builds the engine of one stdio MCP server.
 func (k *Kernel) mcpEngine(srv manifest.MCPServer, m *manifest.Manifest, h *host.Capsule, env map[string]string) (capsule.Engine, error) {
-	return mcp.New(srv, m, h, mcp.Options{Logger: k.log, Env: env})
+	return mcp.New(srv, m, h, mcp.Options{Logger: k.log, Env: env, StartTimeout: k.opts.Config.MCPHandshakeTimeout.Duration})
 }
 
 // LoadNative loads one sdk capsule in-process under its manifest.

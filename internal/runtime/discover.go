@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"syscall"
 
 	"github.com/astrid-go/astrid/manifest"
 )
@@ -38,10 +39,11 @@ func Discover(builtins []Builtin, capsulesDir string) ([]*Candidate, []Problem, 
 	if capsulesDir == "" {
 		return out, problems, nil
 	}
-	dirs, err := capsuleDirs(capsulesDir)
+	dirs, broken, err := capsuleDirs(capsulesDir)
 	if err != nil {
 		return nil, nil, fmt.Errorf("runtime: discover in %s: %w", capsulesDir, err)
 	}
+	problems = append(problems, broken...)
 	for _, dir := range dirs {
 		c, err := ReadCandidate(dir)
 		if err != nil {
@@ -60,30 +62,79 @@ func Discover(builtins []Builtin, capsulesDir string) ([]*Candidate, []Problem, 
 }
 
 // capsuleDirs lists the subdirectories of root that hold a Capsule.toml,
-// sorted by name.
-func capsuleDirs(root string) ([]string, error) {
+// sorted by name. An entry that is a symlink leading nowhere (dangling, or a
+// loop) is a Problem, not silently skipped: the operator installed
+// something there and `capsule list` must say why it is not running.
+func capsuleDirs(root string) ([]string, []Problem, error) {
 	entries, err := os.ReadDir(root)
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
+		return nil, nil, nil
 	}
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	var out []string
+	var broken []Problem
 	for _, e := range entries {
 		dir := filepath.Join(root, e.Name())
 		// Stat follows a symlinked capsule directory: the operator put it
-		// there, which is an install like any other.
-		if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+		// there, which is an install like any other (but see
+		// checkInstallDir: never into the workspace).
+		fi, err := os.Stat(dir)
+		if err != nil {
+			if e.Type()&fs.ModeSymlink != 0 {
+				broken = append(broken, Problem{ID: e.Name(), Dir: dir, Err: brokenLink(dir, err)})
+			}
 			continue
 		}
-		if fi, err := os.Stat(filepath.Join(dir, manifest.FileName)); err != nil || !fi.Mode().IsRegular() {
+		if !fi.IsDir() {
+			continue
+		}
+		// Anything named Capsule.toml makes a capsule directory; reading it
+		// (ReadCandidate) refuses, and so reports, one that is not a
+		// regular file inside the directory.
+		if _, err := os.Lstat(filepath.Join(dir, manifest.FileName)); err != nil {
 			continue
 		}
 		out = append(out, dir)
 	}
 	sort.Strings(out)
-	return out, nil
+	return out, broken, nil
+}
+
+// brokenLink says why the symlink at dir leads to no directory.
+func brokenLink(dir string, err error) error {
+	target, _ := os.Readlink(dir)
+	switch {
+	case errors.Is(err, syscall.ELOOP):
+		return fmt.Errorf("%s is a symlink loop (-> %s); remove it or point it at a capsule directory", dir, target)
+	case errors.Is(err, fs.ErrNotExist):
+		return fmt.Errorf("%s is a dangling symlink (-> %s, which does not exist); remove it or reinstall the capsule", dir, target)
+	}
+	return fmt.Errorf("%s is a symlink that cannot be followed (-> %s): %w", dir, target, err)
+}
+
+// checkInstallDir refuses an installed capsule whose directory resolves
+// into the workspace (DESIGN §6: capsules are never discovered from a
+// workspace an agent was pointed at). Code there is what an agent with a
+// workspace write grant can rewrite, so loading it would let the agent
+// choose the kernel's capsules.
+func checkInstallDir(dir, workspace string) error {
+	if workspace == "" {
+		return nil
+	}
+	real, err := filepath.EvalSymlinks(dir)
+	if err != nil {
+		return fmt.Errorf("resolve capsule directory %s: %w", dir, err)
+	}
+	ws, err := filepath.EvalSymlinks(workspace)
+	if err != nil {
+		ws = workspace
+	}
+	if rel, err := filepath.Rel(ws, real); err == nil && filepath.IsLocal(rel) || real == ws {
+		return fmt.Errorf("capsule directory %s resolves to %s, inside the workspace %s: a capsule is never loaded from the workspace (an agent may write there); install it under $ASTRID_HOME/capsules, or run astrid from another directory", dir, real, ws)
+	}
+	return nil
 }
 
 // ReadCandidate reads the installed capsule in dir.

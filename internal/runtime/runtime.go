@@ -243,6 +243,11 @@ func (r *Runtime) load(ctx context.Context, c *Candidate, f EngineFactory) (err 
 	if err := r.toolsFree(id, toolNames(m, capsule.Surface{})); err != nil {
 		return err
 	}
+	if !c.Builtin() && c.Dir != "" {
+		if err := checkInstallDir(c.Dir, r.opts.Host.Workspace); err != nil {
+			return err
+		}
+	}
 	dir := c.Dir
 	if dir == "" {
 		dir = filepath.Join(r.opts.BuiltinDir, id)

@@ -180,7 +180,7 @@ func (w *watcher) scan(now time.Time) (changed, removed []string) {
 	first := !w.started
 	w.started = true
 	present := map[string]string{}
-	dirs, err := capsuleDirs(w.root)
+	dirs, _, err := capsuleDirs(w.root)
 	if err != nil {
 		return nil, nil // an unreadable directory changes nothing
 	}

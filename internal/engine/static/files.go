@@ -4,12 +4,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"unicode/utf8"
 
 	"github.com/pelletier/go-toml/v2"
 
+	"github.com/astrid-go/astrid/internal/capsulefile"
 	"github.com/astrid-go/astrid/manifest"
 )
 
@@ -105,24 +105,11 @@ type reader struct {
 }
 
 func (r *reader) text(kind, name string) (string, error) {
-	f, err := r.root.Open(name)
+	// capsulefile: a regular file inside the directory, opened without
+	// blocking (a FIFO would hang the load), its size checked first.
+	data, err := capsulefile.ReadIn(r.root, name, MaxFileBytes)
 	if err != nil {
 		return "", fmt.Errorf("%s %s: %w", kind, name, err)
-	}
-	defer f.Close()
-	info, err := f.Stat()
-	if err != nil {
-		return "", fmt.Errorf("%s %s: %w", kind, name, err)
-	}
-	if !info.Mode().IsRegular() {
-		return "", fmt.Errorf("%s %s: not a regular file", kind, name)
-	}
-	data, err := io.ReadAll(io.LimitReader(f, MaxFileBytes+1))
-	if err != nil {
-		return "", fmt.Errorf("%s %s: %w", kind, name, err)
-	}
-	if len(data) > MaxFileBytes {
-		return "", fmt.Errorf("%s %s: larger than %d bytes", kind, name, MaxFileBytes)
 	}
 	r.total += len(data)
 	if r.total > MaxKindBytes {

@@ -149,7 +149,7 @@ func TestMergeDataSegments(t *testing.T) {
 // memory is byte for byte the original's.
 func TestMergeDataSegmentsGoGuest(t *testing.T) {
 	f := loadHostile(t, Options{})
-	orig, _, err := readVerified(f.eng.m, f.eng.comp)
+	orig, err := readComponent(f.eng.m, f.eng.comp, 0)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -124,7 +124,7 @@ func (e *Engine) load(ctx context.Context) error {
 // file that fails the check is refused with the integrity error, even
 // when it also fails to compile.
 func (e *Engine) compile(ctx context.Context) (wazero.CompiledModule, string, error) {
-	wasm, err := readComponent(e.comp)
+	wasm, err := readComponent(e.m, e.comp, int64(e.rt.opts.MaxComponentBytes))
 	if err != nil {
 		return nil, "", err
 	}

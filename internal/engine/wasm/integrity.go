@@ -4,30 +4,48 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
-	"os"
 	"path/filepath"
 
 	"github.com/astrid-go/astrid/internal/capsulebuild"
+	"github.com/astrid-go/astrid/internal/capsulefile"
 	"github.com/astrid-go/astrid/manifest"
 )
 
-// readVerified reads the component's file and checks it (verify).
-func readVerified(m *manifest.Manifest, comp *manifest.Component) ([]byte, string, error) {
-	wasm, err := readComponent(comp)
-	if err != nil {
-		return nil, "", err
+// DefaultMaxComponentBytes is the largest component file read when
+// Options.MaxComponentBytes is zero. A Go capsule is a few MiB; this leaves
+// room for large ones while refusing a file that would exhaust memory.
+const DefaultMaxComponentBytes = 64 << 20
+
+// CheckComponent runs the loader's integrity check on m's executable
+// component, without compiling it: the file is read as the loader reads it
+// (readComponent) and checked against every hash that vouches for it
+// (verify). It returns the file's "sha256:<hex>". `astrid capsule check`
+// calls it, so that what it says loads is what load accepts.
+func CheckComponent(m *manifest.Manifest, maxBytes int64) (string, error) {
+	comp := m.ExecutableComponent()
+	if comp == nil {
+		return "", fmt.Errorf("capsule %s has no executable component", m.ID())
 	}
-	sum, err := verify(m, comp, wasm)
+	wasm, err := readComponent(m, comp, maxBytes)
 	if err != nil {
-		return nil, "", err
+		return "", err
 	}
-	return wasm, sum, nil
+	return verify(m, comp, wasm)
 }
 
 // readComponent reads the component's file, once: everything after works
-// on these bytes, so what is hashed is what is compiled.
-func readComponent(comp *manifest.Component) ([]byte, error) {
-	wasm, err := os.ReadFile(comp.Path)
+// on these bytes, so what is hashed is what is compiled. The file must be a
+// regular file inside the capsule directory, of at most maxBytes (zero:
+// DefaultMaxComponentBytes), checked before it is read (capsulefile).
+func readComponent(m *manifest.Manifest, comp *manifest.Component, maxBytes int64) ([]byte, error) {
+	if maxBytes <= 0 {
+		maxBytes = DefaultMaxComponentBytes
+	}
+	dir, name := m.Dir, comp.File
+	if dir == "" { // a manifest parsed without its directory names a path
+		dir, name = filepath.Dir(comp.Path), filepath.Base(comp.Path)
+	}
+	wasm, err := capsulefile.Read(dir, name, maxBytes)
 	if err != nil {
 		return nil, fmt.Errorf("read component %s: %w", comp.File, err)
 	}

@@ -37,6 +37,10 @@ type Options struct {
 	PoolSize int
 	// CallDeadline bounds one handler call.
 	CallDeadline time.Duration
+	// MaxComponentBytes is the largest component file that is read; a
+	// larger one is refused before it is read. Zero:
+	// DefaultMaxComponentBytes.
+	MaxComponentBytes int
 	// Ledger receives every call's guest time; nil counts nothing.
 	Ledger *ledger.Ledger
 	Logger *slog.Logger
