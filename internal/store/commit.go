@@ -39,8 +39,6 @@ func (s *Store) update(fn func(*bolt.Tx) error) error {
 	s.mu.Lock()
 	s.writers--
 	s.mu.Unlock()
-	// A failure to close the file after the commit does not take the
-	// write back; release logs it and Close returns it.
-	_ = s.release()
+	s.release()
 	return err
 }

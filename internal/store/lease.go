@@ -4,17 +4,23 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"time"
 
 	bolt "go.etcd.io/bbolt"
 	berrors "go.etcd.io/bbolt/errors"
 )
 
-// The file is opened when an operation needs it and closed as soon as no
-// operation in this process does, because bbolt holds its file lock for as
-// long as the file is open: a Store that kept it open would shut every other
-// astrid process on the same $ASTRID_HOME out for its whole lifetime.
-// Operations that overlap in one process share one open file (and writes
-// one commit, commit.go); docs/RATIONALE.md gives the cost of reopening.
+// The file is opened when an operation needs it and closed once no
+// operation in this process has needed it for idleLinger, because bbolt
+// holds its file lock for as long as the file is open: a Store that kept it
+// open would shut every other astrid process on the same $ASTRID_HOME out
+// for its whole lifetime. Operations that overlap in one process share one
+// open file (and writes one commit, commit.go); the linger lets a burst of
+// operations share it too, since opening and closing costs about as much as
+// a hundred reads (docs/RATIONALE.md).
+
+// idleLinger is how long the file stays open after the last operation.
+const idleLinger = 5 * time.Millisecond
 
 // acquire opens the file unless this process already has it open, waiting
 // up to s.timeout for another process's lock, and counts one more user.
@@ -24,6 +30,10 @@ func (s *Store) acquire() (*bolt.DB, error) {
 	defer s.mu.Unlock()
 	if s.closed {
 		return nil, fmt.Errorf("%s: %w", s.path, ErrClosed)
+	}
+	if s.lingering != nil {
+		s.lingering.Stop()
+		s.lingering = nil
 	}
 	if s.db == nil {
 		db, err := bolt.Open(s.path, 0o600, &bolt.Options{Timeout: s.timeout})
@@ -40,19 +50,40 @@ func (s *Store) acquire() (*bolt.DB, error) {
 	return s.db, nil
 }
 
-// release ends one user's lease and closes the file (releasing its lock)
-// when it was the last. A failure to close does not undo what the
-// operation committed, so operations do not report it as theirs: it is
-// logged, kept for Close, and returned for Open.
-func (s *Store) release() error {
+// release ends one user's lease; when it was the last, the file is closed
+// (releasing its lock) idleLinger later unless another operation comes.
+func (s *Store) release() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.users--
 	if s.users > 0 {
-		return nil
+		return
 	}
-	defer s.idle.Broadcast()
+	s.idle.Broadcast()
+	if s.closed {
+		s.closeFile()
+		return
+	}
+	var t *time.Timer
+	t = time.AfterFunc(idleLinger, func() {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		if s.lingering == t { // not stopped and replaced meanwhile
+			s.lingering = nil
+			s.closeFile()
+		}
+	})
+	s.lingering = t
+}
+
+// closeFile closes the open file, if any. A failure to close does not undo
+// what operations committed, so they do not report it as theirs: it is
+// logged and kept for Close. s.mu must be held and s.users be 0.
+func (s *Store) closeFile() {
 	db := s.db
+	if db == nil {
+		return
+	}
 	s.db = nil
 	if err := closeDB(db); err != nil {
 		err = fmt.Errorf("store: close %s: %w", s.path, err)
@@ -60,9 +91,7 @@ func (s *Store) release() error {
 		if s.releaseErr == nil {
 			s.releaseErr = err
 		}
-		return err
 	}
-	return nil
 }
 
 // closeDB is bbolt's Close; a test replaces it to see a failure reach Close.
@@ -74,7 +103,6 @@ func (s *Store) view(fn func(*bolt.Tx) error) error {
 	if err != nil {
 		return err
 	}
-	err = db.View(fn)
-	_ = s.release() // logged and kept for Close
-	return err
+	defer s.release()
+	return db.View(fn)
 }

@@ -36,7 +36,7 @@ type Options struct {
 
 // Store is the state database. It is safe for concurrent use, and by
 // several processes at once: the file is open (and its lock held) only
-// while an operation needs it (lease.go).
+// while operations need it (lease.go).
 type Store struct {
 	path    string
 	keyFile string
@@ -47,9 +47,10 @@ type Store struct {
 
 	mu         sync.Mutex
 	idle       *sync.Cond // signalled when users drops to 0; uses mu
-	db         *bolt.DB   // open while users > 0, nil otherwise
-	users      int        // operations between acquire and release
-	writers    int        // of those, writes (commit.go)
+	db         *bolt.DB    // open while users > 0 or lingering, nil otherwise
+	lingering  *time.Timer // closes the file after idleLinger without users
+	users      int         // operations between acquire and release
+	writers    int         // of those, writes (commit.go)
 	closed     bool
 	releaseErr error // the first failure to close the file, for Close
 }
@@ -73,10 +74,9 @@ func Open(path string, opts Options) (*Store, error) {
 		return nil, fmt.Errorf("store: open %w", err)
 	}
 	err = db.Update(initLayout)
-	if rerr := s.release(); err == nil {
-		err = rerr
-	}
+	s.release()
 	if err != nil {
+		_ = s.Close()
 		return nil, fmt.Errorf("store: open %s: %w", path, err)
 	}
 	return s, nil
@@ -122,6 +122,11 @@ func (s *Store) Close() error {
 	for s.users > 0 {
 		s.idle.Wait()
 	}
+	if s.lingering != nil {
+		s.lingering.Stop()
+		s.lingering = nil
+	}
+	s.closeFile()
 	err := s.releaseErr
 	s.mu.Unlock()
 
