@@ -46,7 +46,7 @@ type Store struct {
 	aead  cipher.AEAD // nil until the first secret operation loads the key
 
 	mu         sync.Mutex
-	idle       *sync.Cond // signalled when users drops to 0; uses mu
+	idle       *sync.Cond  // signalled when users drops to 0; uses mu
 	db         *bolt.DB    // open while users > 0 or lingering, nil otherwise
 	lingering  *time.Timer // closes the file after idleLinger without users
 	users      int         // operations between acquire and release
