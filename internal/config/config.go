@@ -11,8 +11,12 @@ import (
 type Config struct {
 	Limits       Limits   `toml:"limits"`
 	CallDeadline Duration `toml:"call_deadline"`
-	Egress       Egress   `toml:"egress"`
-	Log          Log      `toml:"log"`
+	// StoreLockWait bounds each wait for state.db while another astrid
+	// process is using it (internal/store holds the file only while it
+	// works on it).
+	StoreLockWait Duration `toml:"store_lock_wait"`
+	Egress        Egress   `toml:"egress"`
+	Log           Log      `toml:"log"`
 }
 
 // Limits are the kernel's resource limits (DESIGN §4 and §4b).
@@ -51,8 +55,9 @@ func Default() Config {
 			WasmMemoryMiB:     64,
 			CPUBudgetMsPerSec: 1000,
 		},
-		CallDeadline: Duration{5 * time.Minute},
-		Log:          Log{Level: "info"},
+		CallDeadline:  Duration{5 * time.Minute},
+		StoreLockWait: Duration{5 * time.Second},
+		Log:           Log{Level: "info"},
 	}
 }
 

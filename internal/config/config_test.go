@@ -29,6 +29,9 @@ func TestDefaultMatchesDesign(t *testing.T) {
 	if c.CallDeadline.Duration != 5*time.Minute {
 		t.Errorf("CallDeadline = %v, want 5m", c.CallDeadline)
 	}
+	if c.StoreLockWait.Duration != 5*time.Second {
+		t.Errorf("StoreLockWait = %v, want 5s", c.StoreLockWait)
+	}
 	if len(c.Egress.Allow) != 0 {
 		t.Errorf("Egress.Allow = %q, want empty", c.Egress.Allow)
 	}
@@ -67,6 +70,7 @@ func TestLoadFullFile(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "config.toml")
 	writeFile(t, path, `
 call_deadline = "90s"
+store_lock_wait = "250ms"
 
 [limits]
 route_budget_bytes = 8388608
@@ -99,9 +103,10 @@ level = "debug"
 			WasmMemoryMiB:     256,
 			CPUBudgetMsPerSec: 0,
 		},
-		CallDeadline: Duration{90 * time.Second},
-		Egress:       Egress{Allow: []string{"127.0.0.1:11434", "localhost:8080", "[::1]:9000", "10.0.0.0/8", "fd00::/8", "127.0.0.1:*"}},
-		Log:          Log{Level: "debug"},
+		CallDeadline:  Duration{90 * time.Second},
+		StoreLockWait: Duration{250 * time.Millisecond},
+		Egress:        Egress{Allow: []string{"127.0.0.1:11434", "localhost:8080", "[::1]:9000", "10.0.0.0/8", "fd00::/8", "127.0.0.1:*"}},
+		Log:           Log{Level: "debug"},
 	}
 	if !reflect.DeepEqual(c, want) {
 		t.Fatalf("Load =\n%+v\nwant\n%+v", c, want)
@@ -186,6 +191,11 @@ func TestLoadProblemsArePositioned(t *testing.T) {
 			name: "negative duration",
 			doc:  "call_deadline = \"-1s\"\n",
 			want: []string{"config.toml:1:1: call_deadline: must be a positive duration, got -1s"},
+		},
+		{
+			name: "zero store lock wait",
+			doc:  "store_lock_wait = \"0s\"\n",
+			want: []string{"config.toml:1:1: store_lock_wait: must be a positive duration, got 0s"},
 		},
 		{
 			name: "syntax error",
@@ -306,7 +316,7 @@ func TestSchemaListsEveryKey(t *testing.T) {
 		"call_deadline", "egress", "egress.allow", "limits", "limits.cpu_budget_ms_per_sec",
 		"limits.max_message_bytes", "limits.queue_depth", "limits.rate_burst_bytes",
 		"limits.rate_bytes_per_sec", "limits.route_budget_bytes", "limits.wasm_memory_mib",
-		"limits.wasm_pool_size", "log", "log.level",
+		"limits.wasm_pool_size", "log", "log.level", "store_lock_wait",
 	}
 	for _, k := range want {
 		if schema[k] == "" {

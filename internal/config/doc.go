@@ -9,6 +9,8 @@
 // config.toml, with every key at its default:
 //
 //	call_deadline = "5m"             # per call, Go duration syntax
+//	store_lock_wait = "5s"           # longest wait for state.db while another
+//	                                 # astrid process is using it
 //
 //	[limits]
 //	route_budget_bytes    = 4194304  # per subscription route

@@ -70,6 +70,9 @@ func (c Config) validate(file string, at map[string]written) error {
 	if c.CallDeadline.Duration <= 0 {
 		bad("call_deadline", "must be a positive duration, got %s", c.CallDeadline)
 	}
+	if c.StoreLockWait.Duration <= 0 {
+		bad("store_lock_wait", "must be a positive duration, got %s", c.StoreLockWait)
+	}
 	switch strings.ToLower(c.Log.Level) {
 	case "debug", "info", "warn", "error":
 	default:
