@@ -24,6 +24,24 @@ func astridProcess(home string, args ...string) *exec.Cmd {
 	return cmd
 }
 
+// pendingFIFO makes a FIFO in ws: a read_file of it waits inside the fs
+// capsule until the test writes to writer, and ends when writer is closed
+// (at the latest at cleanup). The write end is opened first because without
+// a writer a FIFO reads as empty at once.
+func pendingFIFO(t *testing.T, ws string) (path string, writer *os.File) {
+	t.Helper()
+	pipe := filepath.Join(ws, "pipe")
+	if err := syscall.Mkfifo(pipe, 0o600); err != nil {
+		t.Skipf("mkfifo: %v", err)
+	}
+	writer, err := os.OpenFile(pipe, os.O_RDWR, 0)
+	if err != nil {
+		t.Fatalf("open fifo: %v", err)
+	}
+	t.Cleanup(func() { _ = writer.Close() })
+	return pipe, writer
+}
+
 func exitStatus(t *testing.T, err error) int {
 	t.Helper()
 	var exit *exec.ExitError
@@ -47,15 +65,7 @@ func TestManyAstridProcessesShareOneHome(t *testing.T) {
 	}
 	// The long-lived process reads a FIFO, which waits inside the fs
 	// capsule until the test writes to it.
-	pipe := filepath.Join(ws, "pipe")
-	if err := syscall.Mkfifo(pipe, 0o600); err != nil {
-		t.Fatalf("mkfifo: %v", err)
-	}
-	writer, err := os.OpenFile(pipe, os.O_RDWR, 0)
-	if err != nil {
-		t.Fatalf("open fifo: %v", err)
-	}
-	defer writer.Close()
+	_, writer := pendingFIFO(t, ws)
 	long := astridProcess(home, "tool", "call", "read_file", `{"file_path":"pipe"}`, "--workspace", ws, "--timeout", "5m")
 	var longOut, longErr testutil.SyncBuffer
 	long.Stdout, long.Stderr = &longOut, &longErr
@@ -88,7 +98,9 @@ func TestManyAstridProcessesShareOneHome(t *testing.T) {
 	if _, err := writer.WriteString("from the fifo"); err != nil {
 		t.Fatal(err)
 	}
-	_ = writer.Close()
+	if err := writer.Close(); err != nil {
+		t.Fatal(err)
+	}
 	if code := exitStatus(t, long.Wait()); code != 0 || !strings.Contains(longOut.String(), "from the fifo") {
 		t.Errorf("the long-lived astrid: exit %d, stdout %q, stderr %s", code, longOut.String(), longErr.String())
 	}
