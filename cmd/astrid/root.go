@@ -22,6 +22,8 @@ const exitStoreBusy = 75
 func exitCode(err error) int {
 	var e exitError
 	switch {
+	case err == nil:
+		return 0
 	case errors.As(err, &e):
 		return e.code
 	case errors.Is(err, store.ErrInUse):

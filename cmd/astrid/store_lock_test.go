@@ -106,6 +106,22 @@ func TestManyAstridProcessesShareOneHome(t *testing.T) {
 	}
 }
 
+// holdStateDB opens home's state.db with bbolt directly, as an older astrid
+// or bbolt's own CLI would keep it, until the returned release.
+func holdStateDB(t *testing.T, home string) (release func()) {
+	t.Helper()
+	db, err := bolt.Open(filepath.Join(home, "state.db"), 0o600, &bolt.Options{Timeout: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = db.Close() })
+	return func() {
+		if err := db.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
 // A process that keeps the state database past store_lock_wait makes
 // astrid exit with its own status (75), naming the holder.
 func TestStoreHeldPastTheWaitExits75(t *testing.T) {
@@ -113,12 +129,7 @@ func TestStoreHeldPastTheWaitExits75(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(home, "config.toml"), []byte("store_lock_wait = \"200ms\"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	// bbolt held open, as an older astrid or bbolt's own CLI would.
-	db, err := bolt.Open(filepath.Join(home, "state.db"), 0o600, &bolt.Options{Timeout: time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	release := holdStateDB(t, home)
 
 	cmd := astridProcess(home, "tool", "call", "read_file", `{"file_path":"a.txt"}`, "--workspace", ws)
 	out, err := cmd.CombinedOutput()
@@ -136,14 +147,30 @@ func TestStoreHeldPastTheWaitExits75(t *testing.T) {
 		}
 	}
 
-	if err := db.Close(); err != nil {
-		t.Fatal(err)
-	}
+	release()
 	if err := os.WriteFile(filepath.Join(ws, "a.txt"), []byte("hi"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	out, err = astridProcess(home, "tool", "call", "read_file", `{"file_path":"a.txt"}`, "--workspace", ws).CombinedOutput()
 	if code := exitStatus(t, err); code != 0 {
 		t.Errorf("astrid after the holder let go: exit %d; output:\n%s", code, out)
+	}
+}
+
+// capsule env set, which opens the store itself, waits store_lock_wait and
+// exits 75 the same way.
+func TestCapsuleEnvSetWhileStoreHeldExits75(t *testing.T) {
+	home := astridHome(t)
+	if err := os.WriteFile(filepath.Join(home, "config.toml"), []byte("store_lock_wait = \"100ms\"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	release := holdStateDB(t, home)
+	_, errOut, code := runAstrid(t, "alice", "capsule", "env", "set", "svc", "NAME")
+	if code != exitStoreBusy || !strings.Contains(errOut, "for longer than 100ms: database is in use") {
+		t.Fatalf("capsule env set while state.db is held: exit %d, stderr %q; want %d and the wait named", code, errOut, exitStoreBusy)
+	}
+	release()
+	if _, errOut, code := runAstrid(t, "alice", "capsule", "env", "set", "svc", "NAME"); code != 0 {
+		t.Fatalf("capsule env set after the holder let go: exit %d, stderr %q", code, errOut)
 	}
 }
