@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"sync/atomic"
 	"testing"
+	"time"
 )
 
 func benchStore(b *testing.B) *Store {
@@ -96,4 +97,39 @@ func BenchmarkSecretGet(b *testing.B) {
 			b.Fatal(ok, err)
 		}
 	}
+}
+
+// BenchmarkKVSetContended measures durable writes from two Stores on one
+// file, as two processes on one $ASTRID_HOME have (flock treats two opens
+// in one process as two holders): each write may first wait for the other
+// Store to let go of the file.
+func BenchmarkKVSetContended(b *testing.B) {
+	path := filepath.Join(b.TempDir(), "state.db")
+	var kvs [2]*KV
+	for i := range kvs {
+		s, err := Open(path, Options{Timeout: time.Minute})
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { _ = s.Close() })
+		kvs[i] = s.KV("default", "bench")
+	}
+	value := make([]byte, 256)
+	var next atomic.Int64
+	var done [2]atomic.Int64
+	b.SetParallelism(1) // one goroutine per Store on two cores
+	b.RunParallel(func(pb *testing.PB) {
+		n := next.Add(1) % 2
+		i := 0
+		for pb.Next() {
+			if err := kvs[n].Set("key-"+strconv.Itoa(i%1024), value); err != nil {
+				b.Fatal(err)
+			}
+			done[n].Add(1)
+			i++
+		}
+	})
+	// The fairness: the share of the writes the less lucky Store made
+	// (0.5 is fair, 0 is one Store starving the other).
+	b.ReportMetric(float64(min(done[0].Load(), done[1].Load()))/float64(b.N), "share-of-slower")
 }

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 )
 
 // Several processes with the same database open at the same time all
@@ -71,5 +72,60 @@ func TestManyProcessesShareOneFile(t *testing.T) {
 		if err != nil || len(keys) != sharedKeys {
 			t.Errorf("process %d's namespace has %d keys, %v; want %d", i, len(keys), err, sharedKeys)
 		}
+	}
+}
+
+// A Store kept busy without a pause does not shut another one out: it gives
+// up the file after its tenure, and the other gets a turn well within its
+// wait. Two Stores on one file stand for two processes (flock treats two
+// opens in one process as two holders).
+func TestBusyStoreGivesOthersATurn(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "state.db")
+	busy, err := Open(path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer busy.Close()
+	// The other's wait is far beyond a tenure; without tenures the busy
+	// Store would keep the file until the test ends.
+	other, err := Open(path, Options{Timeout: 2 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+
+	stop := make(chan struct{})
+	busyErr := make(chan error, 1)
+	started := make(chan struct{})
+	go func() {
+		kv := busy.KV("default", "busy")
+		for i := 0; ; i++ {
+			if i == 3 {
+				close(started)
+			}
+			select {
+			case <-stop:
+				busyErr <- nil
+				return
+			default:
+			}
+			if err := kv.Set(strconv.Itoa(i%64), []byte("x")); err != nil {
+				busyErr <- err
+				return
+			}
+		}
+	}()
+	<-started // the busy Store has the file
+	kv := other.KV("default", "other")
+	for i := range 5 {
+		if err := kv.Set(strconv.Itoa(i), []byte("y")); err != nil {
+			close(stop)
+			<-busyErr
+			t.Fatalf("write %d beside a busy Store: %v", i, err)
+		}
+	}
+	close(stop)
+	if err := <-busyErr; err != nil {
+		t.Fatalf("the busy Store: %v", err)
 	}
 }

@@ -48,6 +48,8 @@ type Store struct {
 	mu         sync.Mutex
 	idle       *sync.Cond  // signalled when users drops to 0; uses mu
 	db         *bolt.DB    // open while users > 0 or lingering, nil otherwise
+	openedAt   time.Time   // when db was opened: its tenure (lease.go)
+	yieldUntil time.Time   // after a tenure, no reopening before this
 	lingering  *time.Timer // closes the file after idleLinger without users
 	users      int         // operations between acquire and release
 	writers    int         // of those, writes (commit.go)
