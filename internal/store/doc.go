@@ -14,9 +14,10 @@
 // committed and fsynced: what a caller saw succeed survives kill -9 and a
 // power cut. Writes that overlap in one process share a commit (bbolt's
 // DB.Batch). The file, and with it bbolt's lock, is open only while
-// operations use it (and 5 ms after), so several processes (astrid
-// commands, a daemon) share one $ASTRID_HOME; an operation waits for
-// another process's lock up to Options.Timeout (config store_lock_wait).
+// operations use it (and 5 ms after; a busy Store gives it up every 250 ms
+// for a turn of others), so several processes (astrid commands, a daemon)
+// share one $ASTRID_HOME; an operation waits for another process's lock up
+// to Options.Timeout (config store_lock_wait), then fails with ErrInUse.
 //
 // # Bucket layout
 //
