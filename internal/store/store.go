@@ -61,7 +61,8 @@ type Store struct {
 // a Store over it. If another process holds the file for longer than
 // opts.Timeout, Open fails with an error wrapping ErrInUse that names the
 // file and, where the OS tells, the holder. Open does not keep the file
-// open: each operation takes the lock for as long as it runs.
+// open: operations take the lock while they run, and briefly after
+// (lease.go).
 func Open(path string, opts Options) (*Store, error) {
 	if opts.Timeout <= 0 {
 		opts.Timeout = DefaultTimeout
