@@ -1,11 +1,12 @@
 package manifest
 
 import (
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/astrid-go/astrid/internal/testutil"
 )
 
 // conformanceDir holds upstream's manifests and EXPECTED.md, beside the
@@ -14,10 +15,7 @@ const conformanceDir = "../../shared/conformance/manifests"
 
 func loadConformance(t *testing.T, name string) (*Manifest, Diagnostics) {
 	t.Helper()
-	path := filepath.Join(conformanceDir, name)
-	if _, err := os.Stat(path); err != nil {
-		t.Skipf("conformance corpus not present (%v); these outcomes are checked where ../shared/conformance/manifests exists", err)
-	}
+	path := testutil.NeedShared(t, filepath.Join(conformanceDir, name))
 	m, diags := Load(path)
 	if m == nil {
 		t.Fatalf("Load(%s) = nil manifest: %v", name, diags)

@@ -4,10 +4,11 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/astrid-go/astrid/internal/testutil"
 )
 
 const conformanceDir = "../../../shared/conformance/manifests"
@@ -35,11 +36,7 @@ func runCheck(t *testing.T, args ...string) (string, int) {
 
 func conformance(t *testing.T, name string) string {
 	t.Helper()
-	p := filepath.Join(conformanceDir, name)
-	if _, err := os.Stat(p); err != nil {
-		t.Skipf("conformance corpus not present: %v", err)
-	}
-	return p
+	return testutil.NeedShared(t, filepath.Join(conformanceDir, name))
 }
 
 func TestCapsuleCheckConformance(t *testing.T) {

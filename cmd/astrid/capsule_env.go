@@ -60,7 +60,11 @@ The capsule sees the new value the next time it loads.`,
 			if err := checkEnvValue(def, value); err != nil {
 				return fmt.Errorf("capsule %s: %s: %w", id, key, err)
 			}
-			st, err := store.Open(config.Layout(home).State, store.Options{})
+			cfg, err := config.Load(config.Layout(home).Config)
+			if err != nil {
+				return err
+			}
+			st, err := store.Open(config.Layout(home).State, store.Options{Timeout: cfg.StoreLockWait.Duration})
 			if err != nil {
 				return err
 			}

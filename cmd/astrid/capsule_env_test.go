@@ -23,17 +23,13 @@ func runAstrid(t *testing.T, stdin string, args ...string) (string, string, int)
 	root.SetErr(&errOut)
 	root.SetArgs(args)
 	err := root.Execute()
-	code := 0
 	if err != nil {
 		var e exitError
 		if !errors.As(err, &e) {
-			errOut.WriteString(err.Error())
-			code = 1
-		} else {
-			code = e.code
+			errOut.WriteString(err.Error()) // what main prints
 		}
 	}
-	return out.String(), errOut.String(), code
+	return out.String(), errOut.String(), exitCode(err)
 }
 
 // astridHome points $ASTRID_HOME at a fresh directory with one installed

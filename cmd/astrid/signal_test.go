@@ -6,7 +6,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -29,27 +28,16 @@ func TestMain(m *testing.M) {
 func TestInterruptDuringAToolCallUnloadsCleanly(t *testing.T) {
 	home := t.TempDir()
 	ws := t.TempDir()
-	// Reading a FIFO waits inside the fs capsule until someone writes: the
-	// call is still pending when the signal comes. The test holds the write
-	// end open (without a writer a FIFO reads as empty at once).
-	pipe := filepath.Join(ws, "pipe")
-	if err := syscall.Mkfifo(pipe, 0o600); err != nil {
-		t.Skipf("mkfifo: %v", err)
-	}
-	writer, err := os.OpenFile(pipe, os.O_RDWR, 0)
-	if err != nil {
-		t.Fatalf("open fifo: %v", err)
-	}
-	defer writer.Close()
-	cmd := exec.Command(os.Args[0], "tool", "call", "read_file", `{"file_path":"pipe"}`, "--workspace", ws, "--timeout", "5m")
-	cmd.Env = append(os.Environ(), "ASTRID_TEST_RUN_MAIN=1", "ASTRID_HOME="+home)
+	// The call is still pending when the signal comes.
+	pipe, _ := pendingFIFO(t, ws)
+	cmd := astridProcess(home, "tool", "call", "read_file", `{"file_path":"`+filepath.Base(pipe)+`"}`, "--workspace", ws, "--timeout", "5m")
 	var stderr testutil.SyncBuffer
 	cmd.Stderr = &stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
 	defer func() { _ = cmd.Process.Kill() }()
-	// Wait until the kernel is up (the state database exists and is held).
+	// Wait until the kernel is up (the state database exists).
 	db := filepath.Join(home, "state.db")
 	for deadline := time.Now().Add(30 * time.Second); ; {
 		if _, err := os.Stat(db); err == nil {
@@ -66,6 +54,7 @@ func TestInterruptDuringAToolCallUnloadsCleanly(t *testing.T) {
 	}
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
+	var err error
 	select {
 	case err = <-done:
 	case <-time.After(30 * time.Second):

@@ -87,7 +87,8 @@ and prints the tool's result. The router forwards the call to the capsule that p
 the tool; every file or network effect is checked against that capsule's grants.
 
 Exit status: 0 on success, 1 when the tool answered is_error (or nobody provides it),
-2 on a timeout or a usage error, 130 when interrupted (Ctrl-C cancels the call and unloads
+2 on a timeout or a usage error, 75 when another astrid process kept the state database
+busy past store_lock_wait, 130 when interrupted (Ctrl-C cancels the call and unloads
 every capsule before exiting).`,
 		Example: `  astrid tool call read_file '{"file_path":"README.md"}'
   astrid tool call list_directory '{"dir_path":"."}' --workspace /tmp/project

@@ -16,6 +16,10 @@ type Config struct {
 	MCPHandshakeTimeout Duration `toml:"mcp_handshake_timeout"`
 	Egress              Egress   `toml:"egress"`
 	Log                 Log      `toml:"log"`
+	// StoreLockWait bounds each wait for state.db while another astrid
+	// process is using it (internal/store holds the file only while it
+	// works on it).
+	StoreLockWait Duration `toml:"store_lock_wait"`
 }
 
 // Limits are the kernel's resource limits (DESIGN §4 and §4b).
@@ -61,6 +65,7 @@ func Default() Config {
 		CallDeadline:        Duration{5 * time.Minute},
 		MCPHandshakeTimeout: Duration{30 * time.Second},
 		Log:                 Log{Level: "info"},
+		StoreLockWait:       Duration{5 * time.Second},
 	}
 }
 

@@ -33,6 +33,9 @@ func TestDefaultMatchesDesign(t *testing.T) {
 	if c.MCPHandshakeTimeout.Duration != 30*time.Second {
 		t.Errorf("MCPHandshakeTimeout = %v, want 30s", c.MCPHandshakeTimeout)
 	}
+	if c.StoreLockWait.Duration != 5*time.Second {
+		t.Errorf("StoreLockWait = %v, want 5s", c.StoreLockWait)
+	}
 	if len(c.Egress.Allow) != 0 {
 		t.Errorf("Egress.Allow = %q, want empty", c.Egress.Allow)
 	}
@@ -72,6 +75,7 @@ func TestLoadFullFile(t *testing.T) {
 	writeFile(t, path, `
 call_deadline = "90s"
 mcp_handshake_timeout = "5s"
+store_lock_wait = "250ms"
 
 [limits]
 route_budget_bytes = 8388608
@@ -110,6 +114,7 @@ level = "debug"
 		MCPHandshakeTimeout: Duration{5 * time.Second},
 		Egress:              Egress{Allow: []string{"127.0.0.1:11434", "localhost:8080", "[::1]:9000", "10.0.0.0/8", "fd00::/8", "127.0.0.1:*"}},
 		Log:                 Log{Level: "debug"},
+		StoreLockWait:       Duration{250 * time.Millisecond},
 	}
 	if !reflect.DeepEqual(c, want) {
 		t.Fatalf("Load =\n%+v\nwant\n%+v", c, want)
@@ -194,6 +199,11 @@ func TestLoadProblemsArePositioned(t *testing.T) {
 			name: "negative duration",
 			doc:  "call_deadline = \"-1s\"\n",
 			want: []string{"config.toml:1:1: call_deadline: must be a positive duration, got -1s"},
+		},
+		{
+			name: "zero store lock wait",
+			doc:  "store_lock_wait = \"0s\"\n",
+			want: []string{"config.toml:1:1: store_lock_wait: must be a positive duration, got 0s"},
 		},
 		{
 			name: "syntax error",
@@ -315,6 +325,7 @@ func TestSchemaListsEveryKey(t *testing.T) {
 		"limits.max_message_bytes", "limits.queue_depth", "limits.rate_burst_bytes",
 		"limits.rate_bytes_per_sec", "limits.route_budget_bytes", "limits.wasm_memory_mib",
 		"limits.wasm_pool_size", "log", "log.level", "limits.max_component_bytes", "mcp_handshake_timeout",
+		"store_lock_wait",
 	}
 	for _, k := range want {
 		if schema[k] == "" {

@@ -12,6 +12,8 @@
 //	mcp_handshake_timeout = "30s"    # start + initialize of one MCP server;
 //	                                 # a command waits for it only when it
 //	                                 # needs that server's capsule
+//	store_lock_wait = "5s"           # longest wait for state.db while another
+//	                                 # astrid process is using it
 //
 //	[limits]
 //	route_budget_bytes    = 4194304  # per subscription route

@@ -74,6 +74,9 @@ func (c Config) validate(file string, at map[string]written) error {
 	if c.MCPHandshakeTimeout.Duration <= 0 {
 		bad("mcp_handshake_timeout", "must be a positive duration, got %s", c.MCPHandshakeTimeout)
 	}
+	if c.StoreLockWait.Duration <= 0 {
+		bad("store_lock_wait", "must be a positive duration, got %s", c.StoreLockWait)
+	}
 	switch strings.ToLower(c.Log.Level) {
 	case "debug", "info", "warn", "error":
 	default:

@@ -94,7 +94,7 @@ func Boot(ctx context.Context, opts Options) (*Kernel, error) {
 		log = slog.Default()
 	}
 	cfg := opts.Config
-	st, err := store.Open(filepath.Join(opts.Home, "state.db"), store.Options{})
+	st, err := store.Open(filepath.Join(opts.Home, "state.db"), store.Options{Timeout: cfg.StoreLockWait.Duration})
 	if err != nil {
 		return nil, fmt.Errorf("kernel: %w", err)
 	}

@@ -6,7 +6,18 @@
 // It must not decide who may touch which namespace (internal/host hands a
 // capsule only its own KV view for the invoking principal), must not know
 // about capsules' manifests, and must never block forever: the file is
-// opened with a timeout and a second opener gets ErrInUse.
+// opened with a timeout, and a lock held elsewhere past it is ErrInUse.
+//
+// # Promises
+//
+// A write (Set, Delete, ClearPrefix, a secret's Set) returns only once it is
+// committed and fsynced: what a caller saw succeed survives kill -9 and a
+// power cut. Writes that overlap in one process share a commit (bbolt's
+// DB.Batch). The file, and with it bbolt's lock, is open only while
+// operations use it (and 5 ms after; a busy Store gives it up every 250 ms
+// for a turn of others), so several processes (astrid commands, a daemon)
+// share one $ASTRID_HOME; an operation waits for another process's lock up
+// to Options.Timeout (config store_lock_wait), then fails with ErrInUse.
 //
 // # Bucket layout
 //

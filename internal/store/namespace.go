@@ -14,13 +14,12 @@ import (
 type namespace struct {
 	s     *Store
 	path  [][]byte
-	key   string // the path joined by NUL: the write-behind buffer's key
 	label string // for errors: "kv alice/fs", "secrets fs"
 	err   error  // a bad id: every operation returns it
 }
 
 func newNamespace(s *Store, label string, err error, path ...string) namespace {
-	ns := namespace{s: s, label: label, err: err, key: strings.Join(path, "\x00")}
+	ns := namespace{s: s, label: label, err: err}
 	for _, p := range path {
 		ns.path = append(ns.path, []byte(p))
 	}
@@ -61,12 +60,9 @@ func (ns namespace) createBucket(tx *bolt.Tx) (*bolt.Bucket, error) {
 // get returns a copy of the value (bbolt's slices die with the transaction).
 // Existence is decided by the cursor, so an empty value is found, not missed.
 func (ns namespace) get(key string) ([]byte, bool, error) {
-	if v, found, known := ns.s.bufferedGet(ns, key); known {
-		return v, found, nil
-	}
 	var out []byte
 	var found bool
-	err := ns.s.db.View(func(tx *bolt.Tx) error {
+	err := ns.s.view(func(tx *bolt.Tx) error {
 		b := ns.bucket(tx)
 		if b == nil {
 			return nil
@@ -83,10 +79,6 @@ func (ns namespace) get(key string) ([]byte, bool, error) {
 }
 
 func (ns namespace) put(key string, value []byte) error {
-	if ns.s.buffered() {
-		ns.s.bufferPut(ns, key, value)
-		return nil
-	}
 	return ns.s.update(func(tx *bolt.Tx) error {
 		b, err := ns.createBucket(tx)
 		if err != nil {
@@ -97,10 +89,6 @@ func (ns namespace) put(key string, value []byte) error {
 }
 
 func (ns namespace) delete(key string) error {
-	if ns.s.buffered() {
-		ns.s.bufferDelete(ns, key)
-		return nil
-	}
 	return ns.s.update(func(tx *bolt.Tx) error {
 		b := ns.bucket(tx)
 		if b == nil {
@@ -113,11 +101,8 @@ func (ns namespace) delete(key string) error {
 // keys lists keys with prefix in byte order, which for UTF-8 is code point
 // order.
 func (ns namespace) keys(prefix string) ([]string, error) {
-	if err := ns.s.flushBuffered(); err != nil {
-		return nil, err
-	}
 	var out []string
-	err := ns.s.db.View(func(tx *bolt.Tx) error {
+	err := ns.s.view(func(tx *bolt.Tx) error {
 		b := ns.bucket(tx)
 		if b == nil {
 			return nil
@@ -129,11 +114,9 @@ func (ns namespace) keys(prefix string) ([]string, error) {
 }
 
 func (ns namespace) clearPrefix(prefix string) (int, error) {
-	if err := ns.s.flushBuffered(); err != nil {
-		return 0, err
-	}
 	var n int
 	err := ns.s.update(func(tx *bolt.Tx) error {
+		n = 0 // update may run this more than once
 		b := ns.bucket(tx)
 		if b == nil {
 			return nil

@@ -99,10 +99,7 @@ func TestSecretPlaintextNotOnDisk(t *testing.T) {
 // of the database could.
 func rawUpdate(t *testing.T, s *Store, fn func(secrets *bolt.Bucket) error) {
 	t.Helper()
-	if err := s.Flush(); err != nil { // buffered writes first, as a copy taken now would hold them
-		t.Fatal(err)
-	}
-	err := s.db.Update(func(tx *bolt.Tx) error { return fn(tx.Bucket(bucketSecrets)) })
+	err := s.update(func(tx *bolt.Tx) error { return fn(tx.Bucket(bucketSecrets)) })
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,20 +2,17 @@ package store
 
 import (
 	"crypto/cipher"
-	"errors"
 	"fmt"
 	"path/filepath"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
-	berrors "go.etcd.io/bbolt/errors"
 )
 
-// DefaultTimeout is how long Open waits for the file lock before giving up
-// with ErrInUse.
-const DefaultTimeout = time.Second
+// DefaultTimeout is how long an operation waits for the file lock while
+// another process holds it, before giving up with ErrInUse.
+const DefaultTimeout = 5 * time.Second
 
 // formatVersion is the bucket layout this code reads and writes (doc.go).
 const formatVersion = "1"
@@ -30,43 +27,42 @@ var (
 
 // Options tune Open. The zero value is usable.
 type Options struct {
-	// Timeout bounds the wait for the file lock; 0 means DefaultTimeout.
+	// Timeout bounds each wait for the file lock (Open's and every
+	// operation's) while another process holds it; 0 means DefaultTimeout.
 	Timeout time.Duration
 	// KeyFile is the secrets key; "" means secrets.key beside the database.
 	KeyFile string
-	// SyncInterval is the group commit window: writes are committed at
-	// once (readers see them, a crash of the process loses nothing) and
-	// flushed to stable storage at most this long afterwards, so that a
-	// write does not wait for the disk. 0 means DefaultSyncInterval; a
-	// negative value flushes every write before it returns.
-	SyncInterval time.Duration
 }
 
-// DefaultSyncInterval bounds what a power loss or OS crash can take back.
-const DefaultSyncInterval = 100 * time.Millisecond
-
-// Store is an open state database. It is safe for concurrent use.
+// Store is the state database. It is safe for concurrent use, and by
+// several processes at once: the file is open (and its lock held) only
+// while operations need it (lease.go).
 type Store struct {
-	db      *bolt.DB
 	path    string
 	keyFile string
+	timeout time.Duration
 
 	keyMu sync.Mutex
 	aead  cipher.AEAD // nil until the first secret operation loads the key
 
-	dirty   atomic.Bool
-	stop    chan struct{}
-	flushed sync.WaitGroup
-
-	pmu      sync.Mutex
-	pending  map[string]*pendingNS // buffered writes, by namespace
-	flushing map[string]*pendingNS // the batch being written, still readable
-	flushMu  sync.Mutex
+	mu         sync.Mutex
+	idle       *sync.Cond  // signalled when users drops to 0; uses mu
+	db         *bolt.DB    // open while users > 0 or lingering, nil otherwise
+	openedAt   time.Time   // when db was opened: its tenure (lease.go)
+	yieldUntil time.Time   // after a tenure, no reopening before this
+	lingering  *time.Timer // closes the file after idleLinger without users
+	users      int         // operations between acquire and release
+	writers    int         // of those, writes (commit.go)
+	closed     bool
+	releaseErr error // the first failure to close the file, for Close
 }
 
-// Open opens (creating it 0600 if needed) the database at path. If another
-// opener holds the file, Open fails within opts.Timeout with an error
-// wrapping ErrInUse that names the file and, where the OS tells, the holder.
+// Open checks (creating it 0600 if needed) the database at path and returns
+// a Store over it. If another process holds the file for longer than
+// opts.Timeout, Open fails with an error wrapping ErrInUse that names the
+// file and, where the OS tells, the holder. Open does not keep the file
+// open: operations take the lock while they run, and briefly after
+// (lease.go).
 func Open(path string, opts Options) (*Store, error) {
 	if opts.Timeout <= 0 {
 		opts.Timeout = DefaultTimeout
@@ -74,53 +70,19 @@ func Open(path string, opts Options) (*Store, error) {
 	if opts.KeyFile == "" {
 		opts.KeyFile = filepath.Join(filepath.Dir(path), "secrets.key")
 	}
-	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: opts.Timeout})
-	if errors.Is(err, berrors.ErrTimeout) {
-		return nil, fmt.Errorf("store: open %s: %s: %w", path, lockHolder(path), ErrInUse)
-	}
+	s := &Store{path: path, keyFile: opts.KeyFile, timeout: opts.Timeout}
+	s.idle = sync.NewCond(&s.mu)
+	db, err := s.acquire()
 	if err != nil {
+		return nil, fmt.Errorf("store: open %w", err)
+	}
+	err = db.Update(initLayout)
+	s.release()
+	if err != nil {
+		_ = s.Close()
 		return nil, fmt.Errorf("store: open %s: %w", path, err)
-	}
-	if err := db.Update(initLayout); err != nil {
-		_ = db.Close()
-		return nil, fmt.Errorf("store: open %s: %w", path, err)
-	}
-	s := &Store{db: db, path: path, keyFile: opts.KeyFile, pending: map[string]*pendingNS{}}
-	if opts.SyncInterval == 0 {
-		opts.SyncInterval = DefaultSyncInterval
-	}
-	if opts.SyncInterval > 0 {
-		db.NoSync = true
-		s.stop = make(chan struct{})
-		s.flushed.Add(1)
-		go s.flushLoop(opts.SyncInterval)
 	}
 	return s, nil
-}
-
-// update runs a write transaction and marks the file for the next flush.
-func (s *Store) update(fn func(*bolt.Tx) error) error {
-	err := s.db.Update(fn)
-	if err == nil && s.db.NoSync {
-		s.dirty.Store(true)
-	}
-	return err
-}
-
-// flushLoop is the group commit: one fsync per interval for all the writes
-// made in it.
-func (s *Store) flushLoop(interval time.Duration) {
-	defer s.flushed.Done()
-	t := time.NewTicker(interval)
-	defer t.Stop()
-	for {
-		select {
-		case <-s.stop:
-			return
-		case <-t.C:
-			s.flush()
-		}
-	}
 }
 
 // initLayout creates the top-level buckets of a new file and refuses a file
@@ -149,22 +111,30 @@ func initLayout(tx *bolt.Tx) error {
 // Path is the database file.
 func (s *Store) Path() string { return s.path }
 
-// Close releases the file lock and forgets the secrets key.
+// Close waits for operations in flight, forgets the secrets key, and
+// returns the first error met closing the file since Open (a write that
+// returned nil was committed before that error). Operations after Close
+// fail with ErrClosed.
 func (s *Store) Close() error {
-	if s.stop != nil {
-		select {
-		case <-s.stop:
-		default:
-			close(s.stop)
-		}
-		s.flushed.Wait()
-		s.flush()
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return nil
 	}
+	s.closed = true
+	for s.users > 0 {
+		s.idle.Wait()
+	}
+	if s.lingering != nil {
+		s.lingering.Stop()
+		s.lingering = nil
+	}
+	s.closeFile()
+	err := s.releaseErr
+	s.mu.Unlock()
+
 	s.keyMu.Lock()
 	s.aead = nil
 	s.keyMu.Unlock()
-	if err := s.db.Close(); err != nil {
-		return fmt.Errorf("store: close %s: %w", s.path, err)
-	}
-	return nil
+	return err
 }
