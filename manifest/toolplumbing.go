@@ -54,7 +54,7 @@ func (v PlumbingViolation) Error() string {
 func ToolPlumbingViolations(publish, interceptors, tools []string) []PlumbingViolation {
 	own := slices.Clone(tools)
 	for _, p := range interceptors {
-		if name, ok := exactToolTopic(p); ok {
+		if name, ok := ipc.ToolNameFromExecuteTopic(p); ok {
 			own = append(own, name)
 		}
 	}
@@ -69,7 +69,7 @@ func ToolPlumbingViolations(publish, interceptors, tools []string) []PlumbingVio
 		// consumer's topic, not plumbing. A wildcard reaching it is still
 		// refused, as it reaches other capsules' tools too.
 		consumer := p == plumbingConsolidated
-		if name, ok := exactToolTopic(p); !consumer && !(ok && slices.Contains(own, name)) && overlaps(p, ipc.InterceptorMatcher, plumbingExecute) {
+		if name, ok := ipc.ToolNameFromExecuteTopic(p); !consumer && !(ok && slices.Contains(own, name)) && overlaps(p, ipc.InterceptorMatcher, plumbingExecute) {
 			reaches = append(reaches, "tool.v1.execute.<name> of tools it does not provide (calls on their way to another capsule's tool)")
 		}
 		if overlaps(p, ipc.InterceptorMatcher, plumbingResult) {
@@ -99,17 +99,6 @@ func ToolPlumbingViolations(publish, interceptors, tools []string) []PlumbingVio
 
 func overlaps(p string, m ipc.Matcher, family string) bool {
 	return ipc.ValidatePattern(p) == nil && ipc.PatternsOverlap(p, m, family, ipc.InterceptorMatcher)
-}
-
-// exactToolTopic returns name when pattern is exactly tool.v1.execute.<name>
-// for a valid tool name other than "result" (that topic is the consolidated
-// answer, no tool's).
-func exactToolTopic(pattern string) (string, bool) {
-	name, ok := strings.CutPrefix(pattern, ipc.ToolExecuteTopic(""))
-	if !ok || pattern == plumbingConsolidated || ipc.ValidateToolName(name) != nil {
-		return "", false
-	}
-	return name, true
 }
 
 // checkToolPlumbing refuses, at their keys, the [publish] and interceptor

@@ -135,6 +135,11 @@ func (call *Call) Interceptors(topic string) ([]string, error) {
 	if err := ipc.ValidateTopic(topic); err != nil {
 		return nil, hostapi.Errorf(hostapi.CodeInvalid, "interceptors", "%v", err)
 	}
+	if _, ok := ipc.ToolNameFromExecuteTopic(topic); ok {
+		// A tool's providers are the exact interceptors of its topic
+		// (DESIGN §4c): the router asks this to know who may answer.
+		return call.c.deps.Dispatcher.ExactInterceptors(topic), nil
+	}
 	return call.c.deps.Dispatcher.Interceptors(topic), nil
 }
 

@@ -140,11 +140,23 @@ func (c *ToolClient) Call(ctx context.Context, callID, name string, args json.Ra
 		if res.UnmarshalJSON(ipc.GuestBytes(d.Envelope.Payload)) != nil || res.CallID != callID {
 			continue
 		}
+		if !c.k.consolidates(d.Envelope.SourceID) {
+			// Anyone with a [publish] grant for the topic could answer
+			// every call; only tool plumbing may (DESIGN §4c).
+			c.k.log.Warn("tool result refused: its source does not hold tool_middleware", "source", d.Envelope.SourceID, "call_id", callID, "tool", name)
+			continue
+		}
 		if res.Result.CallID == "" {
 			res.Result.CallID = callID
 		}
 		return res.Result, nil
 	}
+}
+
+// consolidates reports whether source may publish consolidated tool
+// results: the kernel itself, or a loaded capsule holding tool_middleware.
+func (k *Kernel) consolidates(source string) bool {
+	return source == ipc.KernelSourceID || k.Registry.HoldsToolMiddleware(source)
 }
 
 // plainCaller is the client's identity without its Runner, for publishes

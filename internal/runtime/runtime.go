@@ -289,7 +289,12 @@ func (r *Runtime) load(ctx context.Context, c *Candidate, f EngineFactory) (err 
 		undo()
 		return err
 	}
-	if err := r.opts.Dispatcher.Register(aclOf(m, surface), comp); err != nil {
+	acl := aclOf(m, surface)
+	if err := plumbingGranted(m, acl); err != nil {
+		undo()
+		return err
+	}
+	if err := r.opts.Dispatcher.Register(acl, comp); err != nil {
 		undo()
 		return err
 	}

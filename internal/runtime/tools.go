@@ -1,10 +1,11 @@
 package runtime
 
 import (
+	"errors"
 	"slices"
-	"strings"
 
 	"github.com/astrid-go/astrid/internal/capsule"
+	"github.com/astrid-go/astrid/internal/dispatch"
 	"github.com/astrid-go/astrid/ipc"
 	"github.com/astrid-go/astrid/manifest"
 )
@@ -23,16 +24,32 @@ func toolNames(m *manifest.Manifest, s capsule.Surface) []string {
 		add(t.Name)
 	}
 	for _, i := range append(m.Interceptors(), s.Interceptors...) {
-		add(toolOfPattern(i.Pattern))
+		name, _ := ipc.ToolNameFromExecuteTopic(i.Pattern)
+		add(name)
 	}
 	slices.Sort(out)
 	return out
 }
 
-func toolOfPattern(pattern string) string {
-	name, ok := strings.CutPrefix(pattern, ipc.ToolExecuteTopic(""))
-	if !ok || pattern == ipc.ToolExecuteResultTopic || ipc.ValidateToolName(name) != nil {
-		return ""
+// plumbingGranted applies the manifest's tool-plumbing rule (DESIGN §4c) to
+// the ACL the capsule is about to get, engines' additions included, so that
+// it holds for every engine and for a manifest whose diagnostics a caller
+// did not read.
+func plumbingGranted(m *manifest.Manifest, acl dispatch.CapsuleACL) error {
+	if m.Capabilities.ToolMiddleware {
+		return nil
 	}
-	return name
+	intercepts := make([]string, 0, len(acl.Interceptors))
+	for _, i := range acl.Interceptors {
+		intercepts = append(intercepts, i.Pattern)
+	}
+	tools := make([]string, 0, len(m.Tools))
+	for _, t := range m.Tools {
+		tools = append(tools, t.Name)
+	}
+	var errs []error
+	for _, v := range manifest.ToolPlumbingViolations(acl.Publish, intercepts, tools) {
+		errs = append(errs, v)
+	}
+	return errors.Join(errs...)
 }
