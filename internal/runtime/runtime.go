@@ -243,6 +243,11 @@ func (r *Runtime) load(ctx context.Context, c *Candidate, f EngineFactory) (err 
 	if err := r.toolsFree(id, toolNames(m, capsule.Surface{})); err != nil {
 		return err
 	}
+	// The manifest's own ACL is checked before any of its code starts;
+	// what engines add, once they are ready (below).
+	if err := plumbingGranted(m, aclOf(m, capsule.Surface{})); err != nil {
+		return err
+	}
 	dir := c.Dir
 	if dir == "" {
 		dir = filepath.Join(r.opts.BuiltinDir, id)
