@@ -144,7 +144,9 @@ func Boot(ctx context.Context, opts Options) (*Kernel, error) {
 		Config:       k.capsuleConfig,
 		Reserved:     []string{ipc.KernelSourceID, ClientID},
 		CallDeadline: cfg.CallDeadline.Duration,
-		Logger:       log,
+		// Who provides each tool, kept across restarts (issue 15.7).
+		ProvidersFile: filepath.Join(opts.Home, "tool-providers.json"),
+		Logger:        log,
 	})
 	if err := k.Runtime.Boot(ctx); err != nil {
 		k.Close()
