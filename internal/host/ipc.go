@@ -22,6 +22,11 @@ func (call *Call) Publish(topic string, payload []byte) error {
 	// The dispatcher checks the payload (JSON, UTF-8) once for every
 	// publisher; an invalid one comes back as CodeInvalid.
 	if _, err := call.c.deps.Dispatcher.Publish(call.caller, topic, payload); err != nil {
+		if errors.Is(err, bus.ErrTooLarge) {
+			call.mu.Lock()
+			call.tooLargeReply(topic, len(payload))
+			call.mu.Unlock()
+		}
 		return hostapi.Errorf(codeOfDispatch(err), "publish", "%v", err)
 	}
 	// The call answered where its failure reply would have: no safety net
