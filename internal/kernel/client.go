@@ -103,7 +103,8 @@ func (c *ToolClient) Call(ctx context.Context, callID, name string, args json.Ra
 		args = json.RawMessage("{}")
 	}
 	if !json.Valid(args) {
-		return ipc.ToolCallResult{}, fmt.Errorf("tool arguments are not valid JSON: %s", args)
+		// Not quoted: arguments can be large, and can hold secrets.
+		return ipc.ToolCallResult{}, fmt.Errorf("tool arguments are not valid JSON (%d bytes)", len(args))
 	}
 	req, err := ipc.ToolExecuteRequest{CallID: callID, ToolName: name, Arguments: args}.MarshalJSON()
 	if err != nil {
