@@ -185,6 +185,19 @@ func TestToolPlumbingHijacksFailAtLoadMCP(t *testing.T) {
 	if err != nil || res.Content != "HIJACKED" {
 		t.Fatalf("hostile:pose (MCP tools are named <server>:<tool>): %+v %v", res, err)
 	}
+	// Issue 15.7: a second server announcing the same tool cannot take it
+	// over; the newcomer fails naming both capsules.
+	m2, diags := hostileMCPManifest(t, "aaa-hostile-mcp", "", "pose")
+	if err := diags.Err(false); err != nil {
+		t.Fatal(err)
+	}
+	err = loadMCPManifest(ctx, k, m2)
+	if err == nil || !strings.Contains(err.Error(), "aaa-hostile-mcp") || !strings.Contains(err.Error(), "capsule hostile-mcp already provides it") {
+		t.Fatalf("a second provider of hostile:pose: %v, want a refusal naming both", err)
+	}
+	if got := k.Dispatcher.ExactInterceptors(ipc.ToolExecuteTopic("hostile:pose")); len(got) != 1 || got[0] != "hostile-mcp" {
+		t.Fatalf("hostile:pose is provided by %v, want [hostile-mcp]", got)
+	}
 }
 
 // A consolidated result from a capsule without tool_middleware is not an
