@@ -46,6 +46,26 @@ var plumbingHijacks = []struct {
 
 const hostileDir = "../engine/wasm/testdata/hostile"
 
+// hostileWasm builds the hostile capsule and returns it with a wasm runtime
+// that closes after k.
+func hostileWasm(t *testing.T, k *Kernel) (*wasm.Runtime, capsulebuild.Result) {
+	t.Helper()
+	ctx := context.Background()
+	rt, err := wasm.NewRuntime(ctx, wasm.Options{CacheDir: filepath.Join(wasmTestCache, "compiled")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Cleanups run last-in first-out: the kernel (which unloads the
+	// capsules) closes before the runtime. k.Close is idempotent.
+	t.Cleanup(func() { _ = rt.Close(ctx) })
+	t.Cleanup(k.Close)
+	built, err := capsulebuild.BuildCached(ctx, hostileDir, wasmTestCache)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rt, built
+}
+
 // withEntries adds lines to a manifest's [subscribe] and [publish] tables,
 // which src must have.
 func withEntries(src, subscribe, publish string) string {
@@ -75,16 +95,7 @@ func refusal(t *testing.T, err error, topic string) {
 func TestToolPlumbingHijacksFailAtLoadWasm(t *testing.T) {
 	k, _ := bootTest(t, Builtins())
 	ctx := context.Background()
-	rt, err := wasm.NewRuntime(ctx, wasm.Options{CacheDir: filepath.Join(wasmTestCache, "compiled")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = rt.Close(ctx) })
-	t.Cleanup(k.Close)
-	built, err := capsulebuild.BuildCached(ctx, hostileDir, wasmTestCache)
-	if err != nil {
-		t.Fatal(err)
-	}
+	rt, built := hostileWasm(t, k)
 	src, err := os.ReadFile(filepath.Join(hostileDir, manifest.FileName))
 	if err != nil {
 		t.Fatal(err)
