@@ -31,7 +31,9 @@ type IPC interface {
 	Poll(sub SubscriptionID) (msg Message, ok bool, err error)
 	Unsubscribe(sub SubscriptionID) error
 	// Interceptors answers "who intercepts topic T": the ids of the capsules
-	// whose interceptor patterns match, in dispatch order.
+	// whose interceptor patterns match, in dispatch order. For a tool's
+	// topic, tool.v1.execute.<name>, it answers who provides the tool: only
+	// the capsules whose interceptor is exactly that topic (DESIGN §4c).
 	Interceptors(topic string) ([]string, error)
 }
 

@@ -46,6 +46,19 @@ func ToolResultTopic(name string) string {
 	return toolExecutePrefix + name + toolResultSuffix
 }
 
+// ToolNameFromExecuteTopic returns the tool name inside a tool's execute
+// topic (tool.v1.execute.<name>), the topic whose exact interceptor makes a
+// capsule the tool's provider. It reports false for any other topic,
+// including the consolidated ToolExecuteResultTopic, and for a name that
+// breaks ValidateToolName.
+func ToolNameFromExecuteTopic(topic string) (string, bool) {
+	name, ok := strings.CutPrefix(topic, toolExecutePrefix)
+	if !ok || topic == ToolExecuteResultTopic || ValidateToolName(name) != nil {
+		return "", false
+	}
+	return name, true
+}
+
 // ToolNameFromResultTopic returns the tool name inside a result topic
 // (tool.v1.execute.<name>.result), so that the router can check who may
 // answer for it. It reports false for any other topic, including the

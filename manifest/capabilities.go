@@ -21,6 +21,10 @@ type Capabilities struct {
 	AllowPersistent      bool     `toml:"allow_persistent" json:"allow_persistent,omitempty"`
 	Identity             []string `toml:"identity" json:"identity,omitempty"`
 	AllowPromptInjection bool     `toml:"allow_prompt_injection" json:"allow_prompt_injection,omitempty"`
+	// ToolMiddleware is DESIGN §4c's privileged grant: the capsule may
+	// intercept and publish the tool plumbing (see ToolPlumbingViolations),
+	// and frontends take a consolidated tool result only from a holder.
+	ToolMiddleware bool `toml:"tool_middleware" json:"tool_middleware,omitempty"`
 }
 
 // Merge unites o into c: lists joined without duplicates (c's order first),
@@ -29,6 +33,7 @@ func (c *Capabilities) Merge(o Capabilities) {
 	c.Uplink = c.Uplink || o.Uplink
 	c.AllowPersistent = c.AllowPersistent || o.AllowPersistent
 	c.AllowPromptInjection = c.AllowPromptInjection || o.AllowPromptInjection
+	c.ToolMiddleware = c.ToolMiddleware || o.ToolMiddleware
 	for _, p := range []struct{ dst, src *[]string }{
 		{&c.Net, &o.Net}, {&c.NetBind, &o.NetBind}, {&c.NetConnect, &o.NetConnect},
 		{&c.Kv, &o.Kv}, {&c.FSRead, &o.FSRead}, {&c.FSWrite, &o.FSWrite},
@@ -51,10 +56,13 @@ func unite(a, b []string) []string {
 	return out
 }
 
-// Granted lists the capabilities held, as "name = value" lines in the
-// [capabilities] key order, for reports.
+// Granted lists the capabilities held, as "name = value" lines for reports:
+// the high-risk tool_middleware first, then the [capabilities] key order.
 func (c Capabilities) Granted() []string {
 	var out []string
+	if c.ToolMiddleware {
+		out = append(out, "tool_middleware = true")
+	}
 	flag := func(name string, on bool) {
 		if on {
 			out = append(out, name+" = true")

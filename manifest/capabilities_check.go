@@ -67,6 +67,7 @@ func (c *checker) readCaps(t *table) Capabilities {
 		}
 	}
 	caps.AllowPromptInjection, _ = t.boolean("allow_prompt_injection")
+	caps.ToolMiddleware, _ = t.boolean("tool_middleware")
 	t.rest(func(key string, v *value) string {
 		switch key {
 		case "ipc_publish":

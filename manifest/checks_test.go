@@ -32,7 +32,7 @@ func TestChecks(t *testing.T) {
 		{"ipc_subscribe legacy", "[capabilities]\nipc_subscribe = [\"a.b\"]\n", Warning, 5, 1, "[subscribe]"},
 		{"unknown capability", "[capabilities]\nnetwork = [\"*\"]\n", Warning, 5, 1, `unknown key network in [capabilities]`},
 		{"uplink with imports", "[capabilities]\nuplink = true\n[imports]\n\"astrid:llm\" = \"^1\"\n", Error, 6, 2, "not allowed on an uplink capsule"},
-		{"tool result wildcard", "[publish]\n\"tool.v1.execute.*.result\" = \"opaque\"\n", Note, 5, 1, "naming its own tools"},
+		{"tool result wildcard", "[publish]\n\"tool.v1.execute.*.result\" = \"opaque\"\n", Error, 5, 1, "needs [capabilities] tool_middleware = true"},
 		{"bad wit reference", "[publish]\n\"a.b\" = \"@scope/repo\"\n", Warning, 5, 9, "@scope/repo/<iface>/<record>"},
 		{"empty wit", "[publish]\n\"a.b\" = { wit = \"\" }\n", Error, 5, 17, "empty wit"},
 		{"missing wit", "[subscribe]\n\"a.b\" = { handler = \"h\" }\n", Error, 5, 9, "has no wit"},

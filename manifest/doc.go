@@ -1,7 +1,9 @@
 // Package manifest owns Capsule.toml: its types, parsing, validation with
 // positioned diagnostics (error, warning, note), Cargo-style version
-// requirements, and the effective views the kernel enforces (the publish and
-// subscribe ACL, interceptors, merged capabilities, engines).
+// requirements, the effective views the kernel enforces (the publish and
+// subscribe ACL, interceptors, merged capabilities, engines), and the rule
+// that keeps the tool plumbing to capsules granted tool_middleware (DESIGN
+// §4c), which the loader applies again to the ACL engines add.
 //
 // Nothing in a manifest is silently ignored: a key this runtime acts on draws
 // nothing, a key upstream accepts but this runtime does not act on draws a

@@ -110,9 +110,9 @@ func (c *checker) readTopicEntry(section *table, key string, subscribe bool) (To
 			ok = false
 		}
 	}
-	if ok && !subscribe && strings.Contains(key, "*") && ipc.MatchRoute(key, "tool.v1.execute.any_tool.result") {
-		c.notef(v.keyAt, path, "[publish] %q lets this capsule publish results for any tool; naming its own tools (tool.v1.execute.<name>.result) is safer", key)
-	}
+	// A [publish] wildcard over other tools' results is refused unless the
+	// capsule holds tool_middleware: checkToolPlumbing, once the
+	// capabilities and tools are read.
 	return e, ok
 }
 

@@ -96,7 +96,7 @@ func BenchmarkRoundTripInterleaved(b *testing.B) {
 	if err := os.WriteFile(filepath.Join(ws, "small.txt"), []byte("a small file\n"), 0o644); err != nil {
 		b.Fatal(err)
 	}
-	ours, closeOurs := toolclienttest.RoundTrip(b, k.Dispatcher, "read_file", json.RawMessage(`{"file_path":"small.txt"}`), "")
+	ours, closeOurs := toolclienttest.RoundTrip(b, k.Frontend(), "read_file", json.RawMessage(`{"file_path":"small.txt"}`), "")
 	defer closeOurs()
 	peer, closePeer := setupNATSRoundTrip(b)
 	defer closePeer()
@@ -110,7 +110,7 @@ func BenchmarkRoundTripInterleaved(b *testing.B) {
 //	cd bench && GOMAXPROCS=2 go test -run '^$' -bench RoundTripNoIOInterleaved -count 10 ./kernel/
 func BenchmarkRoundTripNoIOInterleaved(b *testing.B) {
 	k, _ := boot(b, kernel.Builtin{Manifest: toolclienttest.EchoManifest, New: toolclienttest.NewEcho})
-	ours, closeOurs := toolclienttest.RoundTrip(b, k.Dispatcher, "echo", toolclienttest.EchoArgs, toolclienttest.EchoWant)
+	ours, closeOurs := toolclienttest.RoundTrip(b, k.Frontend(), "echo", toolclienttest.EchoArgs, toolclienttest.EchoWant)
 	defer closeOurs()
 	peer, closePeer := setupNATSRoundTrip(b)
 	defer closePeer()

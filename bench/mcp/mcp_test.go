@@ -130,7 +130,7 @@ args = [%q, "stdio"]
 		k.Close()
 		b.Fatal(err)
 	}
-	c, err := toolclient.New(k.Dispatcher, ipc.DefaultPrincipal)
+	c, err := toolclient.New(k.Frontend(), ipc.DefaultPrincipal)
 	if err != nil {
 		k.Close()
 		b.Fatal(err)

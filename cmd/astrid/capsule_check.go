@@ -75,11 +75,14 @@ type checkReport struct {
 	Imports      []manifest.Import      `json:"imports,omitempty"`
 	Exports      []manifest.Export      `json:"exports,omitempty"`
 	Capabilities manifest.Capabilities  `json:"capabilities"`
-	Env          []manifest.EnvVar      `json:"env,omitempty"`
-	Diagnostics  manifest.Diagnostics   `json:"diagnostics"`
-	granted      []string
-	errs, warns  int
-	strict       bool
+	// HighRisk names the grants that hand the capsule more than its own
+	// resources (tool_middleware: every tool call), shown first.
+	HighRisk    []string             `json:"high_risk,omitempty"`
+	Env         []manifest.EnvVar    `json:"env,omitempty"`
+	Diagnostics manifest.Diagnostics `json:"diagnostics"`
+	granted     []string
+	errs, warns int
+	strict      bool
 }
 
 func newCheckReport(path string, strict bool) checkReport {
@@ -100,6 +103,9 @@ func newCheckReport(path string, strict bool) checkReport {
 	}
 	r.Imports, r.Exports = m.Imports, m.Exports
 	r.Capabilities, r.granted = m.Capabilities, m.Capabilities.Granted()
+	if m.Capabilities.ToolMiddleware {
+		r.HighRisk = append(r.HighRisk, "tool_middleware")
+	}
 	r.Env = m.Env
 	if r.Loads {
 		if d, failed := checkIntegrity(m); failed {
@@ -147,6 +153,13 @@ func (r checkReport) writeText(w io.Writer) {
 		status = "does not load"
 	}
 	fmt.Fprintf(w, "%s %s  %s\n", id, r.Version, r.Path)
+	for _, g := range r.HighRisk {
+		// First and loud: this grant decides what every tool call does.
+		if g == "tool_middleware" {
+			fmt.Fprintln(w, "  !! HIGH RISK: tool_middleware = true: this capsule may see, rewrite and answer every tool call")
+			fmt.Fprintln(w, "  !!            (their arguments, file contents included, and results); grant it only to tool plumbing you trust")
+		}
+	}
 	counts := plural(r.errs, "error") + ", " + plural(r.warns, "warning")
 	if r.strict {
 		counts += ", strict: warnings fail"

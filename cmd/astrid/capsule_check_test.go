@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -227,5 +228,45 @@ func TestCapsuleCheckRunsTheLoadersIntegrityCheck(t *testing.T) {
 				t.Fatalf("exit %d, want does not load with %q:\n%s", code, tt.want, out)
 			}
 		})
+	}
+}
+
+// The router holds tool_middleware: check says so before anything else,
+// and the same manifest without the grant does not load, naming the topic
+// and the grant.
+func TestCapsuleCheckToolMiddleware(t *testing.T) {
+	src, err := os.ReadFile("../../capsules/router/Capsule.toml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "Capsule.toml"), src, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out, code := runCheck(t, dir)
+	if code != 0 {
+		t.Fatalf("exit %d:\n%s", code, out)
+	}
+	lines := strings.Split(out, "\n")
+	if len(lines) < 2 || !strings.Contains(lines[1], "HIGH RISK: tool_middleware = true") {
+		t.Errorf("the grant is not the first thing said:\n%s", out)
+	}
+	out, _ = runCheck(t, "--json", dir)
+	if !strings.Contains(out, `"high_risk": [`) {
+		t.Errorf("--json lacks high_risk:\n%s", out)
+	}
+
+	without := strings.Replace(string(src), "tool_middleware = true", "", 1)
+	if err := os.WriteFile(filepath.Join(dir, "Capsule.toml"), []byte(without), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out, code = runCheck(t, dir)
+	if code != 1 || strings.Contains(out, "HIGH RISK") {
+		t.Fatalf("without the grant: exit %d:\n%s", code, out)
+	}
+	for _, s := range []string{"does not load", `"tool.v1.request.execute" would intercept tool.v1.request.execute`, `"tool.v1.execute.result" would publish on tool.v1.execute.result`, "[capabilities] tool_middleware = true"} {
+		if !strings.Contains(out, s) {
+			t.Errorf("without the grant, output lacks %q:\n%s", s, out)
+		}
 	}
 }

@@ -80,26 +80,37 @@ func newToolCallCmd() *cobra.Command {
 	var timeout time.Duration
 	var asJSON bool
 	cmd := &cobra.Command{
-		Use:   "call <name> ['<json arguments>']",
+		Use:   "call <name> ['<json arguments>' | - | @file]",
 		Short: "Call a tool through the bus, as an agent would",
 		Long: `Boots a kernel in-process, publishes tool.v1.request.execute with a fresh call id,
 and prints the tool's result. The router forwards the call to the capsule that provides
 the tool; every file or network effect is checked against that capsule's grants.
 
+The arguments are one JSON value (default {}): given inline, or "-" to read them from
+standard input, or "@file" to read them from a file. A shell argument cannot exceed
+128 KiB; from stdin or a file they may take up to 1 MiB, the largest bus message.
+
 Exit status: 0 on success, 1 when the tool answered is_error (or nobody provides it),
-2 on a timeout or a usage error, 75 when another astrid process kept the state database
-busy past store_lock_wait, 130 when interrupted (Ctrl-C cancels the call and unloads
-every capsule before exiting).`,
+2 on a timeout or a usage error (invalid JSON arguments included), 75 when another astrid
+process kept the state database busy past store_lock_wait, 130 when interrupted (Ctrl-C
+cancels the call and unloads every capsule before exiting).`,
 		Example: `  astrid tool call read_file '{"file_path":"README.md"}'
   astrid tool call list_directory '{"dir_path":"."}' --workspace /tmp/project
-  astrid tool call grep_search '{"pattern":"TODO"}' --timeout 10s`,
-		Args: cobra.RangeArgs(1, 2),
+  astrid tool call grep_search '{"pattern":"TODO"}' --timeout 10s
+  astrid tool call write_file @args.json
+  jq -n --rawfile c big.txt '{file_path:"copy.txt",content:$c}' | astrid tool call write_file -`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if err := cobra.RangeArgs(1, 2)(cmd, args); err != nil {
+				return usage(cmd, err)
+			}
+			return nil
+		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			var raw json.RawMessage = json.RawMessage("{}")
 			if len(args) == 2 {
-				raw = json.RawMessage(args[1])
-				if !json.Valid(raw) {
-					return fmt.Errorf("arguments are not valid JSON: %s", args[1])
+				var err error
+				if raw, err = toolArguments(args[1], cmd.InOrStdin()); err != nil {
+					return usage(cmd, err)
 				}
 			}
 			k, ctx, stop, err := bootKernel(cmd, f)
@@ -143,6 +154,12 @@ every capsule before exiting).`,
 	return cmd
 }
 
+// usage reports a usage error and exits with status 2, as the help says.
+func usage(cmd *cobra.Command, err error) error {
+	fmt.Fprintln(cmd.ErrOrStderr(), "astrid:", err)
+	return exitError{code: 2}
+}
+
 func writeContent(w io.Writer, s string) {
 	fmt.Fprint(w, s)
 	if len(s) > 0 && s[len(s)-1] != '\n' {
@@ -168,7 +185,7 @@ are named on stderr).`,
 				return err
 			}
 			defer stop()
-			tools, missing, err := toolclient.ListTools(ctx, k.Dispatcher, f.principal, window)
+			tools, missing, err := toolclient.ListTools(ctx, k.Frontend(), f.principal, window)
 			if err != nil {
 				return err
 			}
@@ -213,7 +230,7 @@ func callInterruptibly(ctx context.Context, k *kernel.Kernel, principal, name st
 	}
 	done := make(chan outcome, 1)
 	go func() {
-		res, err := toolclient.CallTool(ctx, k.Dispatcher, principal, name, args, timeout)
+		res, err := toolclient.CallTool(ctx, k.Frontend(), principal, name, args, timeout)
 		done <- outcome{res, err}
 	}()
 	select {

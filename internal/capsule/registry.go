@@ -54,3 +54,11 @@ func (r *Registry) List() []*Composite {
 	sort.Slice(out, func(i, j int) bool { return out[i].ID() < out[j].ID() })
 	return out
 }
+
+// HoldsToolMiddleware reports whether capsule id is loaded and holds
+// tool_middleware (DESIGN §4c): a frontend takes a consolidated tool result
+// only from such a capsule.
+func (r *Registry) HoldsToolMiddleware(id string) bool {
+	c, ok := r.Get(id)
+	return ok && c.Manifest().Capabilities.ToolMiddleware
+}

@@ -229,6 +229,27 @@ func TestInterceptorsLookup(t *testing.T) {
 			t.Errorf("Interceptors(%s) = %v, want %v", tt.topic, got, tt.want)
 		}
 	}
+	// A tool's providers: the exact interceptors only, whatever the
+	// wildcards of middleware match (DESIGN §4c). Asked twice, for the
+	// cached answer too, which must not mix with Interceptors'.
+	for range 2 {
+		for _, tt := range []struct {
+			topic string
+			want  []string
+		}{
+			{"tool.v1.execute.read_file", []string{"fs"}},
+			{"tool.v1.execute.fetch", []string{"http"}},
+			{"tool.v1.execute.other", []string{}},
+			{"llm.v1.execute.read_file", []string{}},
+		} {
+			if got := d.ExactInterceptors(tt.topic); !slices.Equal(got, tt.want) {
+				t.Errorf("ExactInterceptors(%s) = %v, want %v", tt.topic, got, tt.want)
+			}
+		}
+		if got := d.Interceptors("tool.v1.execute.read_file"); !slices.Equal(got, []string{"audit", "fs"}) {
+			t.Errorf("Interceptors after ExactInterceptors = %v, want [audit fs]", got)
+		}
+	}
 	d.Unregister("audit")
 	if got := d.Interceptors("tool.v1.execute.read_file"); !slices.Equal(got, []string{"fs"}) {
 		t.Errorf("after Unregister: %v, want [fs]", got)

@@ -327,6 +327,31 @@ func (d *Dispatcher) Interceptors(topic string) []string {
 	return slices.Clone(ids)
 }
 
+// exactOwnersKey prefixes ExactInterceptors' entries in the owners cache;
+// no topic contains '=', so they never meet Interceptors' entries.
+const exactOwnersKey = "="
+
+// ExactInterceptors answers "who intercepts exactly topic T": the ids of the
+// capsules with an interceptor whose pattern is topic itself, ordered by
+// (priority, id), each once. For a tool's topic tool.v1.execute.<name> these
+// are the tool's providers (DESIGN §4c); a wildcard interceptor is
+// middleware, never a provider.
+func (d *Dispatcher) ExactInterceptors(topic string) []string {
+	t := d.interceptors.Load()
+	if ids, ok := t.owners.get(exactOwnersKey + topic); ok {
+		return slices.Clone(ids)
+	}
+	var exact []*link
+	for _, l := range t.match(topic) {
+		if l.pattern == topic {
+			exact = append(exact, l)
+		}
+	}
+	ids := owners(exact)
+	t.owners.put(exactOwnersKey+topic, ids)
+	return slices.Clone(ids)
+}
+
 // owners is the ids of the capsules behind links, in order, each once.
 func owners(links []*link) []string {
 	ids := make([]string, 0, len(links))

@@ -23,6 +23,11 @@ func (call *Call) Publish(topic string, payload []byte) error {
 	// The dispatcher checks the payload (JSON, UTF-8) once for every
 	// publisher; an invalid one comes back as CodeInvalid.
 	if _, err := call.c.deps.Dispatcher.Publish(call.caller, topic, payload); err != nil {
+		if errors.Is(err, bus.ErrTooLarge) {
+			call.mu.Lock()
+			call.tooLargeReply(topic, len(payload))
+			call.mu.Unlock()
+		}
 		return hostapi.Errorf(codeOfDispatch(err), "publish", "%v", err)
 	}
 	// The call answered where its failure reply would have: no safety net
@@ -137,6 +142,11 @@ func (call *Call) Interceptors(topic string) ([]string, error) {
 	defer call.leave(call.enter(opInterceptors))
 	if err := ipc.ValidateTopic(topic); err != nil {
 		return nil, hostapi.Errorf(hostapi.CodeInvalid, "interceptors", "%v", err)
+	}
+	if _, ok := ipc.ToolNameFromExecuteTopic(topic); ok {
+		// A tool's providers are the exact interceptors of its topic
+		// (DESIGN §4c): the router asks this to know who may answer.
+		return call.c.deps.Dispatcher.ExactInterceptors(topic), nil
 	}
 	return call.c.deps.Dispatcher.Interceptors(topic), nil
 }

@@ -55,7 +55,7 @@ func toolRoundTrip(b *testing.B, k *Kernel, ws string) (func() error, func()) {
 	if err := os.WriteFile(filepath.Join(ws, "small.txt"), []byte("a small file\n"), 0o644); err != nil {
 		b.Fatal(err)
 	}
-	return toolclienttest.RoundTrip(b, k.Dispatcher, "read_file", json.RawMessage(`{"file_path":"small.txt"}`), "")
+	return toolclienttest.RoundTrip(b, k.Frontend(), "read_file", json.RawMessage(`{"file_path":"small.txt"}`), "")
 }
 
 // BenchmarkFileReadFloor is the part of the round trip no kernel design
@@ -151,5 +151,5 @@ func BenchmarkRoundTripNoIO(b *testing.B) {
 // tool call to it, as toolRoundTrip does for read_file.
 func echoRoundTrip(b *testing.B) (func() error, func()) {
 	k, _ := bootBench(b, append(Builtins(), Builtin{Manifest: toolclienttest.EchoManifest, New: toolclienttest.NewEcho}))
-	return toolclienttest.RoundTrip(b, k.Dispatcher, "echo", toolclienttest.EchoArgs, toolclienttest.EchoWant)
+	return toolclienttest.RoundTrip(b, k.Frontend(), "echo", toolclienttest.EchoArgs, toolclienttest.EchoWant)
 }

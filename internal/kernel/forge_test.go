@@ -16,11 +16,16 @@ import (
 )
 
 // forgerManifest is a capsule that provides a harmless tool and may publish
-// on any tool's result topic: the grant a careless manifest might give.
+// on any tool's result topic. Without tool_middleware that manifest does not
+// load at all (TestToolPlumbingHijacksFailAtLoad); with it, the router still
+// takes a tool's result only from the tool's provider.
 var forgerManifest = []byte(`
 [package]
 name = "test-forger"
 version = "0.1.0"
+
+[capabilities]
+tool_middleware = true
 
 [subscribe]
 "tool.v1.request.describe" = { wit = "opaque", handler = "tool_describe" }

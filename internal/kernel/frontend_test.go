@@ -37,17 +37,17 @@ type ToolInfo = toolclient.ToolInfo
 func NewCallID() string { return toolclient.NewCallID() }
 
 func (k *Kernel) CallTool(ctx context.Context, principal, name string, args json.RawMessage, timeout time.Duration) (ipc.ToolCallResult, error) {
-	return toolclient.CallTool(ctx, k.Dispatcher, principal, name, args, timeout)
+	return toolclient.CallTool(ctx, k.Frontend(), principal, name, args, timeout)
 }
 
 func (k *Kernel) CallToolWithID(ctx context.Context, principal, callID, name string, args json.RawMessage, timeout time.Duration) (ipc.ToolCallResult, error) {
-	return toolclient.CallToolWithID(ctx, k.Dispatcher, principal, callID, name, args, timeout)
+	return toolclient.CallToolWithID(ctx, k.Frontend(), principal, callID, name, args, timeout)
 }
 
 func (k *Kernel) NewToolClient(principal string) (*toolclient.ToolClient, error) {
-	return toolclient.New(k.Dispatcher, principal)
+	return toolclient.New(k.Frontend(), principal)
 }
 
 func (k *Kernel) ListTools(ctx context.Context, principal string, window time.Duration) ([]ToolInfo, []string, error) {
-	return toolclient.ListTools(ctx, k.Dispatcher, principal, window)
+	return toolclient.ListTools(ctx, k.Frontend(), principal, window)
 }

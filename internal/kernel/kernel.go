@@ -151,7 +151,9 @@ func Boot(ctx context.Context, opts Options) (*Kernel, error) {
 		Config:       k.capsuleConfig,
 		Reserved:     reserved,
 		CallDeadline: cfg.CallDeadline.Duration,
-		Logger:       log,
+		// Who provides each tool, kept across restarts (issue 15.7).
+		ProvidersFile: filepath.Join(opts.Home, "tool-providers.json"),
+		Logger:        log,
 	})
 	if err := k.Runtime.Boot(ctx); err != nil {
 		k.Close()
@@ -315,3 +317,19 @@ func (k *Kernel) Close() {
 		}
 	})
 }
+
+// Frontend is the kernel as a frontend (the CLI, later the uplink) reaches
+// it: the dispatcher's publish and subscribe, and the registry's answer to
+// "may this capsule publish consolidated tool results". It satisfies
+// toolclient.Kernel without the kernel importing the tool client.
+type Frontend struct {
+	*dispatch.Dispatcher
+	registry *capsule.Registry
+}
+
+// Frontend returns k as its frontends reach it.
+func (k *Kernel) Frontend() Frontend { return Frontend{Dispatcher: k.Dispatcher, registry: k.Registry} }
+
+// HoldsToolMiddleware reports whether capsule id is loaded and holds the
+// tool_middleware grant.
+func (f Frontend) HoldsToolMiddleware(id string) bool { return f.registry.HoldsToolMiddleware(id) }

@@ -34,7 +34,8 @@ version = "0.1.0"
 "test.v1.answer" = "opaque"
 
 [publish]
-"tool.v1.execute.*.result" = "opaque"
+"tool.v1.execute.ask_recv.result" = "opaque"
+"tool.v1.execute.ask_poll.result" = "opaque"
 "tool.v1.response.describe.test-asker" = "opaque"
 "test.v1.question" = "opaque"
 `)

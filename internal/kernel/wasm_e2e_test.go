@@ -92,23 +92,13 @@ func TestToolSuiteWasm(t *testing.T) {
 func TestCancelRequestInterruptsWasmGuest(t *testing.T) {
 	k, _ := bootTest(t, []Builtin{})
 	ctx := context.Background()
-	rt, err := wasm.NewRuntime(ctx, wasm.Options{CacheDir: filepath.Join(wasmTestCache, "compiled")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = rt.Close(ctx) })
-	t.Cleanup(k.Close)
-	const dir = "../engine/wasm/testdata/hostile"
-	built, err := capsulebuild.BuildCached(ctx, dir, wasmTestCache)
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, diags := manifest.Load(dir)
+	rt, built := hostileWasm(t, k)
+	m, diags := manifest.Load(hostileDir)
 	if err := diags.Err(false); err != nil {
 		t.Fatal(err)
 	}
 	m.Components[0].Path, m.Components[0].Hash = built.Wasm, built.SHA256
-	err = k.Load(ctx, m, "", func(h *host.Capsule) ([]capsule.Engine, error) {
+	err := k.Load(ctx, m, "", func(h *host.Capsule) ([]capsule.Engine, error) {
 		e, err := rt.Engine(m, h)
 		return []capsule.Engine{e}, err
 	})

@@ -33,6 +33,7 @@ fs_read = ["cwd://"]
 		{"new net host", strings.Replace(base, `net = ["api.example.com"]`, `net = ["api.example.com", "*"]`, 1), []string{`capabilities.net adds "*"`}},
 		{"new fs root", strings.Replace(base, `fs_read = ["cwd://"]`, `fs_read = ["cwd://", "/etc"]`, 1), []string{`capabilities.fs_read adds "/etc"`}},
 		{"flag on", strings.Replace(base, `fs_read = ["cwd://"]`, "fs_read = [\"cwd://\"]\nallow_prompt_injection = true", 1), []string{"capabilities.allow_prompt_injection turns on"}},
+		{"tool plumbing on", strings.Replace(base, `fs_read = ["cwd://"]`, "fs_read = [\"cwd://\"]\ntool_middleware = true", 1), []string{"capabilities.tool_middleware turns on"}},
 		{"new publish key", strings.Replace(base, `"a.b" = "opaque"`, `"a.b" = "opaque"`+"\n"+`"a.*" = "opaque"`, 1), []string{`[publish] adds "a.*"`}},
 		{"new interceptor on a subscribed pattern", strings.Replace(base, `"e.f" = "opaque"`, `"e.f" = { wit = "opaque", handler = "g" }`, 1), []string{`interceptor adds "e.f"`}},
 		{"host process", strings.Replace(base, `fs_read = ["cwd://"]`, "fs_read = [\"cwd://\"]\nhost_process = [\"npx\"]", 1), []string{`capabilities.host_process adds "npx"`}},

@@ -41,7 +41,11 @@ type Options struct {
 	Reserved     []string
 	CallDeadline time.Duration
 	ReadyTimeout time.Duration
-	Logger       *slog.Logger
+	// ProvidersFile records which capsule provides each tool, so that a
+	// contested tool stays with its provider across restarts (claimTools);
+	// "" keeps no record.
+	ProvidersFile string
+	Logger        *slog.Logger
 }
 
 // Runtime loads, unloads and reloads capsules while the kernel runs. It is
@@ -105,11 +109,19 @@ func (r *Runtime) Boot(ctx context.Context) error {
 	for _, p := range problems {
 		r.log.Warn("capsule not loaded", "capsule", p.ID, "dir", p.Dir, "err", p.Err)
 	}
-	ordered, unordered := Order(cands)
 	byID := map[string]*Candidate{}
 	for _, c := range cands {
 		byID[c.ID()] = c
 	}
+	// Tools are settled before the order, so that a capsule refused for a
+	// contested tool leaves its consumers' imports unmet, as any capsule
+	// that cannot load does.
+	cands, contested := claimTools(cands, r.readProviders())
+	for _, p := range contested {
+		r.log.Warn("capsule not loaded", "capsule", p.ID, "dir", p.Dir, "err", p.Err)
+		r.record(&entry{cand: byID[p.ID], err: p.Err})
+	}
+	ordered, unordered := Order(cands)
 	for _, p := range unordered {
 		c := byID[p.ID]
 		if c.Builtin() {
@@ -248,6 +260,11 @@ func (r *Runtime) load(ctx context.Context, c *Candidate, f EngineFactory) (err 
 			return err
 		}
 	}
+	// The manifest's own ACL is checked before any of its code starts;
+	// what engines add, once they are ready (below).
+	if err := plumbingGranted(m, aclOf(m, capsule.Surface{})); err != nil {
+		return err
+	}
 	dir := c.Dir
 	if dir == "" {
 		dir = filepath.Join(r.opts.BuiltinDir, id)
@@ -294,7 +311,12 @@ func (r *Runtime) load(ctx context.Context, c *Candidate, f EngineFactory) (err 
 		undo()
 		return err
 	}
-	if err := r.opts.Dispatcher.Register(aclOf(m, surface), comp); err != nil {
+	acl := aclOf(m, surface)
+	if err := plumbingGranted(m, acl); err != nil {
+		undo()
+		return err
+	}
+	if err := r.opts.Dispatcher.Register(acl, comp); err != nil {
 		undo()
 		return err
 	}
@@ -319,7 +341,7 @@ func (r *Runtime) toolsFree(id string, tools []string) error {
 		}
 		for _, t := range tools {
 			if slices.Contains(e.tools, t) {
-				return fmt.Errorf("tool %s is already provided by capsule %s (a tool name belongs to one capsule)", t, other)
+				return fmt.Errorf("capsule %s cannot provide tool %s: capsule %s already provides it, and a tool keeps its provider (remove %s first to hand the tool over)", id, t, other, other)
 			}
 		}
 	}

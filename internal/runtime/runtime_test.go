@@ -3,6 +3,7 @@ package runtime
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -101,7 +102,7 @@ func TestBootLoadsInOrderAndPublishes(t *testing.T) {
 	if s := f.status("orphan"); !strings.Contains(s.Error, "x:gone") {
 		t.Errorf("orphan error = %q, want the import named", s.Error)
 	}
-	if s := f.status("dup-tool"); !strings.Contains(s.Error, "tool echo is already provided by capsule echo") || !strings.Contains(s.Error, "dup-tool") {
+	if s := f.status("dup-tool"); !strings.Contains(s.Error, "cannot provide tool echo: built-in capsule echo provides it") || !strings.Contains(s.Error, "dup-tool") {
 		t.Errorf("dup-tool error = %q, want both capsules named", s.Error)
 	}
 	if s := f.status("wasm-cap"); !strings.Contains(s.Error, "no wasm engine") || !slices.Equal(s.Engines, []string{"wasm", "static"}) {
@@ -216,7 +217,7 @@ func TestSurfaceToolsCollide(t *testing.T) {
 			Interceptors: []manifest.Interceptor{{Pattern: "tool.v1.execute.echo", Handler: "h", Priority: 100}},
 		}}}, nil
 	})
-	if err == nil || !strings.Contains(err.Error(), "mcp-like") || !strings.Contains(err.Error(), "already provided by capsule echo") {
+	if err == nil || !strings.Contains(err.Error(), "mcp-like") || !strings.Contains(err.Error(), "capsule echo already provides it") {
 		t.Fatalf("LoadWith = %v, want a collision naming both", err)
 	}
 	if !slices.Contains(journal, "mcp:s.unload") {
@@ -276,5 +277,104 @@ func TestUnload(t *testing.T) {
 	}
 	if err := f.rt.Unload(context.Background(), "notes"); err == nil {
 		t.Error("a second unload succeeded")
+	}
+}
+
+// toolCapsule is an installed capsule providing tool by its exact topic.
+func toolCapsule(name, tool string) map[string]string {
+	return contextCapsule(name, name,
+		`[subscribe]`, fmt.Sprintf(`"tool.v1.execute.%s" = { wit = "opaque", handler = "h" }`, tool),
+		`[publish]`, fmt.Sprintf(`"tool.v1.execute.%s.result" = "opaque"`, tool))
+}
+
+func newRecordingFixture(t *testing.T, capsules, record string) *fixture {
+	t.Helper()
+	f := newFixture(t, nil, Engines{})
+	if capsules != "" {
+		f.rt.opts.CapsulesDir, f.capsules = capsules, capsules
+	}
+	f.rt.opts.ProvidersFile = record
+	return f
+}
+
+// Issue 15.7: who provides a tool never depends on directory names. A
+// capsule installed later whose name sorts first cannot take a tool over:
+// not while the kernel runs (the loaded one keeps it), and not at the next
+// boot (the recorded provider keeps it); with no record, a contested tool
+// goes to no one.
+func TestToolProviderDoesNotDependOnDirectoryNames(t *testing.T) {
+	ctx := context.Background()
+	record := filepath.Join(t.TempDir(), "tool-providers.json")
+	f := newRecordingFixture(t, "", record)
+	f.install("zzz-old", toolCapsule("zzz-old", "shared"))
+	if err := f.rt.Boot(ctx); err != nil {
+		t.Fatal(err)
+	}
+	// Hot install of a newcomer whose directory sorts first.
+	dir := f.install("aaa-new", toolCapsule("aaa-new", "shared"))
+	c, err := ReadCandidate(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = f.rt.Load(ctx, c)
+	if err == nil || !strings.Contains(err.Error(), "aaa-new") || !strings.Contains(err.Error(), "zzz-old") || !strings.Contains(err.Error(), "tool shared") {
+		t.Fatalf("hot install = %v, want a refusal naming both capsules and the tool", err)
+	}
+	if got := f.d.ExactInterceptors("tool.v1.execute.shared"); !slices.Equal(got, []string{"zzz-old"}) {
+		t.Fatalf("after the hot install, shared is provided by %v, want [zzz-old]", got)
+	}
+	if err := f.rt.Reload(ctx, "zzz-old"); err != nil {
+		t.Fatal(err)
+	}
+	if got := f.d.ExactInterceptors("tool.v1.execute.shared"); !slices.Equal(got, []string{"zzz-old"}) {
+		t.Fatalf("after reloading the provider: %v, want [zzz-old]", got)
+	}
+	f.rt.Close(ctx)
+
+	// The next boot, with both installed: the recorded provider keeps it.
+	g := newRecordingFixture(t, f.capsules, record)
+	if err := g.rt.Boot(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got := g.d.ExactInterceptors("tool.v1.execute.shared"); !slices.Equal(got, []string{"zzz-old"}) {
+		t.Fatalf("after a restart, shared is provided by %v, want [zzz-old]", got)
+	}
+	if s := g.status("aaa-new"); s.State != "failed" || !strings.Contains(s.Error, "capsule zzz-old already provides it") {
+		t.Errorf("aaa-new after a restart = %+v, want refused naming zzz-old", s)
+	}
+
+	// Without a record (lost, or never written), neither gets it, whatever
+	// the directories are called.
+	h := newRecordingFixture(t, f.capsules, "")
+	if err := h.rt.Boot(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got := h.d.ExactInterceptors("tool.v1.execute.shared"); len(got) != 0 {
+		t.Fatalf("with no record, shared is provided by %v, want no one", got)
+	}
+	for id, other := range map[string]string{"aaa-new": "zzz-old", "zzz-old": "aaa-new"} {
+		if s := h.status(id); s.State != "failed" || !strings.Contains(s.Error, "capsule "+other+" declares it too") {
+			t.Errorf("%s with no record = %+v, want refused naming %s", id, s, other)
+		}
+	}
+}
+
+// A record that names a capsule now installed elsewhere (same id, other
+// directory) is not that capsule's: the tool goes to no one.
+func TestToolProviderRecordNeedsTheSameDirectory(t *testing.T) {
+	ctx := context.Background()
+	record := filepath.Join(t.TempDir(), "tool-providers.json")
+	f := newRecordingFixture(t, "", record)
+	f.install("a", toolCapsule("one", "shared"))
+	f.install("b", toolCapsule("two", "shared"))
+	data := fmt.Sprintf(`{"shared": {"capsule": "one", "dir": %q}}`, filepath.Join(t.TempDir(), "elsewhere"))
+	if err := os.WriteFile(record, []byte(data), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.rt.Boot(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got := f.d.ExactInterceptors("tool.v1.execute.shared"); len(got) != 0 {
+		t.Fatalf("shared is provided by %v, want no one", got)
 	}
 }

@@ -89,8 +89,10 @@ type LoadedCapsule struct {
 	State string `json:"state"`
 }
 
-// publishLoaded tells every subscriber that the set of capsules changed.
+// publishLoaded records who provides each tool and tells every subscriber
+// that the set of capsules changed.
 func (r *Runtime) publishLoaded() {
+	r.saveProviders()
 	ev := LoadedEvent{Capsules: []LoadedCapsule{}}
 	for _, s := range r.List() {
 		ev.Capsules = append(ev.Capsules, LoadedCapsule{ID: s.ID, State: s.State})

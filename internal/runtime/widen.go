@@ -37,6 +37,7 @@ func Widening(prev, next *manifest.Manifest) []string {
 	flag("capabilities.allow_persistent", p.AllowPersistent, n.AllowPersistent)
 	list("capabilities.identity", p.Identity, n.Identity)
 	flag("capabilities.allow_prompt_injection", p.AllowPromptInjection, n.AllowPromptInjection)
+	flag("capabilities.tool_middleware", p.ToolMiddleware, n.ToolMiddleware)
 	list("[publish]", prev.PublishPatterns(), next.PublishPatterns())
 	list("[subscribe]", prev.SubscribePatterns(), next.SubscribePatterns())
 	list("interceptor", interceptorKeys(prev), interceptorKeys(next))

@@ -39,6 +39,10 @@ type Kernel interface {
 	Subscribe(from dispatch.Caller, pattern string, scoped bool) (*bus.Route, error)
 	Interceptors(topic string) []string
 	NewRunner() *dispatch.Runner
+	// HoldsToolMiddleware reports whether a capsule is loaded and holds
+	// the privileged tool-plumbing grant (DESIGN §4c): only such a capsule,
+	// or the kernel itself, may publish a consolidated tool result.
+	HoldsToolMiddleware(capsuleID string) bool
 }
 
 // NewCallID returns a random call id of 128 bits.
@@ -119,7 +123,8 @@ func (c *ToolClient) Call(ctx context.Context, callID, name string, args json.Ra
 		args = json.RawMessage("{}")
 	}
 	if !json.Valid(args) {
-		return ipc.ToolCallResult{}, fmt.Errorf("tool arguments are not valid JSON: %s", args)
+		// Not quoted: arguments can be large, and can hold secrets.
+		return ipc.ToolCallResult{}, fmt.Errorf("tool arguments are not valid JSON (%d bytes)", len(args))
 	}
 	req, err := ipc.ToolExecuteRequest{CallID: callID, ToolName: name, Arguments: args}.MarshalJSON()
 	if err != nil {
@@ -156,11 +161,23 @@ func (c *ToolClient) Call(ctx context.Context, callID, name string, args json.Ra
 		if res.UnmarshalJSON(ipc.GuestBytes(d.Envelope.Payload)) != nil || res.CallID != callID {
 			continue
 		}
+		if !consolidates(c.k, d.Envelope.SourceID) {
+			// Anyone with a [publish] grant for the topic could answer
+			// every call; only tool plumbing may (DESIGN §4c).
+			slog.Warn("tool result refused: its source does not hold tool_middleware", "source", d.Envelope.SourceID, "call_id", callID, "tool", name)
+			continue
+		}
 		if res.Result.CallID == "" {
 			res.Result.CallID = callID
 		}
 		return res.Result, nil
 	}
+}
+
+// consolidates reports whether source may publish consolidated tool
+// results: the kernel itself, or a loaded capsule holding tool_middleware.
+func consolidates(k Kernel, source string) bool {
+	return source == ipc.KernelSourceID || k.HoldsToolMiddleware(source)
 }
 
 // plainCaller is the client's identity without its Runner, for publishes

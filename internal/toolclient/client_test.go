@@ -11,9 +11,15 @@ import (
 	"github.com/astrid-go/astrid/ipc"
 )
 
+// frontend is a bare dispatcher as a frontend sees it: no capsule holds
+// tool_middleware.
+type frontend struct{ *dispatch.Dispatcher }
+
+func (frontend) HoldsToolMiddleware(string) bool { return false }
+
 // newDispatcher is a dispatcher with the client's identity registered, as
 // the kernel registers Options.Frontends, and no capsule.
-func newDispatcher(t *testing.T) *dispatch.Dispatcher {
+func newDispatcher(t *testing.T) frontend {
 	t.Helper()
 	b := bus.New(bus.Options{})
 	d := dispatch.New(b, dispatch.Options{})
@@ -21,7 +27,7 @@ func newDispatcher(t *testing.T) *dispatch.Dispatcher {
 	if err := d.Register(ACL(), idle{}); err != nil {
 		t.Fatal(err)
 	}
-	return d
+	return frontend{d}
 }
 
 type idle struct{}

@@ -82,7 +82,7 @@ func (k *Kernel) CallToolAs(principal, name string, args any) ipc.ToolCallResult
 		}
 		raw = b
 	}
-	res, err := toolclient.CallTool(context.Background(), k.k.Dispatcher, principal, name, raw, k.Timeout)
+	res, err := toolclient.CallTool(context.Background(), k.k.Frontend(), principal, name, raw, k.Timeout)
 	if err != nil {
 		k.t.Fatalf("sdktest: call %s: %v", name, err)
 	}
@@ -96,7 +96,7 @@ type Tool = toolclient.ToolInfo
 // if a capsule does not answer.
 func (k *Kernel) Tools() []Tool {
 	k.t.Helper()
-	tools, missing, err := toolclient.ListTools(context.Background(), k.k.Dispatcher, ipc.DefaultPrincipal, k.Timeout)
+	tools, missing, err := toolclient.ListTools(context.Background(), k.k.Frontend(), ipc.DefaultPrincipal, k.Timeout)
 	if err != nil {
 		k.t.Fatalf("sdktest: describe: %v", err)
 	}

@@ -26,7 +26,7 @@ version = "0.1.0"
 "tool.v1.execute.goodbye" = { wit = "opaque", handler = "tool_execute_goodbye" }
 [publish]
 "tool.v1.response.describe.mismatch" = "opaque"
-"tool.v1.execute.hello.result" = "opaque"
+"tool.v1.execute.goodbye.result" = "opaque"
 "agent.v1.response" = "opaque"
 `)
 	got := strings.Join(registrationProblems(manifestTOML, c), "\n")

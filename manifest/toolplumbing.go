@@ -1,0 +1,132 @@
+package manifest
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/astrid-go/astrid/ipc"
+)
+
+// ToolMiddlewareGrant names the privileged grant of DESIGN §4c as a manifest
+// writes it.
+const ToolMiddlewareGrant = "[capabilities] tool_middleware = true"
+
+// The tool plumbing (DESIGN §4c), as equal-depth patterns: what a capsule
+// without tool_middleware may not reach by any pattern.
+const (
+	plumbingRequest      = ipc.ToolRequestExecuteTopic // the orchestrators' requests
+	plumbingExecute      = "tool.v1.execute.*"         // a call forwarded to a provider (and the consolidated result)
+	plumbingResult       = ipc.ToolResultPattern       // a provider's result on its way back
+	plumbingConsolidated = ipc.ToolExecuteResultTopic  // the router's answer to the orchestrator
+)
+
+// PlumbingViolation is one [publish] or interceptor pattern that reaches the
+// tool plumbing without the grant.
+type PlumbingViolation struct {
+	// Intercept is true for an interceptor pattern, false for a [publish] one.
+	Intercept bool
+	Pattern   string
+	// Reaches are the plumbing topics the pattern can match, each with what
+	// it is for, e.g. "tool.v1.execute.<name> (a call on its way to a tool)".
+	Reaches []string
+}
+
+func (v PlumbingViolation) Error() string {
+	verb, section := "publish on", "[publish]"
+	if v.Intercept {
+		verb, section = "intercept", "[subscribe] interceptor"
+	}
+	return fmt.Sprintf("%s %q would %s %s, tool plumbing that needs %s (a high-risk grant: it decides what every tool call does); without it a capsule may intercept and answer only its own tools, by their exact topics tool.v1.execute.<name> and tool.v1.execute.<name>.result",
+		section, v.Pattern, verb, strings.Join(v.Reaches, " and "), ToolMiddlewareGrant)
+}
+
+// ToolPlumbingViolations checks an effective ACL (the manifest's, plus what
+// engines add) for a capsule without tool_middleware: publish are its
+// [publish] patterns, interceptors its interceptor patterns and tools the
+// tools it declares ([[tool]] names). A capsule's own tools are those names
+// and the tools it intercepts by an exact tool.v1.execute.<name>, which is
+// what makes a capsule a tool's provider; which capsule may provide a name
+// is the loader's duplicate-tool rule, not this one.
+//
+// Publishing on tool.v1.request.execute is how any capsule calls a tool,
+// and stays open to what [publish] grants.
+func ToolPlumbingViolations(publish, interceptors, tools []string) []PlumbingViolation {
+	own := slices.Clone(tools)
+	for _, p := range interceptors {
+		if name, ok := ipc.ToolNameFromExecuteTopic(p); ok {
+			own = append(own, name)
+		}
+	}
+	var out []PlumbingViolation
+	for _, p := range interceptors {
+		var reaches []string
+		if overlaps(p, ipc.InterceptorMatcher, plumbingRequest) {
+			reaches = append(reaches, plumbingRequest+" (every tool call's arguments, before approval and routing)")
+		}
+		// The consolidated result, intercepted exactly, is how an
+		// orchestrator (upstream's react) takes its answers: the
+		// consumer's topic, not plumbing. A wildcard reaching it is still
+		// refused, as it reaches other capsules' tools too.
+		consumer := p == plumbingConsolidated
+		if name, ok := ipc.ToolNameFromExecuteTopic(p); !consumer && !(ok && slices.Contains(own, name)) && overlaps(p, ipc.InterceptorMatcher, plumbingExecute) {
+			reaches = append(reaches, "tool.v1.execute.<name> of tools it does not provide (calls on their way to another capsule's tool)")
+		}
+		if overlaps(p, ipc.InterceptorMatcher, plumbingResult) {
+			reaches = append(reaches, "tool.v1.execute.<name>.result (results on their way back)")
+		}
+		if len(reaches) > 0 {
+			out = append(out, PlumbingViolation{Intercept: true, Pattern: p, Reaches: reaches})
+		}
+	}
+	for _, p := range publish {
+		var reaches []string
+		if overlaps(p, ipc.RouteMatcher, plumbingConsolidated) {
+			reaches = append(reaches, plumbingConsolidated+" (the consolidated answer every caller takes)")
+		}
+		if p != plumbingConsolidated && overlaps(p, ipc.RouteMatcher, plumbingExecute) {
+			reaches = append(reaches, "tool.v1.execute.<name> (a request forwarded to a provider, which bypasses approval)")
+		}
+		if name, ok := ipc.ToolNameFromResultTopic(p); !(ok && slices.Contains(own, name)) && overlaps(p, ipc.RouteMatcher, plumbingResult) {
+			reaches = append(reaches, "tool.v1.execute.<name>.result of tools it does not provide")
+		}
+		if len(reaches) > 0 {
+			out = append(out, PlumbingViolation{Pattern: p, Reaches: reaches})
+		}
+	}
+	return out
+}
+
+func overlaps(p string, m ipc.Matcher, family string) bool {
+	return ipc.ValidatePattern(p) == nil && ipc.PatternsOverlap(p, m, family, ipc.InterceptorMatcher)
+}
+
+// checkToolPlumbing refuses, at their keys, the [publish] and interceptor
+// patterns that reach the tool plumbing without the grant.
+func (c *checker) checkToolPlumbing(top *table, m *Manifest) {
+	if m.Capabilities.ToolMiddleware {
+		return
+	}
+	tools := make([]string, 0, len(m.Tools))
+	for _, t := range m.Tools {
+		tools = append(tools, t.Name)
+	}
+	var intercepts []string
+	for _, i := range m.Interceptors() {
+		intercepts = append(intercepts, i.Pattern)
+	}
+	for _, v := range ToolPlumbingViolations(m.PublishPatterns(), intercepts, tools) {
+		section := "publish"
+		if v.Intercept {
+			section = "subscribe"
+		}
+		at, path := pos{1, 1}, section
+		if t := top.sub(section); t != nil {
+			path = t.keyPath(v.Pattern)
+			if kv := t.get(v.Pattern); kv != nil {
+				at = kv.keyAt
+			}
+		}
+		c.errorf(at, path, "%s", v.Error())
+	}
+}
