@@ -97,6 +97,9 @@ func TestCancelRequestInterruptsWasmGuest(t *testing.T) {
 	if err := diags.Err(false); err != nil {
 		t.Fatal(err)
 	}
+	// The module was built into the test cache, not beside the manifest:
+	// a manifest without its directory names its component by path.
+	m.Dir = ""
 	m.Components[0].Path, m.Components[0].Hash = built.Wasm, built.SHA256
 	err := k.Load(ctx, m, "", func(h *host.Capsule) ([]capsule.Engine, error) {
 		e, err := rt.Engine(m, h)
