@@ -7,29 +7,18 @@ import (
 	"go/token"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 )
 
 const module = "github.com/astrid-go/astrid"
 
-// allowedImports is what a built-in capsule may import directly (DESIGN §4):
-// the capsule API and standard packages that do no I/O and start nothing.
-var allowedImports = []string{
-	module + "/sdk", module + "/ipc", module + "/hostapi",
-	"bytes", "embed", "encoding/base64", "encoding/hex", "encoding/json", "errors", "fmt",
-	"math", "path", "slices", "sort", "strconv", "strings", "unicode", "unicode/utf8",
-}
-
-// allowedModuleDeps are the only packages of this module a capsule may
-// reach, directly or not.
-var allowedModuleDeps = []string{module + "/sdk", module + "/ipc", module + "/hostapi"}
+// What a capsule may import is held with the rest of the module's layering
+// by internal/archtest (DESIGN §3); this file holds what only capsules
+// promise: no goroutines, channels or selects.
 
 type goPackage struct {
 	ImportPath string
-	Imports    []string
-	Deps       []string
 	GoFiles    []string
 	Dir        string
 }
@@ -55,24 +44,6 @@ func capsulePackages(t *testing.T) []goPackage {
 		t.Fatalf("found %d capsule packages, expected at least router and fs", len(pkgs))
 	}
 	return pkgs
-}
-
-func TestCapsuleImportsStayInAllowlist(t *testing.T) {
-	for _, p := range capsulePackages(t) {
-		for _, imp := range p.Imports {
-			if !slices.Contains(allowedImports, imp) {
-				t.Errorf("%s imports %s, which is not in the built-in capsule allowlist", p.ImportPath, imp)
-			}
-		}
-		for _, dep := range p.Deps {
-			if strings.HasPrefix(dep, module+"/") && !slices.Contains(allowedModuleDeps, dep) {
-				t.Errorf("%s depends on %s (only sdk, ipc and hostapi are allowed)", p.ImportPath, dep)
-			}
-			if first, _, _ := strings.Cut(dep, "/"); strings.Contains(first, ".") && !strings.HasPrefix(dep, module+"/") {
-				t.Errorf("%s depends on third-party package %s", p.ImportPath, dep)
-			}
-		}
-	}
 }
 
 // concurrencyUses lists every goroutine, channel or select in file.

@@ -1,0 +1,12 @@
+// Package archtest holds no code: its test holds the module's layering
+// against the code (DESIGN §3). It reads the package tables of README.md,
+// so the README and the code cannot drift, and checks every import that
+// `go list` reports: the public packages import only each other and leaf
+// helpers, sdk only hostapi, ipc and leaf helpers, capsules only sdk, ipc,
+// hostapi, leaf helpers and an allowlist of standard packages, and an
+// internal package only the packages listed below it. A leaf helper is
+// recognised by what it is (an internal package that imports nothing of
+// ours and builds for wasip1), not by a list.
+//
+// It must not be imported: it is a test.
+package archtest
