@@ -54,7 +54,9 @@ func (c *Capsule) Begin(ctx context.Context, principal string) (*Call, context.C
 		cancel:    cancel,
 		// A handler's publishes may be made next by the goroutine that
 		// invoked it (dispatch.Runner); the call's waits hand them back.
-		caller: dispatch.Caller{Capsule: c.id, Principal: principal, Runner: dispatch.RunnerFrom(ctx)},
+		// Its publishes continue the work that invoked it: the CPU budget
+		// refuses work when it starts, never an answer on its way.
+		caller: dispatch.Caller{Capsule: c.id, Principal: principal, Runner: dispatch.RunnerFrom(ctx), Continues: true},
 	}
 	return call, cctx
 }
@@ -73,7 +75,7 @@ func (call *Call) Fail(reason error) {
 	}
 	// Fail runs on a timer or after the handler; the reply must not wait for
 	// the invoking goroutine, so it goes without the call's Runner.
-	from := dispatch.Caller{Capsule: call.caller.Capsule, Principal: call.caller.Principal}
+	from := dispatch.Caller{Capsule: call.caller.Capsule, Principal: call.caller.Principal, Continues: true}
 	if _, err := call.c.deps.Dispatcher.PublishFailure(from, f.topic, f.payload); err != nil {
 		call.c.log.Error("failure reply not published", "topic", f.topic, "err", err)
 	}

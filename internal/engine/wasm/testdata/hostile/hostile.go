@@ -43,6 +43,17 @@ func New() *sdk.Capsule {
 		time.Sleep(time.Hour)
 		return nil
 	})
+	// nap sleeps for the payload's milliseconds (WASI clock waits, as any
+	// guest's time.Sleep), then answers Final with the payload.
+	c.Handle("hostile.v1.nap", "nap", func(c *sdk.Call) error {
+		var ms int
+		if err := c.Decode(&ms); err != nil {
+			return err
+		}
+		time.Sleep(time.Duration(ms) * time.Millisecond)
+		c.Final(c.Payload())
+		return nil
+	})
 	c.Handle("hostile.v1.publish_outside", "publish_outside", func(c *sdk.Call) error {
 		return c.Publish("forbidden.v1.topic", []byte(`{}`))
 	})
