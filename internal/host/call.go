@@ -29,6 +29,7 @@ type Call struct {
 	subs    map[hostapi.SubscriptionID]*bus.Route // made on first Subscribe
 	nextSub hostapi.SubscriptionID
 	failure failureReply // topic empty: none registered
+	failed  bool         // Fail has run: a failure reply registered now would never go out
 	unbind  []cancelBinding
 	ended   bool
 
@@ -67,7 +68,7 @@ func (c *Capsule) Begin(ctx context.Context, principal string) (*Call, context.C
 func (call *Call) Fail(reason error) {
 	call.mu.Lock()
 	f := call.failure
-	call.failure = failureReply{}
+	call.failure, call.failed = failureReply{}, true
 	call.mu.Unlock()
 	call.c.log.Warn("call failed", "principal", call.principal, "err", reason, "failure_reply", f.topic != "")
 	if f.topic == "" {
@@ -157,9 +158,17 @@ func (call *Call) SetFailureReply(topic string, payload []byte) error {
 	if err := call.c.deps.Dispatcher.CheckPublish(call.caller.Capsule, topic); err != nil {
 		return hostapi.Errorf(hostapi.CodeDenied, "set_failure_reply", "%v", err)
 	}
+	if err := call.live("set_failure_reply"); err != nil {
+		return err
+	}
 	call.mu.Lock()
+	defer call.mu.Unlock()
+	// Registered after the call failed or ended, it would never be
+	// published: the handler must hear so, not believe its caller covered.
+	if call.failed || call.ended {
+		return hostapi.Errorf(hostapi.CodeClosed, "set_failure_reply", "the call has already failed or ended: a failure reply would never be sent")
+	}
 	call.failure = failureReply{topic: topic, payload: append([]byte(nil), payload...)}
-	call.mu.Unlock()
 	return nil
 }
 
@@ -169,10 +178,17 @@ func (call *Call) SetCancelKey(key string) error {
 	if key == "" || len(key) > 256 {
 		return hostapi.Errorf(hostapi.CodeInvalid, "set_cancel_key", "a cancel key is 1 to 256 bytes")
 	}
-	b := call.c.deps.Cancels.register(key, call.cancel)
+	if err := call.live("set_cancel_key"); err != nil {
+		return err
+	}
 	call.mu.Lock()
-	call.unbind = append(call.unbind, b)
-	call.mu.Unlock()
+	defer call.mu.Unlock()
+	// After End, nothing would unbind the key: it would stay in the
+	// registry for good and name a call that no longer exists.
+	if call.ended {
+		return hostapi.Errorf(hostapi.CodeClosed, "set_cancel_key", "the call has ended")
+	}
+	call.unbind = append(call.unbind, call.c.deps.Cancels.register(key, call.cancel))
 	return nil
 }
 

@@ -3,6 +3,7 @@ package host
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -75,5 +76,48 @@ func TestTheCallsContextCarriesWhyItEnded(t *testing.T) {
 	}
 	if context.Cause(ctx) != context.Canceled {
 		t.Errorf("cause %v after End, want context.Canceled", context.Cause(ctx))
+	}
+}
+
+// TestRegistrationsAfterTheCallFailedOrEndedAreRefused: a failure reply or
+// a cancel key registered when it can no longer work is an error the
+// handler sees, not a silent no-op (nor a cancel key left in the registry
+// for good).
+func TestRegistrationsAfterTheCallFailedOrEndedAreRefused(t *testing.T) {
+	f := newFixture(t)
+	c := f.capsule(t, homeCapsule)
+	tests := []struct {
+		name string
+		end  func(call *Call)
+		code hostapi.Code
+	}{
+		{"after Fail", func(call *Call) { call.Fail(errors.New("trapped")) }, hostapi.CodeClosed},
+		{"after End", func(call *Call) { call.End() }, hostapi.CodeCancelled},
+		{"after a cancel", func(call *Call) {
+			if err := call.SetCancelKey("k0"); err != nil {
+				t.Fatal(err)
+			}
+			f.deps.Cancels.Cancel(errors.New("stop"), "k0")
+		}, hostapi.CodeCancelled},
+	}
+	for i, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			call, _ := c.Begin(context.Background(), "alice")
+			defer call.End()
+			tt.end(call)
+			if err := call.SetFailureReply("notes.v1.saved", []byte(`{}`)); hostapi.CodeOf(err) != tt.code {
+				t.Errorf("SetFailureReply: %v, want code %v", err, tt.code)
+			}
+			if tt.name == "after Fail" {
+				return // the call is live: a cancel key still works
+			}
+			key := fmt.Sprintf("late_%d", i)
+			if err := call.SetCancelKey(key); hostapi.CodeOf(err) != tt.code {
+				t.Errorf("SetCancelKey: %v, want code %v", err, tt.code)
+			}
+			if n := f.deps.Cancels.Cancel(errors.New("stop"), key); n != 0 {
+				t.Errorf("a cancel key registered too late is in the registry (%d calls)", n)
+			}
+		})
 	}
 }
