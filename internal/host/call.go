@@ -158,13 +158,12 @@ func (call *Call) SetFailureReply(topic string, payload []byte) error {
 	if err := call.c.deps.Dispatcher.CheckPublish(call.caller.Capsule, topic); err != nil {
 		return hostapi.Errorf(hostapi.CodeDenied, "set_failure_reply", "%v", err)
 	}
-	if err := call.live("set_failure_reply"); err != nil {
-		return err
-	}
 	call.mu.Lock()
 	defer call.mu.Unlock()
 	// Registered after the call failed or ended, it would never be
 	// published: the handler must hear so, not believe its caller covered.
+	// (A cancelled call may still register one: its engine then calls Fail,
+	// and the MCP engine words its reply after the cancel.)
 	if call.failed || call.ended {
 		return hostapi.Errorf(hostapi.CodeClosed, "set_failure_reply", "the call has already failed or ended: a failure reply would never be sent")
 	}
