@@ -54,6 +54,13 @@ func New() *sdk.Capsule {
 		c.Final(c.Payload())
 		return nil
 	})
+	// The tool nap does the same through the tool convention.
+	sdk.Tool(c, "nap", "sleeps for ms milliseconds", func(_ *sdk.Call, a struct {
+		MS int `json:"ms"`
+	}) (string, error) {
+		time.Sleep(time.Duration(a.MS) * time.Millisecond)
+		return fmt.Sprintf("slept %d ms", a.MS), nil
+	})
 	c.Handle("hostile.v1.publish_outside", "publish_outside", func(c *sdk.Call) error {
 		return c.Publish("forbidden.v1.topic", []byte(`{}`))
 	})
