@@ -32,6 +32,13 @@ type Options struct {
 	// abandoned (and logged) rather than allowed to hang a shutdown.
 	UnregisterGrace time.Duration
 	Logger          *slog.Logger
+	// Admit, when set, decides whether principal may start work: it is
+	// asked for every publish whose Caller does not continue work already
+	// admitted (Caller.Continues), and its error refuses the publish at
+	// once, so the publisher hears why (the kernel passes its CPU ledger's
+	// Admit). Work once started is never refused by it: an answer, a
+	// failure reply or a result must reach its caller.
+	Admit func(principal string) error
 	// Now drives the rate limiter; tests inject a fake clock. By default
 	// the limiter reads the bus's clock, once per publish for both the
 	// limiter and the envelope's stamp.
@@ -75,6 +82,12 @@ type Caller struct {
 	// publish made on the Runner's own goroutine, never for one made from
 	// a timer or another goroutine (a failure reply, a cancel).
 	Runner *Runner
+	// Continues says the publish continues work already admitted: it is
+	// made by a handler call (the host layer sets it for every publish of a
+	// call, failure replies included) or it stops work (a cancel). Such a
+	// publish is never refused by Options.Admit; any other publish starts
+	// work and is.
+	Continues bool
 }
 
 // CapsuleACL is what a capsule's manifest grants it on the bus.

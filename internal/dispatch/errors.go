@@ -10,6 +10,10 @@ var (
 	ErrDenied = errors.New("denied by ACL")
 	// ErrRateLimited: the (capsule, principal) token bucket is empty.
 	ErrRateLimited = errors.New("rate limited")
+	// ErrNotAdmitted: a publish that starts work (Caller.Continues unset)
+	// was refused by Options.Admit, e.g. for a principal over its CPU
+	// budget; the error wraps Admit's reason.
+	ErrNotAdmitted = errors.New("not admitted")
 	// ErrInvalidPrincipal: the principal is not a valid principal id, so the
 	// event cannot be attributed and is not dispatched.
 	ErrInvalidPrincipal = errors.New("unresolvable principal")

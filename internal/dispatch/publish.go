@@ -58,6 +58,12 @@ func (d *Dispatcher) publish(from Caller, topic string, payload json.RawMessage,
 		d.stats.invalid.Add(1)
 		return Result{}, fmt.Errorf("dispatch: publish %s from capsule %s: %w", topic, c.id, err)
 	}
+	if !owed && !from.Continues && d.opts.Admit != nil {
+		if err := d.opts.Admit(from.Principal); err != nil {
+			d.stats.notAdmitted.Add(1)
+			return Result{}, fmt.Errorf("dispatch: publish %s from capsule %s for principal %s: %w: %w", topic, c.id, from.Principal, ErrNotAdmitted, err)
+		}
+	}
 	e := &ipc.Envelope{Topic: topic, Payload: payload, SourceID: c.id, Principal: from.Principal}
 	size := int64(e.Size())
 	if size > d.opts.RateBurst {

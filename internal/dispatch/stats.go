@@ -14,6 +14,7 @@ type Stats struct {
 	PublishDenied   uint64 // publishes refused by the [publish] ACL
 	SubscribeDenied uint64 // subscriptions refused by the [subscribe] ACL
 	RateLimited     uint64 // publishes refused by the token bucket
+	NotAdmitted     uint64 // publishes starting work refused by Options.Admit (CPU budget)
 	TooLarge        uint64 // publishes the bus refused as over its size cap
 	Invalid         uint64 // bad topic, pattern, principal or payload JSON
 
@@ -43,6 +44,7 @@ const (
 
 type counters struct {
 	publishDenied, subscribeDenied, rateLimited, tooLarge, invalid atomic.Uint64
+	notAdmitted                                                    atomic.Uint64
 	invocations, continued, finals, denials, errors, skipped       atomic.Uint64
 	queueDrops, orphaned, discarded, chainsCut                     atomic.Uint64
 
@@ -74,6 +76,7 @@ func (c *counters) snapshot() Stats {
 		PublishDenied:   c.publishDenied.Load(),
 		SubscribeDenied: c.subscribeDenied.Load(),
 		RateLimited:     c.rateLimited.Load(),
+		NotAdmitted:     c.notAdmitted.Load(),
 		TooLarge:        c.tooLarge.Load(),
 		Invalid:         c.invalid.Load(),
 		Invocations:     c.invocations.Load(),

@@ -29,6 +29,7 @@ type Call struct {
 	subs    map[hostapi.SubscriptionID]*bus.Route // made on first Subscribe
 	nextSub hostapi.SubscriptionID
 	failure failureReply // topic empty: none registered
+	failed  bool         // Fail has run: a failure reply registered now would never go out
 	unbind  []cancelBinding
 	ended   bool
 
@@ -54,7 +55,9 @@ func (c *Capsule) Begin(ctx context.Context, principal string) (*Call, context.C
 		cancel:    cancel,
 		// A handler's publishes may be made next by the goroutine that
 		// invoked it (dispatch.Runner); the call's waits hand them back.
-		caller: dispatch.Caller{Capsule: c.id, Principal: principal, Runner: dispatch.RunnerFrom(ctx)},
+		// Its publishes continue the work that invoked it: the CPU budget
+		// refuses work when it starts, never an answer on its way.
+		caller: dispatch.Caller{Capsule: c.id, Principal: principal, Runner: dispatch.RunnerFrom(ctx), Continues: true},
 	}
 	return call, cctx
 }
@@ -65,7 +68,7 @@ func (c *Capsule) Begin(ctx context.Context, principal string) (*Call, context.C
 func (call *Call) Fail(reason error) {
 	call.mu.Lock()
 	f := call.failure
-	call.failure = failureReply{}
+	call.failure, call.failed = failureReply{}, true
 	call.mu.Unlock()
 	call.c.log.Warn("call failed", "principal", call.principal, "err", reason, "failure_reply", f.topic != "")
 	if f.topic == "" {
@@ -73,7 +76,7 @@ func (call *Call) Fail(reason error) {
 	}
 	// Fail runs on a timer or after the handler; the reply must not wait for
 	// the invoking goroutine, so it goes without the call's Runner.
-	from := dispatch.Caller{Capsule: call.caller.Capsule, Principal: call.caller.Principal}
+	from := dispatch.Caller{Capsule: call.caller.Capsule, Principal: call.caller.Principal, Continues: true}
 	if _, err := call.c.deps.Dispatcher.PublishFailure(from, f.topic, f.payload); err != nil {
 		call.c.log.Error("failure reply not published", "topic", f.topic, "err", err)
 	}
@@ -156,8 +159,15 @@ func (call *Call) SetFailureReply(topic string, payload []byte) error {
 		return hostapi.Errorf(hostapi.CodeDenied, "set_failure_reply", "%v", err)
 	}
 	call.mu.Lock()
+	defer call.mu.Unlock()
+	// Registered after the call failed or ended, it would never be
+	// published: the handler must hear so, not believe its caller covered.
+	// (A cancelled call may still register one: its engine then calls Fail,
+	// and the MCP engine words its reply after the cancel.)
+	if call.failed || call.ended {
+		return hostapi.Errorf(hostapi.CodeClosed, "set_failure_reply", "the call has already failed or ended: a failure reply would never be sent")
+	}
 	call.failure = failureReply{topic: topic, payload: append([]byte(nil), payload...)}
-	call.mu.Unlock()
 	return nil
 }
 
@@ -167,10 +177,17 @@ func (call *Call) SetCancelKey(key string) error {
 	if key == "" || len(key) > 256 {
 		return hostapi.Errorf(hostapi.CodeInvalid, "set_cancel_key", "a cancel key is 1 to 256 bytes")
 	}
-	b := call.c.deps.Cancels.register(key, call.cancel)
+	if err := call.live("set_cancel_key"); err != nil {
+		return err
+	}
 	call.mu.Lock()
-	call.unbind = append(call.unbind, b)
-	call.mu.Unlock()
+	defer call.mu.Unlock()
+	// After End, nothing would unbind the key: it would stay in the
+	// registry for good and name a call that no longer exists.
+	if call.ended {
+		return hostapi.Errorf(hostapi.CodeClosed, "set_cancel_key", "the call has ended")
+	}
+	call.unbind = append(call.unbind, call.c.deps.Cancels.register(key, call.cancel))
 	return nil
 }
 

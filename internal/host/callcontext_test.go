@@ -3,6 +3,7 @@ package host
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -75,5 +76,53 @@ func TestTheCallsContextCarriesWhyItEnded(t *testing.T) {
 	}
 	if context.Cause(ctx) != context.Canceled {
 		t.Errorf("cause %v after End, want context.Canceled", context.Cause(ctx))
+	}
+}
+
+// TestRegistrationsAfterTheCallFailedOrEndedAreRefused: a failure reply or
+// a cancel key registered when it can no longer work is an error the
+// handler sees, not a silent no-op (nor a cancel key left in the registry
+// for good).
+func TestRegistrationsAfterTheCallFailedOrEndedAreRefused(t *testing.T) {
+	f := newFixture(t)
+	c := f.capsule(t, homeCapsule)
+	tests := []struct {
+		name                string
+		end                 func(call *Call)
+		failureReply, onKey hostapi.Code
+	}{
+		// Fail has run: a failure reply would never go out.
+		{"after Fail", func(call *Call) { call.Fail(errors.New("trapped")) }, hostapi.CodeClosed, hostapi.CodeOK},
+		{"after End", func(call *Call) { call.End() }, hostapi.CodeClosed, hostapi.CodeCancelled},
+		// Cancelled: the engine will still call Fail, so a failure reply
+		// may still be worded; a cancel key can no longer act.
+		{"after a cancel", func(call *Call) {
+			if err := call.SetCancelKey("k0"); err != nil {
+				t.Fatal(err)
+			}
+			f.deps.Cancels.Cancel(errors.New("stop"), "k0")
+		}, hostapi.CodeOK, hostapi.CodeCancelled},
+	}
+	for i, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			call, _ := c.Begin(context.Background(), "alice")
+			defer call.End()
+			tt.end(call)
+			if err := call.SetFailureReply("notes.v1.saved", []byte(`{}`)); hostapi.CodeOf(err) != tt.failureReply {
+				t.Errorf("SetFailureReply: %v, want code %v", err, tt.failureReply)
+			}
+			key := fmt.Sprintf("late_%d", i)
+			err := call.SetCancelKey(key)
+			if hostapi.CodeOf(err) != tt.onKey {
+				t.Errorf("SetCancelKey: %v, want code %v", err, tt.onKey)
+			}
+			want := 0
+			if tt.onKey == hostapi.CodeOK {
+				want = 1
+			}
+			if n := f.deps.Cancels.Cancel(errors.New("stop"), key); n != want {
+				t.Errorf("cancel key %s names %d calls, want %d", key, n, want)
+			}
+		})
 	}
 }

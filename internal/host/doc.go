@@ -8,4 +8,9 @@
 // internal/dispatch); engines are adapters and re-implement none of them. The
 // host never trusts a capsule for its own identity: source and principal are
 // stamped from the Call, never taken from the capsule.
+//
+// Every hostapi.Host method of a Call goes through one wrapper (methods.go)
+// that classifies it as waiting or instant: a waiting method hands the
+// invoking goroutine's adopted work to a worker first (dispatch.Runner) and
+// its time is a wait, not guest time, for the CPU ledger.
 package host

@@ -166,7 +166,7 @@ func codeOfDispatch(err error) hostapi.Code {
 	switch {
 	case errors.Is(err, dispatch.ErrDenied):
 		return hostapi.CodeDenied
-	case errors.Is(err, dispatch.ErrRateLimited):
+	case errors.Is(err, dispatch.ErrRateLimited), errors.Is(err, dispatch.ErrNotAdmitted):
 		return hostapi.CodeRateLimited
 	case errors.Is(err, bus.ErrTooLarge):
 		return hostapi.CodeTooLarge

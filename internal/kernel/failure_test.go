@@ -3,6 +3,7 @@ package kernel
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -13,7 +14,6 @@ import (
 	"github.com/astrid-go/astrid/internal/config"
 	"github.com/astrid-go/astrid/internal/dispatch"
 	"github.com/astrid-go/astrid/internal/ledger"
-	"github.com/astrid-go/astrid/internal/testutil"
 	"github.com/astrid-go/astrid/ipc"
 	"github.com/astrid-go/astrid/sdk"
 )
@@ -135,9 +135,11 @@ func TestCancelRequestInterruptsANativeCall(t *testing.T) {
 }
 
 // Native calls are charged to the invoking principal's CPU budget like wasm
-// calls; once over it, every capsule refuses the principal's events (and
-// counts the refusals) until the window passes. Another principal is not
-// affected.
+// calls. A call that takes the principal over its budget still gets its
+// answer (here spin's failure reply, relayed by the router for the same
+// principal): the budget never refuses work on its way back. Once over it,
+// the principal's next tool call is refused when it starts, at once and
+// with the reason, not left to time out. Another principal is not affected.
 func TestNativeCallsAreChargedToThePrincipalsCPUBudget(t *testing.T) {
 	cfg := config.Default()
 	cfg.CallDeadline.Duration = 300 * time.Millisecond
@@ -145,28 +147,22 @@ func TestNativeCallsAreChargedToThePrincipalsCPUBudget(t *testing.T) {
 	// during the test however slowly it runs.
 	frozen := time.Now()
 	k := bootTroubleWith(t, cfg, ledger.NewWithClock(50*time.Millisecond, func() time.Time { return frozen }))
-	// spin burns CPU until its deadline, far more than 50 ms, and is charged
-	// when it returns. (Its failure reply may or may not reach alice: the
-	// router may already refuse her by then.)
-	spun := make(chan struct{})
-	go func() {
-		defer close(spun)
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-		defer cancel()
-		_, _ = k.CallTool(ctx, "alice", "spin", nil, testTimeout)
-	}()
-	defer func() { <-spun }()
-	testutil.WaitFor(t, testTimeout, "alice to be charged at least 100 ms for ~300 ms of spinning", func() bool {
-		return k.Ledger.Usage("alice").CPU >= 100*time.Millisecond
-	})
-	// Over budget for the rest of the window, alice's next request is
-	// refused by the router before it runs: no result reaches her.
-	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
-	defer cancel()
-	if res, err := k.CallTool(ctx, "alice", "read_file", json.RawMessage(`{"file_path":"x"}`), testTimeout); err == nil {
-		t.Errorf("a principal over its CPU budget got a result: %+v", res)
+	// spin burns CPU until its deadline, far more than 50 ms.
+	res, err := k.CallTool(context.Background(), "alice", "spin", nil, testTimeout)
+	if err != nil || !res.IsError || !strings.Contains(res.Content, "tool spin failed") {
+		t.Fatalf("the call that went over budget: %v %+v, want its failure reply", err, res)
 	}
-	if k.Ledger.Usage("alice").Refused == 0 {
+	if cpu := k.Ledger.Usage("alice").CPU; cpu < 100*time.Millisecond {
+		t.Fatalf("alice charged %s for ~300 ms of spinning", cpu)
+	}
+	// Over budget for the rest of the window: alice's next call is refused
+	// as it starts, with the ledger's reason.
+	_, err = k.CallTool(context.Background(), "alice", "read_file", json.RawMessage(`{"file_path":"x"}`), testTimeout)
+	var ob *ledger.OverBudgetError
+	if !errors.As(err, &ob) || !errors.Is(err, dispatch.ErrNotAdmitted) || ob.Principal != "alice" {
+		t.Fatalf("over budget: %v, want a refusal naming alice's CPU budget", err)
+	}
+	if k.Ledger.Usage("alice").Refused == 0 || k.Dispatcher.Stats().NotAdmitted == 0 {
 		t.Error("the refusal was not counted")
 	}
 	// bob is not affected.

@@ -98,12 +98,19 @@ func Boot(ctx context.Context, opts Options) (*Kernel, error) {
 	if err != nil {
 		return nil, fmt.Errorf("kernel: %w", err)
 	}
+	led := opts.Ledger
+	if led == nil {
+		led = ledger.New(time.Duration(cfg.Limits.CPUBudgetMsPerSec) * time.Millisecond)
+	}
 	b := bus.New(bus.Options{RouteBudget: cfg.Limits.RouteBudgetBytes, MaxMessage: cfg.Limits.MaxMessageBytes, Logger: log})
 	d := dispatch.New(b, dispatch.Options{
 		RateBytesPerSec: int64(cfg.Limits.RateBytesPerSec),
 		RateBurst:       int64(cfg.Limits.RateBurstBytes),
 		QueueDepth:      cfg.Limits.QueueDepth,
 		Logger:          log,
+		// The CPU budget refuses work when it starts (a frontend's
+		// publish), at once and with its reason; never a call continuing it.
+		Admit: led.Admit,
 	})
 	eg := egress.Options{AllowLocal: cfg.Egress.Allow, Logger: log}
 	if opts.Egress != nil {
@@ -135,10 +142,7 @@ func Boot(ctx context.Context, opts Options) (*Kernel, error) {
 	for i, b := range opts.Builtins {
 		rb[i] = runtime.Builtin(b)
 	}
-	k.Ledger = opts.Ledger
-	if k.Ledger == nil {
-		k.Ledger = ledger.New(time.Duration(cfg.Limits.CPUBudgetMsPerSec) * time.Millisecond)
-	}
+	k.Ledger = led
 	k.hostDeps.Ledger = k.Ledger
 	k.Runtime = runtime.New(runtime.Options{
 		Dispatcher:   d,

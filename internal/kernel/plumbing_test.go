@@ -51,7 +51,7 @@ const hostileDir = "../engine/wasm/testdata/hostile"
 func hostileWasm(t *testing.T, k *Kernel) (*wasm.Runtime, capsulebuild.Result) {
 	t.Helper()
 	ctx := context.Background()
-	rt, err := wasm.NewRuntime(ctx, wasm.Options{CacheDir: filepath.Join(wasmTestCache, "compiled")})
+	rt, err := wasm.NewRuntime(ctx, wasm.Options{CacheDir: filepath.Join(wasmTestCache, "compiled"), Ledger: k.Ledger})
 	if err != nil {
 		t.Fatal(err)
 	}

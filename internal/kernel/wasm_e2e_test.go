@@ -2,6 +2,8 @@ package kernel
 
 import (
 	"context"
+	"encoding/json"
+	"github.com/astrid-go/astrid/internal/config"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -86,11 +88,10 @@ func TestToolSuiteWasm(t *testing.T) {
 	runToolSuite(t, k, ws)
 }
 
-// A wasm guest spinning in a handler is interrupted by a cancel request on
-// tool.v1.request.cancel naming its cancel key, through the kernel's one
-// listener; the capsule keeps serving afterwards.
-func TestCancelRequestInterruptsWasmGuest(t *testing.T) {
-	k, _ := bootTest(t, []Builtin{})
+// loadHostileWasm loads the wasm engine's hostile test capsule into k, on a
+// wasm runtime charging k's CPU ledger.
+func loadHostileWasm(t *testing.T, k *Kernel) {
+	t.Helper()
 	ctx := context.Background()
 	rt, built := hostileWasm(t, k)
 	m, diags := manifest.Load(hostileDir)
@@ -108,6 +109,34 @@ func TestCancelRequestInterruptsWasmGuest(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+}
+
+// TestASleepingWasmToolsAnswerArrives: a wasm tool that sleeps longer
+// than its principal's whole CPU budget for a second (1.5 s against 1 s/s)
+// answers, through the router running for the same principal. Before, the
+// sleep was charged as guest time and the router's call relaying the answer
+// was refused: the caller waited its whole timeout.
+func TestASleepingWasmToolsAnswerArrives(t *testing.T) {
+	cfg := config.Default()
+	cfg.Limits.CPUBudgetMsPerSec = 1000
+	k, _ := bootTestConfig(t, nil, cfg)
+	loadHostileWasm(t, k)
+	res, err := k.CallTool(context.Background(), ipc.DefaultPrincipal, "nap", json.RawMessage(`{"ms":1500}`), testTimeout)
+	if err != nil || res.IsError || res.Content != "slept 1500 ms" {
+		t.Fatalf("nap: %v %+v", err, res)
+	}
+	if u := k.Ledger.Usage(ipc.DefaultPrincipal); u.CPU >= 750*time.Millisecond || u.Refused != 0 {
+		t.Errorf("usage after a 1.5 s sleep: %+v; want far less CPU than the sleep and nothing refused", u)
+	}
+}
+
+// A wasm guest spinning in a handler is interrupted by a cancel request on
+// tool.v1.request.cancel naming its cancel key, through the kernel's one
+// listener; the capsule keeps serving afterwards.
+func TestCancelRequestInterruptsWasmGuest(t *testing.T) {
+	k, _ := bootTest(t, []Builtin{})
+	ctx := context.Background()
+	loadHostileWasm(t, k)
 	c, _ := k.Registry.Get("hostile")
 	inv := func(handler, payload string) (hostapi.Verdict, error) {
 		return c.Invoke(ctx, hostapi.Invocation{Handler: handler, Topic: "hostile.v1." + handler, Principal: ipc.DefaultPrincipal, Payload: []byte(payload)})

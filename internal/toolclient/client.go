@@ -187,6 +187,8 @@ func (c *ToolClient) plainCaller() dispatch.Caller {
 }
 
 func cancelCall(k Kernel, caller dispatch.Caller, callID string) {
+	// A cancel stops work: the CPU budget never refuses it.
+	caller.Continues = true
 	p, err := ipc.EncodePayload(ipc.ToolCancelRequest{CallIDs: []string{callID}})
 	if err == nil {
 		_, err = k.Publish(caller, ipc.ToolRequestCancelTopic, p)

@@ -57,16 +57,11 @@ func (e *Engine) Invoke(ctx context.Context, inv hostapi.Invocation) (v hostapi.
 	if !e.code.HasHandler(inv.Handler) {
 		return hostapi.Verdict{}, capsule.ErrNotSupported
 	}
+	// The call is charged to the principal's CPU budget, never refused by
+	// it: the dispatcher refuses work when it starts (dispatch.Options.Admit),
+	// and refusing a call that continues it could lose an answer.
 	ledger := e.host.Ledger()
-	// One clock reading serves the ledger's window and the call's start.
 	start := clock.Process.UnixNano()
-	if ledger != nil {
-		// Refused before the handler runs: like a wasm call, it has no
-		// failure reply yet (docs/abi.md §7).
-		if err := ledger.AdmitAt(inv.Principal, start); err != nil {
-			return hostapi.Verdict{}, fmt.Errorf("handler %s: %w", inv.Handler, err)
-		}
-	}
 	call, cctx := e.host.Begin(ctx, inv.Principal)
 	// The failure reply goes out once: from the watch if the call is
 	// cancelled while the handler runs (then Stop reports false), else

@@ -215,9 +215,10 @@ func (e *Engine) Stats() PoolStats {
 // under the call's deadline and cancel key. A trap discards the instance
 // and publishes the call's failure reply.
 //
-// A principal over its CPU budget is refused before the guest runs: the
-// call answers Deny with the ledger's reason and no failure reply, since a
-// failure reply is what the guest registers once it runs (docs/abi.md §7).
+// The call's guest time is charged to the principal's CPU budget; the
+// budget is never checked here: a call is the continuation of work the
+// dispatcher admitted when it started (dispatch.Options.Admit), and
+// refusing it could lose an answer, a failure reply or a result.
 func (e *Engine) Invoke(ctx context.Context, inv hostapi.Invocation) (hostapi.Verdict, error) {
 	handler, ok := e.index[inv.Handler]
 	if !ok {
@@ -228,11 +229,6 @@ func (e *Engine) Invoke(ctx context.Context, inv hostapi.Invocation) (hostapi.Ve
 	// and the guest time.
 	ledger := e.rt.opts.Ledger
 	start := clock.Process.UnixNano()
-	if err := ledger.AdmitAt(inv.Principal, start); err != nil {
-		err = fmt.Errorf("wasm: capsule %s: handler %s: refused before running: %w", e.m.ID(), inv.Handler, err)
-		e.log.Warn("call refused", "principal", inv.Principal, "handler", inv.Handler, "err", err)
-		return hostapi.Verdict{Action: hostapi.Deny, Reason: err.Error()}, err
-	}
 	if d, ok := ctx.Deadline(); !ok || d.UnixNano()-start > int64(e.rt.opts.CallDeadline) {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, e.rt.opts.CallDeadline)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -277,14 +278,40 @@ func TestCPUTimeIsCharged(t *testing.T) {
 	}
 }
 
-func TestCPUBudgetRefusesCalls(t *testing.T) {
+// TestASleepingGuestIsNotChargedForItsSleep: a guest's sleep (WASI's
+// clock wait, poll_oneoff → nanosleep) spends no CPU, so it is not guest
+// time: a guest that sleeps 1.5 s answers, and is charged far less than
+// the sleep. (Before, the sleep was charged whole, and the principal's
+// next call, the router delivering this one's answer, was refused.)
+func TestASleepingGuestIsNotChargedForItsSleep(t *testing.T) {
+	l := ledger.New(time.Second)
+	f := loadHostile(t, Options{Ledger: l})
+	const nap = 1500 * time.Millisecond
+	v, err := f.invoke(t, context.Background(), "nap", fmt.Sprint(nap.Milliseconds()))
+	if err != nil || v.Action != hostapi.Final || string(v.Payload) != fmt.Sprint(nap.Milliseconds()) {
+		t.Fatalf("nap answered %+v, %v", v, err)
+	}
+	if u := l.Usage(ipc.DefaultPrincipal); u.Calls != 1 || u.CPU >= nap/2 {
+		t.Errorf("a %s sleep was charged %+v: the sleep counted as guest time", nap, u)
+	}
+	if err := l.Admit(ipc.DefaultPrincipal); err != nil {
+		t.Errorf("after a sleep, the principal is refused: %v", err)
+	}
+}
+
+// TestAnOverBudgetPrincipalsCallStillRuns: the budget refuses starting
+// work (the dispatcher's admission), never a call: the call may be the
+// one that delivers an answer.
+func TestAnOverBudgetPrincipalsCallStillRuns(t *testing.T) {
 	l := ledger.New(time.Millisecond)
 	f := loadHostile(t, Options{Ledger: l})
 	l.Charge(ipc.DefaultPrincipal, time.Second)
-	_, err := f.invoke(t, context.Background(), "noop", "")
-	var ob *ledger.OverBudgetError
-	if !errors.As(err, &ob) {
-		t.Fatalf("over-budget call answered %v", err)
+	v, err := f.invoke(t, context.Background(), "echo", `{"answer":1}`)
+	if err != nil || v.Action != hostapi.Final || string(v.Payload) != `{"answer":1}` {
+		t.Fatalf("over-budget call answered %+v, %v", v, err)
+	}
+	if u := l.Usage(ipc.DefaultPrincipal); u.Calls != 2 || u.Refused != 0 {
+		t.Errorf("usage %+v: want the call charged and nothing refused", u)
 	}
 }
 

@@ -12,6 +12,7 @@ import (
 	"github.com/tetratelabs/wazero/sys"
 
 	"github.com/astrid-go/astrid/hostapi"
+	"github.com/astrid-go/astrid/internal/clock"
 	"github.com/astrid-go/astrid/sdk"
 )
 
@@ -62,7 +63,7 @@ func (e *Engine) newInstance(ctx context.Context) (*instance, error) {
 		WithStartFunctions().
 		WithSysWalltime().
 		WithSysNanotime().
-		WithNanosleep(cappedSleep).
+		WithNanosleep(inst.sleep).
 		WithRandSource(rand.Reader).
 		WithStdout(inst.stdout).
 		WithStderr(inst.stderr)
@@ -119,6 +120,18 @@ func (inst *instance) handlers(ctx context.Context) ([]string, error) {
 		return nil, fmt.Errorf("%s: %w", exportHandlers, err)
 	}
 	return names, nil
+}
+
+// sleep is the instance's WASI nanosleep (the guest's time.Sleep and every
+// poll_oneoff that waits on a clock): capped, so a cancelled or expired call
+// is noticed within a slice, and counted with the time spent in host
+// imports, since a guest that sleeps spends no CPU (DESIGN §4, CPU
+// accounting). It runs on the goroutine running the guest, which owns
+// inst.state.
+func (inst *instance) sleep(ns int64) {
+	start := clock.Process.UnixNano()
+	cappedSleep(ns)
+	inst.state.host += time.Duration(clock.Process.UnixNano() - start)
 }
 
 func cappedSleep(ns int64) {

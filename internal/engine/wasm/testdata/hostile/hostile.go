@@ -43,6 +43,24 @@ func New() *sdk.Capsule {
 		time.Sleep(time.Hour)
 		return nil
 	})
+	// nap sleeps for the payload's milliseconds (WASI clock waits, as any
+	// guest's time.Sleep), then answers Final with the payload.
+	c.Handle("hostile.v1.nap", "nap", func(c *sdk.Call) error {
+		var ms int
+		if err := c.Decode(&ms); err != nil {
+			return err
+		}
+		time.Sleep(time.Duration(ms) * time.Millisecond)
+		c.Final(c.Payload())
+		return nil
+	})
+	// The tool nap does the same through the tool convention.
+	sdk.Tool(c, "nap", "sleeps for ms milliseconds", func(_ *sdk.Call, a struct {
+		MS int `json:"ms"`
+	}) (string, error) {
+		time.Sleep(time.Duration(a.MS) * time.Millisecond)
+		return fmt.Sprintf("slept %d ms", a.MS), nil
+	})
 	c.Handle("hostile.v1.publish_outside", "publish_outside", func(c *sdk.Call) error {
 		return c.Publish("forbidden.v1.topic", []byte(`{}`))
 	})
