@@ -26,6 +26,9 @@ import (
 type kernelFlags struct {
 	workspace string
 	principal string
+	// background: boot returns once the built-ins are loaded (not a flag;
+	// a command that waits for what it needs sets it).
+	background bool
 }
 
 func (f *kernelFlags) register(cmd *cobra.Command) {
@@ -55,7 +58,7 @@ func bootKernel(cmd *cobra.Command, f kernelFlags) (*kernel.Kernel, context.Cont
 	}
 	logger := slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), &slog.HandlerOptions{Level: cfg.SlogLevel()}))
 	ctx, cancel := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
-	k, err := kernel.Boot(ctx, kernel.Options{Home: home, Workspace: ws, Config: cfg, Logger: logger})
+	k, err := kernel.Boot(ctx, kernel.Options{Home: home, Workspace: ws, Config: cfg, Logger: logger, LoadInBackground: f.background})
 	if err != nil {
 		cancel()
 		return nil, nil, nil, err
@@ -98,12 +101,17 @@ every capsule before exiting).`,
 					return fmt.Errorf("arguments are not valid JSON: %s", args[1])
 				}
 			}
+			f.background = true
 			k, ctx, stop, err := bootKernel(cmd, f)
 			if err != nil {
 				return err
 			}
 			defer stop()
-			res, err := callInterruptibly(ctx, k, f.principal, args[0], raw, timeout)
+			// Only the capsules that may provide this tool are waited for
+			// (the router is a built-in, loaded by now): a capsule slow to
+			// get ready delays its own tools, not this call. The wait counts
+			// against the call's timeout.
+			res, err := waitAndCall(ctx, k, f.principal, args[0], raw, timeout)
 			if err != nil {
 				fmt.Fprintln(cmd.ErrOrStderr(), "astrid:", err)
 				switch {
@@ -194,6 +202,27 @@ are named on stderr).`,
 	cmd.Flags().DurationVar(&window, "window", 2*time.Second, "upper bound on waiting for describe answers")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the tools as JSON")
 	return cmd
+}
+
+// waitAndCall waits, within timeout, for the capsules that may provide
+// tool name to finish loading, then makes the call with what is left of
+// timeout.
+func waitAndCall(ctx context.Context, k *kernel.Kernel, principal, name string, args json.RawMessage, timeout time.Duration) (ipc.ToolCallResult, error) {
+	start := time.Now()
+	wctx, cancel := context.WithTimeout(ctx, timeout)
+	err := k.Runtime.WaitForTool(wctx, name)
+	cancel()
+	if err != nil {
+		if ctx.Err() != nil {
+			return ipc.ToolCallResult{}, fmt.Errorf("tool %s: %w", name, ctx.Err())
+		}
+		return ipc.ToolCallResult{}, fmt.Errorf("tool %s: timed out: %w", name, err)
+	}
+	left := timeout - time.Since(start)
+	if left <= 0 {
+		return ipc.ToolCallResult{}, fmt.Errorf("tool %s: timed out waiting for its capsule to load: %w", name, context.DeadlineExceeded)
+	}
+	return callInterruptibly(ctx, k, principal, name, args, left)
 }
 
 // callInterruptibly makes the call on its own goroutine so that Ctrl-C ends
