@@ -100,6 +100,18 @@ func TestReaderNeverSeesAPartialFile(t *testing.T) {
 	noTempFiles(t, w.home)
 }
 
+// childCall is the call of a re-executed test binary: erin's, with the
+// homes under homes, so that the parent sees the files.
+func childCall(t *testing.T, homes string) *Call {
+	t.Helper()
+	f := newFixture(t)
+	f.deps.HomesDir = homes
+	c := f.capsule(t, homeCapsule)
+	call, _ := c.Begin(context.Background(), "erin")
+	t.Cleanup(call.End)
+	return call
+}
+
 // killedWriterEnv names the file a re-executed test binary rewrites in a
 // loop until it is killed.
 const killedWriterEnv = "ASTRID_TEST_KILLED_WRITER_HOME"
@@ -111,11 +123,7 @@ func TestKilledWriterChild(t *testing.T) {
 	if home == "" {
 		t.Skip("runs only as the child of TestKillDuringWriteLeavesOldOrNew")
 	}
-	f := newFixture(t)
-	f.deps.HomesDir = home
-	c := f.capsule(t, homeCapsule)
-	call, _ := c.Begin(context.Background(), "erin")
-	defer call.End()
+	call := childCall(t, home)
 	versions := [][]byte{bytes.Repeat([]byte{'a'}, 16<<20), bytes.Repeat([]byte{'b'}, 16<<20)}
 	for i := 0; ; i++ {
 		if err := call.FSWrite("home://big", versions[i%2]); err != nil {
@@ -398,11 +406,7 @@ func TestFailedWriteChild(t *testing.T) {
 	if homes == "" {
 		t.Skip("runs only as the child of TestFailedWriteLeavesOldFileAndNoTemp")
 	}
-	f := newFixture(t)
-	f.deps.HomesDir = homes
-	c := f.capsule(t, homeCapsule)
-	call, _ := c.Begin(context.Background(), "erin")
-	defer call.End()
+	call := childCall(t, homes)
 	// SIGXFSZ is ignored by the Go runtime, so the write returns EFBIG.
 	if err := syscall.Setrlimit(syscall.RLIMIT_FSIZE, &syscall.Rlimit{Cur: 1 << 20, Max: 1 << 20}); err != nil {
 		t.Skipf("setrlimit: %v", err)
