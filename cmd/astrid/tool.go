@@ -85,6 +85,8 @@ func newToolCallCmd() *cobra.Command {
 		Long: `Boots a kernel in-process, publishes tool.v1.request.execute with a fresh call id,
 and prints the tool's result. The router forwards the call to the capsule that provides
 the tool; every file or network effect is checked against that capsule's grants.
+Installed capsules load in the background: the call waits (within --timeout) only for
+those that may provide the tool, so a capsule slow to start does not delay other tools.
 
 Exit status: 0 on success, 1 when the tool answered is_error (or nobody provides it),
 2 on a timeout or a usage error, 130 when interrupted (Ctrl-C cancels the call and unloads

@@ -16,8 +16,8 @@ import (
 	"github.com/astrid-go/astrid/internal/testutil"
 )
 
-// hungServerManifest is a capsule whose MCP server starts and reads its
-// stdin but never answers initialize.
+// hungServerManifest is a capsule whose MCP server starts, reads its stdin
+// and keeps its stdout open, but never answers initialize.
 const hungServerManifest = `[package]
 name = "hung"
 version = "0.1.0"
@@ -29,7 +29,7 @@ host_process = ["sh"]
 id = "hung"
 type = "stdio"
 command = "sh"
-args = ["-c", "exec cat >/dev/null"]
+args = ["-c", "while read -r line; do :; done"]
 `
 
 // A hung MCP server does not delay a call of a tool it does not provide:
