@@ -3,6 +3,7 @@
 package host
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"errors"
@@ -129,15 +130,14 @@ func TestKilledWriterChild(t *testing.T) {
 		if err := call.FSWrite("home://big", versions[i%2]); err != nil {
 			t.Fatal(err)
 		}
-		if i == 0 {
-			fmt.Println("ready") // the parent may kill from now on
-		}
+		fmt.Println("wrote") // the next write starts now: the parent may kill it
 	}
 }
 
 // A writer killed with SIGKILL at any point leaves the file whole: the old
-// version or the new one. The child is killed at varying points of its
-// write loop.
+// version or the new one. The child reports each finished write; it is
+// killed just as a later one begins (round decides which), so the kill
+// lands inside a 16 MiB write.
 func TestKillDuringWriteLeavesOldOrNew(t *testing.T) {
 	if testing.Short() {
 		t.Skip("re-executes the test binary")
@@ -154,16 +154,12 @@ func TestKillDuringWriteLeavesOldOrNew(t *testing.T) {
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
-		buf := make([]byte, len("ready\n"))
-		if _, err := out.Read(buf); err != nil || string(buf) != "ready\n" {
-			_ = cmd.Process.Kill()
-			_ = cmd.Wait()
-			t.Fatalf("child did not start writing: %q %v", buf, err)
-		}
-		// Let it get into a later write; round varies how far.
-		for range round * 3 {
-			if _, err := os.Stat(filepath.Join(home, "big")); err != nil {
-				break
+		lines := bufio.NewScanner(out)
+		for range round + 1 {
+			if !lines.Scan() || lines.Text() != "wrote" {
+				_ = cmd.Process.Kill()
+				_ = cmd.Wait()
+				t.Fatalf("child did not report a write: %q %v", lines.Text(), lines.Err())
 			}
 		}
 		_ = cmd.Process.Signal(syscall.SIGKILL)
