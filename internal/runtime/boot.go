@@ -125,7 +125,13 @@ func (r *Runtime) loadWhenReady(ctx context.Context, p *pendingLoad) {
 		}
 		return nil
 	})
-	if p.err != nil && !p.cand.Builtin() {
+	switch {
+	case p.err == nil || p.cand.Builtin():
+	case ctx.Err() != nil:
+		// Cancelled: the kernel is closing (a one-shot command is done
+		// before this capsule was needed). Not the operator's problem.
+		r.log.Debug("capsule load cancelled", "capsule", p.cand.ID(), "err", p.err)
+	default:
 		r.log.Warn("capsule not loaded", "capsule", p.cand.ID(), "dir", p.cand.Dir, "err", p.err)
 	}
 }
