@@ -4,11 +4,13 @@
 # through the kernel: the built-in fs capsule reads this README (checked
 # against its grants), and the wasm capsule greets.
 #
-# It uses a demo $ASTRID_HOME under .cache/ unless ASTRID_HOME is set, so
-# your ~/.astrid is left alone.
+# It uses a demo $ASTRID_HOME in your cache directory unless ASTRID_HOME is
+# set, so your ~/.astrid is left alone. The home must lie outside the
+# workspace (here the repository): the kernel refuses capsules installed
+# where an agent working on the workspace could rewrite them.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-export ASTRID_HOME="${ASTRID_HOME:-$PWD/.cache/astrid-home}"
+export ASTRID_HOME="${ASTRID_HOME:-${XDG_CACHE_HOME:-$HOME/.cache}/astrid-demo-home}"
 scripts/build.sh bin/astrid
 ./bin/astrid version
 echo "== astrid capsule build examples/hello (a third-party capsule, to wasm)"

@@ -27,6 +27,9 @@ import (
 type kernelFlags struct {
 	workspace string
 	principal string
+	// background: boot returns once the built-ins are loaded (not a flag;
+	// a command that waits for what it needs sets it).
+	background bool
 }
 
 func (f *kernelFlags) register(cmd *cobra.Command) {
@@ -58,6 +61,7 @@ func bootKernel(cmd *cobra.Command, f kernelFlags) (*kernel.Kernel, context.Cont
 	ctx, cancel := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	k, err := kernel.Boot(ctx, kernel.Options{
 		Home: home, Workspace: ws, Config: cfg, Logger: logger, Builtins: builtins(), Frontends: frontends(),
+		LoadInBackground: f.background,
 	})
 	if err != nil {
 		cancel()
@@ -85,6 +89,8 @@ func newToolCallCmd() *cobra.Command {
 		Long: `Boots a kernel in-process, publishes tool.v1.request.execute with a fresh call id,
 and prints the tool's result. The router forwards the call to the capsule that provides
 the tool; every file or network effect is checked against that capsule's grants.
+Installed capsules load in the background: the call waits (within --timeout) only for
+those that may provide the tool, so a capsule slow to start does not delay other tools.
 
 The arguments are one JSON value (default {}): given inline, or "-" to read them from
 standard input, or "@file" to read them from a file. A shell argument cannot exceed
@@ -113,12 +119,17 @@ cancels the call and unloads every capsule before exiting).`,
 					return usage(cmd, err)
 				}
 			}
+			f.background = true
 			k, ctx, stop, err := bootKernel(cmd, f)
 			if err != nil {
 				return err
 			}
 			defer stop()
-			res, err := callInterruptibly(ctx, k, f.principal, args[0], raw, timeout)
+			// Only the capsules that may provide this tool are waited for
+			// (the router is a built-in, loaded by now): a capsule slow to
+			// get ready delays its own tools, not this call. The wait counts
+			// against the call's timeout.
+			res, err := waitAndCall(ctx, k, f.principal, args[0], raw, timeout)
 			if err != nil {
 				fmt.Fprintln(cmd.ErrOrStderr(), "astrid:", err)
 				switch {
@@ -215,6 +226,27 @@ are named on stderr).`,
 	cmd.Flags().DurationVar(&window, "window", 2*time.Second, "upper bound on waiting for describe answers")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the tools as JSON")
 	return cmd
+}
+
+// waitAndCall waits, within timeout, for the capsules that may provide
+// tool name to finish loading, then makes the call with what is left of
+// timeout.
+func waitAndCall(ctx context.Context, k *kernel.Kernel, principal, name string, args json.RawMessage, timeout time.Duration) (ipc.ToolCallResult, error) {
+	start := time.Now()
+	wctx, cancel := context.WithTimeout(ctx, timeout)
+	err := k.Runtime.WaitForTool(wctx, name)
+	cancel()
+	if err != nil {
+		if ctx.Err() != nil {
+			return ipc.ToolCallResult{}, fmt.Errorf("tool %s: %w", name, ctx.Err())
+		}
+		return ipc.ToolCallResult{}, fmt.Errorf("tool %s: timed out: %w", name, err)
+	}
+	left := timeout - time.Since(start)
+	if left <= 0 {
+		return ipc.ToolCallResult{}, fmt.Errorf("tool %s: timed out waiting for its capsule to load: %w", name, context.DeadlineExceeded)
+	}
+	return callInterruptibly(ctx, k, principal, name, args, left)
 }
 
 // callInterruptibly makes the call on its own goroutine so that Ctrl-C ends

@@ -3,6 +3,7 @@
 package host
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"errors"
@@ -100,6 +101,18 @@ func TestReaderNeverSeesAPartialFile(t *testing.T) {
 	noTempFiles(t, w.home)
 }
 
+// childCall is the call of a re-executed test binary: erin's, with the
+// homes under homes, so that the parent sees the files.
+func childCall(t *testing.T, homes string) *Call {
+	t.Helper()
+	f := newFixture(t)
+	f.deps.HomesDir = homes
+	c := f.capsule(t, homeCapsule)
+	call, _ := c.Begin(context.Background(), "erin")
+	t.Cleanup(call.End)
+	return call
+}
+
 // killedWriterEnv names the file a re-executed test binary rewrites in a
 // loop until it is killed.
 const killedWriterEnv = "ASTRID_TEST_KILLED_WRITER_HOME"
@@ -111,25 +124,20 @@ func TestKilledWriterChild(t *testing.T) {
 	if home == "" {
 		t.Skip("runs only as the child of TestKillDuringWriteLeavesOldOrNew")
 	}
-	f := newFixture(t)
-	f.deps.HomesDir = home
-	c := f.capsule(t, homeCapsule)
-	call, _ := c.Begin(context.Background(), "erin")
-	defer call.End()
+	call := childCall(t, home)
 	versions := [][]byte{bytes.Repeat([]byte{'a'}, 16<<20), bytes.Repeat([]byte{'b'}, 16<<20)}
 	for i := 0; ; i++ {
 		if err := call.FSWrite("home://big", versions[i%2]); err != nil {
 			t.Fatal(err)
 		}
-		if i == 0 {
-			fmt.Println("ready") // the parent may kill from now on
-		}
+		fmt.Println("wrote") // the next write starts now: the parent may kill it
 	}
 }
 
 // A writer killed with SIGKILL at any point leaves the file whole: the old
-// version or the new one. The child is killed at varying points of its
-// write loop.
+// version or the new one. The child reports each finished write; it is
+// killed just as a later one begins (round decides which), so the kill
+// lands inside a 16 MiB write.
 func TestKillDuringWriteLeavesOldOrNew(t *testing.T) {
 	if testing.Short() {
 		t.Skip("re-executes the test binary")
@@ -146,16 +154,12 @@ func TestKillDuringWriteLeavesOldOrNew(t *testing.T) {
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
-		buf := make([]byte, len("ready\n"))
-		if _, err := out.Read(buf); err != nil || string(buf) != "ready\n" {
-			_ = cmd.Process.Kill()
-			_ = cmd.Wait()
-			t.Fatalf("child did not start writing: %q %v", buf, err)
-		}
-		// Let it get into a later write; round varies how far.
-		for range round * 3 {
-			if _, err := os.Stat(filepath.Join(home, "big")); err != nil {
-				break
+		lines := bufio.NewScanner(out)
+		for range round + 1 {
+			if !lines.Scan() || lines.Text() != "wrote" {
+				_ = cmd.Process.Kill()
+				_ = cmd.Wait()
+				t.Fatalf("child did not report a write: %q %v", lines.Text(), lines.Err())
 			}
 		}
 		_ = cmd.Process.Signal(syscall.SIGKILL)
@@ -398,11 +402,7 @@ func TestFailedWriteChild(t *testing.T) {
 	if homes == "" {
 		t.Skip("runs only as the child of TestFailedWriteLeavesOldFileAndNoTemp")
 	}
-	f := newFixture(t)
-	f.deps.HomesDir = homes
-	c := f.capsule(t, homeCapsule)
-	call, _ := c.Begin(context.Background(), "erin")
-	defer call.End()
+	call := childCall(t, homes)
 	// SIGXFSZ is ignored by the Go runtime, so the write returns EFBIG.
 	if err := syscall.Setrlimit(syscall.RLIMIT_FSIZE, &syscall.Rlimit{Cur: 1 << 20, Max: 1 << 20}); err != nil {
 		t.Skipf("setrlimit: %v", err)

@@ -51,6 +51,12 @@ type Options struct {
 	// WatchCapsules reloads installed capsules whose files change while the
 	// kernel runs (a long-lived kernel wants it; a one-shot command not).
 	WatchCapsules bool
+	// LoadInBackground makes Boot return once the built-ins are loaded,
+	// the installed capsules loading on (runtime.Start): a one-shot command
+	// then waits only for what it needs (Runtime.WaitForTool), so a capsule
+	// slow to get ready does not delay it. Close cancels what is still
+	// loading.
+	LoadInBackground bool
 }
 
 // Kernel is one running kernel.
@@ -159,7 +165,11 @@ func Boot(ctx context.Context, opts Options) (*Kernel, error) {
 		ProvidersFile: filepath.Join(opts.Home, "tool-providers.json"),
 		Logger:        log,
 	})
-	if err := k.Runtime.Boot(ctx); err != nil {
+	boot := k.Runtime.Boot
+	if opts.LoadInBackground {
+		boot = k.Runtime.Start
+	}
+	if err := boot(ctx); err != nil {
 		k.Close()
 		return nil, fmt.Errorf("kernel: %w", err)
 	}

@@ -4,10 +4,14 @@
 // each capsule's Composite of engines (wasm, one mcp per stdio server,
 // native for built-ins, static always), and the registry operations — load,
 // unload and reload while the kernel runs — with the watcher that reloads a
-// changed capsule and astrid.v1.capsules_loaded after every change.
+// changed capsule and astrid.v1.capsules_loaded after every change. A boot
+// loads capsules concurrently along the dependency order (boot.go), so that
+// one slow capsule delays only what imports from it, and lets a command wait
+// for just the capsules it needs.
 //
 // It must not make security decisions of its own beyond refusing a reload
 // that widens a capsule's grants: the ACL is enforced by internal/dispatch
 // and capabilities by internal/host. It never discovers capsules in a
-// workspace an agent was pointed at.
+// workspace an agent was pointed at, and refuses an installed capsule whose
+// directory resolves into it.
 package runtime

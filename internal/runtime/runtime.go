@@ -55,12 +55,16 @@ type Runtime struct {
 	log  *slog.Logger
 
 	ops sync.Mutex // serialises Boot, Load, Unload, Reload and Close
+	// commit makes a load's check that its tools are free and its
+	// registration one step, since a boot loads capsules concurrently.
+	commit sync.Mutex
 
 	mu       sync.Mutex // guards what List reads
 	entries  map[string]*entry
 	order    []string  // ids in the order they were first loaded
 	problems []Problem // capsules found but never given an entry
 	closed   bool
+	boot     *bootRun // the last boot, nil before the first
 
 	watchStop context.CancelFunc
 	watchDone chan struct{}
@@ -74,6 +78,7 @@ type entry struct {
 	host    *host.Capsule
 	tools   []string
 	loaded  bool
+	loading bool // a boot will load it; nothing is built yet
 	err     error
 }
 
@@ -93,56 +98,6 @@ func New(opts Options) *Runtime {
 		opts.Config = func(string) map[string]string { return nil }
 	}
 	return &Runtime{opts: opts, log: opts.Logger, entries: map[string]*entry{}}
-}
-
-// Boot discovers the built-ins and the installed capsules, orders them and
-// loads each, then publishes astrid.v1.capsules_loaded once. An installed
-// capsule that cannot load is recorded (see List) and skipped; a built-in
-// that cannot load fails the boot, since the binary itself is broken.
-func (r *Runtime) Boot(ctx context.Context) error {
-	r.ops.Lock()
-	defer r.ops.Unlock()
-	cands, problems, err := Discover(r.opts.Builtins, r.opts.CapsulesDir)
-	if err != nil {
-		return err
-	}
-	for _, p := range problems {
-		r.log.Warn("capsule not loaded", "capsule", p.ID, "dir", p.Dir, "err", p.Err)
-	}
-	byID := map[string]*Candidate{}
-	for _, c := range cands {
-		byID[c.ID()] = c
-	}
-	// Tools are settled before the order, so that a capsule refused for a
-	// contested tool leaves its consumers' imports unmet, as any capsule
-	// that cannot load does.
-	cands, contested := claimTools(cands, r.readProviders())
-	for _, p := range contested {
-		r.log.Warn("capsule not loaded", "capsule", p.ID, "dir", p.Dir, "err", p.Err)
-		r.record(&entry{cand: byID[p.ID], err: p.Err})
-	}
-	ordered, unordered := Order(cands)
-	for _, p := range unordered {
-		c := byID[p.ID]
-		if c.Builtin() {
-			return fmt.Errorf("runtime: built-in %w", p.Err)
-		}
-		r.log.Warn("capsule not loaded", "capsule", p.ID, "dir", p.Dir, "err", p.Err)
-		r.record(&entry{cand: c, err: p.Err})
-	}
-	r.mu.Lock()
-	r.problems = problems
-	r.mu.Unlock()
-	for _, c := range ordered {
-		if err := r.load(ctx, c, nil); err != nil {
-			if c.Builtin() {
-				return err
-			}
-			r.log.Warn("capsule not loaded", "capsule", c.ID(), "dir", c.Dir, "err", err)
-		}
-	}
-	r.publishLoaded()
-	return nil
 }
 
 // Load loads an installed capsule while the kernel runs, as Boot would:
@@ -232,7 +187,13 @@ func (r *Runtime) admit(c *Candidate) error {
 
 // load builds, loads and registers one capsule; the caller holds ops. The
 // outcome is recorded whatever it is.
-func (r *Runtime) load(ctx context.Context, c *Candidate, f EngineFactory) (err error) {
+func (r *Runtime) load(ctx context.Context, c *Candidate, f EngineFactory) error {
+	return r.loadTurn(ctx, c, f, nil)
+}
+
+// loadTurn is load; when turn is not nil, the capsule registers only once
+// turn returns nil (a boot's rule for capsules that may share a tool).
+func (r *Runtime) loadTurn(ctx context.Context, c *Candidate, f EngineFactory, turn func(context.Context) error) (err error) {
 	id := c.ID()
 	m := c.Manifest
 	r.mu.Lock()
@@ -305,28 +266,47 @@ func (r *Runtime) load(ctx context.Context, c *Candidate, f EngineFactory) (err 
 		undo()
 		return err
 	}
+	if turn != nil {
+		if err := turn(ctx); err != nil {
+			undo()
+			return err
+		}
+	}
 	surface := comp.Surface()
 	e.tools = toolNames(m, surface)
-	if err := r.toolsFree(id, e.tools); err != nil {
+	if err := r.register(id, m, surface, comp, e); err != nil {
 		undo()
+		return err
+	}
+	r.log.Debug("capsule loaded", "capsule", id, "engines", comp.Engines(), "tools", e.tools)
+	return nil
+}
+
+// register checks that e's tools are free and registers the capsule with
+// the dispatcher and the registry, as one step among concurrent loads.
+func (r *Runtime) register(id string, m *manifest.Manifest, surface capsule.Surface, comp *capsule.Composite, e *entry) error {
+	r.commit.Lock()
+	defer r.commit.Unlock()
+	if err := r.toolsFree(id, e.tools); err != nil {
 		return err
 	}
 	acl := aclOf(m, surface)
+	// What the engines added to the manifest's ACL is checked once they
+	// are ready; the manifest's own part was checked before they started.
 	if err := plumbingGranted(m, acl); err != nil {
-		undo()
 		return err
 	}
 	if err := r.opts.Dispatcher.Register(acl, comp); err != nil {
-		undo()
 		return err
 	}
 	if err := r.opts.Registry.Add(comp); err != nil {
 		r.opts.Dispatcher.Unregister(id)
-		undo()
 		return err
 	}
+	// Recorded before commit is released, so that the next load's
+	// toolsFree sees these tools.
 	e.loaded = true
-	r.log.Debug("capsule loaded", "capsule", id, "engines", comp.Engines(), "tools", e.tools)
+	r.record(e)
 	return nil
 }
 
@@ -372,6 +352,11 @@ func (r *Runtime) Unload(ctx context.Context, id string) error {
 }
 
 var errNotKnown = errors.New("not loaded")
+
+var errClosed = errors.New("the runtime is closed")
+
+// emptySurface is the surface of a capsule not loaded yet.
+var emptySurface = capsule.Surface{}
 
 func (r *Runtime) unload(ctx context.Context, id string, forget bool) error {
 	r.mu.Lock()
@@ -473,6 +458,7 @@ func joinShort(items []string) string {
 // Close stops the watcher and unloads every capsule, last loaded first.
 func (r *Runtime) Close(ctx context.Context) {
 	r.stopWatch()
+	r.stopBoot()
 	r.ops.Lock()
 	defer r.ops.Unlock()
 	r.mu.Lock()

@@ -44,6 +44,9 @@ func (r *Runtime) List() []Status {
 			health = capsule.Health{State: capsule.Failed}
 		}
 		s.State = health.State.String()
+		if e.loading {
+			s.State = capsule.Loading.String()
+		}
 		if !e.loaded && health.State != capsule.Failed {
 			// Unloaded after a failed readiness wait or registration.
 			if e.err != nil {

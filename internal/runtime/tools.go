@@ -73,32 +73,32 @@ func plumbingGranted(m *manifest.Manifest, acl dispatch.CapsuleACL) error {
 // what let a newly installed capsule take a tool over. (While the kernel
 // runs, the capsule already loaded keeps its tools: toolsFree.)
 func claimTools(cands []*Candidate, rec providerRecord) (kept []*Candidate, refused []Problem) {
-	builtinOf := map[string]string{}   // tool → built-in providing it
-	installed := map[string][]string{} // tool → installed capsules declaring it
-	dirOf := map[string]string{}
-	for _, c := range cands {
-		dirOf[c.ID()] = c.Dir
-		for _, t := range toolNames(c.Manifest, capsule.Surface{}) {
-			if c.Builtin() {
-				builtinOf[t] = c.ID()
-			} else {
-				installed[t] = append(installed[t], c.ID())
-			}
-		}
-	}
 	for _, c := range cands {
 		if c.Builtin() {
 			kept = append(kept, c)
 			continue
 		}
 		var errs []error
-		for _, t := range toolNames(c.Manifest, capsule.Surface{}) {
-			others := slices.DeleteFunc(slices.Clone(installed[t]), func(id string) bool { return id == c.ID() })
-			holder, held := rec[t]
-			held = held && slices.Contains(installed[t], holder.ID) && dirOf[holder.ID] == holder.Dir
+		for _, t := range toolClaims(c) {
+			var builtin string
+			var others []string // installed rivals
+			for _, o := range cands {
+				if o == c || !claimsOverlap(t, toolClaims(o)) {
+					continue
+				}
+				if o.Builtin() {
+					builtin = o.ID()
+				} else {
+					others = append(others, o.ID())
+				}
+			}
+			holder, held := rec.holder(t)
+			held = held && (holder.ID == c.ID() && holder.Dir == c.Dir || slices.ContainsFunc(cands, func(o *Candidate) bool {
+				return o != c && o.ID() == holder.ID && o.Dir == holder.Dir && slices.Contains(others, o.ID())
+			}))
 			switch {
-			case builtinOf[t] != "":
-				errs = append(errs, fmt.Errorf("capsule %s in %s cannot provide tool %s: built-in capsule %s provides it", c.ID(), c.Dir, t, builtinOf[t]))
+			case builtin != "":
+				errs = append(errs, fmt.Errorf("capsule %s in %s cannot provide tool %s: built-in capsule %s provides it", c.ID(), c.Dir, t, builtin))
 			case len(others) == 0 || held && holder.ID == c.ID():
 			case held:
 				errs = append(errs, fmt.Errorf("capsule %s in %s cannot provide tool %s: capsule %s already provides it, and a tool keeps its provider (remove %s first to hand the tool over)", c.ID(), c.Dir, t, holder.ID, holder.ID))
@@ -113,6 +113,55 @@ func claimTools(cands []*Candidate, rec providerRecord) (kept []*Candidate, refu
 		kept = append(kept, c)
 	}
 	return kept, refused
+}
+
+// toolClaims are the tools c's manifest says it provides: [[tool]] names
+// and exact tool.v1.execute.<name> interceptors, and for each MCP server
+// the namespace "<server id>:*", since its tools are known only once it
+// runs and are all named "<server id>:<tool>".
+func toolClaims(c *Candidate) []string {
+	claims := toolNames(c.Manifest, capsule.Surface{})
+	for _, srv := range c.Manifest.MCPServers {
+		claims = append(claims, srv.ID+":*")
+	}
+	return claims
+}
+
+// claimsOverlap reports whether claim t and any of claims may name one
+// tool: the same name, or a name inside a server's "<id>:*" namespace.
+func claimsOverlap(t string, claims []string) bool {
+	in := func(name, ns string) bool {
+		return strings.HasSuffix(ns, ":*") && strings.HasPrefix(name, strings.TrimSuffix(ns, "*"))
+	}
+	for _, o := range claims {
+		if o == t || in(t, o) || in(o, t) {
+			return true
+		}
+	}
+	return false
+}
+
+// holder is who rec says provided claim t: the tool's provider, or for a
+// namespace "<id>:*" the provider of the tools recorded in it.
+func (rec providerRecord) holder(t string) (recordedProvider, bool) {
+	if p, ok := rec[t]; ok {
+		return p, true
+	}
+	if !strings.HasSuffix(t, ":*") {
+		return recordedProvider{}, false
+	}
+	prefix := strings.TrimSuffix(t, "*")
+	names := make([]string, 0, len(rec))
+	for name := range rec {
+		if strings.HasPrefix(name, prefix) {
+			names = append(names, name)
+		}
+	}
+	if len(names) == 0 {
+		return recordedProvider{}, false
+	}
+	slices.Sort(names)
+	return rec[names[0]], true
 }
 
 // providerRecord is who provided each tool when the loaded capsules last

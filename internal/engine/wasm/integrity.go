@@ -42,7 +42,10 @@ func readComponent(m *manifest.Manifest, comp *manifest.Component, maxBytes int6
 		maxBytes = DefaultMaxComponentBytes
 	}
 	dir, name := m.Dir, comp.File
-	if dir == "" { // a manifest parsed without its directory names a path
+	if dir == "" || comp.Path != filepath.Join(m.Dir, filepath.FromSlash(comp.File)) {
+		// A manifest parsed without its directory, or whose component a
+		// caller pointed elsewhere (a built-in or a test's build cache):
+		// the file's own directory is the root.
 		dir, name = filepath.Dir(comp.Path), filepath.Base(comp.Path)
 	}
 	wasm, err := capsulefile.Read(dir, name, maxBytes)
