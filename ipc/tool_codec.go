@@ -4,7 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"unicode/utf8"
-	"unsafe"
+
+	"github.com/astrid-go/astrid/internal/jsonscan"
 )
 
 // The tool payloads travel on every hop of every tool call, so they have a
@@ -23,7 +24,7 @@ func appendString(dst []byte, s string) []byte {
 	start := 0
 	for i := 0; i < len(s); {
 		// Plain bytes are copied as they are, a run at a time.
-		if i += plainPrefix(s[i:]); i == len(s) {
+		if i += jsonscan.PlainPrefix(s[i:]); i == len(s) {
 			break
 		}
 		b := s[i]
@@ -116,32 +117,30 @@ func (p ToolExecuteResult) appendJSON(dst []byte) []byte {
 }
 
 // payloadCopy carves the strings a payload decodes to out of one copy of
-// the payload, made when the first is needed: one allocation per
-// decoded payload instead of one per field. (The copy is needed at all
-// because src may be a buffer its owner reuses, such as a guest's.) The copy
-// is never written after it is made, which is what makes viewing it as a
-// string sound; a decoded value keeps the whole copy alive, which for a tool
-// payload is little more than the value itself.
+// the payload as a string, made when the first is needed: one allocation
+// per decoded payload instead of one per field. (The copy is needed at all
+// because src may be a buffer its owner reuses, such as a guest's.) A
+// decoded value keeps the whole copy alive, which for a tool payload is
+// little more than the value itself.
 type payloadCopy struct {
-	src  []byte
-	buf  []byte // the copy, nil until needed
-	view string // buf as a string
+	src    []byte
+	view   string // src as a string, once copied
+	copied bool
 }
 
-func (c *payloadCopy) copied() {
-	if c.buf == nil {
-		c.buf = bytes.Clone(c.src)
-		c.view = unsafe.String(unsafe.SliceData(c.buf), len(c.buf))
+func (c *payloadCopy) copy() {
+	if !c.copied {
+		c.view, c.copied = string(c.src), true
 	}
 }
 
 // str decodes the string literal src[start:end] (see plainString).
 func (c *payloadCopy) str(start, end int) (string, bool) {
 	lit := c.src[start:end]
-	if !plainLiteral(lit) {
-		return plainString(lit) // escapes: decoded into a string of its own
+	if !jsonscan.PlainLiteral(lit) {
+		return jsonscan.DecodeString(lit) // escapes: decoded into a string of its own
 	}
-	c.copied()
+	c.copy()
 	return c.view[start+1 : end-1], true
 }
 
@@ -151,84 +150,14 @@ func (c *payloadCopy) raw(start, end int) json.RawMessage {
 	return bytes.Clone(c.src[start:end])
 }
 
-// plainLiteral reports whether lit is a string literal whose body is its
-// value: no escape, no control byte, valid UTF-8.
-func plainLiteral(lit []byte) bool {
-	if len(lit) < 2 || lit[0] != '"' || lit[len(lit)-1] != '"' {
-		return false
-	}
-	body := lit[1 : len(lit)-1]
-	i := plainPrefix(body)
-	if i == len(body) {
-		return true
-	}
-	// Past the plain prefix: no escape or control byte anywhere, and
-	// valid UTF-8.
-	rest := body[i:]
-	return noControl(rest) && bytes.IndexByte(rest, '\\') < 0 && utf8.Valid(rest)
-}
-
-// plainString decodes a JSON string literal holding no \u escape and only
-// valid UTF-8; ok is false for anything else (the generic decoder handles it).
-func plainString(lit []byte) (s string, ok bool) {
-	if len(lit) < 2 || lit[0] != '"' || lit[len(lit)-1] != '"' {
-		return "", false
-	}
-	body := lit[1 : len(lit)-1]
-	first := plainPrefix(body)
-	if first == len(body) {
-		return string(body), true
-	}
-	rest := body[first:]
-	if !noControl(rest) || !utf8.Valid(rest) {
-		return "", false
-	}
-	if bytes.IndexByte(rest, '\\') < 0 {
-		return string(body), true
-	}
-	out := make([]byte, 0, len(body))
-	for i := 0; i < len(body); i++ {
-		// Everything up to the next backslash is copied as it is.
-		if k := bytes.IndexByte(body[i:], '\\'); k != 0 {
-			if k < 0 {
-				out = append(out, body[i:]...)
-				break
-			}
-			out = append(out, body[i:i+k]...)
-			i += k
-		}
-		i++ // past the backslash
-		if i >= len(body) {
-			return "", false
-		}
-		switch body[i] {
-		case '"', '\\', '/':
-			out = append(out, body[i])
-		case 'b':
-			out = append(out, '\b')
-		case 'f':
-			out = append(out, '\f')
-		case 'n':
-			out = append(out, '\n')
-		case 'r':
-			out = append(out, '\r')
-		case 't':
-			out = append(out, '\t')
-		default: // \u and anything malformed
-			return "", false
-		}
-	}
-	return string(out), true
-}
-
 // foreignKey reports whether a member is one the plain decoders may skip: an
 // unescaped ASCII key that no field name matches, even case-insensitively
 // (encoding/json matches keys that way).
-func foreignKey(m member, fields ...string) bool {
-	if m.escaped {
+func foreignKey(m jsonscan.Member, fields ...string) bool {
+	if m.Escaped {
 		return false
 	}
-	k := m.quotedKey[1 : len(m.quotedKey)-1]
+	k := m.QuotedKey[1 : len(m.QuotedKey)-1]
 	for _, c := range k {
 		if c >= utf8.RuneSelf {
 			return false
@@ -262,18 +191,18 @@ func equalFoldASCII(a []byte, b string) bool {
 func decodePlainRequest(data []byte) (p ToolExecuteRequest, ok bool) {
 	var haveID, haveName, haveArgs bool
 	c := payloadCopy{src: data}
-	ok = scanObject(data, func(m member) bool {
+	ok = jsonscan.ScanObject(data, func(m jsonscan.Member) bool {
 		switch {
-		case m.is("call_id"):
-			p.CallID, haveID = c.str(m.valStart, m.end)
+		case m.Is("call_id"):
+			p.CallID, haveID = c.str(m.ValStart, m.End)
 			return haveID
-		case m.is("tool_name"):
-			p.ToolName, haveName = c.str(m.valStart, m.end)
+		case m.Is("tool_name"):
+			p.ToolName, haveName = c.str(m.ValStart, m.End)
 			return haveName
-		case m.is("arguments"):
-			p.Arguments, haveArgs = c.raw(m.valStart, m.end), true
+		case m.Is("arguments"):
+			p.Arguments, haveArgs = c.raw(m.ValStart, m.End), true
 			return true
-		case m.is("type"):
+		case m.Is("type"):
 			return true
 		}
 		return foreignKey(m, "call_id", "tool_name", "arguments")
@@ -292,16 +221,16 @@ func decodePlainCallResult(data []byte) (r ToolCallResult, ok bool) {
 func decodePlainCallResultIn(c *payloadCopy, start, end int) (r ToolCallResult, ok bool) {
 	var haveID, haveContent bool
 	data := c.src[start:end]
-	ok = scanObject(data, func(m member) bool {
-		val := data[m.valStart:m.end]
+	ok = jsonscan.ScanObject(data, func(m jsonscan.Member) bool {
+		val := data[m.ValStart:m.End]
 		switch {
-		case m.is("call_id"):
-			r.CallID, haveID = c.str(start+m.valStart, start+m.end)
+		case m.Is("call_id"):
+			r.CallID, haveID = c.str(start+m.ValStart, start+m.End)
 			return haveID
-		case m.is("content"):
-			r.Content, haveContent = c.str(start+m.valStart, start+m.end)
+		case m.Is("content"):
+			r.Content, haveContent = c.str(start+m.ValStart, start+m.End)
 			return haveContent
-		case m.is("is_error"):
+		case m.Is("is_error"):
 			switch string(val) {
 			case "true":
 				r.IsError = true
@@ -321,15 +250,15 @@ func decodePlainCallResultIn(c *payloadCopy, start, end int) (r ToolCallResult, 
 func decodePlainResult(data []byte) (p ToolExecuteResult, ok bool) {
 	var haveID, haveResult bool
 	c := payloadCopy{src: data}
-	ok = scanObject(data, func(m member) bool {
+	ok = jsonscan.ScanObject(data, func(m jsonscan.Member) bool {
 		switch {
-		case m.is("call_id"):
-			p.CallID, haveID = c.str(m.valStart, m.end)
+		case m.Is("call_id"):
+			p.CallID, haveID = c.str(m.ValStart, m.End)
 			return haveID
-		case m.is("result"):
-			p.Result, haveResult = decodePlainCallResultIn(&c, m.valStart, m.end)
+		case m.Is("result"):
+			p.Result, haveResult = decodePlainCallResultIn(&c, m.ValStart, m.End)
 			return haveResult
-		case m.is("type"):
+		case m.Is("type"):
 			return true
 		}
 		return foreignKey(m, "call_id", "result")

@@ -1,13 +1,13 @@
 package capsulebuild
 
 import (
-	"github.com/astrid-go/astrid/sdk"
-
 	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
+
+	"github.com/astrid-go/astrid/internal/abi"
 )
 
 // MetaFile is the name of the file beside Capsule.toml that records the
@@ -29,7 +29,7 @@ func WriteMeta(capsuleDir string, r Result) error {
 	if err != nil {
 		rel = filepath.Base(r.Wasm)
 	}
-	b, err := json.MarshalIndent(Meta{WasmHash: r.SHA256, File: filepath.ToSlash(rel), ABIVersion: sdk.ABIVersion, Go: runtime.Version()}, "", "  ")
+	b, err := json.MarshalIndent(Meta{WasmHash: r.SHA256, File: filepath.ToSlash(rel), ABIVersion: abi.Version, Go: runtime.Version()}, "", "  ")
 	if err != nil {
 		return err
 	}

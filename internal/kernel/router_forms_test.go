@@ -51,8 +51,8 @@ func TestRouterRewritesRequestsAndResultsNotInCodecForm(t *testing.T) {
 	defer results.Close()
 	// A request with its keys out of order and spaces between them.
 	req := `{ "arguments" : {}, "tool_name" : "odd", "call_id" : "odd-1", "type" : "tool_execute_request" }`
-	if _, _, ok := ipc.CanonicalToolRequest([]byte(req)); ok {
-		t.Fatal("the test request is in the codec's form; it must not be")
+	if canon, err := (ipc.ToolExecuteRequest{CallID: "odd-1", ToolName: "odd", Arguments: []byte(`{}`)}).MarshalJSON(); err != nil || string(canon) == req {
+		t.Fatalf("the test request is in the codec's form (%v); it must not be", err)
 	}
 	if _, err := k.Dispatcher.Publish(caller, ipc.ToolRequestExecuteTopic, []byte(req)); err != nil {
 		t.Fatal(err)
@@ -72,8 +72,8 @@ func TestRouterRewritesRequestsAndResultsNotInCodecForm(t *testing.T) {
 		if res != want {
 			t.Fatalf("result %+v, want %+v", res, want)
 		}
-		if id, ok := ipc.CanonicalToolResult(d.Envelope.Payload); !ok || id != "odd-1" {
-			t.Fatalf("the router passed on %s, not the codec's form", d.Envelope.Payload)
+		if canon, _ := want.MarshalJSON(); string(d.Envelope.Payload) != string(canon) {
+			t.Fatalf("the router passed on %s, not the codec's form %s", d.Envelope.Payload, canon)
 		}
 		return
 	}
