@@ -3,6 +3,7 @@
 package sdk
 
 import (
+	"fmt"
 	"sort"
 
 	"github.com/astrid-go/astrid/hostapi"
@@ -46,8 +47,12 @@ var (
 
 // handlerTable is handlerFuncs behind rejectInvocation: astrid_invoke
 // calls handlerTable[record.Check(...)], so a malformed record selects
-// entry 0 without a branch.
-var handlerTable = []Handler{rejectInvocation}
+// entry 0 without a branch. It is an array indexed under a mask of its
+// length, so the index needs no bounds check (a branch; see astridInvoke).
+var handlerTable = [maxHandlers]Handler{rejectInvocation}
+
+// maxHandlers bounds a guest's handlers (a power of two, for the mask).
+const maxHandlers = 1 << 10
 
 // finishers are astrid_invoke's two endings, selected without a branch:
 // the plain Continue (no error, no verdict set) and everything else.
@@ -67,8 +72,12 @@ func Serve(c *Capsule) {
 	for i, name := range handlerNames {
 		handlerFuncs[i] = c.handlers[name].handler
 	}
+	if len(handlerNames) >= maxHandlers {
+		panic(fmt.Sprintf("sdk: %d handlers; a wasm capsule may have at most %d", len(handlerNames), maxHandlers-1))
+	}
 	handlerList = abi.EncodeHandlers(handlerNames)
-	handlerTable = append([]Handler{rejectInvocation}, handlerFuncs...)
+	handlerTable = [maxHandlers]Handler{rejectInvocation}
+	copy(handlerTable[1:], handlerFuncs)
 }
 
 //go:wasmexport astrid_abi_version
@@ -115,14 +124,13 @@ func astridInvocation(n int32) uint32 {
 // (docs/abi.md §4), so the path from entry to a plain Continue has none:
 // the record is read where the host wrote it, checked with arithmetic,
 // and a malformed record, a handler's error or a verdict are reached by
-// indexing tables of functions rather than by branching (the one branch
-// left is the bounds check of that index, which is never taken). It stores no
+// indexing tables of functions rather than by branching. It stores no
 // pointer (a pointer store into a global is a write-barrier branch).
 //
 //go:wasmexport astrid_invoke
 func astridInvoke(n int32) uint64 {
 	recordLen = n
-	err := handlerTable[record.Check(n, len(handlerFuncs))](&theCall)
+	err := handlerTable[record.Check(n, len(handlerFuncs))&(maxHandlers-1)](&theCall)
 	v := &theCall.verdict
 	slow := abi.B2U(err != nil) | abi.B2U(v.Action != hostapi.Continue) | abi.B2U(len(v.Payload) != 0)
 	return finishers[slow&1](err)

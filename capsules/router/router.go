@@ -37,10 +37,13 @@ func New() *sdk.Capsule {
 }
 
 func handleRequest(c *sdk.Call) error {
-	// The request is decoded and forwarded as the codec writes it, so the
-	// provider sees one form whatever the requester sent.
+	// The request is decoded with the one tool codec (the provider decodes
+	// it with the same) and forwarded as the requester spelled it:
+	// encoding it again would only compact its arguments, which in a wasm
+	// router is encoding/json's byte-at-a-time scanner.
+	payload := c.Payload()
 	var req ipc.ToolExecuteRequest
-	if err := req.UnmarshalJSON(c.Payload()); err != nil {
+	if err := req.UnmarshalJSON(payload); err != nil {
 		c.Log(hostapi.LogWarn, fmt.Sprintf("router: dropped a request that is not a tool_execute_request: %v", err))
 		return nil
 	}
@@ -66,11 +69,7 @@ func handleRequest(c *sdk.Call) error {
 	if err := c.KVSet(pendingPrefix+req.CallID, []byte(req.ToolName)); err != nil {
 		return publishError(c, req.CallID, fmt.Sprintf("Failed to route tool request: %v", err))
 	}
-	fwd, err := req.MarshalJSON()
-	if err == nil {
-		err = c.Publish(topic, fwd)
-	}
-	if err != nil {
+	if err := c.Publish(topic, payload); err != nil {
 		_ = c.KVDelete(pendingPrefix + req.CallID)
 		return publishError(c, req.CallID, fmt.Sprintf("Failed to route tool request: %v", err))
 	}
@@ -87,10 +86,13 @@ func handleResult(c *sdk.Call) error {
 		c.Deny("result from a capsule that does not provide the tool")
 		return nil
 	}
-	// The result is decoded and passed on as the codec writes it, with
-	// the inner call id filled in, whatever form the provider sent.
+	// The result is decoded with the one tool codec and passed on as the
+	// provider spelled it, unless its inner call id must be filled in:
+	// encoding it again would copy its content (a file's worth, for
+	// read_file) a second time.
+	out := c.Payload()
 	var res ipc.ToolExecuteResult
-	if err := res.UnmarshalJSON(c.Payload()); err != nil || res.CallID == "" {
+	if err := res.UnmarshalJSON(out); err != nil || res.CallID == "" {
 		c.Log(hostapi.LogWarn, fmt.Sprintf("router: dropped a malformed result for tool %q from %q", name, c.SourceID()))
 		return nil
 	}
@@ -106,10 +108,9 @@ func handleResult(c *sdk.Call) error {
 	}
 	if res.Result.CallID == "" {
 		res.Result.CallID = res.CallID
-	}
-	out, err := res.MarshalJSON()
-	if err != nil {
-		return err
+		if out, err = res.MarshalJSON(); err != nil {
+			return err
+		}
 	}
 	// The result is also this call's failure reply: should the publish be
 	// refused (the rate limit), the failure reply, which the limiter never
