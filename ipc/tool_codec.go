@@ -11,9 +11,11 @@ import (
 // The tool payloads travel on every hop of every tool call, so they have a
 // hand-written codec beside the generic one. Its output is byte for byte what
 // marshalTagged gives (TestToolCodecMatchesGeneric holds it to that), and its
-// decoders take only the plain shape they were written for; anything else
-// (escaped or case-variant keys, escaped \u sequences, nulls, wrong types)
-// goes to the generic decoder, which has the final word on errors.
+// decoders take only that output's form back; anything else (other key
+// orders, spaces, \u escapes, nulls, wrong types) goes to the generic
+// decoder, which has the final word on errors. Taking one exact form makes
+// decoding a run of prefix comparisons, which matters most in a wasm guest,
+// where every branching function is an exit to the host (docs/RATIONALE.md).
 
 // appendString appends s as a JSON string the way encoding/json does with
 // HTML escaping off: invalid UTF-8 becomes U+FFFD, U+2028 and U+2029 are
@@ -150,118 +152,103 @@ func (c *payloadCopy) raw(start, end int) json.RawMessage {
 	return bytes.Clone(c.src[start:end])
 }
 
-// foreignKey reports whether a member is one the plain decoders may skip: an
-// unescaped ASCII key that no field name matches, even case-insensitively
-// (encoding/json matches keys that way).
-func foreignKey(m jsonscan.Member, fields ...string) bool {
-	if m.Escaped {
-		return false
+// The decoders below take exactly the form appendJSON writes (keys in
+// order, no space, every string plain or with short escapes only), which is
+// what every sdk capsule and the router publish; anything else goes to the
+// generic decoder. They check structure, not literals: like every decoder
+// here they assume valid JSON (the kernel validates every payload at
+// publish), and FuzzToolCodec holds them to the generic decoder's answers.
+
+// cutLiteral cuts the string literal at the start of b and decodes it
+// through c (b starts at src[at]).
+func (c *payloadCopy) cutLiteral(b []byte, at int) (s string, rest []byte, ok bool) {
+	if len(b) == 0 || b[0] != '"' {
+		return "", b, false
 	}
-	k := m.QuotedKey[1 : len(m.QuotedKey)-1]
-	for _, c := range k {
-		if c >= utf8.RuneSelf {
-			return false
-		}
+	end, _ := jsonscan.SkipString(b, 0)
+	if end < 0 {
+		return "", b, false
 	}
-	for _, f := range fields {
-		if len(f) == len(k) && equalFoldASCII(k, f) {
-			return false
-		}
-	}
-	return true
+	s, ok = c.str(at, at+end)
+	return s, b[end:], ok
 }
 
-func equalFoldASCII(a []byte, b string) bool {
-	for i := range a {
-		x, y := a[i], b[i]
-		if 'A' <= x && x <= 'Z' {
-			x += 'a' - 'A'
-		}
-		if 'A' <= y && y <= 'Z' {
-			y += 'a' - 'A'
-		}
-		if x != y {
-			return false
-		}
-	}
-	return true
-}
-
-// decodePlainRequest decodes the plain shape of a tool_execute_request.
+// decodePlainRequest decodes a tool_execute_request in the codec's form.
 func decodePlainRequest(data []byte) (p ToolExecuteRequest, ok bool) {
-	var haveID, haveName, haveArgs bool
 	c := payloadCopy{src: data}
-	ok = jsonscan.ScanObject(data, func(m jsonscan.Member) bool {
-		switch {
-		case m.Is("call_id"):
-			p.CallID, haveID = c.str(m.ValStart, m.End)
-			return haveID
-		case m.Is("tool_name"):
-			p.ToolName, haveName = c.str(m.ValStart, m.End)
-			return haveName
-		case m.Is("arguments"):
-			p.Arguments, haveArgs = c.raw(m.ValStart, m.End), true
-			return true
-		case m.Is("type"):
-			return true
-		}
-		return foreignKey(m, "call_id", "tool_name", "arguments")
-	})
-	return p, ok && haveID && haveName && haveArgs
+	rest, ok := bytes.CutPrefix(data, []byte(`{"type":"tool_execute_request","call_id":`))
+	if !ok {
+		return p, false
+	}
+	if p.CallID, rest, ok = c.cutLiteral(rest, len(data)-len(rest)); !ok {
+		return p, false
+	}
+	if rest, ok = bytes.CutPrefix(rest, []byte(`,"tool_name":`)); !ok {
+		return p, false
+	}
+	if p.ToolName, rest, ok = c.cutLiteral(rest, len(data)-len(rest)); !ok {
+		return p, false
+	}
+	if rest, ok = bytes.CutPrefix(rest, []byte(`,"arguments":`)); !ok {
+		return p, false
+	}
+	end := jsonscan.SkipValue(rest, 0)
+	if end < 0 || string(rest[end:]) != "}" {
+		return p, false
+	}
+	at := len(data) - len(rest)
+	p.Arguments = c.raw(at, at+end)
+	return p, true
 }
 
-// decodePlainCallResult decodes the plain shape of a tool call result.
+// decodePlainCallResult decodes a tool call result in the codec's form.
 func decodePlainCallResult(data []byte) (r ToolCallResult, ok bool) {
 	c := payloadCopy{src: data}
-	return decodePlainCallResultIn(&c, 0, len(data))
+	r, rest, ok := decodePlainCallResultIn(&c, data)
+	return r, ok && len(rest) == 0
 }
 
-// decodePlainCallResultIn decodes c.src[start:end], the plain shape of a
-// tool call result, carving its strings out of c.
-func decodePlainCallResultIn(c *payloadCopy, start, end int) (r ToolCallResult, ok bool) {
-	var haveID, haveContent bool
-	data := c.src[start:end]
-	ok = jsonscan.ScanObject(data, func(m jsonscan.Member) bool {
-		val := data[m.ValStart:m.End]
-		switch {
-		case m.Is("call_id"):
-			r.CallID, haveID = c.str(start+m.ValStart, start+m.End)
-			return haveID
-		case m.Is("content"):
-			r.Content, haveContent = c.str(start+m.ValStart, start+m.End)
-			return haveContent
-		case m.Is("is_error"):
-			switch string(val) {
-			case "true":
-				r.IsError = true
-			case "false":
-				r.IsError = false
-			default:
-				return false
-			}
-			return true
-		}
-		return foreignKey(m, "call_id", "content", "is_error")
-	})
-	return r, ok && haveID && haveContent
+// decodePlainCallResultIn decodes the call result at the start of b, a
+// suffix of c.src, carving its strings out of c; rest is what follows it.
+func decodePlainCallResultIn(c *payloadCopy, b []byte) (r ToolCallResult, rest []byte, ok bool) {
+	rest, ok = bytes.CutPrefix(b, []byte(`{"call_id":`))
+	if !ok {
+		return r, b, false
+	}
+	if r.CallID, rest, ok = c.cutLiteral(rest, len(c.src)-len(rest)); !ok {
+		return r, b, false
+	}
+	if rest, ok = bytes.CutPrefix(rest, []byte(`,"content":`)); !ok {
+		return r, b, false
+	}
+	if r.Content, rest, ok = c.cutLiteral(rest, len(c.src)-len(rest)); !ok {
+		return r, b, false
+	}
+	if rest, ok = bytes.CutPrefix(rest, []byte(`,"is_error":false}`)); ok {
+		return r, rest, true
+	}
+	if rest, ok = bytes.CutPrefix(rest, []byte(`,"is_error":true}`)); ok {
+		r.IsError = true
+		return r, rest, true
+	}
+	return r, b, false
 }
 
-// decodePlainResult decodes the plain shape of a tool_execute_result.
+// decodePlainResult decodes a tool_execute_result in the codec's form.
 func decodePlainResult(data []byte) (p ToolExecuteResult, ok bool) {
-	var haveID, haveResult bool
 	c := payloadCopy{src: data}
-	ok = jsonscan.ScanObject(data, func(m jsonscan.Member) bool {
-		switch {
-		case m.Is("call_id"):
-			p.CallID, haveID = c.str(m.ValStart, m.End)
-			return haveID
-		case m.Is("result"):
-			p.Result, haveResult = decodePlainCallResultIn(&c, m.ValStart, m.End)
-			return haveResult
-		case m.Is("type"):
-			return true
-		}
-		return foreignKey(m, "call_id", "result")
-	})
-	return p, ok && haveID && haveResult
+	rest, ok := bytes.CutPrefix(data, []byte(`{"type":"tool_execute_result","call_id":`))
+	if !ok {
+		return p, false
+	}
+	if p.CallID, rest, ok = c.cutLiteral(rest, len(data)-len(rest)); !ok {
+		return p, false
+	}
+	if rest, ok = bytes.CutPrefix(rest, []byte(`,"result":`)); !ok {
+		return p, false
+	}
+	if p.Result, rest, ok = decodePlainCallResultIn(&c, rest); !ok {
+		return p, false
+	}
+	return p, string(rest) == "}"
 }

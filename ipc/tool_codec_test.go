@@ -96,6 +96,12 @@ func TestToolCodecDecodeEdgeCases(t *testing.T) {
 		`{"call_id":"a","tool_name":"t","arguments":1,"\u0063all_id":"z"}`,
 		`{"call_id":"a","tool_name":"t","arguments":1,"ſall_id":"z"}`,
 		`[]`, `null`,
+		// The codec's own form, which its decoder takes without the
+		// generic one.
+		`{"type":"tool_execute_request","call_id":"c\n1","tool_name":"t","arguments":{"a":[1,{"b":"}"}]}}`,
+		`{"type":"tool_execute_request","call_id":"c","tool_name":"t","arguments":null}`,
+		`{"type":"tool_execute_request","call_id":"c","tool_name":"t","arguments":1,"arguments":2}`,
+		`{"type":"tool_execute_request","call_id":"\u0063","tool_name":"t","arguments":"x"}`,
 	}
 	for _, in := range requests {
 		want, werr := genericRequestDecode([]byte(in))
@@ -113,6 +119,9 @@ func TestToolCodecDecodeEdgeCases(t *testing.T) {
 		`{"call_id":"a","result":{"call_id":"a"}}`,
 		`{"call_id":"a","result":{"call_id":"a","content":"1"},"result":{"call_id":"b","content":"2"}}`,
 		`{"call_id":"a","result":null}`,
+		`{"type":"tool_execute_result","call_id":"a","result":{"call_id":"b","content":"x\"y\\z\/","is_error":true}}`,
+		`{"type":"tool_execute_result","call_id":"a","result":{"call_id":"a","content":"\u00e9","is_error":false}}`,
+		`{"type":"tool_execute_result","call_id":"a","result":{"call_id":"a","content":"","is_error":false},"result":{"call_id":"b","content":"2","is_error":false}}`,
 	}
 	for _, in := range results {
 		want, werr := genericResultDecode([]byte(in))

@@ -56,7 +56,7 @@ func ScanObject(raw []byte, fn func(m Member) bool) bool {
 		if i >= len(raw) || raw[i] != '"' {
 			return false
 		}
-		keyEnd, escaped := skipString(raw, i)
+		keyEnd, escaped := SkipString(raw, i)
 		if keyEnd < 0 {
 			return false
 		}
@@ -67,7 +67,7 @@ func ScanObject(raw []byte, fn func(m Member) bool) bool {
 		}
 		i = skipSpace(raw, i+1)
 		m.ValStart = i
-		m.End = skipValue(raw, i)
+		m.End = SkipValue(raw, i)
 		if m.End < 0 {
 			return false
 		}
@@ -101,9 +101,9 @@ func skipSpace(raw []byte, i int) int {
 	return i
 }
 
-// skipString returns the index just past the string starting at raw[i] (a
+// SkipString returns the index just past the string starting at raw[i] (a
 // quote) and whether it holds escapes; -1 if it is unterminated.
-func skipString(raw []byte, i int) (int, bool) {
+func SkipString(raw []byte, i int) (int, bool) {
 	// Fast path: most strings hold no backslash, and IndexByte is
 	// vectorised.
 	k := bytes.IndexByte(raw[i+1:], '"')
@@ -129,21 +129,21 @@ func skipString(raw []byte, i int) (int, bool) {
 	return -1, true
 }
 
-// skipValue returns the index just past the value starting at raw[i], or -1.
-func skipValue(raw []byte, i int) int {
+// SkipValue returns the index just past the value starting at raw[i], or -1.
+func SkipValue(raw []byte, i int) int {
 	if i >= len(raw) {
 		return -1
 	}
 	switch raw[i] {
 	case '"':
-		end, _ := skipString(raw, i)
+		end, _ := SkipString(raw, i)
 		return end
 	case '{', '[':
 		depth := 0
 		for j := i; j < len(raw); j++ {
 			switch raw[j] {
 			case '"':
-				end, _ := skipString(raw, j)
+				end, _ := SkipString(raw, j)
 				if end < 0 {
 					return -1
 				}

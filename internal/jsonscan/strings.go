@@ -55,7 +55,7 @@ func cutPlainLiteral(b []byte) (lit, rest []byte, ok bool) {
 	if len(b) == 0 || b[0] != '"' {
 		return nil, b, false
 	}
-	end, escaped := skipString(b, 0)
+	end, escaped := SkipString(b, 0)
 	if end < 0 || escaped || !PlainLiteral(b[:end]) {
 		return nil, b, false
 	}
