@@ -37,10 +37,10 @@ func newOdd() *sdk.Capsule {
 	return c
 }
 
-// TestRouterRewritesRequestsAndResultsNotInCodecForm: the router forwards
-// requests and results already in the codec's form as they are; anything
-// else valid must still be understood and reach the caller in that form,
-// with the inner call id filled in.
+// TestRouterRewritesRequestsAndResultsNotInCodecForm: a request and a
+// result in valid forms the codec does not write must still be understood,
+// and a result whose inner call id is empty reaches the caller re-encoded
+// in the codec's form with that id filled in.
 func TestRouterRewritesRequestsAndResultsNotInCodecForm(t *testing.T) {
 	k, _ := bootTest(t, append(Builtins(), Builtin{Manifest: oddManifest, New: newOdd}))
 	caller := dispatch.Caller{Capsule: ClientID, Principal: ipc.DefaultPrincipal}
