@@ -42,4 +42,5 @@ run "$t" ./ipc FuzzToolCodec
 run "$t" ./internal/jsonscan FuzzDecodeStrings
 run "$t" ./internal/jsonscan FuzzLoneSurrogate
 run "$t" ./ipc FuzzGuestBytes
+run "$t" ./sdk FuzzFlatArgs
 run "$t" ./internal/engine/wasm FuzzMergeDataSegments

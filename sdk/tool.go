@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"reflect"
 
 	"github.com/astrid-go/astrid/hostapi"
 	"github.com/astrid-go/astrid/internal/jsonscan"
@@ -47,9 +48,10 @@ func Tool[A any](c *Capsule, name, description string, fn func(c *Call, args A) 
 		o(t)
 	}
 	t.schema = schema
+	flat := newFlatArgs(reflect.TypeFor[A]())
 	t.run = func(call *Call, raw json.RawMessage) (string, error) {
 		var args A
-		if err := decodeArgs(raw, t.required, &args); err != nil {
+		if err := decodeArgsFlat(flat, raw, t.required, &args); err != nil {
 			return "", fmt.Errorf("failed to parse tool arguments: %w", err)
 		}
 		return fn(call, args)
@@ -59,6 +61,20 @@ func Tool[A any](c *Capsule, name, description string, fn func(c *Call, args A) 
 	if !c.HasHandler(DescribeHandler) {
 		c.Handle(ipc.ToolRequestDescribeTopic, DescribeHandler, c.describe)
 	}
+}
+
+// decodeArgsFlat is decodeArgs through flat when flat takes raw (a nil
+// flat takes nothing).
+func decodeArgsFlat[A any](flat *flatArgs, raw json.RawMessage, required []string, v *A) error {
+	if flat != nil {
+		trimmed := bytes.TrimSpace(raw)
+		if len(trimmed) > 0 && trimmed[0] == '{' {
+			if ok, err := flat.decode(trimmed, reflect.ValueOf(v).Elem(), required); ok {
+				return err
+			}
+		}
+	}
+	return decodeArgs(raw, required, v)
 }
 
 // decodeArgs unmarshals arguments with encoding/json, refusing what it

@@ -3,6 +3,7 @@ package sdk
 import (
 	"encoding/json"
 	"errors"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -20,6 +21,10 @@ func TestDecodeArgs(t *testing.T) {
 	_, required, err := schemaOf[pathArgs]()
 	if err != nil {
 		t.Fatal(err)
+	}
+	flat := newFlatArgs(reflect.TypeFor[pathArgs]())
+	if flat == nil {
+		t.Fatal("no flat decoder for pathArgs")
 	}
 	for _, c := range []struct {
 		name, in string
@@ -47,13 +52,20 @@ func TestDecodeArgs(t *testing.T) {
 		{"not an object", `[1]`, "cannot unmarshal array", true},
 		{"wrong type", `{"file_path":1}`, "cannot unmarshal number", true},
 	} {
-		var got pathArgs
-		err := decodeArgs(json.RawMessage(c.in), required, &got)
-		switch {
-		case c.wantErr && (err == nil || !strings.Contains(err.Error(), c.want)):
-			t.Errorf("%s: %s gave %+v, %v; want an error containing %q", c.name, c.in, got, err, c.want)
-		case !c.wantErr && (err != nil || got.Path != c.want):
-			t.Errorf("%s: %s gave %q, %v; want %q", c.name, c.in, got.Path, err, c.want)
+		// Through encoding/json alone, and as a tool decodes them (the
+		// flat decoder first).
+		for _, decode := range []func(json.RawMessage, *pathArgs) error{
+			func(raw json.RawMessage, v *pathArgs) error { return decodeArgs(raw, required, v) },
+			func(raw json.RawMessage, v *pathArgs) error { return decodeArgsFlat(flat, raw, required, v) },
+		} {
+			var got pathArgs
+			err := decode(json.RawMessage(c.in), &got)
+			switch {
+			case c.wantErr && (err == nil || !strings.Contains(err.Error(), c.want)):
+				t.Errorf("%s: %s gave %+v, %v; want an error containing %q", c.name, c.in, got, err, c.want)
+			case !c.wantErr && (err != nil || got.Path != c.want):
+				t.Errorf("%s: %s gave %q, %v; want %q", c.name, c.in, got.Path, err, c.want)
+			}
 		}
 	}
 }
