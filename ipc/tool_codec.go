@@ -252,3 +252,50 @@ func decodePlainResult(data []byte) (p ToolExecuteResult, ok bool) {
 	}
 	return p, string(rest) == "}"
 }
+
+// ToolResultCallIDs reads the outer and inner call ids of a
+// tool_execute_result in the form this codec writes, without decoding its
+// content: what a relay needs to route a result it forwards unchanged (the
+// router, for results of any size). ok is false for any other form; decode
+// those with UnmarshalJSON. Like the decoders, it assumes valid JSON.
+func ToolResultCallIDs(data []byte) (callID, innerID string, ok bool) {
+	rest, ok := bytes.CutPrefix(data, []byte(`{"type":"tool_execute_result","call_id":`))
+	if !ok {
+		return "", "", false
+	}
+	if callID, rest, ok = cutString(rest); !ok {
+		return "", "", false
+	}
+	if rest, ok = bytes.CutPrefix(rest, []byte(`,"result":{"call_id":`)); !ok {
+		return "", "", false
+	}
+	if innerID, rest, ok = cutString(rest); !ok {
+		return "", "", false
+	}
+	if rest, ok = bytes.CutPrefix(rest, []byte(`,"content":`)); !ok || len(rest) == 0 || rest[0] != '"' {
+		return "", "", false
+	}
+	end, _ := jsonscan.SkipString(rest, 0)
+	if end < 0 {
+		return "", "", false
+	}
+	switch string(rest[end:]) {
+	case `,"is_error":true}}`, `,"is_error":false}}`:
+		return callID, innerID, true
+	}
+	return "", "", false
+}
+
+// cutString cuts and decodes the string literal at the start of b into a
+// string of its own (see jsonscan.DecodeString).
+func cutString(b []byte) (s string, rest []byte, ok bool) {
+	if len(b) == 0 || b[0] != '"' {
+		return "", b, false
+	}
+	end, _ := jsonscan.SkipString(b, 0)
+	if end < 0 {
+		return "", b, false
+	}
+	s, ok = jsonscan.DecodeString(b[:end])
+	return s, b[end:], ok
+}

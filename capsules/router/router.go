@@ -86,17 +86,22 @@ func handleResult(c *sdk.Call) error {
 		c.Deny("result from a capsule that does not provide the tool")
 		return nil
 	}
-	// The result is decoded with the one tool codec and passed on as the
-	// provider spelled it, unless its inner call id must be filled in:
-	// encoding it again would copy its content (a file's worth, for
-	// read_file) a second time.
+	// A result in the codec's form with both call ids is passed on as the
+	// provider spelled it: only its ids are read (decoding its content,
+	// a file's worth for read_file, and encoding it again would cost most
+	// of a large read's round trip). Anything else is decoded with the
+	// codec and, if its inner call id is empty, written again with it
+	// filled in.
 	out := c.Payload()
 	var res ipc.ToolExecuteResult
-	if err := res.UnmarshalJSON(out); err != nil || res.CallID == "" {
-		c.Log(hostapi.LogWarn, fmt.Sprintf("router: dropped a malformed result for tool %q from %q", name, c.SourceID()))
-		return nil
+	callID, innerID, ok := ipc.ToolResultCallIDs(out)
+	if !ok || callID == "" || innerID == "" {
+		if err := res.UnmarshalJSON(out); err != nil || res.CallID == "" {
+			c.Log(hostapi.LogWarn, fmt.Sprintf("router: dropped a malformed result for tool %q from %q", name, c.SourceID()))
+			return nil
+		}
+		callID = res.CallID
 	}
-	callID := res.CallID
 	pending, ok, err := c.KVGet(pendingPrefix + callID)
 	if err != nil || !ok || string(pending) != name {
 		c.Log(hostapi.LogWarn, fmt.Sprintf("router: refused a result for call %q from %q: no pending call of tool %q with that id", callID, c.SourceID(), name))
@@ -106,7 +111,7 @@ func handleResult(c *sdk.Call) error {
 	if err := c.KVDelete(pendingPrefix + callID); err != nil {
 		return err
 	}
-	if res.Result.CallID == "" {
+	if res.CallID != "" && res.Result.CallID == "" {
 		res.Result.CallID = res.CallID
 		if out, err = res.MarshalJSON(); err != nil {
 			return err
