@@ -91,3 +91,48 @@ func ExampleParseToolDescribeResponse() {
 	// Output:
 	// write_file true
 }
+
+// A payload is valid when it is one JSON value in valid UTF-8; the
+// dispatcher refuses anything else at publish.
+func ExampleValidJSON() {
+	for _, p := range []string{`{"type":"connect"}`, `{"a":1} {"b":2}`, "\"\xff\"", `[1,2,]`} {
+		fmt.Printf("%q %v\n", p, ipc.ValidJSON([]byte(p)))
+	}
+	// Output:
+	// "{\"type\":\"connect\"}" true
+	// "{\"a\":1} {\"b\":2}" false
+	// "\"\xff\"" false
+	// "[1,2,]" false
+}
+
+// Interceptors match with MatchInterceptor (`*` is exactly one segment);
+// subscriptions and ACL patterns with MatchRoute, where a trailing `.*`
+// also matches deeper topics.
+func ExampleMatchRoute() {
+	fmt.Println(ipc.MatchInterceptor("tool.v1.execute.*", "tool.v1.execute.read_file"))
+	fmt.Println(ipc.MatchInterceptor("tool.v1.execute.*", "tool.v1.execute.read_file.result"))
+	fmt.Println(ipc.MatchRoute("tool.v1.execute.*", "tool.v1.execute.read_file.result"))
+	fmt.Println(ipc.ValidateTopic("tool.v1..execute") != nil)
+	// Output:
+	// true
+	// false
+	// true
+	// true
+}
+
+// A tool call travels as a ToolExecuteRequest and comes back as a
+// ToolExecuteResult; both encode in the one tagged form.
+func ExampleToolExecuteRequest() {
+	raw, err := ipc.ToolExecuteRequest{CallID: "c1", ToolName: "read_file", Arguments: json.RawMessage(`{ "file_path": "go.mod" }`)}.MarshalJSON()
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println(string(raw))
+	var req ipc.ToolExecuteRequest
+	if err := req.UnmarshalJSON([]byte(`{"type":"tool_execute_request","call_id":"c2","tool_name":"echo"}`)); err != nil {
+		fmt.Println(err)
+	}
+	// Output:
+	// {"type":"tool_execute_request","call_id":"c1","tool_name":"read_file","arguments":{"file_path":"go.mod"}}
+	// tool_execute_request: missing field arguments
+}

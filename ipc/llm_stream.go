@@ -3,6 +3,8 @@ package ipc
 import (
 	"encoding/json"
 	"fmt"
+
+	"github.com/astrid-go/astrid/internal/jsonscan"
 )
 
 // StreamKind names a StreamEvent variant, spelled as on the wire.
@@ -89,9 +91,9 @@ func (e *StreamEvent) UnmarshalJSON(data []byte) error {
 	var kind StreamKind
 	var body []byte
 	members := 0
-	if !scanObject(data, func(m member) bool {
+	if !jsonscan.ScanObject(data, func(m jsonscan.Member) bool {
 		members++
-		kind, body = StreamKind(m.key()), data[m.valStart:m.end]
+		kind, body = StreamKind(m.Key()), data[m.ValStart:m.End]
 		return true
 	}) || members != 1 {
 		return fmt.Errorf("stream event: want a string or an object with one key")

@@ -6,7 +6,6 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
-	"unicode/utf8"
 )
 
 // FuzzDecodePayload: decoding never panics and never loses a message; what
@@ -72,46 +71,6 @@ func FuzzDecodePayload(f *testing.F) {
 		again, err := EncodePayload(DecodePayload(enc))
 		if err != nil || !bytes.Equal(again, enc) {
 			t.Fatalf("re-encoding is not stable:\n first %q\nsecond %q (%v)", enc, again, err)
-		}
-	})
-}
-
-// FuzzScanObject: the structural scanner that GuestBytes and PayloadType use
-// agrees with encoding/json on every valid input.
-func FuzzScanObject(f *testing.F) {
-	for _, s := range []string{
-		`{}`, `{"a":1}`, `{"a":"\"}","b":[{"c":"]"}],"a":null}`, `[]`, `null`, `"x"`, `{"\u0061":true}`,
-		` { "a" : { } , "b" : [ ] } `, `{"a":-1.5e3,"b":false}`,
-	} {
-		f.Add([]byte(s))
-	}
-	f.Fuzz(func(t *testing.T, raw []byte) {
-		last := map[string][]byte{}
-		ok := scanObject(raw, func(m member) bool {
-			last[m.key()] = raw[m.valStart:m.end]
-			if !m.is(m.key()) {
-				t.Fatalf("member %q does not match its own key", m.key())
-			}
-			return true
-		})
-		if !json.Valid(raw) || !utf8.Valid(raw) {
-			return
-		}
-		var obj map[string]json.RawMessage
-		isObject := json.Unmarshal(raw, &obj) == nil && obj != nil
-		if ok != isObject {
-			t.Fatalf("scanObject(%q) = %v, encoding/json says object=%v", raw, ok, isObject)
-		}
-		if !ok {
-			return
-		}
-		if len(last) != len(obj) {
-			t.Fatalf("scanObject(%q) saw keys %v, encoding/json %v", raw, last, obj)
-		}
-		for k, v := range obj {
-			if !bytes.Equal(last[k], v) {
-				t.Fatalf("scanObject(%q): member %q = %q, encoding/json %q", raw, k, last[k], v)
-			}
 		}
 	})
 }

@@ -3,6 +3,8 @@ package ipc
 import (
 	"bytes"
 	"encoding/json"
+
+	"github.com/astrid-go/astrid/internal/jsonscan"
 )
 
 // PayloadType returns the payload's `type` tag without decoding it: the value
@@ -17,9 +19,9 @@ func PayloadType(raw json.RawMessage) Type {
 // sniffType is PayloadType that also reports whether raw was an object.
 func sniffType(raw []byte) (Type, bool) {
 	var tag Type
-	ok := scanObject(raw, func(m member) bool {
-		if m.is("type") {
-			tag = stringValue(raw[m.valStart:m.end])
+	ok := jsonscan.ScanObject(raw, func(m jsonscan.Member) bool {
+		if m.Is("type") {
+			tag = stringValue(raw[m.ValStart:m.End])
 		}
 		return true
 	})
@@ -89,12 +91,12 @@ func guestBytesScan(raw json.RawMessage) json.RawMessage {
 		tag                Type
 		dataStart, dataEnd = -1, -1
 	)
-	ok := scanObject(raw, func(m member) bool {
+	ok := jsonscan.ScanObject(raw, func(m jsonscan.Member) bool {
 		switch {
-		case m.is("type"):
-			tag = stringValue(raw[m.valStart:m.end])
-		case m.is("data"):
-			dataStart, dataEnd = m.valStart, m.end
+		case m.Is("type"):
+			tag = stringValue(raw[m.ValStart:m.End])
+		case m.Is("data"):
+			dataStart, dataEnd = m.ValStart, m.End
 		}
 		return true
 	})
@@ -121,14 +123,14 @@ func guestBytesScan(raw json.RawMessage) json.RawMessage {
 func withoutKey(raw []byte, key string) json.RawMessage {
 	out := make([]byte, 0, len(raw))
 	out = append(out, '{')
-	scanObject(raw, func(m member) bool {
-		if m.is(key) {
+	jsonscan.ScanObject(raw, func(m jsonscan.Member) bool {
+		if m.Is(key) {
 			return true
 		}
 		if len(out) > 1 {
 			out = append(out, ',')
 		}
-		out = append(out, raw[m.start:m.end]...)
+		out = append(out, raw[m.Start:m.End]...)
 		return true
 	})
 	return append(out, '}')

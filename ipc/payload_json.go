@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/astrid-go/astrid/internal/jsonscan"
 )
 
 // errNotObject is returned when a struct-shaped value is not a JSON object
@@ -66,9 +68,9 @@ func decodeObject(data []byte, v any, required ...string) error {
 // as missing unless nullOK (fields typed as any JSON value accept null).
 func requireKeys(data []byte, nullOK bool, keys ...string) error {
 	var seen uint32 // len(keys) is small; one bit per key
-	ok := scanObject(data, func(m member) bool {
+	ok := jsonscan.ScanObject(data, func(m jsonscan.Member) bool {
 		for i, k := range keys {
-			if m.is(k) && (nullOK || string(data[m.valStart:m.end]) != "null") {
+			if m.Is(k) && (nullOK || string(data[m.ValStart:m.End]) != "null") {
 				seen |= 1 << i
 			}
 		}

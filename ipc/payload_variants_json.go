@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+
+	"github.com/astrid-go/astrid/internal/jsonscan"
 )
 
 // Each variant encodes in its tagged form and decodes from it (the tag itself
@@ -260,9 +262,9 @@ func (p *Custom) UnmarshalJSON(data []byte) error {
 		return fmt.Errorf("%s: %w", TypeCustom, err)
 	}
 	var inner []byte
-	scanObject(data, func(m member) bool {
-		if m.is("data") {
-			inner = data[m.valStart:m.end]
+	jsonscan.ScanObject(data, func(m jsonscan.Member) bool {
+		if m.Is("data") {
+			inner = data[m.ValStart:m.End]
 		}
 		return true
 	})

@@ -4,15 +4,18 @@ import (
 	"bytes"
 	"encoding/json"
 	"unicode/utf8"
-	"unsafe"
+
+	"github.com/astrid-go/astrid/internal/jsonscan"
 )
 
 // The tool payloads travel on every hop of every tool call, so they have a
 // hand-written codec beside the generic one. Its output is byte for byte what
 // marshalTagged gives (TestToolCodecMatchesGeneric holds it to that), and its
-// decoders take only the plain shape they were written for; anything else
-// (escaped or case-variant keys, escaped \u sequences, nulls, wrong types)
-// goes to the generic decoder, which has the final word on errors.
+// decoders take only that output's form back; anything else (other key
+// orders, spaces, \u escapes, nulls, wrong types) goes to the generic
+// decoder, which has the final word on errors. Taking one exact form makes
+// decoding a run of prefix comparisons, which matters most in a wasm guest,
+// where every branching function is an exit to the host (docs/RATIONALE.md).
 
 // appendString appends s as a JSON string the way encoding/json does with
 // HTML escaping off: invalid UTF-8 becomes U+FFFD, U+2028 and U+2029 are
@@ -23,7 +26,7 @@ func appendString(dst []byte, s string) []byte {
 	start := 0
 	for i := 0; i < len(s); {
 		// Plain bytes are copied as they are, a run at a time.
-		if i += plainPrefix(s[i:]); i == len(s) {
+		if i += jsonscan.PlainPrefix(s[i:]); i == len(s) {
 			break
 		}
 		b := s[i]
@@ -116,32 +119,30 @@ func (p ToolExecuteResult) appendJSON(dst []byte) []byte {
 }
 
 // payloadCopy carves the strings a payload decodes to out of one copy of
-// the payload, made when the first is needed: one allocation per
-// decoded payload instead of one per field. (The copy is needed at all
-// because src may be a buffer its owner reuses, such as a guest's.) The copy
-// is never written after it is made, which is what makes viewing it as a
-// string sound; a decoded value keeps the whole copy alive, which for a tool
-// payload is little more than the value itself.
+// the payload as a string, made when the first is needed: one allocation
+// per decoded payload instead of one per field. (The copy is needed at all
+// because src may be a buffer its owner reuses, such as a guest's.) A
+// decoded value keeps the whole copy alive, which for a tool payload is
+// little more than the value itself.
 type payloadCopy struct {
-	src  []byte
-	buf  []byte // the copy, nil until needed
-	view string // buf as a string
+	src    []byte
+	view   string // src as a string, once copied
+	copied bool
 }
 
-func (c *payloadCopy) copied() {
-	if c.buf == nil {
-		c.buf = bytes.Clone(c.src)
-		c.view = unsafe.String(unsafe.SliceData(c.buf), len(c.buf))
+func (c *payloadCopy) copy() {
+	if !c.copied {
+		c.view, c.copied = string(c.src), true
 	}
 }
 
 // str decodes the string literal src[start:end] (see plainString).
 func (c *payloadCopy) str(start, end int) (string, bool) {
 	lit := c.src[start:end]
-	if !plainLiteral(lit) {
-		return plainString(lit) // escapes: decoded into a string of its own
+	if !jsonscan.PlainLiteral(lit) {
+		return jsonscan.DecodeString(lit) // escapes: decoded into a string of its own
 	}
-	c.copied()
+	c.copy()
 	return c.view[start+1 : end-1], true
 }
 
@@ -151,188 +152,150 @@ func (c *payloadCopy) raw(start, end int) json.RawMessage {
 	return bytes.Clone(c.src[start:end])
 }
 
-// plainLiteral reports whether lit is a string literal whose body is its
-// value: no escape, no control byte, valid UTF-8.
-func plainLiteral(lit []byte) bool {
-	if len(lit) < 2 || lit[0] != '"' || lit[len(lit)-1] != '"' {
-		return false
+// The decoders below take exactly the form appendJSON writes (keys in
+// order, no space, every string plain or with short escapes only), which is
+// what every sdk capsule and the router publish; anything else goes to the
+// generic decoder. They check structure, not literals: like every decoder
+// here they assume valid JSON (the kernel validates every payload at
+// publish), and FuzzToolCodec holds them to the generic decoder's answers.
+
+// cutLiteral cuts the string literal at the start of b and decodes it
+// through c (b starts at src[at]).
+func (c *payloadCopy) cutLiteral(b []byte, at int) (s string, rest []byte, ok bool) {
+	if len(b) == 0 || b[0] != '"' {
+		return "", b, false
 	}
-	body := lit[1 : len(lit)-1]
-	i := plainPrefix(body)
-	if i == len(body) {
-		return true
+	end, _ := jsonscan.SkipString(b, 0)
+	if end < 0 {
+		return "", b, false
 	}
-	// Past the plain prefix: no escape or control byte anywhere, and
-	// valid UTF-8.
-	rest := body[i:]
-	return noControl(rest) && bytes.IndexByte(rest, '\\') < 0 && utf8.Valid(rest)
+	s, ok = c.str(at, at+end)
+	return s, b[end:], ok
 }
 
-// plainString decodes a JSON string literal holding no \u escape and only
-// valid UTF-8; ok is false for anything else (the generic decoder handles it).
-func plainString(lit []byte) (s string, ok bool) {
-	if len(lit) < 2 || lit[0] != '"' || lit[len(lit)-1] != '"' {
-		return "", false
-	}
-	body := lit[1 : len(lit)-1]
-	first := plainPrefix(body)
-	if first == len(body) {
-		return string(body), true
-	}
-	rest := body[first:]
-	if !noControl(rest) || !utf8.Valid(rest) {
-		return "", false
-	}
-	if bytes.IndexByte(rest, '\\') < 0 {
-		return string(body), true
-	}
-	out := make([]byte, 0, len(body))
-	for i := 0; i < len(body); i++ {
-		// Everything up to the next backslash is copied as it is.
-		if k := bytes.IndexByte(body[i:], '\\'); k != 0 {
-			if k < 0 {
-				out = append(out, body[i:]...)
-				break
-			}
-			out = append(out, body[i:i+k]...)
-			i += k
-		}
-		i++ // past the backslash
-		if i >= len(body) {
-			return "", false
-		}
-		switch body[i] {
-		case '"', '\\', '/':
-			out = append(out, body[i])
-		case 'b':
-			out = append(out, '\b')
-		case 'f':
-			out = append(out, '\f')
-		case 'n':
-			out = append(out, '\n')
-		case 'r':
-			out = append(out, '\r')
-		case 't':
-			out = append(out, '\t')
-		default: // \u and anything malformed
-			return "", false
-		}
-	}
-	return string(out), true
-}
-
-// foreignKey reports whether a member is one the plain decoders may skip: an
-// unescaped ASCII key that no field name matches, even case-insensitively
-// (encoding/json matches keys that way).
-func foreignKey(m member, fields ...string) bool {
-	if m.escaped {
-		return false
-	}
-	k := m.quotedKey[1 : len(m.quotedKey)-1]
-	for _, c := range k {
-		if c >= utf8.RuneSelf {
-			return false
-		}
-	}
-	for _, f := range fields {
-		if len(f) == len(k) && equalFoldASCII(k, f) {
-			return false
-		}
-	}
-	return true
-}
-
-func equalFoldASCII(a []byte, b string) bool {
-	for i := range a {
-		x, y := a[i], b[i]
-		if 'A' <= x && x <= 'Z' {
-			x += 'a' - 'A'
-		}
-		if 'A' <= y && y <= 'Z' {
-			y += 'a' - 'A'
-		}
-		if x != y {
-			return false
-		}
-	}
-	return true
-}
-
-// decodePlainRequest decodes the plain shape of a tool_execute_request.
+// decodePlainRequest decodes a tool_execute_request in the codec's form.
 func decodePlainRequest(data []byte) (p ToolExecuteRequest, ok bool) {
-	var haveID, haveName, haveArgs bool
 	c := payloadCopy{src: data}
-	ok = scanObject(data, func(m member) bool {
-		switch {
-		case m.is("call_id"):
-			p.CallID, haveID = c.str(m.valStart, m.end)
-			return haveID
-		case m.is("tool_name"):
-			p.ToolName, haveName = c.str(m.valStart, m.end)
-			return haveName
-		case m.is("arguments"):
-			p.Arguments, haveArgs = c.raw(m.valStart, m.end), true
-			return true
-		case m.is("type"):
-			return true
-		}
-		return foreignKey(m, "call_id", "tool_name", "arguments")
-	})
-	return p, ok && haveID && haveName && haveArgs
+	rest, ok := bytes.CutPrefix(data, []byte(`{"type":"tool_execute_request","call_id":`))
+	if !ok {
+		return p, false
+	}
+	if p.CallID, rest, ok = c.cutLiteral(rest, len(data)-len(rest)); !ok {
+		return p, false
+	}
+	if rest, ok = bytes.CutPrefix(rest, []byte(`,"tool_name":`)); !ok {
+		return p, false
+	}
+	if p.ToolName, rest, ok = c.cutLiteral(rest, len(data)-len(rest)); !ok {
+		return p, false
+	}
+	if rest, ok = bytes.CutPrefix(rest, []byte(`,"arguments":`)); !ok {
+		return p, false
+	}
+	end := jsonscan.SkipValue(rest, 0)
+	if end < 0 || string(rest[end:]) != "}" {
+		return p, false
+	}
+	at := len(data) - len(rest)
+	p.Arguments = c.raw(at, at+end)
+	return p, true
 }
 
-// decodePlainCallResult decodes the plain shape of a tool call result.
+// decodePlainCallResult decodes a tool call result in the codec's form.
 func decodePlainCallResult(data []byte) (r ToolCallResult, ok bool) {
 	c := payloadCopy{src: data}
-	return decodePlainCallResultIn(&c, 0, len(data))
+	r, rest, ok := decodePlainCallResultIn(&c, data)
+	return r, ok && len(rest) == 0
 }
 
-// decodePlainCallResultIn decodes c.src[start:end], the plain shape of a
-// tool call result, carving its strings out of c.
-func decodePlainCallResultIn(c *payloadCopy, start, end int) (r ToolCallResult, ok bool) {
-	var haveID, haveContent bool
-	data := c.src[start:end]
-	ok = scanObject(data, func(m member) bool {
-		val := data[m.valStart:m.end]
-		switch {
-		case m.is("call_id"):
-			r.CallID, haveID = c.str(start+m.valStart, start+m.end)
-			return haveID
-		case m.is("content"):
-			r.Content, haveContent = c.str(start+m.valStart, start+m.end)
-			return haveContent
-		case m.is("is_error"):
-			switch string(val) {
-			case "true":
-				r.IsError = true
-			case "false":
-				r.IsError = false
-			default:
-				return false
-			}
-			return true
-		}
-		return foreignKey(m, "call_id", "content", "is_error")
-	})
-	return r, ok && haveID && haveContent
+// decodePlainCallResultIn decodes the call result at the start of b, a
+// suffix of c.src, carving its strings out of c; rest is what follows it.
+func decodePlainCallResultIn(c *payloadCopy, b []byte) (r ToolCallResult, rest []byte, ok bool) {
+	rest, ok = bytes.CutPrefix(b, []byte(`{"call_id":`))
+	if !ok {
+		return r, b, false
+	}
+	if r.CallID, rest, ok = c.cutLiteral(rest, len(c.src)-len(rest)); !ok {
+		return r, b, false
+	}
+	if rest, ok = bytes.CutPrefix(rest, []byte(`,"content":`)); !ok {
+		return r, b, false
+	}
+	if r.Content, rest, ok = c.cutLiteral(rest, len(c.src)-len(rest)); !ok {
+		return r, b, false
+	}
+	if rest, ok = bytes.CutPrefix(rest, []byte(`,"is_error":false}`)); ok {
+		return r, rest, true
+	}
+	if rest, ok = bytes.CutPrefix(rest, []byte(`,"is_error":true}`)); ok {
+		r.IsError = true
+		return r, rest, true
+	}
+	return r, b, false
 }
 
-// decodePlainResult decodes the plain shape of a tool_execute_result.
+// decodePlainResult decodes a tool_execute_result in the codec's form.
 func decodePlainResult(data []byte) (p ToolExecuteResult, ok bool) {
-	var haveID, haveResult bool
 	c := payloadCopy{src: data}
-	ok = scanObject(data, func(m member) bool {
-		switch {
-		case m.is("call_id"):
-			p.CallID, haveID = c.str(m.valStart, m.end)
-			return haveID
-		case m.is("result"):
-			p.Result, haveResult = decodePlainCallResultIn(&c, m.valStart, m.end)
-			return haveResult
-		case m.is("type"):
-			return true
-		}
-		return foreignKey(m, "call_id", "result")
-	})
-	return p, ok && haveID && haveResult
+	rest, ok := bytes.CutPrefix(data, []byte(`{"type":"tool_execute_result","call_id":`))
+	if !ok {
+		return p, false
+	}
+	if p.CallID, rest, ok = c.cutLiteral(rest, len(data)-len(rest)); !ok {
+		return p, false
+	}
+	if rest, ok = bytes.CutPrefix(rest, []byte(`,"result":`)); !ok {
+		return p, false
+	}
+	if p.Result, rest, ok = decodePlainCallResultIn(&c, rest); !ok {
+		return p, false
+	}
+	return p, string(rest) == "}"
+}
+
+// ToolResultCallIDs reads the outer and inner call ids of a
+// tool_execute_result in the form this codec writes, without decoding its
+// content: what a relay needs to route a result it forwards unchanged (the
+// router, for results of any size). ok is false for any other form; decode
+// those with UnmarshalJSON. Like the decoders, it assumes valid JSON.
+func ToolResultCallIDs(data []byte) (callID, innerID string, ok bool) {
+	rest, ok := bytes.CutPrefix(data, []byte(`{"type":"tool_execute_result","call_id":`))
+	if !ok {
+		return "", "", false
+	}
+	if callID, rest, ok = cutString(rest); !ok {
+		return "", "", false
+	}
+	if rest, ok = bytes.CutPrefix(rest, []byte(`,"result":{"call_id":`)); !ok {
+		return "", "", false
+	}
+	if innerID, rest, ok = cutString(rest); !ok {
+		return "", "", false
+	}
+	if rest, ok = bytes.CutPrefix(rest, []byte(`,"content":`)); !ok || len(rest) == 0 || rest[0] != '"' {
+		return "", "", false
+	}
+	end, _ := jsonscan.SkipString(rest, 0)
+	if end < 0 {
+		return "", "", false
+	}
+	switch string(rest[end:]) {
+	case `,"is_error":true}}`, `,"is_error":false}}`:
+		return callID, innerID, true
+	}
+	return "", "", false
+}
+
+// cutString cuts and decodes the string literal at the start of b into a
+// string of its own (see jsonscan.DecodeString).
+func cutString(b []byte) (s string, rest []byte, ok bool) {
+	if len(b) == 0 || b[0] != '"' {
+		return "", b, false
+	}
+	end, _ := jsonscan.SkipString(b, 0)
+	if end < 0 {
+		return "", b, false
+	}
+	s, ok = jsonscan.DecodeString(b[:end])
+	return s, b[end:], ok
 }

@@ -96,6 +96,12 @@ func TestToolCodecDecodeEdgeCases(t *testing.T) {
 		`{"call_id":"a","tool_name":"t","arguments":1,"\u0063all_id":"z"}`,
 		`{"call_id":"a","tool_name":"t","arguments":1,"ſall_id":"z"}`,
 		`[]`, `null`,
+		// The codec's own form, which its decoder takes without the
+		// generic one.
+		`{"type":"tool_execute_request","call_id":"c\n1","tool_name":"t","arguments":{"a":[1,{"b":"}"}]}}`,
+		`{"type":"tool_execute_request","call_id":"c","tool_name":"t","arguments":null}`,
+		`{"type":"tool_execute_request","call_id":"c","tool_name":"t","arguments":1,"arguments":2}`,
+		`{"type":"tool_execute_request","call_id":"\u0063","tool_name":"t","arguments":"x"}`,
 	}
 	for _, in := range requests {
 		want, werr := genericRequestDecode([]byte(in))
@@ -113,6 +119,9 @@ func TestToolCodecDecodeEdgeCases(t *testing.T) {
 		`{"call_id":"a","result":{"call_id":"a"}}`,
 		`{"call_id":"a","result":{"call_id":"a","content":"1"},"result":{"call_id":"b","content":"2"}}`,
 		`{"call_id":"a","result":null}`,
+		`{"type":"tool_execute_result","call_id":"a","result":{"call_id":"b","content":"x\"y\\z\/","is_error":true}}`,
+		`{"type":"tool_execute_result","call_id":"a","result":{"call_id":"a","content":"\u00e9","is_error":false}}`,
+		`{"type":"tool_execute_result","call_id":"a","result":{"call_id":"a","content":"","is_error":false},"result":{"call_id":"b","content":"2","is_error":false}}`,
 	}
 	for _, in := range results {
 		want, werr := genericResultDecode([]byte(in))
@@ -140,9 +149,15 @@ func FuzzToolCodec(f *testing.F) {
 		if !bytes.Equal(got, want) {
 			t.Fatalf("result: got %s, want %s", got, want)
 		}
+		if cid, inner, ok := ToolResultCallIDs(got); ok && (cid != res.CallID || inner != res.Result.CallID) {
+			t.Fatalf("ToolResultCallIDs(%s) = %q, %q", got, cid, inner)
+		}
 		// Decoding: any valid JSON object the fuzzer builds as content.
 		if json.Valid([]byte(content)) {
 			wantR, werr := genericResultDecode([]byte(content))
+			if cid, inner, ok := ToolResultCallIDs([]byte(content)); ok && (werr != nil || cid != wantR.CallID || inner != wantR.Result.CallID) {
+				t.Fatalf("ToolResultCallIDs(%s) = %q, %q; the generic decoder %+v (%v)", content, cid, inner, wantR, werr)
+			}
 			var gotR ToolExecuteResult
 			gerr := gotR.UnmarshalJSON([]byte(content))
 			if (gerr != nil) != (werr != nil) || (werr == nil && gotR != wantR) {
@@ -188,5 +203,25 @@ func TestToolCodecDecodesIntoItsOwnMemory(t *testing.T) {
 	})
 	if allocs > 2 {
 		t.Errorf("decoding a result: %v allocations, want at most 2 (the literal's bytes and one copy)", allocs)
+	}
+}
+
+func TestToolResultCallIDs(t *testing.T) {
+	for _, c := range []struct {
+		in        string
+		id, inner string
+		ok        bool
+	}{
+		{`{"type":"tool_execute_result","call_id":"c1","result":{"call_id":"c1","content":"a\nb \"q\" \u00e9","is_error":false}}`, "c1", "c1", true},
+		{`{"type":"tool_execute_result","call_id":"c\/1","result":{"call_id":"","content":"","is_error":true}}`, "c/1", "", true},
+		{`{"type":"tool_execute_result","call_id":"c1","result":{"call_id":"c1","content":"x","is_error":false},"x":1}`, "", "", false},
+		{`{"type":"tool_execute_result","call_id":"\u0063","result":{"call_id":"c","content":"x","is_error":false}}`, "", "", false},
+		{`{"call_id":"c1","type":"tool_execute_result","result":{"call_id":"c1","content":"x","is_error":false}}`, "", "", false},
+		{`{"type":"tool_execute_result","call_id":"c1","result":{"call_id":"c1","content":1,"is_error":false}}`, "", "", false},
+	} {
+		id, inner, ok := ToolResultCallIDs([]byte(c.in))
+		if id != c.id || inner != c.inner || ok != c.ok {
+			t.Errorf("%s: %q %q %v, want %q %q %v", c.in, id, inner, ok, c.id, c.inner, c.ok)
+		}
 	}
 }

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+
+	"github.com/astrid-go/astrid/internal/jsonscan"
 )
 
 // The describe fan-out: the prompt builder publishes {} on
@@ -57,8 +59,8 @@ func (d *ToolDescriptor) UnmarshalJSON(data []byte) error {
 		return fmt.Errorf("tool descriptor: %w", err)
 	}
 	hasMutable := false
-	scanObject(data, func(m member) bool {
-		hasMutable = hasMutable || m.is("mutable")
+	jsonscan.ScanObject(data, func(m jsonscan.Member) bool {
+		hasMutable = hasMutable || m.Is("mutable")
 		return true
 	})
 	if !hasMutable && len(w.InputSchema) > 0 {
@@ -94,12 +96,12 @@ func ParseToolDescribeResponse(raw json.RawMessage) (ToolDescribeResponse, error
 	body := GuestBytes(raw)
 	var hasTools bool
 	var data json.RawMessage
-	scanObject(body, func(m member) bool {
+	jsonscan.ScanObject(body, func(m jsonscan.Member) bool {
 		switch {
-		case m.is("tools"):
+		case m.Is("tools"):
 			hasTools = true
-		case m.is("data"):
-			data = json.RawMessage(body[m.valStart:m.end])
+		case m.Is("data"):
+			data = json.RawMessage(body[m.ValStart:m.End])
 		}
 		return true
 	})

@@ -34,3 +34,28 @@ func ExampleLoad() {
 	// interceptor: tool.v1.request.describe -> describe (priority 50)
 	// granted: [net = ["api.weather.example"]]
 }
+
+// Parse reports every problem with its position; Err(false) is non-nil
+// only when one of them is an error (warnings do not stop a load).
+func ExampleParse() {
+	m, diags := manifest.Parse([]byte(`
+[package]
+name = "notes"
+version = "0.1.0"
+colour = "blue"
+
+[subscribe]
+"notes.v1.add" = { wit = "opaque", handler = "add" }
+
+[publish]
+"notes.v1..added" = "opaque"
+`), "Capsule.toml", ".")
+	for _, d := range diags {
+		fmt.Println(d)
+	}
+	fmt.Println("loads:", diags.Err(false) == nil, "id:", m.ID())
+	// Output:
+	// Capsule.toml:5:1: warning: unknown key colour in [package] has no effect here; remove it or check its spelling
+	// Capsule.toml:11:1: error: [publish] key "notes.v1..added" is not a valid topic pattern: pattern "notes.v1..added" has an empty segment (leading, trailing or doubled dot)
+	// loads: false id: notes
+}

@@ -5,7 +5,6 @@ import (
 	"reflect"
 	"strings"
 	"testing"
-	"unsafe"
 )
 
 type name string
@@ -40,7 +39,7 @@ func TestFlatArgsTakeTheUsualCall(t *testing.T) {
 	}
 	raw := []byte(`{"path":"src/main.go","start":3,"n":-12,"n8":127,"n32":-5,"on":true,"pb":false,"ps":"é\n\"q\"\t\\\\","name":"x","Plain":"p"}`)
 	var got flatTestArgs
-	ok, err := flat.decode(raw, unsafe.Pointer(&got), flatTestRequired)
+	ok, err := flat.decode(raw, reflect.ValueOf(&got).Elem(), flatTestRequired)
 	if !ok || err != nil {
 		t.Fatalf("decode: %v, %v", ok, err)
 	}
@@ -51,13 +50,15 @@ func TestFlatArgsTakeTheUsualCall(t *testing.T) {
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("decoded %+v, encoding/json %+v", got, want)
 	}
-	// One allocation per pointer field set and one copy of the strings.
+	// One copy of the strings, and the struct itself, which reflect
+	// moves to the heap (as encoding/json does); one more per pointer
+	// field set.
 	small := []byte(`{"path":"small.txt","n":1,"Plain":"p"}`)
 	if n := testing.AllocsPerRun(100, func() {
 		var a flatTestArgs
-		_, _ = flat.decode(small, unsafe.Pointer(&a), flatTestRequired)
-	}); n > 1 {
-		t.Fatalf("%v allocations for three plain fields, want 1", n)
+		_, _ = flat.decode(small, reflect.ValueOf(&a).Elem(), flatTestRequired)
+	}); n > 2 {
+		t.Fatalf("%v allocations for three plain fields, want 2", n)
 	}
 }
 
@@ -77,7 +78,7 @@ func TestFlatArgsLeaveTheRestToEncodingJSON(t *testing.T) {
 		`{"path":"a","n":1,"Plain":"p"`,           // not an object
 	} {
 		var got flatTestArgs
-		if ok, _ := flat.decode([]byte(raw), unsafe.Pointer(&got), flatTestRequired); ok || got != (flatTestArgs{}) {
+		if ok, _ := flat.decode([]byte(raw), reflect.ValueOf(&got).Elem(), flatTestRequired); ok || got != (flatTestArgs{}) {
 			t.Errorf("%s: taken (%v) or written (%+v)", raw, ok, got)
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 
 	"github.com/astrid-go/astrid/hostapi"
+	"github.com/astrid-go/astrid/internal/abi"
 )
 
 // Call is one handler invocation: the event that caused it and the host it
@@ -13,16 +14,17 @@ type Call struct {
 	hostapi.Host
 	inv hostapi.Invocation
 	// rec, in a wasm guest, is the record the host wrote for this call;
-	// inv is then unused and the accessors read the record in place, so
-	// starting a call stores no string.
-	rec     *invocationRecord
+	// inv is then unused, and the accessors copy out of the record (which
+	// the host overwrites on the next call), so what they return stays
+	// valid after the handler as it does natively.
+	rec     *abi.Record
 	verdict hostapi.Verdict
 }
 
 // Topic is the topic of the event being handled.
 func (c *Call) Topic() string {
 	if c.rec != nil {
-		return c.rec.str(fieldTopic)
+		return string(c.rec.Field(abi.FieldTopic))
 	}
 	return c.inv.Topic
 }
@@ -31,15 +33,20 @@ func (c *Call) Topic() string {
 // the kernel's own events), stamped by the kernel.
 func (c *Call) SourceID() string {
 	if c.rec != nil {
-		return c.rec.str(fieldSource)
+		return string(c.rec.Field(abi.FieldSource))
 	}
 	return c.inv.SourceID
 }
 
-// Payload is the event's payload, as raw JSON bytes.
+// Payload is the event's payload, as raw JSON bytes (nil when empty). The
+// bytes are the handler's own: in a wasm guest they are copied out of the
+// record buffer the host reuses.
 func (c *Call) Payload() []byte {
 	if c.rec != nil {
-		return c.rec.payload()
+		if b := c.rec.Field(abi.FieldPayload); len(b) > 0 {
+			return append([]byte(nil), b...)
+		}
+		return nil
 	}
 	return c.inv.Payload
 }

@@ -5,8 +5,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
-	"unsafe"
 
+	"github.com/astrid-go/astrid/hostapi"
+	"github.com/astrid-go/astrid/internal/jsonscan"
 	"github.com/astrid-go/astrid/ipc"
 )
 
@@ -68,7 +69,7 @@ func decodeArgsFlat[A any](flat *flatArgs, raw json.RawMessage, required []strin
 	if flat != nil {
 		trimmed := bytes.TrimSpace(raw)
 		if len(trimmed) > 0 && trimmed[0] == '{' {
-			if ok, err := flat.decode(trimmed, unsafe.Pointer(v), required); ok {
+			if ok, err := flat.decode(trimmed, reflect.ValueOf(v).Elem(), required); ok {
 				return err
 			}
 		}
@@ -76,15 +77,21 @@ func decodeArgsFlat[A any](flat *flatArgs, raw json.RawMessage, required []strin
 	return decodeArgs(raw, required, v)
 }
 
-// decodeArgs unmarshals arguments, refusing a missing required property
-// (encoding/json alone would leave a zero value and the tool would act on it).
+// decodeArgs unmarshals arguments with encoding/json, refusing what it
+// would quietly turn into something else: a missing required property
+// (encoding/json would leave a zero value and the tool would act on it) and
+// an unpaired UTF-16 surrogate escape (encoding/json would decode
+// "\ud800.txt" to "\uFFFD.txt", another file that may exist).
 func decodeArgs(raw json.RawMessage, required []string, v any) error {
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 || string(raw) == "null" {
 		raw = []byte("{}")
 	}
+	if esc, at, found := jsonscan.LoneSurrogate(raw); found {
+		return fmt.Errorf("unpaired UTF-16 surrogate escape %s at byte %d: it names no character (encoding/json would read it as U+FFFD)", esc, at)
+	}
 	if len(required) > 0 {
-		switch missing, isObject := ipc.MissingKey(raw, required...); {
+		switch missing, isObject := jsonscan.MissingKey(raw, required...); {
 		case isObject && missing != "":
 			return fmt.Errorf("missing field %q", missing)
 		case isObject:
@@ -112,35 +119,37 @@ func (t *tool) handle(c *Call) error {
 		return fmt.Errorf("tool %s: payload is not a tool_execute_request: %w", t.name, err)
 	}
 	resultTopic := ipc.ToolResultTopic(t.name)
-	// Registered first, so that a trap or timeout below still answers.
-	if fail, err := resultPayload(req.CallID, t.failure, true); err == nil {
-		_ = c.SetFailureReply(resultTopic, fail)
+	// Registered first, so that a trap or timeout below still answers. A
+	// refused registration does not stop the call (its own result still
+	// answers), but it is logged: the caller may otherwise wait its whole
+	// timeout on a trap, or be unable to cancel.
+	if err := c.SetFailureReply(resultTopic, resultPayload(req.CallID, t.failure, true)); err != nil {
+		c.Log(hostapi.LogWarn, fmt.Sprintf("tool %s: call %q: failure reply not registered: %v", t.name, req.CallID, err))
 	}
 	if req.CallID != "" {
-		_ = c.SetCancelKey(req.CallID)
+		if err := c.SetCancelKey(req.CallID); err != nil {
+			c.Log(hostapi.LogWarn, fmt.Sprintf("tool %s: call %q: cancel key not registered: %v", t.name, req.CallID, err))
+		}
 	}
 	content, err := t.run(c, req.Arguments)
 	isError := err != nil
 	if isError {
 		content = err.Error()
 	}
-	out, merr := resultPayload(req.CallID, content, isError)
-	if merr != nil {
-		return merr
-	}
-	if err := c.Publish(resultTopic, out); err != nil {
+	if err := c.Publish(resultTopic, resultPayload(req.CallID, content, isError)); err != nil {
 		return fmt.Errorf("tool %s: publish result: %w", t.name, err)
 	}
 	return nil
 }
 
-func resultPayload(callID, content string, isError bool) ([]byte, error) {
-	// MarshalJSON directly: through EncodePayload's interface the value
-	// would be boxed, an allocation per call.
-	return ipc.ToolExecuteResult{
+// resultPayload is the tool_execute_result of a call. (ToolExecuteResult's
+// MarshalJSON never fails: it has no field that can hold invalid JSON.)
+func resultPayload(callID, content string, isError bool) []byte {
+	out, _ := ipc.ToolExecuteResult{
 		CallID: callID,
 		Result: ipc.ToolCallResult{CallID: callID, Content: content, IsError: isError},
 	}.MarshalJSON()
+	return out
 }
 
 // Describe returns the describe answer for c's tools, in registration order.

@@ -9,7 +9,8 @@ import (
 	"time"
 
 	"github.com/astrid-go/astrid/hostapi"
-	"github.com/astrid-go/astrid/ipc"
+	"github.com/astrid-go/astrid/internal/abi"
+	"github.com/astrid-go/astrid/internal/jsonscan"
 )
 
 // The `astrid` host module (docs/abi.md §5). Every import but now returns a
@@ -97,15 +98,15 @@ type wasmHost struct{}
 var _ hostapi.Host = (*wasmHost)(nil)
 
 func call1(f func(p, n uint32) uint64, s string) ([]byte, error) {
-	p, n := stringPtr(s)
+	p, n := abi.StringPtr(s)
 	r := f(p, n)
 	runtime.KeepAlive(s)
 	return result(r)
 }
 
 func call2(f func(p1, n1, p2, n2 uint32) uint64, s string, b []byte) ([]byte, error) {
-	p1, n1 := stringPtr(s)
-	p2, n2 := bytesPtr(b)
+	p1, n1 := abi.StringPtr(s)
+	p2, n2 := abi.BytesPtr(b)
 	r := f(p1, n1, p2, n2)
 	runtime.KeepAlive(s)
 	runtime.KeepAlive(b)
@@ -124,11 +125,11 @@ func decodeJSON[T any](b []byte, err error) (T, error) {
 }
 
 // decodeStrings is decodeJSON for a list of ids or keys, which the host
-// writes plain: ipc.DecodeStrings reads that form without encoding/json's
+// writes plain: jsonscan.DecodeStrings reads that form without encoding/json's
 // per-byte scanner (a guest call per byte).
 func decodeStrings(b []byte, err error) ([]string, error) {
 	if err == nil {
-		if ss, ok := ipc.DecodeStrings(b); ok {
+		if ss, ok := jsonscan.DecodeStrings(b); ok {
 			return ss, nil
 		}
 	}
@@ -266,7 +267,7 @@ func (*wasmHost) HTTPDo(req hostapi.HTTPRequest) (hostapi.HTTPResponse, error) {
 	if err != nil {
 		return hostapi.HTTPResponse{}, hostapi.Errorf(hostapi.CodeInvalid, "http", "%v", err)
 	}
-	p, n := bytesPtr(b)
+	p, n := abi.BytesPtr(b)
 	r := abiHTTPDo(p, n)
 	runtime.KeepAlive(b)
 	return decodeJSON[hostapi.HTTPResponse](result(r))
@@ -279,7 +280,7 @@ func (*wasmHost) CapsuleID() string {
 
 // Principal is the invoking principal of the call in progress, read from
 // its invocation record.
-func (*wasmHost) Principal() string { return record.str(fieldPrincipal) }
+func (*wasmHost) Principal() string { return string(record.Field(abi.FieldPrincipal)) }
 
 func (*wasmHost) Config(key string) (string, bool) {
 	b, err := call1(abiConfig, key)
@@ -290,7 +291,7 @@ func (*wasmHost) Config(key string) (string, bool) {
 }
 
 func (*wasmHost) Log(level hostapi.LogLevel, msg string) {
-	p, n := stringPtr(msg)
+	p, n := abi.StringPtr(msg)
 	r := abiLog(int32(level), p, n)
 	runtime.KeepAlive(msg)
 	_, _ = result(r)

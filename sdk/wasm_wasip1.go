@@ -3,10 +3,11 @@
 package sdk
 
 import (
+	"fmt"
 	"sort"
-	"unsafe"
 
 	"github.com/astrid-go/astrid/hostapi"
+	"github.com/astrid-go/astrid/internal/abi"
 )
 
 // The guest side of docs/abi.md: the exports the kernel calls. One wasm
@@ -36,7 +37,7 @@ var (
 // writes invocations into (the strings and payload a handler sees point
 // into it), the Call and the host.
 var (
-	record  = invocationRecord{buf: make([]byte, InvocationHeader)}
+	record  = abi.Record{Buf: make([]byte, abi.InvocationHeader)}
 	theHost wasmHost
 	theCall = Call{Host: &theHost, rec: &record}
 	// recordLen is the length astrid_invoke was called with, for
@@ -45,9 +46,13 @@ var (
 )
 
 // handlerTable is handlerFuncs behind rejectInvocation: astrid_invoke
-// calls handlerTable[record.check(...)], so a malformed record selects
-// entry 0 without a branch.
-var handlerTable = []Handler{rejectInvocation}
+// calls handlerTable[record.Check(...)], so a malformed record selects
+// entry 0 without a branch. It is an array indexed under a mask of its
+// length, so the index needs no bounds check (a branch; see astridInvoke).
+var handlerTable = [maxHandlers]Handler{rejectInvocation}
+
+// maxHandlers bounds a guest's handlers (a power of two, for the mask).
+const maxHandlers = 1 << 10
 
 // finishers are astrid_invoke's two endings, selected without a branch:
 // the plain Continue (no error, no verdict set) and everything else.
@@ -67,16 +72,21 @@ func Serve(c *Capsule) {
 	for i, name := range handlerNames {
 		handlerFuncs[i] = c.handlers[name].handler
 	}
-	handlerList = EncodeHandlers(handlerNames)
-	handlerTable = append([]Handler{rejectInvocation}, handlerFuncs...)
+	if len(handlerNames) >= maxHandlers {
+		panic(fmt.Sprintf("sdk: %d handlers; a wasm capsule may have at most %d", len(handlerNames), maxHandlers-1))
+	}
+	handlerList = abi.EncodeHandlers(handlerNames)
+	handlerTable = [maxHandlers]Handler{rejectInvocation}
+	copy(handlerTable[1:], handlerFuncs)
 }
 
 //go:wasmexport astrid_abi_version
-func astridABIVersion() int32 { return ABIVersion }
+func astridABIVersion() int32 { return abi.Version }
 
 //go:wasmexport astrid_handlers
 func astridHandlers() uint64 {
-	return PackResult(ptrOf(handlerList), uint32(len(handlerList)), false)
+	ptr, n := abi.BytesPtr(handlerList)
+	return abi.PackResult(ptr, n, false)
 }
 
 //go:wasmexport astrid_alloc
@@ -103,10 +113,10 @@ func astridScratch(n int32) uint32 {
 
 //go:wasmexport astrid_invocation
 func astridInvocation(n int32) uint32 {
-	if int(n) > len(record.buf) {
-		record.buf = make([]byte, n)
+	if int(n) > len(record.Buf) {
+		record.Buf = make([]byte, n)
 	}
-	return ptrOf(record.buf)
+	return ptrOf(record.Buf)
 }
 
 // astridInvoke is the hot path. With WithCloseOnContextDone every taken
@@ -120,17 +130,10 @@ func astridInvocation(n int32) uint32 {
 //go:wasmexport astrid_invoke
 func astridInvoke(n int32) uint64 {
 	recordLen = n
-	h := tableEntry(handlerTable, record.check(n, len(handlerFuncs)))
-	err := h(&theCall)
+	err := handlerTable[record.Check(n, len(handlerFuncs))&(maxHandlers-1)](&theCall)
 	v := &theCall.verdict
-	slow := b2u(err != nil) | b2u(v.Action != hostapi.Continue) | b2u(len(v.Payload) != 0)
+	slow := abi.B2U(err != nil) | abi.B2U(v.Action != hostapi.Continue) | abi.B2U(len(v.Payload) != 0)
 	return finishers[slow&1](err)
-}
-
-// tableEntry is t[i] for an i that record.check has bounded by len(t),
-// without the bounds check's branch.
-func tableEntry(t []Handler, i uint32) Handler {
-	return *(*Handler)(unsafe.Add(unsafe.Pointer(unsafe.SliceData(t)), uintptr(i)*unsafe.Sizeof(Handler(nil))))
 }
 
 // rejectInvocation is handlerTable[0], the handler of a malformed record:
@@ -140,10 +143,10 @@ func rejectInvocation(*Call) error {
 		return hostapi.Errorf(hostapi.CodeNotSupported, "invoke", "the module never called sdk.Serve")
 	}
 	n := recordLen
-	if n < 0 || int(n) > len(record.buf) {
-		return hostapi.Errorf(hostapi.CodeInvalid, "invoke", "invocation length %d exceeds the invocation buffer (%d bytes)", n, len(record.buf))
+	if n < 0 || int(n) > len(record.Buf) {
+		return hostapi.Errorf(hostapi.CodeInvalid, "invoke", "invocation length %d exceeds the invocation buffer (%d bytes)", n, len(record.Buf))
 	}
-	handler, _, err := invocationView(record.buf[:n])
+	handler, _, err := abi.DecodeInvocation(record.Buf[:n])
 	if err != nil {
 		return hostapi.Errorf(hostapi.CodeInvalid, "invoke", "%v", err)
 	}
@@ -161,32 +164,21 @@ func finish(err error) uint64 {
 	if v.Action == hostapi.Continue && len(v.Payload) == 0 {
 		return 0
 	}
-	guestResult = AppendVerdict(guestResult[:0], v)
-	return PackResult(ptrOf(guestResult), uint32(len(guestResult)), false)
+	guestResult = abi.AppendVerdict(guestResult[:0], abi.Verdict{Action: uint32(v.Action), Payload: v.Payload, Reason: v.Reason})
+	ptr, n := abi.BytesPtr(guestResult)
+	return abi.PackResult(ptr, n, false)
 }
 
 func errorResult(err error) uint64 {
-	guestResult = EncodeError(guestResult[:0], err)
-	return PackResult(ptrOf(guestResult), uint32(len(guestResult)), true)
+	guestResult = appendError(guestResult[:0], err)
+	ptr, n := abi.BytesPtr(guestResult)
+	return abi.PackResult(ptr, n, true)
 }
 
+// ptrOf is b's address in linear memory, 0 when b is empty.
 func ptrOf(b []byte) uint32 {
-	if len(b) == 0 {
-		return 0
-	}
-	return uint32(uintptr(unsafe.Pointer(&b[0])))
-}
-
-// bytesPtr is the (ptr, len) pair of an argument. The host copies what it
-// needs before the import returns, so the Go slice only has to stay alive
-// for the call, which passing it keeps it.
-func bytesPtr(b []byte) (uint32, uint32) { return ptrOf(b), uint32(len(b)) }
-
-func stringPtr(s string) (uint32, uint32) {
-	if s == "" {
-		return 0, 0
-	}
-	return uint32(uintptr(unsafe.Pointer(unsafe.StringData(s)))), uint32(len(s))
+	ptr, _ := abi.BytesPtr(b)
+	return ptr
 }
 
 // result reads an import's packed result: its bytes (copied out of the
@@ -194,7 +186,7 @@ func stringPtr(s string) (uint32, uint32) {
 // only ever writes into those two buffers, so the bytes are found without
 // turning an address back into a pointer.
 func result(packed uint64) ([]byte, error) {
-	ptr, n, isErr := UnpackResult(packed)
+	ptr, n, isErr := abi.UnpackResult(packed)
 	var b []byte
 	if n > 0 {
 		switch {
@@ -209,7 +201,7 @@ func result(packed uint64) ([]byte, error) {
 	}
 	hostResult = nil
 	if isErr {
-		return nil, DecodeError(b)
+		return nil, decodeError(b)
 	}
 	return b, nil
 }

@@ -37,14 +37,13 @@ func New() *sdk.Capsule {
 }
 
 func handleRequest(c *sdk.Call) error {
-	// A request in the form the codec writes is forwarded as it is (see
-	// handleResult); anything else is decoded and written again.
+	// The request is decoded with the one tool codec (the provider decodes
+	// it with the same) and forwarded as the requester spelled it:
+	// encoding it again would only compact its arguments, which in a wasm
+	// router is encoding/json's byte-at-a-time scanner.
 	payload := c.Payload()
 	var req ipc.ToolExecuteRequest
-	callID, toolName, canonical := ipc.CanonicalToolRequest(payload)
-	if canonical {
-		req.CallID, req.ToolName = callID, toolName
-	} else if err := req.UnmarshalJSON(payload); err != nil {
+	if err := req.UnmarshalJSON(payload); err != nil {
 		c.Log(hostapi.LogWarn, fmt.Sprintf("router: dropped a request that is not a tool_execute_request: %v", err))
 		return nil
 	}
@@ -53,8 +52,8 @@ func handleRequest(c *sdk.Call) error {
 		return nil
 	}
 	// Whatever happens below, the requester gets an answer.
-	if fail, err := errorResult(req.CallID, "Failed to route tool request: the router did not finish"); err == nil {
-		_ = c.SetFailureReply(ipc.ToolExecuteResultTopic, fail)
+	if err := c.SetFailureReply(ipc.ToolExecuteResultTopic, errorResult(req.CallID, "Failed to route tool request: the router did not finish")); err != nil {
+		c.Log(hostapi.LogWarn, fmt.Sprintf("router: call %q: failure reply not registered: %v", req.CallID, err))
 	}
 	if err := ipc.ValidateToolName(req.ToolName); err != nil {
 		return publishError(c, req.CallID, fmt.Sprintf("Invalid tool name: %q (%v)", req.ToolName, err))
@@ -70,14 +69,7 @@ func handleRequest(c *sdk.Call) error {
 	if err := c.KVSet(pendingPrefix+req.CallID, []byte(req.ToolName)); err != nil {
 		return publishError(c, req.CallID, fmt.Sprintf("Failed to route tool request: %v", err))
 	}
-	fwd := payload
-	if !canonical {
-		fwd, err = req.MarshalJSON()
-	}
-	if err == nil {
-		err = c.Publish(topic, fwd)
-	}
-	if err != nil {
+	if err := c.Publish(topic, payload); err != nil {
 		_ = c.KVDelete(pendingPrefix + req.CallID)
 		return publishError(c, req.CallID, fmt.Sprintf("Failed to route tool request: %v", err))
 	}
@@ -94,15 +86,16 @@ func handleResult(c *sdk.Call) error {
 		c.Deny("result from a capsule that does not provide the tool")
 		return nil
 	}
-	// A result in the form the SDK writes goes on as it is: decoding and
-	// re-encoding it would give the same payload, at the cost of copying
-	// its content twice (a file's worth, for read_file). Anything else is
-	// decoded and written again in that form.
+	// A result in the codec's form with both call ids is passed on as the
+	// provider spelled it: only its ids are read (decoding its content,
+	// a file's worth for read_file, and encoding it again would cost most
+	// of a large read's round trip). Anything else is decoded with the
+	// codec and, if its inner call id is empty, written again with it
+	// filled in.
 	out := c.Payload()
-	callID, canonical := ipc.CanonicalToolResult(out)
 	var res ipc.ToolExecuteResult
-	if !canonical {
-		// The hand-written decoder directly: the kernel validated the JSON.
+	callID, innerID, ok := ipc.ToolResultCallIDs(out)
+	if !ok || callID == "" || innerID == "" {
 		if err := res.UnmarshalJSON(out); err != nil || res.CallID == "" {
 			c.Log(hostapi.LogWarn, fmt.Sprintf("router: dropped a malformed result for tool %q from %q", name, c.SourceID()))
 			return nil
@@ -118,10 +111,8 @@ func handleResult(c *sdk.Call) error {
 	if err := c.KVDelete(pendingPrefix + callID); err != nil {
 		return err
 	}
-	if !canonical {
-		if res.Result.CallID == "" {
-			res.Result.CallID = res.CallID
-		}
+	if res.CallID != "" && res.Result.CallID == "" {
+		res.Result.CallID = res.CallID
 		if out, err = res.MarshalJSON(); err != nil {
 			return err
 		}
@@ -129,27 +120,32 @@ func handleResult(c *sdk.Call) error {
 	// The result is also this call's failure reply: should the publish be
 	// refused (the rate limit), the failure reply, which the limiter never
 	// refuses, still brings the caller its answer.
-	_ = c.SetFailureReply(ipc.ToolExecuteResultTopic, out)
+	if err := c.SetFailureReply(ipc.ToolExecuteResultTopic, out); err != nil {
+		c.Log(hostapi.LogWarn, fmt.Sprintf("router: call %q: result not registered as the failure reply: %v", callID, err))
+	}
 	return c.Publish(ipc.ToolExecuteResultTopic, out)
 }
 
-func errorResult(callID, msg string) (json.RawMessage, error) {
+// errorResult is the is_error tool_execute_result of a call.
+// (ToolExecuteResult's MarshalJSON never fails: no field of it can hold
+// invalid JSON.)
+func errorResult(callID, msg string) json.RawMessage {
 	// MarshalJSON directly: through EncodePayload's interface the value
 	// would be boxed, an allocation per request.
-	return ipc.ToolExecuteResult{
+	out, _ := ipc.ToolExecuteResult{
 		CallID: callID,
 		Result: ipc.ToolCallResult{CallID: callID, Content: msg, IsError: true},
 	}.MarshalJSON()
+	return out
 }
 
 func publishError(c *sdk.Call, callID, msg string) error {
 	c.Log(hostapi.LogWarn, "router: "+msg)
-	out, err := errorResult(callID, msg)
-	if err != nil {
-		return err
-	}
+	out := errorResult(callID, msg)
 	// As in handleResult: if this publish is refused, the failure reply
 	// still says what went wrong.
-	_ = c.SetFailureReply(ipc.ToolExecuteResultTopic, out)
+	if err := c.SetFailureReply(ipc.ToolExecuteResultTopic, out); err != nil {
+		c.Log(hostapi.LogWarn, fmt.Sprintf("router: call %q: error result not registered as the failure reply: %v", callID, err))
+	}
 	return c.Publish(ipc.ToolExecuteResultTopic, out)
 }

@@ -1,9 +1,6 @@
 package capsulebuild
 
 import (
-	"github.com/astrid-go/astrid/internal/capsulefile"
-	"github.com/astrid-go/astrid/sdk"
-
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -11,6 +8,9 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+
+	"github.com/astrid-go/astrid/internal/abi"
+	"github.com/astrid-go/astrid/internal/capsulefile"
 )
 
 // MetaFile is the name of the file beside Capsule.toml that records the
@@ -32,7 +32,7 @@ func WriteMeta(capsuleDir string, r Result) error {
 	if err != nil {
 		rel = filepath.Base(r.Wasm)
 	}
-	b, err := json.MarshalIndent(Meta{WasmHash: r.SHA256, File: filepath.ToSlash(rel), ABIVersion: sdk.ABIVersion, Go: runtime.Version()}, "", "  ")
+	b, err := json.MarshalIndent(Meta{WasmHash: r.SHA256, File: filepath.ToSlash(rel), ABIVersion: abi.Version, Go: runtime.Version()}, "", "  ")
 	if err != nil {
 		return err
 	}

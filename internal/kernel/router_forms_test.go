@@ -37,10 +37,10 @@ func newOdd() *sdk.Capsule {
 	return c
 }
 
-// TestRouterRewritesRequestsAndResultsNotInCodecForm: the router forwards
-// requests and results already in the codec's form as they are; anything
-// else valid must still be understood and reach the caller in that form,
-// with the inner call id filled in.
+// TestRouterRewritesRequestsAndResultsNotInCodecForm: a request and a
+// result in valid forms the codec does not write must still be understood,
+// and a result whose inner call id is empty reaches the caller re-encoded
+// in the codec's form with that id filled in.
 func TestRouterRewritesRequestsAndResultsNotInCodecForm(t *testing.T) {
 	k, _ := bootTest(t, append(Builtins(), Builtin{Manifest: oddManifest, New: newOdd}))
 	caller := dispatch.Caller{Capsule: ClientID, Principal: ipc.DefaultPrincipal}
@@ -51,8 +51,8 @@ func TestRouterRewritesRequestsAndResultsNotInCodecForm(t *testing.T) {
 	defer results.Close()
 	// A request with its keys out of order and spaces between them.
 	req := `{ "arguments" : {}, "tool_name" : "odd", "call_id" : "odd-1", "type" : "tool_execute_request" }`
-	if _, _, ok := ipc.CanonicalToolRequest([]byte(req)); ok {
-		t.Fatal("the test request is in the codec's form; it must not be")
+	if canon, err := (ipc.ToolExecuteRequest{CallID: "odd-1", ToolName: "odd", Arguments: []byte(`{}`)}).MarshalJSON(); err != nil || string(canon) == req {
+		t.Fatalf("the test request is in the codec's form (%v); it must not be", err)
 	}
 	if _, err := k.Dispatcher.Publish(caller, ipc.ToolRequestExecuteTopic, []byte(req)); err != nil {
 		t.Fatal(err)
@@ -72,8 +72,8 @@ func TestRouterRewritesRequestsAndResultsNotInCodecForm(t *testing.T) {
 		if res != want {
 			t.Fatalf("result %+v, want %+v", res, want)
 		}
-		if id, ok := ipc.CanonicalToolResult(d.Envelope.Payload); !ok || id != "odd-1" {
-			t.Fatalf("the router passed on %s, not the codec's form", d.Envelope.Payload)
+		if canon, _ := want.MarshalJSON(); string(d.Envelope.Payload) != string(canon) {
+			t.Fatalf("the router passed on %s, not the codec's form %s", d.Envelope.Payload, canon)
 		}
 		return
 	}

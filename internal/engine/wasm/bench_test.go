@@ -9,9 +9,9 @@ import (
 	"time"
 
 	"github.com/astrid-go/astrid/hostapi"
+	"github.com/astrid-go/astrid/internal/abi"
 	"github.com/astrid-go/astrid/internal/ledger"
 	"github.com/astrid-go/astrid/ipc"
-	"github.com/astrid-go/astrid/sdk"
 )
 
 var noopInv = hostapi.Invocation{
@@ -97,7 +97,7 @@ func rawNoopCaller(b *testing.B, ctx context.Context, f *fixture) func() error {
 	var stack [1]uint64
 	var rec []byte
 	return func() error {
-		rec = sdk.EncodeInvocation(rec[:0], handler, noopInv)
+		rec = abi.EncodeInvocation(rec[:0], handler, abiInvocation(noopInv))
 		inst.mod.Memory().Write(inst.records.ptr, rec)
 		stack[0] = uint64(len(rec))
 		return fn.CallWithStack(ctx, stack[:])

@@ -7,14 +7,13 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/tetratelabs/wazero"
-
 	"github.com/astrid-go/astrid/hostapi"
+	"github.com/astrid-go/astrid/internal/abi"
 	"github.com/astrid-go/astrid/internal/capsule"
 	"github.com/astrid-go/astrid/internal/clock"
 	"github.com/astrid-go/astrid/internal/host"
 	"github.com/astrid-go/astrid/manifest"
-	"github.com/astrid-go/astrid/sdk"
+	"github.com/tetratelabs/wazero"
 )
 
 // The guest exports of docs/abi.md §3.
@@ -176,7 +175,7 @@ func checkModule(cm wazero.CompiledModule) error {
 		case "wasi_snapshot_preview1":
 		case hostModule:
 			if !hostImportNames[name] {
-				return fmt.Errorf("imports %s.%s, which this kernel does not provide (ABI version %d)", module, name, sdk.ABIVersion)
+				return fmt.Errorf("imports %s.%s, which this kernel does not provide (ABI version %d)", module, name, abi.Version)
 			}
 		default:
 			return fmt.Errorf("imports %s.%s from unknown module %q", module, name, module)

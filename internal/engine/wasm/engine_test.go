@@ -10,11 +10,11 @@ import (
 	"time"
 
 	"github.com/astrid-go/astrid/hostapi"
+	"github.com/astrid-go/astrid/internal/abi"
 	"github.com/astrid-go/astrid/internal/bus"
 	"github.com/astrid-go/astrid/internal/capsule"
 	"github.com/astrid-go/astrid/internal/ledger"
 	"github.com/astrid-go/astrid/ipc"
-	"github.com/astrid-go/astrid/sdk"
 )
 
 func (f *fixture) invoke(t *testing.T, ctx context.Context, handler, payload string) (hostapi.Verdict, error) {
@@ -328,14 +328,14 @@ func TestMalformedRecordsAreAnsweredWithErrors(t *testing.T) {
 	}
 	defer inst.close()
 	echo := f.eng.index["echo"]
-	good := sdk.EncodeInvocation(nil, echo, hostapi.Invocation{Topic: "hostile.v1.echo", Principal: ipc.DefaultPrincipal, Payload: []byte(`"hi"`)})
+	good := abi.EncodeInvocation(nil, echo, abi.Invocation{Topic: "hostile.v1.echo", Principal: ipc.DefaultPrincipal, Payload: []byte(`"hi"`)})
 	badHandler := append(append([]byte(nil), good[:4]...), append([]byte{0xff, 0xff, 0, 0}, good[8:]...)...)
 	for name, tc := range map[string]struct {
 		rec  []byte
 		n    uint64
 		code hostapi.Code
 	}{
-		"wrong version":   {append([]byte{sdk.ABIVersion + 1, 0, 0, 0}, good[4:]...), uint64(len(good)), hostapi.CodeInvalid},
+		"wrong version":   {append([]byte{abi.Version + 1, 0, 0, 0}, good[4:]...), uint64(len(good)), hostapi.CodeInvalid},
 		"truncated":       {good, uint64(len(good) - 1), hostapi.CodeInvalid},
 		"short":           {good, 3, hostapi.CodeInvalid},
 		"past the buffer": {good, uint64(inst.records.cap) + 1, hostapi.CodeInvalid},
@@ -349,12 +349,12 @@ func TestMalformedRecordsAreAnsweredWithErrors(t *testing.T) {
 		if err := inst.invoke.CallWithStack(ctx, inst.stack[:]); err != nil {
 			t.Fatalf("%s: the guest trapped: %v", name, err)
 		}
-		ptr, n, isErr := sdk.UnpackResult(inst.stack[0])
+		ptr, n, isErr := abi.UnpackResult(inst.stack[0])
 		rec, ok := inst.mod.Memory().Read(ptr, n)
 		if !isErr || !ok {
 			t.Fatalf("%s: answered %#x (error flag %v), want an error record", name, inst.stack[0], isErr)
 		}
-		if e := sdk.DecodeError(rec); e.Code != tc.code {
+		if e := decodeGuestError(rec); e.Code != tc.code {
 			t.Errorf("%s: answered %v (code %d), want code %d", name, e, e.Code, tc.code)
 		}
 	}

@@ -9,12 +9,11 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/tetratelabs/wazero/api"
-
 	"github.com/astrid-go/astrid/hostapi"
+	"github.com/astrid-go/astrid/internal/abi"
 	"github.com/astrid-go/astrid/internal/clock"
 	"github.com/astrid-go/astrid/internal/host"
-	"github.com/astrid-go/astrid/sdk"
+	"github.com/tetratelabs/wazero/api"
 )
 
 // hostModule is the import module of docs/abi.md §5.
@@ -323,14 +322,14 @@ func (r *Runtime) wrap(d importDef) api.GoModuleFunc {
 	return func(ctx context.Context, mod api.Module, stack []uint64) {
 		st := r.stateOf(mod)
 		if st == nil {
-			stack[0] = sdk.PackResult(0, 0, true)
+			stack[0] = abi.PackResult(0, 0, true)
 			return
 		}
 		start := clock.Process.UnixNano()
 		if st.hostCall() == nil && !d.outsideCall {
 			// Outside a call nothing can be written back (the scratch
 			// buffer may not exist yet): the bare error flag means closed.
-			stack[0] = sdk.PackResult(0, 0, true)
+			stack[0] = abi.PackResult(0, 0, true)
 			return
 		}
 		out, err := d.fn(st, mod, stack)
@@ -355,14 +354,14 @@ func (r *Runtime) stateOf(mod api.Module) *callState {
 func (st *callState) answer(ctx context.Context, mod api.Module, name string, out []byte, err error) uint64 {
 	isErr := err != nil
 	if isErr {
-		st.buf = sdk.EncodeError(st.buf[:0], err)
+		st.buf = appendHostError(st.buf[:0], err)
 		out = st.buf
 	}
 	if len(out) == 0 {
-		return sdk.PackResult(0, 0, isErr)
+		return abi.PackResult(0, 0, isErr)
 	}
 	if len(out) > 1<<31-1 {
-		st.buf = sdk.EncodeError(st.buf[:0], hostapi.Errorf(hostapi.CodeTooLarge, name, "result of %d bytes exceeds the ABI's 2 GiB", len(out)))
+		st.buf = appendHostError(st.buf[:0], hostapi.Errorf(hostapi.CodeTooLarge, name, "result of %d bytes exceeds the ABI's 2 GiB", len(out)))
 		out, isErr = st.buf, true
 	}
 	n := uint32(len(out))
@@ -377,7 +376,7 @@ func (st *callState) answer(ctx context.Context, mod api.Module, name string, ou
 	if !mod.Memory().Write(ptr, out) {
 		panic(fmt.Errorf("%s: result buffer %#x (+%d) is outside the guest's memory", name, ptr, n))
 	}
-	return sdk.PackResult(ptr, n, isErr)
+	return abi.PackResult(ptr, n, isErr)
 }
 
 // arg copies one (ptr, len) argument out of guest memory.

@@ -12,8 +12,8 @@ import (
 	"github.com/tetratelabs/wazero/sys"
 
 	"github.com/astrid-go/astrid/hostapi"
+	"github.com/astrid-go/astrid/internal/abi"
 	"github.com/astrid-go/astrid/internal/clock"
-	"github.com/astrid-go/astrid/sdk"
 )
 
 // maxSleepSlice caps one guest sleep: a sleeping guest wakes at least this
@@ -85,9 +85,9 @@ func (e *Engine) newInstance(ctx context.Context) (*instance, error) {
 		inst.close()
 		return nil, fmt.Errorf("%s: %w", exportABIVersion, err)
 	}
-	if v := int32(res[0]); v != sdk.ABIVersion {
+	if v := int32(res[0]); v != abi.Version {
 		inst.close()
-		return nil, fmt.Errorf("the module speaks ABI version %d; this kernel implements version %d (docs/abi.md)", v, sdk.ABIVersion)
+		return nil, fmt.Errorf("the module speaks ABI version %d; this kernel implements version %d (docs/abi.md)", v, abi.Version)
 	}
 	inst.invoke = mod.ExportedFunction(exportInvoke)
 	inst.alloc = mod.ExportedFunction(exportAlloc)
@@ -110,12 +110,12 @@ func (inst *instance) handlers(ctx context.Context) ([]string, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", exportHandlers, err)
 	}
-	ptr, n, isErr := sdk.UnpackResult(res[0])
+	ptr, n, isErr := abi.UnpackResult(res[0])
 	b, ok := inst.mod.Memory().Read(ptr, n)
 	if isErr || !ok {
 		return nil, fmt.Errorf("%s answered %d bytes at %#x (error flag %v), not a handler list in memory", exportHandlers, n, ptr, isErr)
 	}
-	names, err := sdk.DecodeHandlers(b)
+	names, err := abi.DecodeHandlers(b)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", exportHandlers, err)
 	}
@@ -180,11 +180,11 @@ var errTrapped = errors.New("trapped")
 // inst.state. An error wrapping errTrapped means the instance is broken;
 // any other error is the handler's own failure.
 func (inst *instance) call(ctx context.Context, handler uint32, inv hostapi.Invocation) (hostapi.Verdict, error) {
-	n := sdk.InvocationSize(inv)
+	n := abi.InvocationSize(abiInvocation(inv))
 	if err := inst.records.grow(ctx, inst.mod, uint32(n)); err != nil {
 		return hostapi.Verdict{}, fmt.Errorf("%w: %v", errTrapped, err)
 	}
-	inst.record = sdk.EncodeInvocation(inst.record[:0], handler, inv)
+	inst.record = abi.EncodeInvocation(inst.record[:0], handler, abiInvocation(inv))
 	if !inst.mod.Memory().Write(inst.records.ptr, inst.record) {
 		return hostapi.Verdict{}, fmt.Errorf("%w: record buffer outside memory", errTrapped)
 	}
@@ -195,19 +195,19 @@ func (inst *instance) call(ctx context.Context, handler uint32, inv hostapi.Invo
 	if inst.stack[0] == 0 {
 		return hostapi.Verdict{}, nil
 	}
-	ptr, size, isErr := sdk.UnpackResult(inst.stack[0])
+	ptr, size, isErr := abi.UnpackResult(inst.stack[0])
 	rec, ok := inst.mod.Memory().Read(ptr, size)
 	if !ok {
 		return hostapi.Verdict{}, fmt.Errorf("%w: %s answered %d bytes at %#x, outside memory", errTrapped, exportInvoke, size, ptr)
 	}
 	if isErr {
-		return hostapi.Verdict{}, sdk.DecodeError(rec)
+		return hostapi.Verdict{}, decodeGuestError(rec)
 	}
-	v, err := sdk.DecodeVerdict(rec)
+	v, err := abi.DecodeVerdict(rec)
 	if err != nil {
 		return hostapi.Verdict{}, fmt.Errorf("%w: %s: %v", errTrapped, exportInvoke, err)
 	}
-	return v, nil
+	return hostapi.Verdict{Action: hostapi.Action(v.Action), Payload: v.Payload, Reason: v.Reason}, nil
 }
 
 func (inst *instance) broken() bool { return inst.mod.IsClosed() }

@@ -5,6 +5,7 @@ package hostile
 import (
 	"encoding/json"
 
+	"github.com/astrid-go/astrid/internal/abi"
 	"github.com/astrid-go/astrid/sdk"
 )
 
@@ -22,7 +23,7 @@ func rawLog(level int32, msgPtr, msgLen uint32) uint64
 func badPointers(c *sdk.Call) error {
 	results := map[string]bool{}
 	check := func(name string, packed uint64) {
-		_, _, isErr := sdk.UnpackResult(packed)
+		_, _, isErr := abi.UnpackResult(packed)
 		results[name] = isErr
 	}
 	check("publish_topic_past_end", rawPublish(0xfffffff0, 64, 0, 0))

@@ -19,6 +19,16 @@ import (
 // Spin is written by the loop so the compiler keeps it.
 var Spin uint64
 
+// kept is what the keep handler saw, held past its call (which the sdk's
+// contract forbids a real capsule; here it checks that what the accessors
+// returned is not rewritten by the next call's record).
+var kept struct {
+	Topic     string          `json:"topic"`
+	Source    string          `json:"source"`
+	Principal string          `json:"principal"`
+	Payload   json.RawMessage `json:"payload"`
+}
+
 // New returns the capsule.
 func New() *sdk.Capsule {
 	c := sdk.New("misbehaves on purpose")
@@ -131,6 +141,18 @@ func New() *sdk.Capsule {
 			return err
 		}
 		out, _ := json.Marshal(map[string]any{"value": json.RawMessage(v), "keys": keys, "principal": c.Principal(), "capsule": c.CapsuleID()})
+		c.Final(out)
+		return nil
+	})
+	c.Handle("hostile.v1.keep", "keep", func(c *sdk.Call) error {
+		kept.Topic, kept.Source, kept.Principal, kept.Payload = c.Topic(), c.SourceID(), c.Principal(), c.Payload()
+		return nil
+	})
+	c.Handle("hostile.v1.kept", "kept", func(c *sdk.Call) error {
+		out, err := json.Marshal(kept)
+		if err != nil {
+			return err
+		}
 		c.Final(out)
 		return nil
 	})

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"unsafe"
 
-	"github.com/astrid-go/astrid/sdk"
+	"github.com/astrid-go/astrid/internal/abi"
 )
 
 //go:wasmimport astrid ipc_recv
@@ -22,7 +22,7 @@ var Spin uint64
 // capsuleID reads the import's answer in place: the host wrote it into the
 // scratch buffer, valid until the next import call.
 func capsuleID() string {
-	ptr, n, isErr := sdk.UnpackResult(rawCapsuleID())
+	ptr, n, isErr := abi.UnpackResult(rawCapsuleID())
 	if isErr || n == 0 {
 		return ""
 	}

@@ -1,4 +1,4 @@
-package ipc
+package jsonscan
 
 import (
 	"bytes"
@@ -6,43 +6,43 @@ import (
 	"encoding/json"
 )
 
-// member is one top-level member of a JSON object, located by byte offsets in
-// the original text so that callers can slice values out without decoding
-// and re-encoding them.
-type member struct {
-	quotedKey  []byte // the key as written, quotes included
-	escaped    bool   // the key holds escapes and must be decoded to compare
-	start, end int    // the member's text, from its key's opening quote to its value's end
-	valStart   int    // the value's text is raw[valStart:end]
+// Member is one top-level member of a JSON object, located by byte offsets
+// in the original text so that callers can slice values out without
+// decoding and re-encoding them.
+type Member struct {
+	QuotedKey  []byte // the key as written, quotes included
+	Escaped    bool   // the key holds escapes and must be decoded to compare
+	Start, End int    // the member's text, from its key's opening quote to its value's end
+	ValStart   int    // the value's text is raw[ValStart:End]
 }
 
-// is reports whether the member's key is name, without allocating for the
+// Is reports whether the member's key is name, without allocating for the
 // common unescaped key.
-func (m member) is(name string) bool {
-	if !m.escaped {
-		return string(m.quotedKey[1:len(m.quotedKey)-1]) == name
+func (m Member) Is(name string) bool {
+	if !m.Escaped {
+		return string(m.QuotedKey[1:len(m.QuotedKey)-1]) == name
 	}
-	return m.key() == name
+	return m.Key() == name
 }
 
-// key is the member's decoded key.
-func (m member) key() string {
-	if !m.escaped {
-		return string(m.quotedKey[1 : len(m.quotedKey)-1])
+// Key is the member's decoded key.
+func (m Member) Key() string {
+	if !m.Escaped {
+		return string(m.QuotedKey[1 : len(m.QuotedKey)-1])
 	}
 	var s string
-	if json.Unmarshal(m.quotedKey, &s) != nil {
+	if json.Unmarshal(m.QuotedKey, &s) != nil {
 		return ""
 	}
 	return s
 }
 
-// scanObject calls fn for each top-level member of the JSON object in raw, in
+// ScanObject calls fn for each top-level member of the JSON object in raw, in
 // order, until fn returns false. It reports whether raw looked like one
 // object. It is a cheap structural scan (strings, nesting, commas), not a full
 // validator: literals and numbers are skipped, not checked. Callers that need
 // validity check it separately; the scan itself never panics on any input.
-func scanObject(raw []byte, fn func(m member) bool) bool {
+func ScanObject(raw []byte, fn func(m Member) bool) bool {
 	i := skipSpace(raw, 0)
 	if i >= len(raw) || raw[i] != '{' {
 		return false
@@ -56,25 +56,25 @@ func scanObject(raw []byte, fn func(m member) bool) bool {
 		if i >= len(raw) || raw[i] != '"' {
 			return false
 		}
-		keyEnd, escaped := skipString(raw, i)
+		keyEnd, escaped := SkipString(raw, i)
 		if keyEnd < 0 {
 			return false
 		}
-		m := member{start: i, quotedKey: raw[i:keyEnd], escaped: escaped}
+		m := Member{Start: i, QuotedKey: raw[i:keyEnd], Escaped: escaped}
 		i = skipSpace(raw, keyEnd)
 		if i >= len(raw) || raw[i] != ':' {
 			return false
 		}
 		i = skipSpace(raw, i+1)
-		m.valStart = i
-		m.end = skipValue(raw, i)
-		if m.end < 0 {
+		m.ValStart = i
+		m.End = SkipValue(raw, i)
+		if m.End < 0 {
 			return false
 		}
 		if !stopped && !fn(m) {
 			stopped = true
 		}
-		i = skipSpace(raw, m.end)
+		i = skipSpace(raw, m.End)
 		if i >= len(raw) {
 			return false
 		}
@@ -101,9 +101,9 @@ func skipSpace(raw []byte, i int) int {
 	return i
 }
 
-// skipString returns the index just past the string starting at raw[i] (a
+// SkipString returns the index just past the string starting at raw[i] (a
 // quote) and whether it holds escapes; -1 if it is unterminated.
-func skipString(raw []byte, i int) (int, bool) {
+func SkipString(raw []byte, i int) (int, bool) {
 	// Fast path: most strings hold no backslash, and IndexByte is
 	// vectorised.
 	k := bytes.IndexByte(raw[i+1:], '"')
@@ -129,21 +129,21 @@ func skipString(raw []byte, i int) (int, bool) {
 	return -1, true
 }
 
-// skipValue returns the index just past the value starting at raw[i], or -1.
-func skipValue(raw []byte, i int) int {
+// SkipValue returns the index just past the value starting at raw[i], or -1.
+func SkipValue(raw []byte, i int) int {
 	if i >= len(raw) {
 		return -1
 	}
 	switch raw[i] {
 	case '"':
-		end, _ := skipString(raw, i)
+		end, _ := SkipString(raw, i)
 		return end
 	case '{', '[':
 		depth := 0
 		for j := i; j < len(raw); j++ {
 			switch raw[j] {
 			case '"':
-				end, _ := skipString(raw, j)
+				end, _ := SkipString(raw, j)
 				if end < 0 {
 					return -1
 				}
@@ -178,7 +178,7 @@ func skipValue(raw []byte, i int) int {
 }
 
 // MissingKey returns the first of keys that the JSON object raw has no
-// top-level member for (a member whose value is null counts as present), or
+// top-level member for (a Member whose value is null counts as present), or
 // "" when none is missing; isObject is false when raw is not an object. It
 // scans without decoding: raw is assumed valid (a payload the dispatcher
 // admitted, or part of one).
@@ -187,9 +187,9 @@ func MissingKey(raw []byte, keys ...string) (missing string, isObject bool) {
 	if len(keys) > 64 {
 		return "", false
 	}
-	if !scanObject(raw, func(m member) bool {
+	if !ScanObject(raw, func(m Member) bool {
 		for i, k := range keys {
-			if m.is(k) {
+			if m.Is(k) {
 				seen |= 1 << i
 			}
 		}
@@ -223,47 +223,4 @@ func indexQuoteOrBackslash(b []byte) int {
 		}
 	}
 	return -1
-}
-
-// ScanMembers calls fn with each top-level member of the JSON object in
-// raw, in order: its key's text (without quotes) and its value's text. It
-// reports false when raw is not shaped as one object, when a key holds an
-// escape (its text is then not its value), or when fn returns false. Like
-// scanObject it checks structure, not literals: a caller that takes a
-// value checks that value itself.
-func ScanMembers(raw []byte, fn func(key, value []byte) bool) bool {
-	ok := true
-	shaped := scanObject(raw, func(m member) bool {
-		if m.escaped || !fn(m.quotedKey[1:len(m.quotedKey)-1], raw[m.valStart:m.end]) {
-			ok = false
-		}
-		return ok
-	})
-	return shaped && ok
-}
-
-// PlainStringLiteral reports whether lit, one JSON value's text, is a
-// string literal whose body is its value: no escape, no control byte,
-// valid UTF-8.
-func PlainStringLiteral(lit []byte) bool {
-	if len(lit) < 2 || lit[0] != '"' {
-		return false
-	}
-	end, escaped := skipString(lit, 0)
-	return end == len(lit) && !escaped && plainLiteral(lit)
-}
-
-// DecodeStringLiteral decodes lit, one JSON value's text, when it is a
-// string literal holding only valid UTF-8 and the short escapes (\" \\ \/
-// \b \f \n \r \t), to what encoding/json decodes it to; false for anything
-// else (a \u escape, a control byte, bad UTF-8), which encoding/json
-// then decides.
-func DecodeStringLiteral(lit []byte) (string, bool) {
-	if len(lit) < 2 || lit[0] != '"' {
-		return "", false
-	}
-	if end, _ := skipString(lit, 0); end != len(lit) {
-		return "", false
-	}
-	return plainString(lit)
 }

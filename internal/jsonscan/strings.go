@@ -1,4 +1,4 @@
-package ipc
+package jsonscan
 
 import "strings"
 
@@ -47,4 +47,17 @@ func DecodeStrings(b []byte) ([]string, bool) {
 		i = end + 2
 	}
 	return out, true
+}
+
+// cutPlainLiteral cuts the string literal at the start of b when its body
+// is its value (PlainLiteral), returning the literal with its quotes.
+func cutPlainLiteral(b []byte) (lit, rest []byte, ok bool) {
+	if len(b) == 0 || b[0] != '"' {
+		return nil, b, false
+	}
+	end, escaped := SkipString(b, 0)
+	if end < 0 || escaped || !PlainLiteral(b[:end]) {
+		return nil, b, false
+	}
+	return b[:end], b[end:], true
 }

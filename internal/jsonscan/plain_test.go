@@ -1,4 +1,4 @@
-package ipc
+package jsonscan
 
 import (
 	"math/rand/v2"
@@ -42,16 +42,16 @@ func TestPlainPrefixStopsAtTheFirstByteThatNeedsALook(t *testing.T) {
 			if special == "\x7f" { // DEL is printable ASCII for JSON: plain
 				want = len(s)
 			}
-			if got := plainPrefix(s); got != want {
-				t.Fatalf("plainPrefix(%q) = %d, want %d", s, got, want)
+			if got := PlainPrefix(s); got != want {
+				t.Fatalf("PlainPrefix(%q) = %d, want %d", s, got, want)
 			}
-			if got := plainPrefix([]byte(s)); got != want {
-				t.Fatalf("plainPrefix([]byte(%q)) = %d, want %d", s, got, want)
+			if got := PlainPrefix([]byte(s)); got != want {
+				t.Fatalf("PlainPrefix([]byte(%q)) = %d, want %d", s, got, want)
 			}
 		}
 	}
-	if got := plainPrefix(""); got != 0 {
-		t.Fatalf("plainPrefix(\"\") = %d", got)
+	if got := PlainPrefix(""); got != 0 {
+		t.Fatalf("PlainPrefix(\"\") = %d", got)
 	}
 }
 
@@ -63,11 +63,11 @@ func FuzzPlainPrefix(f *testing.F) {
 		for want < len(b) && plain[b[want]] {
 			want++
 		}
-		if got := plainPrefix(b); got != want {
-			t.Fatalf("plainPrefix(%q) = %d, want %d", b, got, want)
+		if got := PlainPrefix(b); got != want {
+			t.Fatalf("PlainPrefix(%q) = %d, want %d", b, got, want)
 		}
-		if got := plainPrefix(string(b)); got != want {
-			t.Fatalf("plainPrefix(string %q) = %d, want %d", b, got, want)
+		if got := PlainPrefix(string(b)); got != want {
+			t.Fatalf("PlainPrefix(string %q) = %d, want %d", b, got, want)
 		}
 	})
 }
@@ -78,13 +78,13 @@ func BenchmarkPlainPrefix(b *testing.B) {
 	b.Run("string", func(b *testing.B) {
 		b.SetBytes(int64(len(s)))
 		for b.Loop() {
-			plainPrefix(s)
+			PlainPrefix(s)
 		}
 	})
 	b.Run("bytes", func(b *testing.B) {
 		b.SetBytes(int64(len(bs)))
 		for b.Loop() {
-			plainPrefix(bs)
+			PlainPrefix(bs)
 		}
 	})
 }

@@ -1,4 +1,4 @@
-package ipc
+package jsonscan
 
 // The bytes of a JSON string that stand for themselves, found eight at a
 // time: the payload validator and the tool codec spend most of their time
@@ -7,6 +7,7 @@ package ipc
 // (docs/RATIONALE.md).
 
 import (
+	"bytes"
 	"encoding/binary"
 	"unicode/utf8"
 )
@@ -33,10 +34,10 @@ func plainWord(x uint64) bool {
 	return (below20 | quote | backslash | x&highs) == 0
 }
 
-// plainPrefix returns the length of the longest prefix of s whose bytes are
+// PlainPrefix returns the length of the longest prefix of s whose bytes are
 // all plain: the index of the first byte that needs a look (a quote, a
 // backslash, a control byte or the start of a multi-byte rune), or len(s).
-func plainPrefix[T string | []byte](s T) int {
+func PlainPrefix[T string | []byte](s T) int {
 	i := 0
 	for ; i+8 <= len(s); i += 8 {
 		// Spelled out so that the compiler loads the word at once, for
@@ -71,4 +72,77 @@ func noControl(b []byte) bool {
 		}
 	}
 	return true
+}
+
+// PlainLiteral reports whether lit, a string literal already delimited
+// (by ScanObject, for instance), has a body that is its value: no escape, no
+// control byte, valid UTF-8.
+func PlainLiteral(lit []byte) bool {
+	if len(lit) < 2 || lit[0] != '"' || lit[len(lit)-1] != '"' {
+		return false
+	}
+	body := lit[1 : len(lit)-1]
+	i := PlainPrefix(body)
+	if i == len(body) {
+		return true
+	}
+	// Past the plain prefix: no escape or control byte anywhere, and
+	// valid UTF-8.
+	rest := body[i:]
+	return noControl(rest) && bytes.IndexByte(rest, '\\') < 0 && utf8.Valid(rest)
+}
+
+// DecodeString decodes lit, a string literal already delimited, when it
+// holds only valid UTF-8 and the short escapes (\" \\ \/ \b \f \n \r \t),
+// to what encoding/json decodes it to; ok is false for anything else (a \u
+// escape, a control byte, bad UTF-8), which encoding/json then decides.
+func DecodeString(lit []byte) (s string, ok bool) {
+	if len(lit) < 2 || lit[0] != '"' || lit[len(lit)-1] != '"' {
+		return "", false
+	}
+	body := lit[1 : len(lit)-1]
+	first := PlainPrefix(body)
+	if first == len(body) {
+		return string(body), true
+	}
+	rest := body[first:]
+	if !noControl(rest) || !utf8.Valid(rest) {
+		return "", false
+	}
+	if bytes.IndexByte(rest, '\\') < 0 {
+		return string(body), true
+	}
+	out := make([]byte, 0, len(body))
+	for i := 0; i < len(body); i++ {
+		// Everything up to the next backslash is copied as it is.
+		if k := bytes.IndexByte(body[i:], '\\'); k != 0 {
+			if k < 0 {
+				out = append(out, body[i:]...)
+				break
+			}
+			out = append(out, body[i:i+k]...)
+			i += k
+		}
+		i++ // past the backslash
+		if i >= len(body) {
+			return "", false
+		}
+		switch body[i] {
+		case '"', '\\', '/':
+			out = append(out, body[i])
+		case 'b':
+			out = append(out, '\b')
+		case 'f':
+			out = append(out, '\f')
+		case 'n':
+			out = append(out, '\n')
+		case 'r':
+			out = append(out, '\r')
+		case 't':
+			out = append(out, '\t')
+		default: // \u and anything malformed
+			return "", false
+		}
+	}
+	return string(out), true
 }

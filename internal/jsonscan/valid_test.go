@@ -1,4 +1,4 @@
-package ipc
+package jsonscan
 
 import (
 	"encoding/json"
@@ -23,8 +23,8 @@ func reference(p []byte) bool { return json.Valid(p) && utf8.Valid(p) }
 
 func TestValidJSONAgreesWithEncodingJSON(t *testing.T) {
 	for _, c := range jsonCases {
-		if got, want := ValidJSON([]byte(c)), reference([]byte(c)); got != want {
-			t.Errorf("ValidJSON(%.60q) = %v, want %v", c, got, want)
+		if got, want := Valid([]byte(c)), reference([]byte(c)); got != want {
+			t.Errorf("Valid(%.60q) = %v, want %v", c, got, want)
 		}
 	}
 }
@@ -36,8 +36,8 @@ func FuzzValidJSON(f *testing.F) {
 		}
 	}
 	f.Fuzz(func(t *testing.T, p []byte) {
-		if got, want := ValidJSON(p), reference(p); got != want {
-			t.Fatalf("ValidJSON(%q) = %v, json.Valid && utf8.Valid = %v", p, got, want)
+		if got, want := Valid(p), reference(p); got != want {
+			t.Fatalf("Valid(%q) = %v, json.Valid && utf8.Valid = %v", p, got, want)
 		}
 	})
 }
@@ -68,7 +68,7 @@ func BenchmarkValidJSON(b *testing.B) {
 		for _, impl := range []struct {
 			name string
 			fn   func([]byte) bool
-		}{{"ours", ValidJSON}, {"encoding-json+utf8", reference}} {
+		}{{"ours", Valid}, {"encoding-json+utf8", reference}} {
 			b.Run(payload.name+"/"+impl.name, func(b *testing.B) {
 				b.SetBytes(int64(len(payload.p)))
 				for b.Loop() {
@@ -83,7 +83,7 @@ func BenchmarkValidJSON(b *testing.B) {
 
 // TestASCIIPrintableEveryLane puts each boundary byte at every offset of
 // strings long enough for both word loops and the tail, and compares with
-// the byte-by-byte rule; then ValidJSON on the same string quoted.
+// the byte-by-byte rule; then Valid on the same string quoted.
 func TestASCIIPrintableEveryLane(t *testing.T) {
 	for _, c := range []byte{0x00, 0x1f, 0x20, '"', '\\', 0x7e, 0x7f, 0x80, 0xc3, 0xff} {
 		for n := 1; n <= 40; n++ {
@@ -95,8 +95,8 @@ func TestASCIIPrintableEveryLane(t *testing.T) {
 					t.Fatalf("asciiPrintable(%q) = %v, want %v", b, got, want)
 				}
 				quoted := append(append([]byte{'"'}, b...), '"')
-				if got, want := ValidJSON(quoted), reference(quoted); got != want {
-					t.Fatalf("ValidJSON(%q) = %v, want %v", quoted, got, want)
+				if got, want := Valid(quoted), reference(quoted); got != want {
+					t.Fatalf("Valid(%q) = %v, want %v", quoted, got, want)
 				}
 			}
 		}

@@ -1,4 +1,4 @@
-package ipc
+package jsonscan
 
 import (
 	"bytes"
@@ -6,17 +6,17 @@ import (
 	"unicode/utf8"
 )
 
-// maxJSONDepth is encoding/json's nesting limit, kept so that ValidJSON
+// maxJSONDepth is encoding/json's nesting limit, kept so that Valid
 // accepts exactly what json.Valid accepts (and is valid UTF-8).
 const maxJSONDepth = 10000
 
-// ValidJSON reports whether p is exactly one JSON value (RFC 8259) in valid
+// Valid reports whether p is exactly one JSON value (RFC 8259) in valid
 // UTF-8. It accepts what json.Valid(p) && utf8.Valid(p) accepts (FuzzValidJSON
 // holds it to that) at a fraction of the cost: the dispatcher checks every
 // payload published with it, and encoding/json's byte-at-a-time scanner was
 // the largest item in its profile. UTF-8 matters because encoding/json lets invalid
 // bytes through inside strings, which upstream's serde-based peers refuse.
-func ValidJSON(p []byte) bool {
+func Valid(p []byte) bool {
 	i := jsonValue(p, skipSpace(p, 0), 0)
 	return i >= 0 && skipSpace(p, i) == len(p)
 }
@@ -98,7 +98,7 @@ func jsonArray(p []byte, i, depth int) int {
 	}
 }
 
-// separator consumes what follows a member or an element: a comma and the
+// separator consumes what follows a Member or an element: a comma and the
 // space after it (more follows), or the container's closing byte (no more);
 // anything else is invalid (-1, no more).
 func separator(p []byte, i int, closing byte) (int, bool) {
