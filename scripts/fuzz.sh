@@ -28,6 +28,7 @@ run() { # time package target
 }
 run "$main_t" ./manifest FuzzParse
 run "$t" ./ipc FuzzMatchers
+run "$t" ./ipc FuzzPatternsOverlap
 run "$t" ./ipc FuzzValidate
 run "$t" ./ipc FuzzDecodePayload
 run "$t" ./internal/gate FuzzFSCheck
