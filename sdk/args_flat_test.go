@@ -10,17 +10,18 @@ import (
 type name string
 
 type flatTestArgs struct {
-	Path   string  `json:"path"`
-	Start  *int    `json:"start,omitempty"`
-	N      int     `json:"n"`
-	N8     int8    `json:"n8,omitempty"`
-	N32    int32   `json:"n32,omitempty"`
-	On     bool    `json:"on,omitempty"`
-	PB     *bool   `json:"pb"`
-	PS     *string `json:"ps"`
-	Name   name    `json:"name,omitempty"`
-	Plain  string
-	hidden string //nolint:unused // an unexported field is not a key
+	Path  string  `json:"path"`
+	Start *int    `json:"start,omitempty"`
+	N     int     `json:"n"`
+	N8    int8    `json:"n8,omitempty"`
+	N32   int32   `json:"n32,omitempty"`
+	On    bool    `json:"on,omitempty"`
+	PB    *bool   `json:"pb"`
+	PS    *string `json:"ps"`
+	Name  name    `json:"name,omitempty"`
+	Plain string
+	//lint:ignore U1000 an unexported field is not a key: the decoders must skip it
+	hidden string
 	Skip   string `json:"-"`
 }
 

@@ -22,7 +22,7 @@ type op uint8
 type kind uint8
 
 const (
-	unclassified kind = iota
+	_ kind = iota // the zero value: a method missing from the table
 	// instant: the method returns without waiting on anything the
 	// handler's own publishes could cause, nor on a disk or the network.
 	instant
