@@ -10,5 +10,8 @@ test:
 build:
 	./scripts/build.sh bin/astrid
 
+fuzz:
+	./scripts/fuzz.sh
+
 bench:
 	./scripts/bench.sh
