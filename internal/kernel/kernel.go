@@ -339,11 +339,17 @@ func (k *Kernel) Close() {
 type Frontend struct {
 	*dispatch.Dispatcher
 	registry *capsule.Registry
+	log      *slog.Logger
 }
 
 // Frontend returns k as its frontends reach it.
-func (k *Kernel) Frontend() Frontend { return Frontend{Dispatcher: k.Dispatcher, registry: k.Registry} }
+func (k *Kernel) Frontend() Frontend {
+	return Frontend{Dispatcher: k.Dispatcher, registry: k.Registry, log: k.log}
+}
 
 // HoldsToolMiddleware reports whether capsule id is loaded and holds the
 // tool_middleware grant.
 func (f Frontend) HoldsToolMiddleware(id string) bool { return f.registry.HoldsToolMiddleware(id) }
+
+// Logger is the kernel's logger, for what a frontend's client refuses.
+func (f Frontend) Logger() *slog.Logger { return f.log }

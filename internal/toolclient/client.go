@@ -43,6 +43,8 @@ type Kernel interface {
 	// the privileged tool-plumbing grant (DESIGN §4c): only such a capsule,
 	// or the kernel itself, may publish a consolidated tool result.
 	HoldsToolMiddleware(capsuleID string) bool
+	// Logger is where the client reports what it refused or could not do.
+	Logger() *slog.Logger
 }
 
 // NewCallID returns a random call id of 128 bits.
@@ -164,7 +166,7 @@ func (c *ToolClient) Call(ctx context.Context, callID, name string, args json.Ra
 		if !consolidates(c.k, d.Envelope.SourceID) {
 			// Anyone with a [publish] grant for the topic could answer
 			// every call; only tool plumbing may (DESIGN §4c).
-			slog.Warn("tool result refused: its source does not hold tool_middleware", "source", d.Envelope.SourceID, "call_id", callID, "tool", name)
+			c.k.Logger().Warn("tool result refused: its source does not hold tool_middleware", "source", d.Envelope.SourceID, "call_id", callID, "tool", name)
 			continue
 		}
 		if res.Result.CallID == "" {
@@ -194,7 +196,7 @@ func cancelCall(k Kernel, caller dispatch.Caller, callID string) {
 		_, err = k.Publish(caller, ipc.ToolRequestCancelTopic, p)
 	}
 	if err != nil {
-		slog.Warn("cancel not published", "call_id", callID, "err", err)
+		k.Logger().Warn("cancel not published", "call_id", callID, "err", err)
 	}
 }
 
@@ -239,7 +241,7 @@ func ListTools(ctx context.Context, k Kernel, principal string, window time.Dura
 		delete(waiting, src)
 		var resp ipc.ToolDescribeResponse
 		if err := json.Unmarshal(ipc.GuestBytes(d.Envelope.Payload), &resp); err != nil {
-			slog.Warn("malformed describe answer", "capsule", src, "err", err)
+			k.Logger().Warn("malformed describe answer", "capsule", src, "err", err)
 			continue
 		}
 		for _, t := range resp.Tools {

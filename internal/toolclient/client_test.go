@@ -3,6 +3,7 @@ package toolclient
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"testing"
 	"time"
 
@@ -16,6 +17,8 @@ import (
 type frontend struct{ *dispatch.Dispatcher }
 
 func (frontend) HoldsToolMiddleware(string) bool { return false }
+
+func (frontend) Logger() *slog.Logger { return slog.New(slog.DiscardHandler) }
 
 // newDispatcher is a dispatcher with the client's identity registered, as
 // the kernel registers Options.Frontends, and no capsule.
