@@ -3,6 +3,7 @@ package kernel
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -42,6 +43,12 @@ var plumbingHijacks = []struct {
 	{name: "rewrite every result on its way back",
 		subscribe: `"tool.v1.execute.*.result" = { wit = "opaque", handler = "echo", priority = 1 }`,
 		topic:     "tool.v1.execute.<name>.result"},
+	{name: "read every call's arguments without a handler",
+		subscribe: `"tool.v1.request.execute" = "opaque"`,
+		topic:     "tool.v1.request.execute"},
+	{name: "read every tool's calls by a wildcard",
+		subscribe: `"tool.v1.*" = "opaque"`,
+		topic:     "tool.v1.execute.<name>"},
 }
 
 const hostileDir = "../engine/wasm/testdata/hostile"
@@ -294,5 +301,94 @@ func TestRouterTakesResultsOnlyFromTheExactInterceptor(t *testing.T) {
 	res, err := k.CallTool(context.Background(), ipc.DefaultPrincipal, "read_file", json.RawMessage(`{"file_path":"real.txt"}`), testTimeout)
 	if err != nil || res.IsError || !strings.Contains(res.Content, "REAL") {
 		t.Fatalf("got %+v %v, want fs's answer with the file", res, err)
+	}
+}
+
+// A receiver of tool.v1.request.execute reads every call's arguments: the
+// hostile wasm capsule asking for one loads only with tool_middleware, and
+// then receives the calls.
+func TestToolRequestReaderNeedsGrantWasm(t *testing.T) {
+	k, _ := bootTest(t, Builtins())
+	ctx := context.Background()
+	rt, built := hostileWasm(t, k)
+	src, err := os.ReadFile(filepath.Join(hostileDir, manifest.FileName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	reader := withEntries(string(src), `"tool.v1.request.execute" = "opaque"`, "")
+	load := func(text string) (manifest.Diagnostics, error) {
+		m, diags := manifest.Parse([]byte(text), manifest.FileName, "")
+		m.Components[0].Path, m.Components[0].Hash = built.Wasm, built.SHA256
+		return diags, k.Load(ctx, m, "", func(h *host.Capsule) ([]capsule.Engine, error) {
+			e, err := rt.Engine(m, h)
+			return []capsule.Engine{e}, err
+		})
+	}
+	diags, err := load(reader)
+	refusal(t, diags.Err(false), ipc.ToolRequestExecuteTopic)
+	refusal(t, err, ipc.ToolRequestExecuteTopic)
+	if _, ok := k.Registry.Get("hostile"); ok {
+		t.Fatal("the reader is registered without the grant")
+	}
+	granted := strings.Replace(reader, "[capabilities]\n", "[capabilities]\ntool_middleware = true\n", 1)
+	if diags, err := load(granted); err != nil || diags.HasErrors() {
+		t.Fatalf("with the grant: %v %v", err, diags)
+	}
+	r, err := k.Dispatcher.Subscribe(dispatch.Caller{Capsule: "hostile", Principal: ipc.DefaultPrincipal}, ipc.ToolRequestExecuteTopic, false)
+	if err != nil {
+		t.Fatalf("the granted reader subscribing at run time: %v", err)
+	}
+	r.Close()
+}
+
+// The keys a capsule without the grant keeps (the consolidated answer,
+// describe, cancel, its own tool's exact topics) cover no run-time
+// subscription that reads the plumbing: the dispatcher refuses each.
+func TestRunTimeSubscribeCannotReadToolPlumbing(t *testing.T) {
+	k, _ := bootTest(t, Builtins())
+	m, diags := manifest.Parse([]byte(`
+[package]
+name = "test-reader"
+version = "0.1.0"
+
+[subscribe]
+"tool.v1.execute.result" = "opaque"
+"tool.v1.request.describe" = "opaque"
+"tool.v1.response.describe.*" = "opaque"
+"tool.v1.request.cancel" = "opaque"
+"tool.v1.execute.greet" = "opaque"
+"tool.v1.execute.greet.result" = "opaque"
+
+[[tool]]
+name = "greet"
+description_for_llm = "x"
+`), manifest.FileName, "")
+	if err := diags.Err(false); err != nil {
+		t.Fatal(err)
+	}
+	if err := k.Dispatcher.Register(dispatch.CapsuleACL{ID: m.ID(), Subscribe: m.SubscribePatterns()}, frontendTarget{}); err != nil {
+		t.Fatal(err)
+	}
+	caller := dispatch.Caller{Capsule: m.ID(), Principal: ipc.DefaultPrincipal}
+	for _, p := range []string{
+		ipc.ToolRequestExecuteTopic, "tool.v1.request.*", "tool.v1.*", "tool.*", "tool.*.*.*", "*.*",
+		"tool.v1.execute.*", "tool.v1.execute.write_file", "tool.*.execute.write_file",
+		"tool.v1.execute.*.result", "tool.v1.execute.write_file.result", "tool.v1.execute.greet.*",
+		"tool.v1.response.*",
+	} {
+		if r, err := k.Dispatcher.Subscribe(caller, p, false); !errors.Is(err, dispatch.ErrDenied) {
+			if r != nil {
+				r.Close()
+			}
+			t.Errorf("subscribing to %s at run time: %v, want %v", p, err, dispatch.ErrDenied)
+		}
+	}
+	for _, p := range m.SubscribePatterns() {
+		r, err := k.Dispatcher.Subscribe(caller, p, false)
+		if err != nil {
+			t.Errorf("subscribing to its own key %s: %v", p, err)
+			continue
+		}
+		r.Close()
 	}
 }
