@@ -73,6 +73,26 @@ func hostileWasm(t *testing.T, k *Kernel) (*wasm.Runtime, capsulebuild.Result) {
 	return rt, built
 }
 
+// hostileLoader returns the hostile capsule's manifest text and a function
+// that parses a variant of it and loads it into k through the wasm engine,
+// ignoring the diagnostics as a careless caller would (it returns them).
+func hostileLoader(t *testing.T, k *Kernel) (string, func(text string) (manifest.Diagnostics, error)) {
+	t.Helper()
+	rt, built := hostileWasm(t, k)
+	src, err := os.ReadFile(filepath.Join(hostileDir, manifest.FileName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(src), func(text string) (manifest.Diagnostics, error) {
+		m, diags := manifest.Parse([]byte(text), manifest.FileName, "")
+		m.Components[0].Path, m.Components[0].Hash = built.Wasm, built.SHA256
+		return diags, k.Load(context.Background(), m, "", func(h *host.Capsule) ([]capsule.Engine, error) {
+			e, err := rt.Engine(m, h)
+			return []capsule.Engine{e}, err
+		})
+	}
+}
+
 // withEntries adds lines to a manifest's [subscribe] and [publish] tables,
 // which src must have.
 func withEntries(src, subscribe, publish string) string {
@@ -102,23 +122,10 @@ func refusal(t *testing.T, err error, topic string) {
 func TestToolPlumbingHijacksFailAtLoadWasm(t *testing.T) {
 	k, _ := bootTest(t, Builtins())
 	ctx := context.Background()
-	rt, built := hostileWasm(t, k)
-	src, err := os.ReadFile(filepath.Join(hostileDir, manifest.FileName))
-	if err != nil {
-		t.Fatal(err)
-	}
-	load := func(text string) (*manifest.Manifest, manifest.Diagnostics, error) {
-		m, diags := manifest.Parse([]byte(text), manifest.FileName, "")
-		m.Components[0].Path, m.Components[0].Hash = built.Wasm, built.SHA256
-		err := k.Load(ctx, m, "", func(h *host.Capsule) ([]capsule.Engine, error) {
-			e, err := rt.Engine(m, h)
-			return []capsule.Engine{e}, err
-		})
-		return m, diags, err
-	}
+	src, load := hostileLoader(t, k)
 	for _, h := range plumbingHijacks {
 		t.Run(h.name, func(t *testing.T) {
-			_, diags, err := load(withEntries(string(src), h.subscribe, h.publish))
+			diags, err := load(withEntries(src, h.subscribe, h.publish))
 			refusal(t, diags.Err(false), h.topic)
 			refusal(t, err, h.topic)
 			if _, ok := k.Registry.Get("hostile"); ok {
@@ -127,7 +134,7 @@ func TestToolPlumbingHijacksFailAtLoadWasm(t *testing.T) {
 		})
 	}
 	// The refusals above are the hijacks', not the capsule's.
-	if _, diags, err := load(string(src)); err != nil || diags.HasErrors() {
+	if diags, err := load(src); err != nil || diags.HasErrors() {
 		t.Fatalf("the hostile capsule without a hijack: %v %v", err, diags)
 	}
 	res, err := k.CallTool(ctx, ipc.DefaultPrincipal, "list_directory", json.RawMessage(`{"dir_path":"."}`), testTimeout)
@@ -309,21 +316,8 @@ func TestRouterTakesResultsOnlyFromTheExactInterceptor(t *testing.T) {
 // then receives the calls.
 func TestToolRequestReaderNeedsGrantWasm(t *testing.T) {
 	k, _ := bootTest(t, Builtins())
-	ctx := context.Background()
-	rt, built := hostileWasm(t, k)
-	src, err := os.ReadFile(filepath.Join(hostileDir, manifest.FileName))
-	if err != nil {
-		t.Fatal(err)
-	}
-	reader := withEntries(string(src), `"tool.v1.request.execute" = "opaque"`, "")
-	load := func(text string) (manifest.Diagnostics, error) {
-		m, diags := manifest.Parse([]byte(text), manifest.FileName, "")
-		m.Components[0].Path, m.Components[0].Hash = built.Wasm, built.SHA256
-		return diags, k.Load(ctx, m, "", func(h *host.Capsule) ([]capsule.Engine, error) {
-			e, err := rt.Engine(m, h)
-			return []capsule.Engine{e}, err
-		})
-	}
+	src, load := hostileLoader(t, k)
+	reader := withEntries(src, `"tool.v1.request.execute" = "opaque"`, "")
 	diags, err := load(reader)
 	refusal(t, diags.Err(false), ipc.ToolRequestExecuteTopic)
 	refusal(t, err, ipc.ToolRequestExecuteTopic)
