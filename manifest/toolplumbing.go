@@ -54,7 +54,7 @@ func (v PlumbingViolation) Error() string {
 		section, verb = "[subscribe] interceptor", "intercept"
 	case PlumbingRead:
 		section, verb = "[subscribe]", "let the capsule read"
-		allowed = "read only its own tools' exact topics, the consolidated " + plumbingConsolidated + ", tool.v1.request.describe, tool.v1.response.describe.* and tool.v1.request.cancel"
+		allowed = "read, of the tool topics, only its own tools' exact ones, the consolidated " + plumbingConsolidated + ", tool.v1.request.describe, tool.v1.response.describe.* and tool.v1.request.cancel"
 	}
 	return fmt.Sprintf("%s %q would %s %s, tool plumbing that needs %s (a high-risk grant: it decides what every tool call does); without it a capsule may %s",
 		section, v.Pattern, verb, strings.Join(v.Reaches, " and "), ToolMiddlewareGrant, allowed)
