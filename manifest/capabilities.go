@@ -22,7 +22,7 @@ type Capabilities struct {
 	Identity             []string `toml:"identity" json:"identity,omitempty"`
 	AllowPromptInjection bool     `toml:"allow_prompt_injection" json:"allow_prompt_injection,omitempty"`
 	// ToolMiddleware is DESIGN §4c's privileged grant: the capsule may
-	// intercept and publish the tool plumbing (see ToolPlumbingViolations),
+	// intercept, read and publish the tool plumbing (see ToolPlumbingViolations),
 	// and frontends take a consolidated tool result only from a holder.
 	ToolMiddleware bool `toml:"tool_middleware" json:"tool_middleware,omitempty"`
 }

@@ -42,6 +42,33 @@ func TestToolPlumbingNeedsGrant(t *testing.T) {
 		{"forge results by tool.v1.execute.*", "[publish]\n\"tool.v1.execute.*\" = \"opaque\"\n", "tool.v1.execute.<name>.result"},
 		{"forge another tool's result", "[publish]\n\"tool.v1.execute.write_file.result\" = \"opaque\"\n", "tool.v1.execute.<name>.result"},
 		{"forge results by a subtree wildcard", "[publish]\n\"tool.v1.execute.write_file.*\" = \"opaque\"\n", "tool.v1.execute.<name>.result"},
+		// Read every call's arguments (file contents being written
+		// included) without a handler: a receiver key, and so every
+		// subscription the capsule may open at run time.
+		{"read requests", "[subscribe]\n\"tool.v1.request.execute\" = \"opaque\"\n", "tool.v1.request.execute"},
+		{"read requests, long form", "[subscribe]\n\"tool.v1.request.execute\" = { wit = \"opaque\" }\n", "tool.v1.request.execute"},
+		{"read requests by tool.v1.request.*", "[subscribe]\n\"tool.v1.request.*\" = \"opaque\"\n", "tool.v1.request.execute"},
+		{"read requests by tool.v1.*", "[subscribe]\n\"tool.v1.*\" = \"opaque\"\n", "tool.v1.request.execute"},
+		{"read requests by tool.*", "[subscribe]\n\"tool.*\" = \"opaque\"\n", "tool.v1.request.execute"},
+		{"read requests by *.*", "[subscribe]\n\"*.*\" = \"opaque\"\n", "tool.v1.request.execute"},
+		{"read requests by tool.*.request.execute", "[subscribe]\n\"tool.*.request.execute\" = \"opaque\"\n", "tool.v1.request.execute"},
+		{"read requests by tool.v1.*.execute", "[subscribe]\n\"tool.v1.*.execute\" = \"opaque\"\n", "tool.v1.request.execute"},
+		{"read requests by tool.*.*.*", "[subscribe]\n\"tool.*.*.*\" = \"opaque\"\n", "tool.v1.request.execute"},
+		// An interceptor's key is also its subscribe ACL, read as a route:
+		// equal-depth "tool.v1.*" intercepts nothing of the plumbing, but
+		// lets the capsule subscribe to all of it at run time.
+		{"equal-depth interceptor above the plumbing", "[subscribe]\n\"tool.v1.*\" = { wit = \"opaque\", handler = \"h\" }\n", "tool.v1.request.execute"},
+		// Read the calls forwarded to another capsule's tool.
+		{"read another tool's calls", "[subscribe]\n\"tool.v1.execute.write_file\" = \"opaque\"\n", "tool.v1.execute.<name>"},
+		{"read every tool's calls by tool.v1.execute.*", "[subscribe]\n\"tool.v1.execute.*\" = \"opaque\"\n", "tool.v1.execute.<name>"},
+		{"read every tool's calls by tool.*.execute.*", "[subscribe]\n\"tool.*.execute.*\" = \"opaque\"\n", "tool.v1.execute.<name>"},
+		{"read every tool's calls by *.v1.execute.write_file", "[subscribe]\n\"*.v1.execute.write_file\" = \"opaque\"\n", "tool.v1.execute.<name>"},
+		{"read another tool's calls beside an own tool", "[subscribe]\n\"tool.v1.execute.*\" = \"opaque\"\n[[tool]]\nname = \"t\"\ndescription_for_llm = \"x\"\n", "tool.v1.execute.<name>"},
+		// Read other tools' results.
+		{"read another tool's results", "[subscribe]\n\"tool.v1.execute.write_file.result\" = \"opaque\"\n", "tool.v1.execute.<name>.result"},
+		{"read results by tool.v1.execute.write_file.*", "[subscribe]\n\"tool.v1.execute.write_file.*\" = \"opaque\"\n", "tool.v1.execute.<name>.result"},
+		{"read results by tool.v1.execute.*.result", "[subscribe]\n\"tool.v1.execute.*.result\" = \"opaque\"\n", "tool.v1.execute.<name>.result"},
+		{"read results by tool.v1.execute.result.*", "[subscribe]\n\"tool.v1.execute.result.*\" = \"opaque\"\n", "tool.v1.execute.<name>.result"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -66,8 +93,9 @@ func TestToolPlumbingNeedsGrant(t *testing.T) {
 	}
 }
 
-// What a capsule without the grant keeps: calling tools, answering its own
-// by their exact topics, and taking consolidated results.
+// What a capsule without the grant keeps: calling tools, answering and
+// reading its own by their exact topics, taking consolidated results, and
+// the describe and cancel topics.
 func TestToolPlumbingOpenWithoutGrant(t *testing.T) {
 	tests := []struct{ name, body string }{
 		{"call a tool", "[publish]\n\"tool.v1.request.execute\" = \"opaque\"\n"},
@@ -76,8 +104,11 @@ func TestToolPlumbingOpenWithoutGrant(t *testing.T) {
 		{"own tool by [[tool]]", "[publish]\n\"tool.v1.execute.greet.result\" = \"opaque\"\n[[tool]]\nname = \"greet\"\ndescription_for_llm = \"x\"\n"},
 		{"take consolidated results by interceptor", "[subscribe]\n\"tool.v1.execute.result\" = { wit = \"opaque\", handler = \"h\" }\n"},
 		{"subscribe to consolidated results", "[subscribe]\n\"tool.v1.execute.result\" = \"opaque\"\n"},
-		{"equal-depth interceptor above the plumbing", "[subscribe]\n\"tool.v1.*\" = { wit = \"opaque\", handler = \"h\" }\n"},
 		{"describe", "[subscribe]\n\"tool.v1.request.describe\" = { wit = \"opaque\", handler = \"h\" }\n[publish]\n\"tool.v1.response.describe.t\" = \"opaque\"\n"},
+		{"collect describe answers and cancel", "[subscribe]\n\"tool.v1.request.describe\" = \"opaque\"\n\"tool.v1.response.describe.*\" = \"opaque\"\n\"tool.v1.request.cancel\" = \"opaque\"\n"},
+		{"read own tool's calls and results", "[subscribe]\n\"tool.v1.execute.greet\" = \"opaque\"\n\"tool.v1.execute.greet.result\" = \"opaque\"\n[[tool]]\nname = \"greet\"\ndescription_for_llm = \"x\"\n"},
+		{"read own tool's results beside its interceptor", "[subscribe]\n\"tool.v1.execute.greet\" = { wit = \"opaque\", handler = \"h\" }\n\"tool.v1.execute.greet.result\" = \"opaque\"\n"},
+		{"wildcards outside the plumbing", "[subscribe]\n\"tool.v1.response.*.*\" = \"opaque\"\n\"tool.v2.request.execute\" = \"opaque\"\n"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -101,5 +132,17 @@ func TestToolMiddlewareFromComponent(t *testing.T) {
 	}
 	if g := m.Capabilities.Granted(); len(g) == 0 || g[0] != "tool_middleware = true" {
 		t.Errorf("Granted() = %q, want tool_middleware first", g)
+	}
+}
+
+// A key that is both an interceptor and a wide receiver draws one error, at
+// the key, and a receiver's error says it is about reading.
+func TestToolPlumbingReadErrorAtKey(t *testing.T) {
+	src := head + "[subscribe]\n\"a.b\" = \"opaque\"\n\"tool.v1.execute.*\" = { wit = \"opaque\", handler = \"h\" }\n  \"tool.v1.request.*\" = \"opaque\"\n"
+	_, diags := Parse([]byte(src), "Capsule.toml", "")
+	wantAt(t, diags, Error, 6, 1, `[subscribe] interceptor "tool.v1.execute.*" would intercept`)
+	wantAt(t, diags, Error, 7, 3, `[subscribe] "tool.v1.request.*" would let the capsule read tool.v1.request.execute`, ToolMiddlewareGrant)
+	if n := len(find(diags, Error, `"tool.v1.execute.*"`)); n != 1 {
+		t.Errorf("%d errors name tool.v1.execute.*, want 1:\n%s", n, render(diags))
 	}
 }

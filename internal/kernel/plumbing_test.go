@@ -3,6 +3,7 @@ package kernel
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -42,6 +43,12 @@ var plumbingHijacks = []struct {
 	{name: "rewrite every result on its way back",
 		subscribe: `"tool.v1.execute.*.result" = { wit = "opaque", handler = "echo", priority = 1 }`,
 		topic:     "tool.v1.execute.<name>.result"},
+	{name: "read every call's arguments without a handler",
+		subscribe: `"tool.v1.request.execute" = "opaque"`,
+		topic:     "tool.v1.request.execute"},
+	{name: "read every tool's calls by a wildcard",
+		subscribe: `"tool.v1.*" = "opaque"`,
+		topic:     "tool.v1.execute.<name>"},
 }
 
 const hostileDir = "../engine/wasm/testdata/hostile"
@@ -64,6 +71,26 @@ func hostileWasm(t *testing.T, k *Kernel) (*wasm.Runtime, capsulebuild.Result) {
 		t.Fatal(err)
 	}
 	return rt, built
+}
+
+// hostileLoader returns the hostile capsule's manifest text and a function
+// that parses a variant of it and loads it into k through the wasm engine,
+// ignoring the diagnostics as a careless caller would (it returns them).
+func hostileLoader(t *testing.T, k *Kernel) (string, func(text string) (manifest.Diagnostics, error)) {
+	t.Helper()
+	rt, built := hostileWasm(t, k)
+	src, err := os.ReadFile(filepath.Join(hostileDir, manifest.FileName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(src), func(text string) (manifest.Diagnostics, error) {
+		m, diags := manifest.Parse([]byte(text), manifest.FileName, "")
+		m.Components[0].Path, m.Components[0].Hash = built.Wasm, built.SHA256
+		return diags, k.Load(context.Background(), m, "", func(h *host.Capsule) ([]capsule.Engine, error) {
+			e, err := rt.Engine(m, h)
+			return []capsule.Engine{e}, err
+		})
+	}
 }
 
 // withEntries adds lines to a manifest's [subscribe] and [publish] tables,
@@ -95,23 +122,10 @@ func refusal(t *testing.T, err error, topic string) {
 func TestToolPlumbingHijacksFailAtLoadWasm(t *testing.T) {
 	k, _ := bootTest(t, Builtins())
 	ctx := context.Background()
-	rt, built := hostileWasm(t, k)
-	src, err := os.ReadFile(filepath.Join(hostileDir, manifest.FileName))
-	if err != nil {
-		t.Fatal(err)
-	}
-	load := func(text string) (*manifest.Manifest, manifest.Diagnostics, error) {
-		m, diags := manifest.Parse([]byte(text), manifest.FileName, "")
-		m.Components[0].Path, m.Components[0].Hash = built.Wasm, built.SHA256
-		err := k.Load(ctx, m, "", func(h *host.Capsule) ([]capsule.Engine, error) {
-			e, err := rt.Engine(m, h)
-			return []capsule.Engine{e}, err
-		})
-		return m, diags, err
-	}
+	src, load := hostileLoader(t, k)
 	for _, h := range plumbingHijacks {
 		t.Run(h.name, func(t *testing.T) {
-			_, diags, err := load(withEntries(string(src), h.subscribe, h.publish))
+			diags, err := load(withEntries(src, h.subscribe, h.publish))
 			refusal(t, diags.Err(false), h.topic)
 			refusal(t, err, h.topic)
 			if _, ok := k.Registry.Get("hostile"); ok {
@@ -120,7 +134,7 @@ func TestToolPlumbingHijacksFailAtLoadWasm(t *testing.T) {
 		})
 	}
 	// The refusals above are the hijacks', not the capsule's.
-	if _, diags, err := load(string(src)); err != nil || diags.HasErrors() {
+	if diags, err := load(src); err != nil || diags.HasErrors() {
 		t.Fatalf("the hostile capsule without a hijack: %v %v", err, diags)
 	}
 	res, err := k.CallTool(ctx, ipc.DefaultPrincipal, "list_directory", json.RawMessage(`{"dir_path":"."}`), testTimeout)
@@ -294,5 +308,81 @@ func TestRouterTakesResultsOnlyFromTheExactInterceptor(t *testing.T) {
 	res, err := k.CallTool(context.Background(), ipc.DefaultPrincipal, "read_file", json.RawMessage(`{"file_path":"real.txt"}`), testTimeout)
 	if err != nil || res.IsError || !strings.Contains(res.Content, "REAL") {
 		t.Fatalf("got %+v %v, want fs's answer with the file", res, err)
+	}
+}
+
+// A receiver of tool.v1.request.execute reads every call's arguments: the
+// hostile wasm capsule asking for one loads only with tool_middleware, and
+// then receives the calls.
+func TestToolRequestReaderNeedsGrantWasm(t *testing.T) {
+	k, _ := bootTest(t, Builtins())
+	src, load := hostileLoader(t, k)
+	reader := withEntries(src, `"tool.v1.request.execute" = "opaque"`, "")
+	diags, err := load(reader)
+	refusal(t, diags.Err(false), ipc.ToolRequestExecuteTopic)
+	refusal(t, err, ipc.ToolRequestExecuteTopic)
+	if _, ok := k.Registry.Get("hostile"); ok {
+		t.Fatal("the reader is registered without the grant")
+	}
+	granted := strings.Replace(reader, "[capabilities]\n", "[capabilities]\ntool_middleware = true\n", 1)
+	if diags, err := load(granted); err != nil || diags.HasErrors() {
+		t.Fatalf("with the grant: %v %v", err, diags)
+	}
+	r, err := k.Dispatcher.Subscribe(dispatch.Caller{Capsule: "hostile", Principal: ipc.DefaultPrincipal}, ipc.ToolRequestExecuteTopic, false)
+	if err != nil {
+		t.Fatalf("the granted reader subscribing at run time: %v", err)
+	}
+	r.Close()
+}
+
+// The keys a capsule without the grant keeps (the consolidated answer,
+// describe, cancel, its own tool's exact topics) cover no run-time
+// subscription that reads the plumbing: the dispatcher refuses each.
+func TestRunTimeSubscribeCannotReadToolPlumbing(t *testing.T) {
+	k, _ := bootTest(t, Builtins())
+	m, diags := manifest.Parse([]byte(`
+[package]
+name = "test-reader"
+version = "0.1.0"
+
+[subscribe]
+"tool.v1.execute.result" = "opaque"
+"tool.v1.request.describe" = "opaque"
+"tool.v1.response.describe.*" = "opaque"
+"tool.v1.request.cancel" = "opaque"
+"tool.v1.execute.greet" = "opaque"
+"tool.v1.execute.greet.result" = "opaque"
+
+[[tool]]
+name = "greet"
+description_for_llm = "x"
+`), manifest.FileName, "")
+	if err := diags.Err(false); err != nil {
+		t.Fatal(err)
+	}
+	if err := k.Dispatcher.Register(dispatch.CapsuleACL{ID: m.ID(), Subscribe: m.SubscribePatterns()}, frontendTarget{}); err != nil {
+		t.Fatal(err)
+	}
+	caller := dispatch.Caller{Capsule: m.ID(), Principal: ipc.DefaultPrincipal}
+	for _, p := range []string{
+		ipc.ToolRequestExecuteTopic, "tool.v1.request.*", "tool.v1.*", "tool.*", "tool.*.*.*", "*.*",
+		"tool.v1.execute.*", "tool.v1.execute.write_file", "tool.*.execute.write_file",
+		"tool.v1.execute.*.result", "tool.v1.execute.write_file.result", "tool.v1.execute.greet.*",
+		"tool.v1.response.*",
+	} {
+		if r, err := k.Dispatcher.Subscribe(caller, p, false); !errors.Is(err, dispatch.ErrDenied) {
+			if r != nil {
+				r.Close()
+			}
+			t.Errorf("subscribing to %s at run time: %v, want %v", p, err, dispatch.ErrDenied)
+		}
+	}
+	for _, p := range m.SubscribePatterns() {
+		r, err := k.Dispatcher.Subscribe(caller, p, false)
+		if err != nil {
+			t.Errorf("subscribing to its own key %s: %v", p, err)
+			continue
+		}
+		r.Close()
 	}
 }

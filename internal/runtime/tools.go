@@ -54,7 +54,7 @@ func plumbingGranted(m *manifest.Manifest, acl dispatch.CapsuleACL) error {
 		tools = append(tools, t.Name)
 	}
 	var errs []error
-	for _, v := range manifest.ToolPlumbingViolations(acl.Publish, intercepts, tools) {
+	for _, v := range manifest.ToolPlumbingViolations(acl.Publish, acl.Subscribe, intercepts, tools) {
 		errs = append(errs, v)
 	}
 	return errors.Join(errs...)
