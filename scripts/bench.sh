@@ -8,7 +8,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-bench-tools.sh
 count="${COUNT:-10}"
-pkgs=(./ipc/ ./internal/bus/ ./internal/dispatch/ ./internal/kernel/ ./internal/engine/wasm/)
+pkgs=(./ipc/ ./internal/jsonscan/ ./internal/bus/ ./internal/dispatch/ ./internal/kernel/ ./internal/engine/wasm/)
 {
   echo "# commit $(git rev-parse --short HEAD) $(date -u +%FT%TZ)"
   grep -m1 'model name' /proc/cpuinfo || true
