@@ -19,6 +19,7 @@ import (
 	"github.com/astrid-go/astrid/internal/config"
 	"github.com/astrid-go/astrid/internal/dispatch"
 	"github.com/astrid-go/astrid/internal/kernel"
+	"github.com/astrid-go/astrid/internal/store"
 	"github.com/astrid-go/astrid/internal/toolclient"
 	"github.com/astrid-go/astrid/ipc"
 )
@@ -96,8 +97,8 @@ The arguments are one JSON value (default {}): given inline, or "-" to read them
 standard input, or "@file" to read them from a file. A shell argument cannot exceed
 128 KiB; from stdin or a file they may take up to 1 MiB, the largest bus message.
 
-Exit status: 0 on success, 1 when the tool answered is_error (or nobody provides it),
-2 on a timeout or a usage error (invalid JSON arguments included), 75 when another astrid
+Exit status: 0 on success, 1 when the tool answered is_error, nobody provides it or the
+call could not start (a start refused over the CPU budget, say), 2 on a timeout or a usage error (invalid JSON arguments included), 75 when another astrid
 process kept the state database busy past store_lock_wait, 130 when interrupted (Ctrl-C
 cancels the call and unloads every capsule before exiting).`,
 		Example: `  astrid tool call read_file '{"file_path":"README.md"}'
@@ -132,13 +133,7 @@ cancels the call and unloads every capsule before exiting).`,
 			res, err := waitAndCall(ctx, k, f.principal, args[0], raw, timeout)
 			if err != nil {
 				fmt.Fprintln(cmd.ErrOrStderr(), "astrid:", err)
-				switch {
-				case errors.Is(err, toolclient.ErrNoRouter):
-					return exitError{code: 1}
-				case errors.Is(err, context.Canceled):
-					return exitError{code: 130} // interrupted, as a shell reports SIGINT
-				}
-				return exitError{code: 2}
+				return exitError{code: callExitCode(err)}
 			}
 			if asJSON {
 				enc := json.NewEncoder(cmd.OutOrStdout())
@@ -276,4 +271,20 @@ func callInterruptibly(ctx context.Context, k *kernel.Kernel, principal, name st
 	case <-time.After(dispatch.DefaultUnregisterGrace):
 		return ipc.ToolCallResult{}, fmt.Errorf("tool %s: interrupted; the call was cancelled but had not ended %s later: %w", name, dispatch.DefaultUnregisterGrace, context.Canceled)
 	}
+}
+
+// callExitCode is the exit status of a tool call that failed without an
+// answer: 130 interrupted, 2 timed out, 75 the state database stayed busy,
+// else 1 (no router, a start refused over the CPU budget, a publish
+// refused): the call failed.
+func callExitCode(err error) int {
+	switch {
+	case errors.Is(err, context.Canceled):
+		return 130 // as a shell reports SIGINT
+	case errors.Is(err, context.DeadlineExceeded):
+		return 2
+	case errors.Is(err, store.ErrInUse):
+		return exitStoreBusy
+	}
+	return 1
 }

@@ -76,7 +76,7 @@ func CallToolWithID(ctx context.Context, k Kernel, principal, callID, name strin
 	res, err := c.Call(ctx, callID, name, args)
 	switch {
 	case errors.Is(err, context.DeadlineExceeded):
-		return res, fmt.Errorf("tool %s: no result within %s (call %s cancelled)", name, timeout, callID)
+		return res, fmt.Errorf("tool %s: no result within %s (call %s cancelled): %w", name, timeout, callID, context.DeadlineExceeded)
 	case errors.Is(err, context.Canceled):
 		return res, fmt.Errorf("tool %s: interrupted (call %s cancelled): %w", name, callID, err)
 	}
