@@ -97,10 +97,11 @@ The arguments are one JSON value (default {}): given inline, or "-" to read them
 standard input, or "@file" to read them from a file. A shell argument cannot exceed
 128 KiB; from stdin or a file they may take up to 1 MiB, the largest bus message.
 
-Exit status: 0 on success, 1 when the tool answered is_error, nobody provides it or the
-call could not start (a start refused over the CPU budget, say), 2 on a timeout or a usage error (invalid JSON arguments included), 75 when another astrid
-process kept the state database busy past store_lock_wait, 130 when interrupted (Ctrl-C
-cancels the call and unloads every capsule before exiting).`,
+Exit status: 0 on success; 1 when the tool answered is_error, nobody provides it or the
+call could not start (a start refused over the CPU budget, say);
+2 on a timeout or a usage error (invalid JSON arguments included); 75 when another
+astrid process kept the state database busy past store_lock_wait; 130 when interrupted
+(Ctrl-C cancels the call and unloads every capsule before exiting).`,
 		Example: `  astrid tool call read_file '{"file_path":"README.md"}'
   astrid tool call list_directory '{"dir_path":"."}' --workspace /tmp/project
   astrid tool call grep_search '{"pattern":"TODO"}' --timeout 10s
