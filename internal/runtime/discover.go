@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 	"syscall"
 
 	"github.com/astrid-go/astrid/manifest"
@@ -16,8 +17,9 @@ import (
 // order given, then every subdirectory of capsulesDir holding a
 // Capsule.toml, by directory name. Nothing else is ever looked at (DESIGN
 // §6: never a workspace). An installed capsule may not take a built-in's
-// name, and of two installed capsules with one name the first directory
-// wins; each refusal is a Problem, as is a manifest with errors. A missing
+// name, and of installed capsules sharing a name only the one at
+// capsules/<name> loads (settleNames); each refusal is a Problem, as is a
+// manifest with errors. A missing
 // capsulesDir is an empty one.
 func Discover(builtins []Builtin, capsulesDir string) ([]*Candidate, []Problem, error) {
 	var out []*Candidate
@@ -44,6 +46,7 @@ func Discover(builtins []Builtin, capsulesDir string) ([]*Candidate, []Problem, 
 		return nil, nil, fmt.Errorf("runtime: discover in %s: %w", capsulesDir, err)
 	}
 	problems = append(problems, broken...)
+	var installed []*Candidate
 	for _, dir := range dirs {
 		c, err := ReadCandidate(dir)
 		if err != nil {
@@ -55,10 +58,52 @@ func Discover(builtins []Builtin, capsulesDir string) ([]*Candidate, []Problem, 
 				"capsule %s in %s: the name is taken by %s; rename the package to install it", c.ID(), dir, prev)})
 			continue
 		}
-		taken[c.ID()] = "the capsule in " + dir
-		out = append(out, c)
+		installed = append(installed, c)
 	}
-	return out, problems, nil
+	kept, refused := settleNames(installed)
+	return append(out, kept...), append(problems, refused...), nil
+}
+
+// settleNames decides which of several installed directories holding
+// capsules of one name gets the name (and with it the capsule's KV,
+// secrets and configuration): the one installed where an install puts it,
+// capsules/<name>. Directory order never decides, or a capsule newly
+// installed in a directory that sorts first could take over an installed
+// capsule's name and secrets. When none of them is at capsules/<name>, none
+// loads, each naming the others, until the operator removes one.
+func settleNames(installed []*Candidate) (kept []*Candidate, refused []Problem) {
+	byID := map[string][]*Candidate{}
+	for _, c := range installed {
+		byID[c.ID()] = append(byID[c.ID()], c)
+	}
+	for _, c := range installed {
+		rivals := byID[c.ID()]
+		if len(rivals) == 1 {
+			kept = append(kept, c)
+			continue
+		}
+		var canonical *Candidate
+		var dirs []string
+		for _, r := range rivals {
+			if filepath.Base(r.Dir) == r.ID() {
+				canonical = r
+			}
+			if r != c {
+				dirs = append(dirs, r.Dir)
+			}
+		}
+		switch {
+		case canonical == c:
+			kept = append(kept, c)
+		case canonical != nil:
+			refused = append(refused, Problem{ID: c.ID(), Dir: c.Dir, Err: fmt.Errorf(
+				"capsule %s in %s: the name is taken by the capsule installed at %s; rename the package to install it", c.ID(), c.Dir, canonical.Dir)})
+		default:
+			refused = append(refused, Problem{ID: c.ID(), Dir: c.Dir, Err: fmt.Errorf(
+				"capsule %s in %s: %s holds a capsule of the same name, and neither is installed at capsules/%s; none of them loads until the others are removed (a capsule's name never goes by directory order)", c.ID(), c.Dir, strings.Join(dirs, ", "), c.ID())})
+		}
+	}
+	return kept, refused
 }
 
 // capsuleDirs lists the subdirectories of root that hold a Capsule.toml,

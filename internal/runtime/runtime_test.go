@@ -18,8 +18,9 @@ import (
 
 func TestDiscover(t *testing.T) {
 	f := newFixture(t, nil, Engines{})
-	f.install("b-notes", contextCapsule("notes", "hi"))
+	f.install("notes", contextCapsule("notes", "hi"))
 	f.install("a-dup", contextCapsule("echo", "taken"))
+	f.install("a-notes-first", contextCapsule("notes", "sorts before the real one"))
 	f.install("c-notes-again", contextCapsule("notes", "second"))
 	f.install("d-broken", map[string]string{"Capsule.toml": "[package]\nname = \"Bad Name\"\n"})
 	f.install("e-not-a-capsule", map[string]string{"README.md": "nothing"})
@@ -31,14 +32,16 @@ func TestDiscover(t *testing.T) {
 		t.Fatal(err)
 	}
 	if got := ids(cands); !slices.Equal(got, []string{"echo", "notes"}) {
-		t.Errorf("candidates = %v, want the built-in then the first notes", got)
+		t.Fatalf("candidates = %v, want the built-in then notes", got)
 	}
-	if !cands[0].Builtin() || cands[1].Builtin() || cands[1].Dir != filepath.Join(f.capsules, "b-notes") {
-		t.Errorf("candidates = %+v %+v", cands[0], cands[1])
+	if !cands[0].Builtin() || cands[1].Builtin() || cands[1].Dir != filepath.Join(f.capsules, "notes") {
+		t.Errorf("candidates = %+v %+v, want notes from capsules/notes", cands[0], cands[1])
 	}
+	real := "taken by the capsule installed at " + filepath.Join(f.capsules, "notes")
 	want := map[string]string{
 		"a-dup":         "taken by a built-in capsule",
-		"c-notes-again": "taken by the capsule in " + filepath.Join(f.capsules, "b-notes"),
+		"a-notes-first": real,
+		"c-notes-again": real,
 		"d-broken":      "Capsule.toml",
 	}
 	if len(problems) != len(want) {
@@ -48,6 +51,31 @@ func TestDiscover(t *testing.T) {
 		s, ok := want[filepath.Base(p.Dir)]
 		if !ok || !strings.Contains(p.Err.Error(), s) {
 			t.Errorf("problem %s: %v, want mention of %q", p.Dir, p.Err, s)
+		}
+	}
+}
+
+// Two installed capsules of one name, neither at capsules/<name>: which one
+// gets the name (its KV, secrets and configuration) never goes by directory
+// order, so neither loads, each naming the other.
+func TestDiscoverSettlesANameOnlyByItsInstallPlace(t *testing.T) {
+	f := newFixture(t, nil, Engines{})
+	f.install("a-weather", contextCapsule("weather", "newcomer"))
+	f.install("b-weather", contextCapsule("weather", "installed earlier"))
+	cands, problems, err := Discover(nil, f.capsules)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cands) != 0 || len(problems) != 2 {
+		t.Fatalf("candidates %v, problems %v; want none loaded and two refusals", ids(cands), problems)
+	}
+	for _, p := range problems {
+		other := "a-weather"
+		if filepath.Base(p.Dir) == other {
+			other = "b-weather"
+		}
+		if !strings.Contains(p.Err.Error(), filepath.Join(f.capsules, other)) || !strings.Contains(p.Err.Error(), "capsules/weather") {
+			t.Errorf("problem %s: %v; want it to name %s and capsules/weather", p.Dir, p.Err, other)
 		}
 	}
 }
