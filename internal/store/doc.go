@@ -1,7 +1,9 @@
 // Package store owns the kernel's durable state: a per-principal, per-capsule
 // key-value store, the operator's plain per-capsule config values, and the
 // operator's sealed per-capsule secrets, all in one bbolt file
-// ($ASTRID_HOME/state.db) plus one key file ($ASTRID_HOME/secrets.key).
+// ($ASTRID_HOME/state.db) plus one key file ($ASTRID_HOME/secrets.key). It
+// also holds the key-value store's volatile keys (those whose first byte is
+// '~'), in memory only, bounded per namespace (volatile.go).
 //
 // It must not decide who may touch which namespace (internal/host hands a
 // capsule only its own KV view for the invoking principal), must not know
@@ -18,6 +20,10 @@
 // for a turn of others), so several processes (astrid commands, a daemon)
 // share one $ASTRID_HOME; an operation waits for another process's lock up
 // to Options.Timeout (config store_lock_wait), then fails with ErrInUse.
+//
+// A volatile key (first byte '~', in a capsule's KV only; config keys are all
+// durable) is never written to the file and is gone when the Store closes:
+// its writes return at memory speed and promise nothing past the process.
 //
 // # Bucket layout
 //

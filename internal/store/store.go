@@ -45,6 +45,8 @@ type Store struct {
 	keyMu sync.Mutex
 	aead  cipher.AEAD // nil until the first secret operation loads the key
 
+	volatile volatileKV // KV keys starting with '~', never on disk (volatile.go)
+
 	mu         sync.Mutex
 	idle       *sync.Cond  // signalled when users drops to 0; uses mu
 	db         *bolt.DB    // open while users > 0 or lingering, nil otherwise
@@ -111,8 +113,8 @@ func initLayout(tx *bolt.Tx) error {
 // Path is the database file.
 func (s *Store) Path() string { return s.path }
 
-// Close waits for operations in flight, forgets the secrets key, and
-// returns the first error met closing the file since Open (a write that
+// Close waits for operations in flight, forgets the secrets key and every
+// volatile KV key, and returns the first error met closing the file since Open (a write that
 // returned nil was committed before that error). Operations after Close
 // fail with ErrClosed.
 func (s *Store) Close() error {
@@ -136,5 +138,6 @@ func (s *Store) Close() error {
 	s.keyMu.Lock()
 	s.aead = nil
 	s.keyMu.Unlock()
+	s.volatile.close()
 	return err
 }
