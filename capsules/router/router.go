@@ -23,8 +23,13 @@ import (
 var Manifest []byte
 
 // pendingPrefix keys the calls forwarded and not yet answered, in the
-// invoking principal's KV namespace: pending/<call id> = tool name.
-const pendingPrefix = "pending/"
+// invoking principal's KV namespace: ~pending/<call id> = tool name. The
+// '~' makes the record volatile (in the kernel's memory, never in
+// state.db): a restart kills every pending call anyway, and a durable
+// record cost two fsynced commits per tool call. Should a namespace hold
+// more calls in flight than its volatile cap, the oldest record is evicted
+// and logged, and that call's result is refused as unknown.
+const pendingPrefix = "~pending/"
 
 // New returns the router's code.
 func New() *sdk.Capsule {

@@ -107,9 +107,13 @@ func TestForgedResultsAreNotAccepted(t *testing.T) {
 	// forwarding).
 	routerKV := k.Store.KV(ipc.DefaultPrincipal, "astrid-capsule-router")
 	testutil.WaitFor(t, testTimeout, "the read_file call to become pending", func() bool {
-		_, ok, _ := routerKV.Get("pending/" + callID)
+		_, ok, _ := routerKV.Get("~pending/" + callID)
 		return ok
 	})
+	// The record is volatile: nothing of it is in state.db.
+	if _, ok, err := routerKV.Get("pending/" + callID); ok || err != nil {
+		t.Errorf("the router's record is a durable key: ok=%v err=%v", ok, err)
+	}
 
 	before := k.Dispatcher.Stats().Denials
 	res, err := k.CallTool(context.Background(), ipc.DefaultPrincipal, "forge", json.RawMessage(`{"call_id":"`+callID+`"}`), testTimeout)
@@ -137,6 +141,11 @@ func TestForgedResultsAreNotAccepted(t *testing.T) {
 	o := <-done
 	if o.err != nil || o.res.IsError || o.res.Content != "the real content" {
 		t.Fatalf("genuine result: %v %+v", o.err, o.res)
+	}
+	// Answered, the call is no longer pending: a replayed result would
+	// find no record.
+	if _, ok, err := routerKV.Get("~pending/" + callID); ok || err != nil {
+		t.Errorf("the router kept its record after the result: ok=%v err=%v", ok, err)
 	}
 	// Exactly one result for the call reached the orchestrator's topic.
 	n := 0
