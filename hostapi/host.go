@@ -38,6 +38,20 @@ type IPC interface {
 }
 
 // KV is the capsule's key-value store in its own per-principal namespace.
+//
+// A key is 1 byte to 1 KiB of UTF-8 without NUL; a value is at most 1 MiB.
+// A write returns once it is on disk (it survives kill -9 and a power cut),
+// except for volatile keys: a key whose first byte is '~' (say
+// "~pending/42") is held in the kernel's memory only, in the same namespace
+// and under the same rules, never written to disk, and lost when the kernel
+// stops. Writing one costs no disk commit, which suits bookkeeping that a
+// restart makes meaningless anyway (calls in flight, caches). Each
+// (principal, capsule) holds at most 4096 volatile keys and 4 MiB of them
+// (keys plus values); a KVSet past that evicts the least recently written
+// volatile keys of the namespace (logged) instead of failing, so a capsule
+// must treat a volatile key as possibly gone. KVList and KVClear cover both
+// kinds: a prefix starting with '~' only volatile keys, an empty prefix
+// every key (sorted by bytes), any other prefix only durable keys.
 type KV interface {
 	KVGet(key string) (value []byte, ok bool, err error)
 	KVSet(key string, value []byte) error

@@ -8,6 +8,7 @@
 // The contract (DESIGN §4) is the same natively and in wasm: handlers are
 // synchronous and reach the host only through the *Call they are given; no
 // package-level state, no goroutines, channels or timers; durable state lives
-// in KV. The sdk imports only hostapi and ipc, and builds for
+// in KV (keys starting with '~' are volatile instead: in the kernel's memory
+// only, gone when it stops; see hostapi.KV). The sdk imports only hostapi and ipc, and builds for
 // GOOS=wasip1 GOARCH=wasm.
 package sdk
