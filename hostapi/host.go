@@ -42,7 +42,8 @@ type IPC interface {
 // A key is 1 byte to 1 KiB of UTF-8 without NUL; a value is at most 1 MiB.
 // A write returns once it is on disk (it survives kill -9 and a power cut),
 // except for volatile keys: a key whose first byte is '~' (say
-// "~pending/42") is held in the kernel's memory only, in the same namespace
+// "~pending/42") is held in this kernel process's memory only (another
+// astrid process on the same home does not see it), in the same namespace
 // and under the same rules, never written to disk, and lost when the kernel
 // stops. Writing one costs no disk commit, which suits bookkeeping that a
 // restart makes meaningless anyway (calls in flight, caches). Each

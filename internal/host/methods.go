@@ -63,7 +63,8 @@ const (
 )
 
 // methods classifies every hostapi.Host method. KV writes wait: a commit
-// waits for the disk. A poll waits in the sense that matters here: a
+// waits for the disk (a volatile '~' key's write does not, but the class is
+// the method's, and the durable kind must be counted as waiting). A poll waits in the sense that matters here: a
 // handler polling in a loop is waiting for what its publish caused.
 var methods = [numOps]struct {
 	name string

@@ -103,27 +103,40 @@ func TestKVListAndClearPrefix(t *testing.T) {
 			neighbour := s.KV("default", "web")
 			mustSet(t, neighbour, "session/1", "v")
 
-			got, err := kv.List(tc.prefix)
-			if err != nil || !slices.Equal(got, tc.want) {
-				t.Fatalf("List(%q) = %q, %v; want %q", tc.prefix, got, err, tc.want)
-			}
-			n, err := kv.ClearPrefix(tc.prefix)
-			if err != nil || n != len(tc.want) {
-				t.Fatalf("ClearPrefix(%q) = %d, %v; want %d", tc.prefix, n, err, len(tc.want))
-			}
-			left, _ := kv.List("")
-			for _, k := range left {
-				if strings.HasPrefix(k, tc.prefix) {
-					t.Errorf("ClearPrefix(%q) left %q", tc.prefix, k)
-				}
-			}
-			if len(left)+n != len(keys) {
-				t.Errorf("ClearPrefix(%q) removed %d, %d left, of %d keys", tc.prefix, n, len(left), len(keys))
-			}
+			checkListAndClear(t, kv, tc.prefix, tc.want, len(keys))
 			if _, ok, _ := neighbour.Get("session/1"); !ok {
 				t.Error("ClearPrefix reached another capsule's namespace")
 			}
 		})
+	}
+}
+
+// checkListAndClear checks that List(prefix) is want, that ClearPrefix(prefix)
+// deletes exactly those keys, and that the rest of the namespace's total
+// keys are left.
+func checkListAndClear(t *testing.T, kv *KV, prefix string, want []string, total int) {
+	t.Helper()
+	got, err := kv.List(prefix)
+	if err != nil || !slices.Equal(got, want) {
+		t.Fatalf("List(%q) = %q, %v; want %q", prefix, got, err, want)
+	}
+	n, err := kv.ClearPrefix(prefix)
+	if err != nil || n != len(want) {
+		t.Fatalf("ClearPrefix(%q) = %d, %v; want %d", prefix, n, err, len(want))
+	}
+	left, _ := kv.List("")
+	for _, k := range left {
+		if strings.HasPrefix(k, prefix) {
+			t.Errorf("ClearPrefix(%q) left %q", prefix, k)
+		}
+	}
+	if len(left)+n != total {
+		t.Errorf("ClearPrefix(%q) removed %d, %d left, of %d keys", prefix, n, len(left), total)
+	}
+	for _, k := range want {
+		if _, ok, _ := kv.Get(k); ok {
+			t.Errorf("%q still readable after ClearPrefix(%q)", k, prefix)
+		}
 	}
 }
 

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/astrid-go/astrid/internal/testutil"
 )
 
 // TestVolatileKeysNeverReachTheFile writes durable and volatile keys with
@@ -173,28 +175,7 @@ func TestVolatileListAndClearPrefix(t *testing.T) {
 			neighbour := s.KV("default", "web")
 			mustSet(t, neighbour, "~pending/1", "v")
 
-			got, err := kv.List(tc.prefix)
-			if err != nil || !slices.Equal(got, tc.want) {
-				t.Fatalf("List(%q) = %q, %v; want %q", tc.prefix, got, err, tc.want)
-			}
-			n, err := kv.ClearPrefix(tc.prefix)
-			if err != nil || n != len(tc.want) {
-				t.Fatalf("ClearPrefix(%q) = %d, %v; want %d", tc.prefix, n, err, len(tc.want))
-			}
-			left, _ := kv.List("")
-			for _, k := range left {
-				if strings.HasPrefix(k, tc.prefix) {
-					t.Errorf("ClearPrefix(%q) left %q", tc.prefix, k)
-				}
-			}
-			if len(left)+n != len(durable)+len(volatile) {
-				t.Errorf("ClearPrefix(%q) removed %d, %d left, of %d keys", tc.prefix, n, len(left), len(durable)+len(volatile))
-			}
-			for _, k := range tc.want {
-				if _, ok, _ := kv.Get(k); ok {
-					t.Errorf("%q still readable after ClearPrefix(%q)", k, tc.prefix)
-				}
-			}
+			checkListAndClear(t, kv, tc.prefix, tc.want, len(durable)+len(volatile))
 			if _, ok, _ := neighbour.Get("~pending/1"); !ok {
 				t.Error("ClearPrefix reached another capsule's volatile keys")
 			}
@@ -246,30 +227,13 @@ func TestVolatileNamespacesAreIsolated(t *testing.T) {
 }
 
 // captureLog sends slog's default logger to a buffer for the test.
-func captureLog(t *testing.T) *syncBuffer {
+func captureLog(t *testing.T) *testutil.SyncBuffer {
 	t.Helper()
-	buf := &syncBuffer{}
+	buf := &testutil.SyncBuffer{}
 	old := slog.Default()
 	slog.SetDefault(slog.New(slog.NewTextHandler(buf, nil)))
 	t.Cleanup(func() { slog.SetDefault(old) })
 	return buf
-}
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.String()
 }
 
 func TestVolatileKeyCapEvictsTheOldest(t *testing.T) {
