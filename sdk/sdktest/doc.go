@@ -1,8 +1,9 @@
 // Package sdktest is what capsule authors test with: an in-memory kernel
 // (the real bus, dispatcher, gate, store and router, in a temporary
 // $ASTRID_HOME and workspace) that runs their sdk capsule natively under its
-// Capsule.toml, and a check that the capsule's registrations match that
-// manifest exactly.
+// Capsule.toml (with [env] values set as an operator would), a Generate
+// that drives an LLM provider as an orchestrator does, and a check that the
+// capsule's registrations match that manifest exactly.
 //
 // It is test support: it may import internal packages, and nothing outside
 // tests should import it.

@@ -3,6 +3,7 @@ package sdktest
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -13,8 +14,10 @@ import (
 	"github.com/astrid-go/astrid/internal/config"
 	"github.com/astrid-go/astrid/internal/dispatch"
 	"github.com/astrid-go/astrid/internal/kernel"
+	"github.com/astrid-go/astrid/internal/store"
 	"github.com/astrid-go/astrid/internal/toolclient"
 	"github.com/astrid-go/astrid/ipc"
+	"github.com/astrid-go/astrid/manifest"
 	"github.com/astrid-go/astrid/sdk"
 )
 
@@ -22,6 +25,10 @@ import (
 type Capsule struct {
 	Manifest []byte
 	New      func() *sdk.Capsule
+	// Config holds the capsule's [env] values, stored before boot as
+	// `astrid capsule env set` stores them (the kernel does not apply a
+	// manifest's defaults: an unset key is absent).
+	Config map[string]string
 }
 
 // Kernel is a running in-memory kernel with the router and the capsules
@@ -48,10 +55,14 @@ func New(t testing.TB, capsules ...Capsule) *Kernel {
 	for _, c := range capsules {
 		builtins = append(builtins, kernel.Builtin{Manifest: c.Manifest, New: c.New})
 	}
+	home := t.TempDir()
+	if err := storeConfig(home, capsules); err != nil {
+		t.Fatalf("sdktest: config: %v", err)
+	}
 	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	k, err := kernel.Boot(context.Background(), kernel.Options{
-		Home: t.TempDir(), Workspace: ws, Config: config.Default(), Logger: logger, Builtins: builtins,
-		Frontends: []dispatch.CapsuleACL{toolclient.ACL()},
+		Home: home, Workspace: ws, Config: config.Default(), Logger: logger, Builtins: builtins,
+		Frontends: []dispatch.CapsuleACL{toolclient.ACL(), llmClientACL()},
 	})
 	if err != nil {
 		t.Fatalf("sdktest: boot: %v", err)
@@ -104,4 +115,32 @@ func (k *Kernel) Tools() []Tool {
 		k.t.Fatalf("sdktest: capsules did not answer describe: %v", missing)
 	}
 	return tools
+}
+
+// storeConfig writes each capsule's Config into home's state store, under
+// the capsule's id (its manifest's package name).
+func storeConfig(home string, capsules []Capsule) error {
+	var st *store.Store
+	for _, c := range capsules {
+		if len(c.Config) == 0 {
+			continue
+		}
+		m, diags := manifest.Parse(c.Manifest, "Capsule.toml", "")
+		if m == nil || diags.HasErrors() {
+			return fmt.Errorf("manifest does not parse: %v", diags)
+		}
+		if st == nil {
+			var err error
+			if st, err = store.Open(config.Layout(home).State, store.Options{}); err != nil {
+				return err
+			}
+			defer st.Close()
+		}
+		for k, v := range c.Config {
+			if err := st.Config(m.ID()).Set(k, []byte(v)); err != nil {
+				return fmt.Errorf("capsule %s: %s: %w", m.ID(), k, err)
+			}
+		}
+	}
+	return nil
 }

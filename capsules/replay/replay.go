@@ -1,0 +1,150 @@
+// Package replay is the built-in replay LLM provider (DESIGN §5a): on the
+// provider contract of spec/capsules-cli.md §6.1 it answers each
+// llm_request on llm.v1.request.generate.replay by playing one turn of a
+// recorded script on llm.v1.stream.replay, every event carrying the
+// request's request_id, so demos and tests run offline and deterministic.
+//
+// The script is JSONL (docs/replay.md): a line {"match": {"user": "text"}}
+// or {"match": {"tool_results": ["call id", …]}} starts a turn; the lines
+// after it are stream events in ipc.StreamEvent's wire form
+// ({"TextDelta": "…"}, {"ToolCallStart": {"id", "name"}}, …), the last of
+// them "Done" or {"Error": "…"}. A request is answered by the first turn, in
+// file order, that matches it: a "user" turn when the request's last
+// message is a user message containing that text ("" matches any), a
+// "tool_results" turn when the request ends in tool results for exactly
+// those call ids. The script is the file named by the capsule's [env]
+// script (read through the host FS API, so within its fs_read grant, in
+// either engine), or, when that is empty, the embedded demo.jsonl.
+//
+// It owns the playing of scripts only: it keeps no state between requests
+// (the script is read and parsed per request) and never reaches a network.
+// A request no turn matches, or a script that does not parse, is answered
+// with an Error event (never silence); a malformed script's error names
+// file:line.
+package replay
+
+import (
+	_ "embed"
+	"encoding/json"
+	"fmt"
+
+	"github.com/astrid-go/astrid/hostapi"
+	"github.com/astrid-go/astrid/ipc"
+	"github.com/astrid-go/astrid/sdk"
+)
+
+// Manifest is the replay provider's Capsule.toml.
+//
+//go:embed Capsule.toml
+var Manifest []byte
+
+// Demo is the script played when [env] script is empty: a turn that
+// reads README.md with read_file, and one that answers once that result
+// is back.
+//
+//go:embed demo.jsonl
+var Demo []byte
+
+// DemoName names the embedded script in error messages.
+const DemoName = "demo.jsonl"
+
+// Provider is the provider id: the last segment of its topics.
+const Provider = "replay"
+
+// New returns the replay provider's code.
+func New() *sdk.Capsule {
+	c := sdk.New("Replays a recorded LLM script, for offline demos and tests")
+	c.Handle(ipc.LLMGenerateTopic(Provider), "handle_generate", handleGenerate)
+	c.Publishes(ipc.LLMStreamTopic(Provider))
+	return c
+}
+
+func handleGenerate(c *sdk.Call) error {
+	payload := c.Payload()
+	var req ipc.LLMRequest
+	if err := req.UnmarshalJSON(payload); err != nil {
+		// Without a request id no requester can be told; with one, it is.
+		var id struct {
+			RequestID string `json:"request_id"`
+		}
+		if json.Unmarshal(payload, &id) != nil || id.RequestID == "" {
+			c.Log(hostapi.LogWarn, fmt.Sprintf("replay: dropped a request that is not an llm_request: %v", err))
+			return nil
+		}
+		return fail(c, id.RequestID, fmt.Sprintf("replay: not an llm_request: %v", err))
+	}
+	if req.RequestID == "" {
+		c.Log(hostapi.LogWarn, "replay: dropped an llm_request without request_id")
+		return nil
+	}
+	// Should this call trap or time out, the requester still gets an end.
+	if end, err := encode(req.RequestID, ipc.StreamEvent{Kind: ipc.StreamError, Text: "replay: the provider did not finish"}); err == nil {
+		if err := c.SetFailureReply(ipc.LLMStreamTopic(Provider), end); err != nil {
+			c.Log(hostapi.LogWarn, fmt.Sprintf("replay: request %q: failure reply not registered: %v", req.RequestID, err))
+		}
+	}
+	script, err := load(c)
+	if err != nil {
+		return fail(c, req.RequestID, "replay: "+err.Error())
+	}
+	turn, ok := script.Pick(req)
+	if !ok {
+		return fail(c, req.RequestID, fmt.Sprintf("replay: no turn of %s matches the request (%s)", script.Name, describe(req)))
+	}
+	for _, ev := range turn.Events {
+		if err := publish(c, req.RequestID, ev); err != nil {
+			return fmt.Errorf("replay: request %q: %w", req.RequestID, err)
+		}
+	}
+	return nil
+}
+
+// load reads and parses the script [env] script names, or the demo.
+func load(c *sdk.Call) (*Script, error) {
+	path, _ := c.Config("script")
+	if path == "" {
+		return Parse(DemoName, Demo)
+	}
+	data, err := c.FSRead(path)
+	if err != nil {
+		return nil, fmt.Errorf("script %s: %w", path, err)
+	}
+	return Parse(path, data)
+}
+
+// describe says what a request offered to be matched on, for the error
+// of an unmatched request (text is cut short: prompts can be long).
+func describe(req ipc.LLMRequest) string {
+	if len(req.Messages) == 0 {
+		return "it has no messages"
+	}
+	if ids := trailingToolResults(req.Messages); ids != nil {
+		return fmt.Sprintf("it ends in tool results for %q", ids)
+	}
+	last := req.Messages[len(req.Messages)-1]
+	if text, ok := userText(last); ok {
+		const max = 80
+		if len(text) > max {
+			text = text[:max] + "…"
+		}
+		return fmt.Sprintf("last user message %q", text)
+	}
+	return fmt.Sprintf("it ends in a %s message", last.Role)
+}
+
+func fail(c *sdk.Call, requestID, msg string) error {
+	c.Log(hostapi.LogWarn, msg)
+	return publish(c, requestID, ipc.StreamEvent{Kind: ipc.StreamError, Text: msg})
+}
+
+func publish(c *sdk.Call, requestID string, ev ipc.StreamEvent) error {
+	out, err := encode(requestID, ev)
+	if err != nil {
+		return err
+	}
+	return c.Publish(ipc.LLMStreamTopic(Provider), out)
+}
+
+func encode(requestID string, ev ipc.StreamEvent) ([]byte, error) {
+	return ipc.LLMStreamEvent{RequestID: requestID, Event: ev}.MarshalJSON()
+}

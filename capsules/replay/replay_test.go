@@ -1,0 +1,213 @@
+package replay_test
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/astrid-go/astrid/capsules/fs"
+	"github.com/astrid-go/astrid/capsules/replay"
+	"github.com/astrid-go/astrid/ipc"
+	"github.com/astrid-go/astrid/sdk/sdktest"
+)
+
+const script = `{"match": {"user": "weather"}}
+{"TextDelta": "Sunny."}
+"Done"
+
+{"match": {"user": "hello"}}
+{"ReasoningDelta": "a greeting"}
+{"TextDelta": "Hi"}
+{"TextDelta": " there"}
+{"Usage": {"input_tokens": 3, "output_tokens": 2}}
+"Done"
+{"match": {"tool_results": ["c1", "c2"]}}
+{"TextDelta": "Both files read."}
+"Done"
+{"match": {"tool_results": ["c3"]}}
+{"Error": "scripted failure"}
+`
+
+// boot loads the replay provider playing the script file named name, with
+// body written into the workspace.
+func boot(t *testing.T, name, body string) *sdktest.Kernel {
+	t.Helper()
+	k := sdktest.New(t, sdktest.Capsule{Manifest: replay.Manifest, New: replay.New, Config: map[string]string{"script": name}})
+	if err := os.WriteFile(filepath.Join(k.Workspace, name), []byte(body), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return k
+}
+
+func userRequest(id, text string) ipc.LLMRequest {
+	return ipc.LLMRequest{RequestID: id, Model: "replay", Messages: []ipc.Message{
+		ipc.TextMessage(ipc.RoleUser, "an earlier question about the weather"),
+		ipc.TextMessage(ipc.RoleAssistant, "an earlier answer"),
+		ipc.TextMessage(ipc.RoleUser, text),
+	}}
+}
+
+func toolResult(callID, content string) ipc.Message {
+	return ipc.Message{Role: ipc.RoleTool, Content: ipc.MessageContent{
+		Kind: ipc.ContentToolResult, ToolResult: ipc.ToolCallSuccess(callID, content)}}
+}
+
+func mustParse(t *testing.T, name, body string) *replay.Script {
+	t.Helper()
+	s, err := replay.Parse(name, []byte(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func TestRegistrationsMatchManifest(t *testing.T) {
+	sdktest.CheckRegistrations(t, replay.Manifest, replay.New())
+}
+
+// The last user message picks the turn (not an earlier one that would
+// match another), and exactly that turn's events arrive, in order.
+func TestUserMessagePlaysItsTurn(t *testing.T) {
+	k := boot(t, "script.jsonl", script)
+	got := k.Generate(replay.Provider, userRequest("req-1", "well, hello!"))
+	want := mustParse(t, "script.jsonl", script).Turns[1].Events
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("events:\n got %+v\nwant %+v", got, want)
+	}
+	if len(got) != 5 || got[1].Text != "Hi" || got[4].Kind != ipc.StreamDone {
+		t.Fatalf("not the hello turn: %+v", got)
+	}
+}
+
+// A request ending in tool results gets the turn awaiting exactly those
+// call ids, whatever their order.
+func TestToolResultsPlayTheFollowUpTurn(t *testing.T) {
+	k := boot(t, "script.jsonl", script)
+	req := userRequest("req-2", "hello, read two files")
+	req.Messages = append(req.Messages,
+		ipc.Message{Role: ipc.RoleAssistant, Content: ipc.MessageContent{Kind: ipc.ContentToolCalls, ToolCalls: []ipc.ToolCall{
+			{ID: "c1", Name: "read_file"}, {ID: "c2", Name: "read_file"}}}},
+		toolResult("c2", "second"), toolResult("c1", "first"))
+	got := k.Generate(replay.Provider, req)
+	want := []ipc.StreamEvent{{Kind: ipc.StreamTextDelta, Text: "Both files read."}, {Kind: ipc.StreamDone}}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("events: got %+v, want %+v", got, want)
+	}
+
+	// Only one of the awaited results: no turn waits for that set.
+	req.Messages = req.Messages[:len(req.Messages)-1]
+	req.RequestID = "req-3"
+	got = k.Generate(replay.Provider, req)
+	if len(got) != 1 || got[0].Kind != ipc.StreamError || !strings.Contains(got[0].Text, `tool results for ["c2"]`) {
+		t.Fatalf("a partial set of results was answered: %+v", got)
+	}
+}
+
+func TestScriptedErrorEndsTheStream(t *testing.T) {
+	k := boot(t, "script.jsonl", script)
+	req := ipc.LLMRequest{RequestID: "req-4", Messages: []ipc.Message{toolResult("c3", "x")}}
+	got := k.Generate(replay.Provider, req)
+	if len(got) != 1 || got[0] != (ipc.StreamEvent{Kind: ipc.StreamError, Text: "scripted failure"}) {
+		t.Fatalf("events: %+v", got)
+	}
+}
+
+// A request no turn matches ends in one Error saying so, never silence.
+func TestUnmatchedRequestEndsInError(t *testing.T) {
+	k := boot(t, "script.jsonl", script)
+	for _, req := range []ipc.LLMRequest{
+		userRequest("req-5", "goodbye"),
+		{RequestID: "req-6"},
+		{RequestID: "req-7", Messages: []ipc.Message{ipc.TextMessage(ipc.RoleAssistant, "hello")}},
+	} {
+		got := k.Generate(replay.Provider, req)
+		if len(got) != 1 || got[0].Kind != ipc.StreamError || !strings.Contains(got[0].Text, "no turn of script.jsonl matches") {
+			t.Errorf("%s: events %+v", req.RequestID, got)
+		}
+	}
+}
+
+// A script that does not parse answers every request with an Error naming
+// file:line; so does a script that cannot be read.
+func TestMalformedScriptIsRefusedWithFileAndLine(t *testing.T) {
+	k := boot(t, "bad.jsonl", "{\"match\": {\"user\": \"\"}}\n{\"TextDelta\": \"ok\"}\n{\"TextDelta\": 5}\n\"Done\"\n")
+	got := k.Generate(replay.Provider, userRequest("req-8", "hello"))
+	if len(got) != 1 || got[0].Kind != ipc.StreamError || !strings.Contains(got[0].Text, "bad.jsonl:3:") {
+		t.Fatalf("events: %+v", got)
+	}
+
+	k = sdktest.New(t, sdktest.Capsule{Manifest: replay.Manifest, New: replay.New, Config: map[string]string{"script": "missing.jsonl"}})
+	got = k.Generate(replay.Provider, userRequest("req-9", "hello"))
+	if len(got) != 1 || got[0].Kind != ipc.StreamError || !strings.Contains(got[0].Text, "missing.jsonl") {
+		t.Fatalf("events: %+v", got)
+	}
+}
+
+func TestParseRefusesMalformedScripts(t *testing.T) {
+	for _, tc := range []struct{ name, body, want string }{
+		{"event before match", "{\"TextDelta\": \"x\"}\n", "s.jsonl:1: a stream event before the first"},
+		{"not json", "{\"match\": {\"user\": \"a\"}}\n\n{oops\n\"Done\"\n", "s.jsonl:3: not a match line or a stream event"},
+		{"unknown event", "{\"match\": {\"user\": \"a\"}}\n{\"Shout\": \"x\"}\n\"Done\"\n", "s.jsonl:2:"},
+		{"no end", "{\"match\": {\"user\": \"a\"}}\n{\"TextDelta\": \"x\"}\n{\"match\": {\"user\": \"b\"}}\n\"Done\"\n", "s.jsonl:1: the turn does not end with"},
+		{"no end at eof", "{\"match\": {\"user\": \"a\"}}\n\"Done\"\n{\"match\": {\"user\": \"b\"}}\n", "s.jsonl:3: the turn does not end with"},
+		{"event after done", "{\"match\": {\"user\": \"a\"}}\n\"Done\"\n{\"TextDelta\": \"x\"}\n", "s.jsonl:3: an event after the turn's Done"},
+		{"both matches", "{\"match\": {\"user\": \"a\", \"tool_results\": [\"c\"]}}\n\"Done\"\n", "s.jsonl:1: match line: give \"user\" or \"tool_results\", not both"},
+		{"empty match", "{\"match\": {}}\n\"Done\"\n", "s.jsonl:1: match line: give"},
+		{"unknown match key", "{\"match\": {\"assistant\": \"a\"}}\n\"Done\"\n", "s.jsonl:1: match line:"},
+		{"match not an object", "{\"match\": 5}\n\"Done\"\n", "s.jsonl:1: match line:"},
+		{"no turns", "\n\n", "s.jsonl: the script has no turns"},
+	} {
+		_, err := replay.Parse("s.jsonl", []byte(tc.body))
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: error %v, want %q", tc.name, err, tc.want)
+		}
+	}
+}
+
+// The embedded demo parses, asks for README.md with read_file, which the
+// fs capsule serves, and answers once that result is back.
+func TestDemoReadsAFileAndAnswers(t *testing.T) {
+	if _, err := replay.Parse(replay.DemoName, replay.Demo); err != nil {
+		t.Fatal(err)
+	}
+	k := sdktest.New(t,
+		sdktest.Capsule{Manifest: replay.Manifest, New: replay.New},
+		sdktest.Capsule{Manifest: fs.Manifest, New: fs.New})
+	if err := os.WriteFile(filepath.Join(k.Workspace, "README.md"), []byte("# A project\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	first := k.Generate(replay.Provider, userRequest("demo-1", "What is in this workspace?"))
+	var call ipc.ToolCall
+	var args strings.Builder
+	for _, ev := range first {
+		switch ev.Kind {
+		case ipc.StreamToolCallStart:
+			call = ipc.ToolCall{ID: ev.ID, Name: ev.Name}
+		case ipc.StreamToolCallDelta:
+			if ev.ID != call.ID {
+				t.Fatalf("delta for %q inside call %q", ev.ID, call.ID)
+			}
+			args.WriteString(ev.ArgsDelta)
+		}
+	}
+	if call.Name != "read_file" || first[len(first)-1].Kind != ipc.StreamDone {
+		t.Fatalf("the demo's first turn does not call read_file: %+v", first)
+	}
+	call.Arguments = json.RawMessage(args.String())
+	res := k.CallTool(call.Name, call.Arguments)
+	if res.IsError || !strings.Contains(res.Content, "# A project") {
+		t.Fatalf("read_file with the demo's arguments %s: %+v", args.String(), res)
+	}
+
+	req := userRequest("demo-2", "What is in this workspace?")
+	req.Messages = append(req.Messages,
+		ipc.Message{Role: ipc.RoleAssistant, Content: ipc.MessageContent{Kind: ipc.ContentToolCalls, ToolCalls: []ipc.ToolCall{call}}},
+		toolResult(call.ID, res.Content))
+	answer := k.Generate(replay.Provider, req)
+	if len(answer) < 2 || answer[0].Kind != ipc.StreamTextDelta || !strings.Contains(answer[0].Text, "README.md") || answer[len(answer)-1].Kind != ipc.StreamDone {
+		t.Fatalf("the demo's answer turn: %+v", answer)
+	}
+}
