@@ -31,6 +31,15 @@ var wasmTestCache = filepath.Join(os.TempDir(), "astrid-test-wasm")
 // them into k through the wasm engine, in the native load order.
 func loadBuiltinsAsWasm(t testing.TB, k *Kernel) {
 	t.Helper()
+	rt := newWasmRuntime(t, k)
+	loadAsWasm(t, k, rt, "../../capsules/router", router.Manifest)
+	loadAsWasm(t, k, rt, "../../capsules/fs", fs.Manifest)
+}
+
+// newWasmRuntime returns a wasm runtime on the shared compilation cache,
+// closed after k.
+func newWasmRuntime(t testing.TB, k *Kernel) *wasm.Runtime {
+	t.Helper()
 	ctx := context.Background()
 	rt, err := wasm.NewRuntime(ctx, wasm.Options{
 		CacheDir: filepath.Join(wasmTestCache, "compiled"),
@@ -43,34 +52,34 @@ func loadBuiltinsAsWasm(t testing.TB, k *Kernel) {
 	// capsules) closes before the runtime. k.Close is idempotent.
 	t.Cleanup(func() { _ = rt.Close(ctx) })
 	t.Cleanup(k.Close)
-	for _, c := range []struct {
-		dir  string
-		toml []byte
-	}{
-		{"../../capsules/router", router.Manifest},
-		{"../../capsules/fs", fs.Manifest},
-	} {
-		built, err := capsulebuild.BuildCached(ctx, c.dir, wasmTestCache)
+	return rt
+}
+
+// loadAsWasm builds the built-in capsule in dir to wasm and loads it into
+// k under toml through rt.
+func loadAsWasm(t testing.TB, k *Kernel, rt *wasm.Runtime, dir string, toml []byte) {
+	t.Helper()
+	ctx := context.Background()
+	built, err := capsulebuild.BuildCached(ctx, dir, wasmTestCache)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, diags := manifest.Parse(toml, "Capsule.toml", "")
+	if err := diags.Err(false); err != nil {
+		t.Fatal(err)
+	}
+	m.Components = append(m.Components, manifest.Component{
+		File: filepath.Base(built.Wasm), Path: built.Wasm, Type: manifest.ComponentExecutable, Hash: built.SHA256,
+	})
+	err = k.Load(ctx, m, "", func(h *host.Capsule) ([]capsule.Engine, error) {
+		e, err := rt.Engine(m, h)
 		if err != nil {
-			t.Fatal(err)
+			return nil, err
 		}
-		m, diags := manifest.Parse(c.toml, "Capsule.toml", "")
-		if err := diags.Err(false); err != nil {
-			t.Fatal(err)
-		}
-		m.Components = append(m.Components, manifest.Component{
-			File: filepath.Base(built.Wasm), Path: built.Wasm, Type: manifest.ComponentExecutable, Hash: built.SHA256,
-		})
-		err = k.Load(ctx, m, "", func(h *host.Capsule) ([]capsule.Engine, error) {
-			e, err := rt.Engine(m, h)
-			if err != nil {
-				return nil, err
-			}
-			return []capsule.Engine{e}, nil
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
+		return []capsule.Engine{e}, nil
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 }
 
