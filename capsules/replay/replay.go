@@ -16,6 +16,9 @@
 // script (read through the host FS API, so within its fs_read grant, in
 // either engine), or, when that is empty, the embedded demo.jsonl.
 //
+// It also answers llm.v1.request.describe with its one ProviderEntry on
+// llm.v1.response.describe.
+//
 // It owns the playing of scripts only: it keeps no state between requests
 // (the script is read and parsed per request) and never reaches a network.
 // A request no turn matches, or a script that does not parse, is answered
@@ -27,6 +30,7 @@ import (
 	_ "embed"
 	"encoding/json"
 	"fmt"
+	"strings"
 
 	"github.com/astrid-go/astrid/hostapi"
 	"github.com/astrid-go/astrid/ipc"
@@ -56,7 +60,13 @@ func New() *sdk.Capsule {
 	c := sdk.New("Replays a recorded LLM script, for offline demos and tests")
 	c.Handle(ipc.LLMGenerateTopic(Provider), "handle_generate", handleGenerate)
 	c.Publishes(ipc.LLMStreamTopic(Provider))
+	c.Handle(ipc.LLMRequestDescribeTopic, "handle_describe", handleDescribe)
+	c.Publishes(ipc.LLMResponseDescribeTopic)
 	return c
+}
+
+func handleDescribe(c *sdk.Call) error {
+	return c.PublishJSON(ipc.LLMResponseDescribeTopic, describe())
 }
 
 func handleGenerate(c *sdk.Call) error {
@@ -89,7 +99,7 @@ func handleGenerate(c *sdk.Call) error {
 	}
 	turn, ok := script.Pick(req)
 	if !ok {
-		return fail(c, req.RequestID, fmt.Sprintf("replay: no turn of %s matches the request (%s)", script.Name, describe(req)))
+		return fail(c, req.RequestID, fmt.Sprintf("replay: no turn of %s matches the request (%s)", script.Name, describeRequest(req)))
 	}
 	for _, ev := range turn.Events {
 		if err := publish(c, req.RequestID, ev); err != nil {
@@ -114,7 +124,7 @@ func load(c *sdk.Call) (*Script, error) {
 
 // describe says what a request offered to be matched on, for the error
 // of an unmatched request (text is cut short: prompts can be long).
-func describe(req ipc.LLMRequest) string {
+func describeRequest(req ipc.LLMRequest) string {
 	if len(req.Messages) == 0 {
 		return "it has no messages"
 	}
@@ -123,9 +133,9 @@ func describe(req ipc.LLMRequest) string {
 	}
 	last := req.Messages[len(req.Messages)-1]
 	if text, ok := userText(last); ok {
-		const max = 80
-		if len(text) > max {
-			text = text[:max] + "…"
+		const shown = 80
+		if len(text) > shown {
+			text = strings.ToValidUTF8(text[:shown], "") + "…"
 		}
 		return fmt.Sprintf("last user message %q", text)
 	}

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -209,5 +210,32 @@ func TestDemoReadsAFileAndAnswers(t *testing.T) {
 	answer := k.Generate(replay.Provider, req)
 	if len(answer) < 2 || answer[0].Kind != ipc.StreamTextDelta || !strings.Contains(answer[0].Text, "README.md") || answer[len(answer)-1].Kind != ipc.StreamDone {
 		t.Fatalf("the demo's answer turn: %+v", answer)
+	}
+}
+
+// The provider describes itself on the §6.1 contract: one entry, whose
+// topics are the ones it serves.
+func TestDescribeListsTheProvider(t *testing.T) {
+	k := sdktest.New(t, sdktest.Capsule{Manifest: replay.Manifest, New: replay.New})
+	var got struct {
+		Providers []struct {
+			ID            string   `json:"id"`
+			Capabilities  []string `json:"capabilities"`
+			RequestTopic  string   `json:"request_topic"`
+			StreamTopic   string   `json:"stream_topic"`
+			ContextWindow uint64   `json:"context_window"`
+		} `json:"providers"`
+	}
+	raw := k.DescribeLLM()
+	if err := json.Unmarshal(raw, &got); err != nil {
+		t.Fatalf("%s: %v", raw, err)
+	}
+	if len(got.Providers) != 1 {
+		t.Fatalf("providers: %s", raw)
+	}
+	p := got.Providers[0]
+	if p.ID != replay.Provider || p.RequestTopic != "llm.v1.request.generate.replay" || p.StreamTopic != "llm.v1.stream.replay" ||
+		!slices.Contains(p.Capabilities, "tools") || p.ContextWindow == 0 {
+		t.Fatalf("entry: %s", raw)
 	}
 }

@@ -2,8 +2,10 @@ package sdktest
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 
+	"github.com/astrid-go/astrid/internal/bus"
 	"github.com/astrid-go/astrid/internal/dispatch"
 	"github.com/astrid-go/astrid/ipc"
 )
@@ -12,14 +14,54 @@ import (
 // under, as an orchestrator would.
 const llmClientID = "sdktest-llm-client"
 
-// llmClientACL lets the test frontend ask any provider for a generation
-// and hear any provider's stream, and nothing else.
+// llmClientACL lets the test frontend ask providers for generations and
+// descriptions and hear their streams and answers, and nothing else.
 func llmClientACL() dispatch.CapsuleACL {
 	return dispatch.CapsuleACL{
 		ID:        llmClientID,
-		Publish:   []string{"llm.v1.request.generate.*"},
-		Subscribe: []string{"llm.v1.stream.*"},
+		Publish:   []string{"llm.v1.request.*"},
+		Subscribe: []string{"llm.v1.stream.*", "llm.v1.response.*"},
 	}
+}
+
+// DescribeLLM publishes {} on llm.v1.request.describe as a model registry
+// does and returns the first answer on llm.v1.response.describe (its JSON,
+// {"providers": [...]}), failing the test if none comes within k.Timeout.
+func (k *Kernel) DescribeLLM() json.RawMessage {
+	k.t.Helper()
+	sub, err := k.llmAsk(ipc.LLMResponseDescribeTopic, ipc.LLMRequestDescribeTopic, []byte(`{}`))
+	if err != nil {
+		k.t.Fatalf("sdktest: describe providers: %v", err)
+	}
+	defer sub.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), k.Timeout)
+	defer cancel()
+	d, err := sub.Recv(ctx)
+	if err != nil {
+		k.t.Fatalf("sdktest: describe providers: no answer: %v", err)
+	}
+	return ipc.GuestBytes(d.Envelope.Payload)
+}
+
+// llmAsk subscribes to listen (before publishing, so no answer is missed)
+// and publishes payload on topic as the test frontend, which some capsule
+// must intercept. The caller closes the route.
+func (k *Kernel) llmAsk(listen, topic string, payload []byte) (*bus.Route, error) {
+	f := k.k.Frontend()
+	caller := dispatch.Caller{Capsule: llmClientID, Principal: ipc.DefaultPrincipal}
+	sub, err := f.Subscribe(caller, listen, true)
+	if err != nil {
+		return nil, err
+	}
+	res, err := f.Publish(caller, topic, payload)
+	if err == nil && res.Interceptors == 0 {
+		err = fmt.Errorf("no capsule handles %s", topic)
+	}
+	if err != nil {
+		sub.Close()
+		return nil, err
+	}
+	return sub, nil
 }
 
 // Generate asks provider for a generation as an orchestrator does
@@ -38,24 +80,15 @@ func (k *Kernel) Generate(provider string, req ipc.LLMRequest) []ipc.StreamEvent
 }
 
 func (k *Kernel) generate(provider string, req ipc.LLMRequest) ([]ipc.StreamEvent, error) {
-	f := k.k.Frontend()
-	caller := dispatch.Caller{Capsule: llmClientID, Principal: ipc.DefaultPrincipal}
-	sub, err := f.Subscribe(caller, ipc.LLMStreamTopic(provider), true)
-	if err != nil {
-		return nil, err
-	}
-	defer sub.Close()
 	payload, err := req.MarshalJSON()
 	if err != nil {
 		return nil, err
 	}
-	res, err := f.Publish(caller, ipc.LLMGenerateTopic(provider), payload)
+	sub, err := k.llmAsk(ipc.LLMStreamTopic(provider), ipc.LLMGenerateTopic(provider), payload)
 	if err != nil {
 		return nil, err
 	}
-	if res.Interceptors == 0 {
-		return nil, fmt.Errorf("no capsule handles %s", ipc.LLMGenerateTopic(provider))
-	}
+	defer sub.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), k.Timeout)
 	defer cancel()
 	var events []ipc.StreamEvent

@@ -1,0 +1,35 @@
+package replay
+
+import "github.com/astrid-go/astrid/ipc"
+
+// providerEntry is one provider as llm.v1.response.describe lists it
+// (spec/capsules-cli.md §6.1, ProviderEntry).
+type providerEntry struct {
+	ID           string   `json:"id"`
+	Description  string   `json:"description"`
+	Capabilities []string `json:"capabilities"`
+	RequestTopic string   `json:"request_topic"`
+	StreamTopic  string   `json:"stream_topic"`
+	// A script has no window; these are the nominal sizes the
+	// OpenAI-compatible provider reports by default, so a prompt builder
+	// budgeting by them behaves as it would with a real model.
+	ContextWindow   uint64 `json:"context_window"`
+	MaxOutputTokens uint64 `json:"max_output_tokens"`
+}
+
+type describeResponse struct {
+	Providers []providerEntry `json:"providers"`
+}
+
+// describe is the answer to llm.v1.request.describe: the one provider.
+func describe() describeResponse {
+	return describeResponse{Providers: []providerEntry{{
+		ID:              Provider,
+		Description:     "Replays a recorded script (offline, deterministic; docs/replay.md)",
+		Capabilities:    []string{"text", "tools", "reasoning"},
+		RequestTopic:    ipc.LLMGenerateTopic(Provider),
+		StreamTopic:     ipc.LLMStreamTopic(Provider),
+		ContextWindow:   128000,
+		MaxOutputTokens: 8192,
+	}}}
+}
