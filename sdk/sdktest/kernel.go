@@ -29,6 +29,9 @@ type Capsule struct {
 	// `astrid capsule env set` stores them (the kernel does not apply a
 	// manifest's defaults: an unset key is absent).
 	Config map[string]string
+	// KV seeds the capsule's KV before boot: principal → key → value, as
+	// an earlier run (or an older version of the capsule) left it.
+	KV map[string]map[string]string
 }
 
 // Kernel is a running in-memory kernel with the router and the capsules
@@ -62,7 +65,7 @@ func New(t testing.TB, capsules ...Capsule) *Kernel {
 	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	k, err := kernel.Boot(context.Background(), kernel.Options{
 		Home: home, Workspace: ws, Config: config.Default(), Logger: logger, Builtins: builtins,
-		Frontends: []dispatch.CapsuleACL{toolclient.ACL(), llmClientACL()},
+		Frontends: []dispatch.CapsuleACL{toolclient.ACL(), llmClientACL(), sessionClientACL()},
 	})
 	if err != nil {
 		t.Fatalf("sdktest: boot: %v", err)
@@ -117,12 +120,12 @@ func (k *Kernel) Tools() []Tool {
 	return tools
 }
 
-// storeConfig writes each capsule's Config into home's state store, under
-// the capsule's id (its manifest's package name).
+// storeConfig writes each capsule's Config and KV seed into home's state
+// store, under the capsule's id (its manifest's package name).
 func storeConfig(home string, capsules []Capsule) error {
 	var st *store.Store
 	for _, c := range capsules {
-		if len(c.Config) == 0 {
+		if len(c.Config) == 0 && len(c.KV) == 0 {
 			continue
 		}
 		m, diags := manifest.Parse(c.Manifest, "Capsule.toml", "")
@@ -139,6 +142,13 @@ func storeConfig(home string, capsules []Capsule) error {
 		for k, v := range c.Config {
 			if err := st.Config(m.ID()).Set(k, []byte(v)); err != nil {
 				return fmt.Errorf("capsule %s: %s: %w", m.ID(), k, err)
+			}
+		}
+		for principal, kv := range c.KV {
+			for k, v := range kv {
+				if err := st.KV(principal, m.ID()).Set(k, []byte(v)); err != nil {
+					return fmt.Errorf("capsule %s: KV %s/%s: %w", m.ID(), principal, k, err)
+				}
 			}
 		}
 	}

@@ -1,0 +1,30 @@
+// Package session is the built-in session store capsule
+// (spec/capsules-cli.md §7.1, DESIGN §5): "dumb, trustworthy,
+// append-only" history of clean messages (user text, assistant text and
+// tool calls, tool results) per session id.
+//
+// A session is one KV record, session.data.<session id>, holding
+// schema_version, parent_session_id and messages. The host namespaces the
+// capsule's KV per principal, so two principals' sessions of the same id
+// never meet; the capsule adds no principal to its keys.
+//
+// Protocol (all replies on session.v1.response.<op>.<correlation_id>):
+//   - session.v1.append {session_id, messages}: appends; no reply; an
+//     empty list is ignored.
+//   - session.v1.request.get_messages {session_id, correlation_id,
+//     append_before_read?, messages?}: appends messages first when
+//     append_before_read is set, then replies {correlation_id, messages}.
+//   - session.v1.request.clear {session_id, correlation_id}: creates a new
+//     empty session whose parent_session_id is the old one (the old is
+//     kept) and replies {correlation_id, new_session_id, old_session_id}.
+//
+// A request that fails after its correlation id is known is answered
+// {correlation_id, error}; a request whose correlation id is missing or
+// cannot name a topic has nowhere to be answered and is logged and
+// dropped.
+//
+// It owns the session records only: it never stores system prompts or
+// hook injections (it stores what it is given; keeping those out is the
+// caller's job), and it starts no goroutines and keeps no state outside
+// KV.
+package session

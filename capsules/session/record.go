@@ -1,0 +1,114 @@
+package session
+
+import (
+	"encoding/json"
+	"fmt"
+
+	"github.com/astrid-go/astrid/hostapi"
+	"github.com/astrid-go/astrid/ipc"
+	"github.com/astrid-go/astrid/sdk"
+)
+
+// SchemaVersion is the version of the record this capsule writes.
+const SchemaVersion = 1
+
+// keyPrefix prefixes every session record's KV key.
+const keyPrefix = "session.data."
+
+// maxIDBytes bounds a session id (and so a KV key and a reply payload).
+const maxIDBytes = 64
+
+// Record is one session as stored in KV. A record without schema_version
+// is read as version 1 and written back with it.
+type Record struct {
+	SchemaVersion   int           `json:"schema_version"`
+	ParentSessionID string        `json:"parent_session_id,omitempty"`
+	Messages        []ipc.Message `json:"messages"`
+}
+
+// Key is the KV key of session id's record.
+func Key(id string) string { return keyPrefix + id }
+
+// ValidateID checks a session id: 1 to 64 of [A-Za-z0-9_-]. Dots and
+// slashes are refused because an id becomes part of a KV key (and, in a
+// frontend, of a path or topic); a clear refusal beats a silent rewrite.
+func ValidateID(id string) error {
+	if id == "" {
+		return fmt.Errorf("session id is empty")
+	}
+	if len(id) > maxIDBytes {
+		return fmt.Errorf("session id %.40q… is %d bytes, the limit is %d", id, len(id), maxIDBytes)
+	}
+	for i := 0; i < len(id); i++ {
+		if b := id[i]; !(b >= 'a' && b <= 'z' || b >= 'A' && b <= 'Z' || b >= '0' && b <= '9' || b == '_' || b == '-') {
+			return fmt.Errorf("session id %q has %q; a session id uses only ASCII letters, digits, '_' and '-'", id, b)
+		}
+	}
+	return nil
+}
+
+// load reads session id's record. A missing record is an empty one; one
+// that does not decode, or was written by a newer schema, is logged and
+// read as empty (fail-secure: never guess at a layout this code does not
+// know), and the next write replaces it.
+func load(c *sdk.Call, id string) (Record, error) {
+	raw, ok, err := c.KVGet(Key(id))
+	if err != nil {
+		return Record{}, fmt.Errorf("session %q: read: %w", id, err)
+	}
+	if !ok {
+		return Record{SchemaVersion: SchemaVersion}, nil
+	}
+	var r Record
+	if err := json.Unmarshal(raw, &r); err != nil {
+		c.Log(hostapi.LogWarn, fmt.Sprintf("session: record %q does not decode, starting it fresh: %v", id, err))
+		return Record{SchemaVersion: SchemaVersion}, nil
+	}
+	switch {
+	case r.SchemaVersion == 0:
+		r.SchemaVersion = SchemaVersion
+	case r.SchemaVersion > SchemaVersion:
+		c.Log(hostapi.LogWarn, fmt.Sprintf("session: record %q has schema_version %d, newer than %d; starting it fresh", id, r.SchemaVersion, SchemaVersion))
+		return Record{SchemaVersion: SchemaVersion}, nil
+	}
+	return r, nil
+}
+
+// save writes session id's record.
+func save(c *sdk.Call, id string, r Record) error {
+	r.SchemaVersion = SchemaVersion
+	if r.Messages == nil {
+		r.Messages = []ipc.Message{}
+	}
+	raw, err := json.Marshal(r)
+	if err != nil {
+		return fmt.Errorf("session %q: encode: %w", id, err)
+	}
+	if err := c.KVSet(Key(id), raw); err != nil {
+		return fmt.Errorf("session %q: write: %w", id, err)
+	}
+	return nil
+}
+
+// exists reports whether session id has a record.
+func exists(c *sdk.Call, id string) (bool, error) {
+	_, ok, err := c.KVGet(Key(id))
+	if err != nil {
+		return false, fmt.Errorf("session %q: read: %w", id, err)
+	}
+	return ok, nil
+}
+
+// appendMessages adds msgs to the end of session id's record; an empty
+// list writes nothing.
+func appendMessages(c *sdk.Call, id string, msgs []ipc.Message) error {
+	if len(msgs) == 0 {
+		return nil
+	}
+	r, err := load(c, id)
+	if err != nil {
+		return err
+	}
+	r.Messages = append(r.Messages, msgs...)
+	return save(c, id, r)
+}

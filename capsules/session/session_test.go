@@ -1,0 +1,271 @@
+package session_test
+
+import (
+	"encoding/json"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/astrid-go/astrid/capsules/session"
+	"github.com/astrid-go/astrid/ipc"
+	"github.com/astrid-go/astrid/sdk/sdktest"
+)
+
+func boot(t *testing.T) *sdktest.Kernel {
+	t.Helper()
+	return sdktest.New(t, sdktest.Capsule{Manifest: session.Manifest, New: session.New})
+}
+
+func text(role ipc.Role, s string) ipc.Message { return ipc.TextMessage(role, s) }
+
+// getMessages asks for a session's history and decodes the reply, failing
+// the test on an error reply.
+func getMessages(t *testing.T, k *sdktest.Kernel, principal string, req map[string]any) []ipc.Message {
+	t.Helper()
+	corr := req["correlation_id"].(string)
+	raw := k.SessionAsk(principal, session.GetMessagesTopic, req, session.ReplyTopic(session.OpGetMessages, corr))
+	var got struct {
+		CorrelationID string        `json:"correlation_id"`
+		Messages      []ipc.Message `json:"messages"`
+		Error         string        `json:"error"`
+	}
+	if err := json.Unmarshal(raw, &got); err != nil {
+		t.Fatalf("reply %s does not decode: %v", raw, err)
+	}
+	if got.Error != "" || got.CorrelationID != corr || got.Messages == nil {
+		t.Fatalf("reply %s: want the messages for %q", raw, corr)
+	}
+	return got.Messages
+}
+
+func errorReply(t *testing.T, k *sdktest.Kernel, topic, op string, req map[string]any) string {
+	t.Helper()
+	raw := k.SessionAsk(ipc.DefaultPrincipal, topic, req, session.ReplyTopic(op, req["correlation_id"].(string)))
+	var got session.ErrorReply
+	if err := json.Unmarshal(raw, &got); err != nil || got.Error == "" {
+		t.Fatalf("reply %s: want an error (%v)", raw, err)
+	}
+	return got.Error
+}
+
+func TestRegistrationsMatchManifest(t *testing.T) {
+	sdktest.CheckRegistrations(t, session.Manifest, session.New())
+}
+
+// Appends are kept in order, across calls and message kinds, and an empty
+// append changes nothing.
+func TestAppendThenGetReturnsMessagesInOrder(t *testing.T) {
+	k := boot(t)
+	first := []ipc.Message{text(ipc.RoleUser, "read README"), {Role: ipc.RoleAssistant, Content: ipc.MessageContent{
+		Kind: ipc.ContentToolCalls, ToolCalls: []ipc.ToolCall{{ID: "c1", Name: "read_file", Arguments: json.RawMessage(`{"path":"README.md"}`)}}}}}
+	second := []ipc.Message{{Role: ipc.RoleTool, Content: ipc.MessageContent{Kind: ipc.ContentToolResult, ToolResult: ipc.ToolCallSuccess("c1", "# Astrid")}},
+		text(ipc.RoleAssistant, "It is about Astrid.")}
+	k.SessionPublish(ipc.DefaultPrincipal, session.AppendTopic, map[string]any{"session_id": "s1", "messages": first})
+	k.SessionPublish(ipc.DefaultPrincipal, session.AppendTopic, map[string]any{"session_id": "s1", "messages": []ipc.Message{}})
+	k.SessionPublish(ipc.DefaultPrincipal, session.AppendTopic, map[string]any{"session_id": "s1", "messages": second})
+	got := getMessages(t, k, ipc.DefaultPrincipal, map[string]any{"session_id": "s1", "correlation_id": "c-1"})
+	want := append(append([]ipc.Message{}, first...), second...)
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("messages:\n got %+v\nwant %+v", got, want)
+	}
+	// A session never written reads as empty, not as an error.
+	if got := getMessages(t, k, ipc.DefaultPrincipal, map[string]any{"session_id": "never", "correlation_id": "c-2"}); len(got) != 0 {
+		t.Fatalf("an unknown session has messages: %+v", got)
+	}
+}
+
+// A missing session_id is "default".
+func TestMissingSessionIDIsDefault(t *testing.T) {
+	k := boot(t)
+	k.SessionPublish(ipc.DefaultPrincipal, session.AppendTopic, map[string]any{"messages": []ipc.Message{text(ipc.RoleUser, "hi")}})
+	got := getMessages(t, k, ipc.DefaultPrincipal, map[string]any{"session_id": ipc.DefaultSessionID, "correlation_id": "c-1"})
+	if len(got) != 1 {
+		t.Fatalf("default session: %+v", got)
+	}
+}
+
+// append_before_read: the reply holds the appended messages, and a
+// request queued behind it (an append published right after) is not in
+// that reply but in the next read: append and read are one step.
+func TestAppendBeforeReadIsAtomic(t *testing.T) {
+	k := boot(t)
+	replies := k.SessionListen(ipc.DefaultPrincipal, "session.v1.response.*")
+	k.SessionPublish(ipc.DefaultPrincipal, session.AppendTopic, map[string]any{"session_id": "s1", "messages": []ipc.Message{text(ipc.RoleUser, "one")}})
+	k.SessionPublish(ipc.DefaultPrincipal, session.GetMessagesTopic, map[string]any{"session_id": "s1", "correlation_id": "r1",
+		"append_before_read": true, "messages": []ipc.Message{text(ipc.RoleAssistant, "two")}})
+	k.SessionPublish(ipc.DefaultPrincipal, session.AppendTopic, map[string]any{"session_id": "s1", "messages": []ipc.Message{text(ipc.RoleUser, "three")}})
+	k.SessionPublish(ipc.DefaultPrincipal, session.GetMessagesTopic, map[string]any{"session_id": "s1", "correlation_id": "r2"})
+	for _, want := range []struct {
+		corr  string
+		texts []string
+	}{{"r1", []string{"one", "two"}}, {"r2", []string{"one", "two", "three"}}} {
+		topic, raw := replies.Next()
+		var got session.MessagesReply
+		if err := json.Unmarshal(raw, &got); err != nil {
+			t.Fatal(err)
+		}
+		if topic != session.ReplyTopic(session.OpGetMessages, want.corr) || got.CorrelationID != want.corr {
+			t.Fatalf("reply on %s for %q, want %s", topic, got.CorrelationID, want.corr)
+		}
+		var texts []string
+		for _, m := range got.Messages {
+			s, _ := m.Text()
+			texts = append(texts, s)
+		}
+		if !reflect.DeepEqual(texts, want.texts) {
+			t.Fatalf("%s: messages %q, want %q", want.corr, texts, want.texts)
+		}
+	}
+	// Without append_before_read the messages field is not appended.
+	got := getMessages(t, k, ipc.DefaultPrincipal, map[string]any{"session_id": "s1", "correlation_id": "r3", "messages": []ipc.Message{text(ipc.RoleUser, "not stored")}})
+	if len(got) != 3 {
+		t.Fatalf("a plain read appended: %d messages", len(got))
+	}
+}
+
+// clear names a new empty session whose parent is the old one, keeps the
+// old one, and never hands out the same id twice.
+func TestClearChainsParentAndKeepsTheOld(t *testing.T) {
+	k := boot(t)
+	k.SessionPublish(ipc.DefaultPrincipal, session.AppendTopic, map[string]any{"session_id": "old", "messages": []ipc.Message{text(ipc.RoleUser, "kept")}})
+	clear := func(corr, from string) session.ClearReply {
+		raw := k.SessionAsk(ipc.DefaultPrincipal, session.ClearTopic, map[string]any{"session_id": from, "correlation_id": corr},
+			session.ReplyTopic(session.OpClear, corr))
+		var r session.ClearReply
+		if err := json.Unmarshal(raw, &r); err != nil || r.NewSessionID == "" || r.CorrelationID != corr || r.OldSessionID != from {
+			t.Fatalf("clear reply %s (%v)", raw, err)
+		}
+		if err := session.ValidateID(r.NewSessionID); err != nil {
+			t.Fatalf("new session id: %v", err)
+		}
+		return r
+	}
+	a := clear("k1", "old")
+	b := clear("k2", "old")
+	if a.NewSessionID == b.NewSessionID || a.NewSessionID == "old" {
+		t.Fatalf("clear handed out %q twice (or the old id)", a.NewSessionID)
+	}
+	if got := getMessages(t, k, ipc.DefaultPrincipal, map[string]any{"session_id": a.NewSessionID, "correlation_id": "g1"}); len(got) != 0 {
+		t.Fatalf("new session is not empty: %+v", got)
+	}
+	if got := getMessages(t, k, ipc.DefaultPrincipal, map[string]any{"session_id": "old", "correlation_id": "g2"}); len(got) != 1 {
+		t.Fatalf("old session lost: %+v", got)
+	}
+	// The chain is walkable: the new record names its parent.
+	c := clear("k3", a.NewSessionID)
+	if c.OldSessionID != a.NewSessionID {
+		t.Fatalf("clear of the new session: %+v", c)
+	}
+}
+
+// Two principals share session ids without sharing history (the host's
+// per-principal KV), and a second session does not see the first.
+func TestSessionsAndPrincipalsAreIsolated(t *testing.T) {
+	k := boot(t)
+	k.SessionPublish("alice", session.AppendTopic, map[string]any{"session_id": "s1", "messages": []ipc.Message{text(ipc.RoleUser, "alice's secret")}})
+	k.SessionPublish("bob", session.AppendTopic, map[string]any{"session_id": "s1", "messages": []ipc.Message{text(ipc.RoleUser, "bob's")}})
+	k.SessionPublish("alice", session.AppendTopic, map[string]any{"session_id": "s2", "messages": []ipc.Message{text(ipc.RoleUser, "other session")}})
+	for _, tc := range []struct{ principal, id, want string }{
+		{"alice", "s1", "alice's secret"}, {"bob", "s1", "bob's"}, {"alice", "s2", "other session"},
+	} {
+		got := getMessages(t, k, tc.principal, map[string]any{"session_id": tc.id, "correlation_id": "q-" + tc.principal + "-" + tc.id})
+		if len(got) != 1 {
+			t.Fatalf("%s/%s: %d messages, want 1: %+v", tc.principal, tc.id, len(got), got)
+		}
+		if s, _ := got[0].Text(); s != tc.want {
+			t.Fatalf("%s/%s: %q, want %q", tc.principal, tc.id, s, tc.want)
+		}
+	}
+	if got := getMessages(t, k, "bob", map[string]any{"session_id": "s2", "correlation_id": "q-bob-s2"}); len(got) != 0 {
+		t.Fatalf("bob sees alice's second session: %+v", got)
+	}
+}
+
+// A session id that could escape its key (dots, slashes) or is otherwise
+// not [A-Za-z0-9_-]{1,64} is refused with an error naming the problem, and
+// nothing is written under it.
+func TestBadSessionIDIsAnsweredWithAClearError(t *testing.T) {
+	k := boot(t)
+	for i, id := range []string{"a.b", "../etc", "a/b", "a b", "é", strings.Repeat("x", 65), "*", "a\x00b"} {
+		corr := "bad-" + string(rune('a'+i))
+		for _, op := range []struct{ topic, op string }{{session.GetMessagesTopic, session.OpGetMessages}, {session.ClearTopic, session.OpClear}} {
+			msg := errorReply(t, k, op.topic, op.op, map[string]any{"session_id": id, "correlation_id": corr, "append_before_read": true,
+				"messages": []ipc.Message{text(ipc.RoleUser, "x")}})
+			if !strings.Contains(msg, "session id") {
+				t.Errorf("%s %q: error %q does not say what is wrong", op.op, id, msg)
+			}
+		}
+	}
+	// A bad id's append is dropped: the ids that differ only by the bad
+	// bytes hold nothing.
+	k.SessionPublish(ipc.DefaultPrincipal, session.AppendTopic, map[string]any{"session_id": "a.b", "messages": []ipc.Message{text(ipc.RoleUser, "x")}})
+	for _, id := range []string{"a", "b", "ab", "a_b"} {
+		if got := getMessages(t, k, ipc.DefaultPrincipal, map[string]any{"session_id": id, "correlation_id": "chk-" + id}); len(got) != 0 {
+			t.Fatalf("%q holds %+v", id, got)
+		}
+	}
+	// A payload that does not decode, with a usable correlation id, is
+	// answered too.
+	raw := k.SessionAsk(ipc.DefaultPrincipal, session.GetMessagesTopic, `{"correlation_id":"dec","session_id":7}`,
+		session.ReplyTopic(session.OpGetMessages, "dec"))
+	var e session.ErrorReply
+	if err := json.Unmarshal(raw, &e); err != nil || !strings.Contains(e.Error, "does not decode") || e.CorrelationID != "dec" {
+		t.Fatalf("undecodable request: %s", raw)
+	}
+}
+
+// A correlation id that is missing or cannot name one reply topic segment
+// has nowhere to be answered: it is logged and dropped, never published on
+// some other topic. The capsule's calls for a principal run in order, so
+// the first reply heard after publishing the bad requests and then a good
+// one must be the good one's.
+func TestBadCorrelationIDIsDropped(t *testing.T) {
+	k := boot(t)
+	replies := k.SessionListen(ipc.DefaultPrincipal, "session.v1.response.*")
+	for _, corr := range []any{nil, "", "a.b", "a*", "*", "a b", strings.Repeat("c", 300)} {
+		for _, topic := range []string{session.GetMessagesTopic, session.ClearTopic} {
+			req := map[string]any{"session_id": "s1"}
+			if corr != nil {
+				req["correlation_id"] = corr
+			}
+			k.SessionPublish(ipc.DefaultPrincipal, topic, req)
+		}
+	}
+	k.SessionPublish(ipc.DefaultPrincipal, session.GetMessagesTopic, map[string]any{"session_id": "s1", "correlation_id": "good"})
+	topic, raw := replies.Next()
+	if topic != session.ReplyTopic(session.OpGetMessages, "good") {
+		t.Fatalf("first reply on %s (%s), want the good request's", topic, raw)
+	}
+}
+
+// A record written by a newer schema, or one that does not decode, is read
+// as empty (and logged) rather than misread, and the next append starts it
+// afresh at this schema.
+func TestUnknownRecordsStartFresh(t *testing.T) {
+	for name, stored := range map[string]string{
+		"future":     `{"schema_version": 2, "messages": [{"role": "user", "content": "from the future"}]}`,
+		"unreadable": `{"schema_version": 1, "messages": 7}`,
+	} {
+		t.Run(name, func(t *testing.T) {
+			k := sdktest.New(t, sdktest.Capsule{Manifest: session.Manifest, New: session.New,
+				KV: map[string]map[string]string{ipc.DefaultPrincipal: {session.Key("s1"): stored}}})
+			if got := getMessages(t, k, ipc.DefaultPrincipal, map[string]any{"session_id": "s1", "correlation_id": "g1"}); len(got) != 0 {
+				t.Fatalf("read %+v from a record this schema does not know", got)
+			}
+			k.SessionPublish(ipc.DefaultPrincipal, session.AppendTopic, map[string]any{"session_id": "s1", "messages": []ipc.Message{text(ipc.RoleUser, "now")}})
+			got := getMessages(t, k, ipc.DefaultPrincipal, map[string]any{"session_id": "s1", "correlation_id": "g2"})
+			if len(got) != 1 {
+				t.Fatalf("after an append: %+v", got)
+			}
+		})
+	}
+}
+
+// A record without schema_version (written before versions) is read as v1.
+func TestUnversionedRecordIsRead(t *testing.T) {
+	k := sdktest.New(t, sdktest.Capsule{Manifest: session.Manifest, New: session.New,
+		KV: map[string]map[string]string{ipc.DefaultPrincipal: {session.Key("s1"): `{"messages": [{"role": "user", "content": "old"}]}`}}})
+	if got := getMessages(t, k, ipc.DefaultPrincipal, map[string]any{"session_id": "s1", "correlation_id": "g1"}); len(got) != 1 {
+		t.Fatalf("unversioned record: %+v", got)
+	}
+}
