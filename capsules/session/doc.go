@@ -17,6 +17,13 @@
 //   - session.v1.request.clear {session_id, correlation_id}: creates a new
 //     empty session whose parent_session_id is the old one (the old is
 //     kept) and replies {correlation_id, new_session_id, old_session_id}.
+//   - session.v1.request.list {correlation_id, cursor?, limit?}: replies a
+//     page of summaries (id, parent, message count, preview ≤ 80 runes) in
+//     id order {correlation_id, sessions, next_cursor, total}.
+//   - session.v1.request.get_meta {session_id, correlation_id}: replies
+//     {correlation_id, session: summary or null}.
+//   - session.v1.request.delete {session_id, correlation_id}: removes the
+//     record and replies {correlation_id, deleted}.
 //
 // A request that fails after its correlation id is known is answered
 // {correlation_id, error}; a request whose correlation id is missing or

@@ -42,6 +42,9 @@ func New() *sdk.Capsule {
 	c.Handle(AppendTopic, "handle_append", handleAppend)
 	c.Handle(GetMessagesTopic, "handle_get_messages", handleGetMessages)
 	c.Handle(ClearTopic, "handle_clear", handleClear)
+	c.Handle(ListTopic, "handle_list", handleList)
+	c.Handle(GetMetaTopic, "handle_get_meta", handleGetMeta)
+	c.Handle(DeleteTopic, "handle_delete", handleDelete)
 	c.Publishes(responsePrefix + "*")
 	return c
 }

@@ -5,6 +5,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/astrid-go/astrid/capsules/session"
 	"github.com/astrid-go/astrid/ipc"
@@ -267,5 +268,77 @@ func TestUnversionedRecordIsRead(t *testing.T) {
 		KV: map[string]map[string]string{ipc.DefaultPrincipal: {session.Key("s1"): `{"messages": [{"role": "user", "content": "old"}]}`}}})
 	if got := getMessages(t, k, ipc.DefaultPrincipal, map[string]any{"session_id": "s1", "correlation_id": "g1"}); len(got) != 1 {
 		t.Fatalf("unversioned record: %+v", got)
+	}
+}
+
+func ask[T any](t *testing.T, k *sdktest.Kernel, principal, topic, op string, req map[string]any) T {
+	t.Helper()
+	raw := k.SessionAsk(principal, topic, req, session.ReplyTopic(op, req["correlation_id"].(string)))
+	var got T
+	if err := json.Unmarshal(raw, &got); err != nil {
+		t.Fatalf("%s reply %s: %v", op, raw, err)
+	}
+	if strings.Contains(string(raw), `"error"`) {
+		t.Fatalf("%s reply is an error: %s", op, raw)
+	}
+	return got
+}
+
+// list pages through a principal's sessions in id order with summaries;
+// get_meta describes one (null when absent) and names a cleared session's
+// parent; delete removes only the named session.
+func TestListGetMetaDelete(t *testing.T) {
+	k := boot(t)
+	long := strings.Repeat("é", 100)
+	for _, id := range []string{"b", "a", "c"} {
+		k.SessionPublish("alice", session.AppendTopic, map[string]any{"session_id": id, "messages": []ipc.Message{
+			text(ipc.RoleAssistant, "not the preview"), text(ipc.RoleUser, "  first\n\tquestion of "+id+" "+long), text(ipc.RoleUser, "second")}})
+	}
+	k.SessionPublish("bob", session.AppendTopic, map[string]any{"session_id": "z", "messages": []ipc.Message{text(ipc.RoleUser, "bob")}})
+
+	page := ask[session.ListReply](t, k, "alice", session.ListTopic, session.OpList, map[string]any{"correlation_id": "l1", "limit": 2})
+	if page.Total != 3 || len(page.Sessions) != 2 || page.Sessions[0].SessionID != "a" || page.Sessions[1].SessionID != "b" || page.NextCursor != "b" {
+		t.Fatalf("first page: %+v", page)
+	}
+	s := page.Sessions[0]
+	if s.MessageCount != 3 || utf8.RuneCountInString(s.Preview) != session.PreviewRunes || !strings.HasPrefix(s.Preview, "first question of a é") || !strings.HasSuffix(s.Preview, "…") {
+		t.Fatalf("summary: %+v (%d runes)", s, utf8.RuneCountInString(s.Preview))
+	}
+	page = ask[session.ListReply](t, k, "alice", session.ListTopic, session.OpList, map[string]any{"correlation_id": "l2", "limit": 2, "cursor": page.NextCursor})
+	if len(page.Sessions) != 1 || page.Sessions[0].SessionID != "c" || page.NextCursor != "" {
+		t.Fatalf("second page: %+v", page)
+	}
+	if bob := ask[session.ListReply](t, k, "bob", session.ListTopic, session.OpList, map[string]any{"correlation_id": "l3"}); bob.Total != 1 || bob.Sessions[0].SessionID != "z" || bob.Sessions[0].Preview != "bob" {
+		t.Fatalf("bob's list: %+v", bob)
+	}
+
+	cleared := ask[session.ClearReply](t, k, "alice", session.ClearTopic, session.OpClear, map[string]any{"session_id": "a", "correlation_id": "c1"})
+	meta := ask[session.MetaReply](t, k, "alice", session.GetMetaTopic, session.OpGetMeta, map[string]any{"session_id": cleared.NewSessionID, "correlation_id": "m1"})
+	if meta.Session == nil || meta.Session.ParentSessionID != "a" || meta.Session.MessageCount != 0 {
+		t.Fatalf("cleared session's meta: %+v", meta.Session)
+	}
+	if meta := ask[session.MetaReply](t, k, "bob", session.GetMetaTopic, session.OpGetMeta, map[string]any{"session_id": "a", "correlation_id": "m2"}); meta.Session != nil {
+		t.Fatalf("bob sees alice's session: %+v", meta.Session)
+	}
+
+	if del := ask[session.DeleteReply](t, k, "bob", session.DeleteTopic, session.OpDelete, map[string]any{"session_id": "b", "correlation_id": "d0"}); del.Deleted {
+		t.Fatal("bob deleted alice's session")
+	}
+	if del := ask[session.DeleteReply](t, k, "alice", session.DeleteTopic, session.OpDelete, map[string]any{"session_id": "b", "correlation_id": "d1"}); !del.Deleted {
+		t.Fatal("delete of an existing session says it deleted nothing")
+	}
+	if del := ask[session.DeleteReply](t, k, "alice", session.DeleteTopic, session.OpDelete, map[string]any{"session_id": "b", "correlation_id": "d2"}); del.Deleted {
+		t.Fatal("a second delete says it deleted something")
+	}
+	page = ask[session.ListReply](t, k, "alice", session.ListTopic, session.OpList, map[string]any{"correlation_id": "l4"})
+	var ids []string
+	for _, s := range page.Sessions {
+		ids = append(ids, s.SessionID)
+	}
+	if want := []string{"a", "c", cleared.NewSessionID}; !reflect.DeepEqual(ids, want) {
+		t.Fatalf("after delete: %q, want %q", ids, want)
+	}
+	if msg := errorReply(t, k, session.DeleteTopic, session.OpDelete, map[string]any{"session_id": "a/../c", "correlation_id": "d3"}); !strings.Contains(msg, "session id") {
+		t.Fatalf("bad id on delete: %q", msg)
 	}
 }

@@ -85,6 +85,13 @@ func TestSessionStoreWasm(t *testing.T) {
 		t.Fatalf("clear: %+v (%v)", cleared, err)
 	}
 
+	publish(session.ListTopic, map[string]any{"correlation_id": "l1"})
+	var list session.ListReply
+	if err := json.Unmarshal(next(session.ReplyTopic(session.OpList, "l1")), &list); err != nil || list.Total != 2 ||
+		list.Sessions[0].SessionID != "s1" || list.Sessions[0].MessageCount != 2 || list.Sessions[0].Preview != "one" {
+		t.Fatalf("list: %+v (%v)", list, err)
+	}
+
 	publish(session.GetMessagesTopic, map[string]any{"session_id": "../s1", "correlation_id": "bad"})
 	var e session.ErrorReply
 	if err := json.Unmarshal(next(session.ReplyTopic(session.OpGetMessages, "bad")), &e); err != nil || !strings.Contains(e.Error, "session id") {
