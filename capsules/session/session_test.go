@@ -342,3 +342,52 @@ func TestListGetMetaDelete(t *testing.T) {
 		t.Fatalf("bad id on delete: %q", msg)
 	}
 }
+
+// A list with one message that is not a message is refused whole: nothing
+// is written half. A fire-and-forget append is dropped (logged); an
+// append_before_read is answered with the decode error.
+func TestMalformedMessagesWriteNothing(t *testing.T) {
+	k := boot(t)
+	bad := `[{"role": "user", "content": "fine"}, {"role": "user", "content": 5}]`
+	k.SessionPublish(ipc.DefaultPrincipal, session.AppendTopic, `{"session_id": "s1", "messages": `+bad+`}`)
+	raw := k.SessionAsk(ipc.DefaultPrincipal, session.GetMessagesTopic,
+		`{"session_id": "s1", "correlation_id": "r1", "append_before_read": true, "messages": `+bad+`}`,
+		session.ReplyTopic(session.OpGetMessages, "r1"))
+	var e session.ErrorReply
+	if err := json.Unmarshal(raw, &e); err != nil || !strings.Contains(e.Error, "does not decode") {
+		t.Fatalf("append_before_read of a malformed list: %s", raw)
+	}
+	if got := getMessages(t, k, ipc.DefaultPrincipal, map[string]any{"session_id": "s1", "correlation_id": "r2"}); len(got) != 0 {
+		t.Fatalf("half a list was written: %+v", got)
+	}
+}
+
+// A request wrapped as {"data": {...}} (what SDK ≤ 0.5 delivered, spec §1)
+// is read like the bare one.
+func TestWrappedRequestIsRead(t *testing.T) {
+	k := boot(t)
+	k.SessionPublish(ipc.DefaultPrincipal, session.AppendTopic, map[string]any{"data": map[string]any{"session_id": "w", "messages": []ipc.Message{text(ipc.RoleUser, "wrapped")}}})
+	raw := k.SessionAsk(ipc.DefaultPrincipal, session.GetMessagesTopic, map[string]any{"data": map[string]any{"session_id": "w", "correlation_id": "w1"}},
+		session.ReplyTopic(session.OpGetMessages, "w1"))
+	var got session.MessagesReply
+	if err := json.Unmarshal(raw, &got); err != nil || len(got.Messages) != 1 {
+		t.Fatalf("wrapped request: %s (%v)", raw, err)
+	}
+}
+
+// A session that would outgrow one KV value (1 MiB) is not written: the
+// append_before_read that would overflow it is answered with the error and
+// the session keeps what it had.
+func TestOverfullSessionIsRefusedWhole(t *testing.T) {
+	k := boot(t)
+	big := strings.Repeat("w", 600<<10)
+	k.SessionPublish(ipc.DefaultPrincipal, session.AppendTopic, map[string]any{"session_id": "s1", "messages": []ipc.Message{text(ipc.RoleUser, big)}})
+	msg := errorReply(t, k, session.GetMessagesTopic, session.OpGetMessages, map[string]any{"session_id": "s1", "correlation_id": "r1",
+		"append_before_read": true, "messages": []ipc.Message{text(ipc.RoleAssistant, big)}})
+	if !strings.Contains(msg, "write") {
+		t.Fatalf("overflow error %q does not say the write failed", msg)
+	}
+	if got := getMessages(t, k, ipc.DefaultPrincipal, map[string]any{"session_id": "s1", "correlation_id": "r2"}); len(got) != 1 {
+		t.Fatalf("after a refused append: %d messages", len(got))
+	}
+}
