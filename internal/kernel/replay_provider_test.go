@@ -2,14 +2,10 @@ package kernel
 
 import (
 	"context"
-	"log/slog"
-	"os"
-	"path/filepath"
 	"reflect"
 	"testing"
 
 	"github.com/astrid-go/astrid/capsules/replay"
-	"github.com/astrid-go/astrid/internal/config"
 	"github.com/astrid-go/astrid/internal/dispatch"
 	"github.com/astrid-go/astrid/ipc"
 )
@@ -19,23 +15,8 @@ import (
 // tests); a request ending in the awaited tool result gets the answer.
 func TestReplayProviderWasm(t *testing.T) {
 	const client = "test-llm-client"
-	ws, err := filepath.EvalSymlinks(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError}))
-	k, err := Boot(context.Background(), Options{
-		Home: t.TempDir(), Workspace: ws, Config: config.Default(), Logger: logger, Builtins: []Builtin{},
-		Frontends: append(testFrontends(), dispatch.CapsuleACL{ID: client,
-			Publish: []string{"llm.v1.request.generate.*"}, Subscribe: []string{"llm.v1.stream.*"}}),
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	loadAsWasm(t, k, newWasmRuntime(t, k), "../../capsules/replay", replay.Manifest)
-	if c, ok := k.Registry.Get("astrid-capsule-replay"); !ok || len(c.Engines()) != 1 || c.Engines()[0] != "wasm" {
-		t.Fatalf("the replay provider is not loaded through the wasm engine (%v)", ok)
-	}
+	k := bootOneWasm(t, dispatch.CapsuleACL{ID: client,
+		Publish: []string{"llm.v1.request.generate.*"}, Subscribe: []string{"llm.v1.stream.*"}}, "../../capsules/replay", replay.Manifest)
 	demo, err := replay.Parse(replay.DemoName, replay.Demo)
 	if err != nil {
 		t.Fatal(err)

@@ -3,14 +3,10 @@ package kernel
 import (
 	"context"
 	"encoding/json"
-	"log/slog"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/astrid-go/astrid/capsules/session"
-	"github.com/astrid-go/astrid/internal/config"
 	"github.com/astrid-go/astrid/internal/dispatch"
 	"github.com/astrid-go/astrid/ipc"
 )
@@ -20,23 +16,8 @@ import (
 // (capsules/session's tests).
 func TestSessionStoreWasm(t *testing.T) {
 	const client = "test-session-client"
-	ws, err := filepath.EvalSymlinks(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError}))
-	k, err := Boot(context.Background(), Options{
-		Home: t.TempDir(), Workspace: ws, Config: config.Default(), Logger: logger, Builtins: []Builtin{},
-		Frontends: append(testFrontends(), dispatch.CapsuleACL{ID: client,
-			Publish: []string{"session.v1.append", "session.v1.request.*"}, Subscribe: []string{"session.v1.response.*"}}),
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	loadAsWasm(t, k, newWasmRuntime(t, k), "../../capsules/session", session.Manifest)
-	if c, ok := k.Registry.Get("astrid-capsule-session"); !ok || len(c.Engines()) != 1 || c.Engines()[0] != "wasm" {
-		t.Fatalf("the session store is not loaded through the wasm engine (%v)", ok)
-	}
+	k := bootOneWasm(t, dispatch.CapsuleACL{ID: client,
+		Publish: []string{"session.v1.append", "session.v1.request.*"}, Subscribe: []string{"session.v1.response.*"}}, "../../capsules/session", session.Manifest)
 	caller := dispatch.Caller{Capsule: client, Principal: ipc.DefaultPrincipal}
 	sub, err := k.Dispatcher.Subscribe(caller, "session.v1.response.*", true)
 	if err != nil {

@@ -55,6 +55,31 @@ func newWasmRuntime(t testing.TB, k *Kernel) *wasm.Runtime {
 	return rt
 }
 
+// bootOneWasm boots a kernel without built-ins, with the test frontends
+// plus client, and loads the built-in capsule in dir as wasm under toml,
+// failing the test unless it runs through the wasm engine alone.
+func bootOneWasm(t *testing.T, client dispatch.CapsuleACL, dir string, toml []byte) *Kernel {
+	t.Helper()
+	ws, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError}))
+	k, err := Boot(context.Background(), Options{
+		Home: t.TempDir(), Workspace: ws, Config: config.Default(), Logger: logger, Builtins: []Builtin{},
+		Frontends: append(testFrontends(), client),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	loadAsWasm(t, k, newWasmRuntime(t, k), dir, toml)
+	m, _ := manifest.Parse(toml, "Capsule.toml", "")
+	if c, ok := k.Registry.Get(m.ID()); !ok || len(c.Engines()) != 1 || c.Engines()[0] != "wasm" {
+		t.Fatalf("%s is not loaded through the wasm engine (%v)", m.ID(), ok)
+	}
+	return k
+}
+
 // loadAsWasm builds the built-in capsule in dir to wasm and loads it into
 // k under toml through rt.
 func loadAsWasm(t testing.TB, k *Kernel, rt *wasm.Runtime, dir string, toml []byte) {
