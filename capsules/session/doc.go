@@ -24,6 +24,10 @@
 //     {correlation_id, session: summary or null}.
 //   - session.v1.request.delete {session_id, correlation_id}: removes the
 //     record and replies {correlation_id, deleted}.
+//   - session.v1.request.search {query, correlation_id, cursor?, limit?}:
+//     case-insensitive search of text messages, at most 200 records read
+//     per call; replies {correlation_id, hits, next_cursor}, a hit being
+//     {session_id, match_count, snippet ≤ 120 runes}.
 //
 // A request that fails after its correlation id is known is answered
 // {correlation_id, error}; a request whose correlation id is missing or

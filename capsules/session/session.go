@@ -45,6 +45,7 @@ func New() *sdk.Capsule {
 	c.Handle(ListTopic, "handle_list", handleList)
 	c.Handle(GetMetaTopic, "handle_get_meta", handleGetMeta)
 	c.Handle(DeleteTopic, "handle_delete", handleDelete)
+	c.Handle(SearchTopic, "handle_search", handleSearch)
 	c.Publishes(responsePrefix + "*")
 	return c
 }

@@ -2,7 +2,9 @@ package session_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -389,5 +391,78 @@ func TestOverfullSessionIsRefusedWhole(t *testing.T) {
 	}
 	if got := getMessages(t, k, ipc.DefaultPrincipal, map[string]any{"session_id": "s1", "correlation_id": "r2"}); len(got) != 1 {
 		t.Fatalf("after a refused append: %d messages", len(got))
+	}
+}
+
+// search finds a case-insensitive substring in text messages only, counts
+// its matches, cuts a snippet around the first, stays within the
+// principal, and refuses an empty query.
+func TestSearch(t *testing.T) {
+	k := boot(t)
+	long := strings.Repeat("ä ", 100)
+	k.SessionPublish("alice", session.AppendTopic, map[string]any{"session_id": "s1", "messages": []ipc.Message{
+		text(ipc.RoleUser, long+"Where is the ÜBER config? "+long), text(ipc.RoleAssistant, "the über config is in home."),
+		{Role: ipc.RoleTool, Content: ipc.MessageContent{Kind: ipc.ContentToolResult, ToolResult: ipc.ToolCallSuccess("c1", "über über")}}}})
+	k.SessionPublish("alice", session.AppendTopic, map[string]any{"session_id": "s2", "messages": []ipc.Message{text(ipc.RoleUser, "nothing here")}})
+	k.SessionPublish("bob", session.AppendTopic, map[string]any{"session_id": "b1", "messages": []ipc.Message{text(ipc.RoleUser, "über")}})
+
+	got := ask[session.SearchReply](t, k, "alice", session.SearchTopic, session.OpSearch, map[string]any{"correlation_id": "q1", "query": " Über Config "})
+	if len(got.Hits) != 1 || got.NextCursor != "" {
+		t.Fatalf("hits: %+v", got)
+	}
+	h := got.Hits[0]
+	if h.SessionID != "s1" || h.MatchCount != 2 {
+		t.Fatalf("hit: %+v (tool results must not count)", h)
+	}
+	if n := utf8.RuneCountInString(h.Snippet); n > session.SnippetRunes || !strings.Contains(h.Snippet, "ÜBER config") ||
+		!strings.HasPrefix(h.Snippet, "…") || !strings.HasSuffix(h.Snippet, "…") {
+		t.Fatalf("snippet %q (%d runes)", h.Snippet, n)
+	}
+	if msg := errorReply(t, k, session.SearchTopic, session.OpSearch, map[string]any{"correlation_id": "q2", "query": "  "}); !strings.Contains(msg, "empty") {
+		t.Fatalf("empty query: %q", msg)
+	}
+	if got := ask[session.SearchReply](t, k, "bob", session.SearchTopic, session.OpSearch, map[string]any{"correlation_id": "q3", "query": "config"}); len(got.Hits) != 0 {
+		t.Fatalf("bob finds alice's sessions: %+v", got)
+	}
+}
+
+// A search reads at most MaxSearchScan records per call and hands back a
+// cursor to go on from; following it finds every hit once. (The sessions
+// are seeded in KV: as many fire-and-forget appends would overflow the
+// capsule's call queue.)
+func TestSearchPagesThroughManySessions(t *testing.T) {
+	const sessions = session.MaxSearchScan + 30
+	seed := map[string]string{}
+	want := 0
+	for i := range sessions {
+		body := "hay"
+		if i%10 == 0 {
+			body, want = "a needle", want+1
+		}
+		seed[session.Key(fmt.Sprintf("s%04d", i))] = `{"schema_version": 1, "messages": [{"role": "user", "content": "` + body + `"}]}`
+	}
+	k := sdktest.New(t, sdktest.Capsule{Manifest: session.Manifest, New: session.New, KV: map[string]map[string]string{ipc.DefaultPrincipal: seed}})
+	seen := map[string]bool{}
+	cursor, calls := "", 0
+	for {
+		got := ask[session.SearchReply](t, k, ipc.DefaultPrincipal, session.SearchTopic, session.OpSearch,
+			map[string]any{"correlation_id": "p" + strconv.Itoa(calls), "query": "needle", "limit": session.MaxSearchLimit, "cursor": cursor})
+		calls++
+		for _, h := range got.Hits {
+			if seen[h.SessionID] {
+				t.Fatalf("%s found twice", h.SessionID)
+			}
+			seen[h.SessionID] = true
+		}
+		if got.NextCursor == "" {
+			break
+		}
+		if calls == 1 && (len(got.Hits) != session.MaxSearchScan/10 || got.NextCursor != fmt.Sprintf("s%04d", session.MaxSearchScan-1)) {
+			t.Fatalf("first call: %d hits, cursor %q: it did not stop after %d records", len(got.Hits), got.NextCursor, session.MaxSearchScan)
+		}
+		cursor = got.NextCursor
+	}
+	if len(seen) != want || calls != 2 {
+		t.Fatalf("found %d of %d sessions in %d calls, want 2 calls", len(seen), want, calls)
 	}
 }
