@@ -4,7 +4,9 @@
 // tool calls, tool results) per session id.
 //
 // A session is one KV record, session.data.<session id>, holding
-// schema_version, parent_session_id and messages. The host namespaces the
+// schema_version (2), parent_session_id, messages, created_at and
+// updated_at (unix seconds), title, archived and meta (a client's opaque
+// string ≤ 8 KiB). The host namespaces the
 // capsule's KV per principal, so two principals' sessions of the same id
 // never meet; the capsule adds no principal to its keys.
 //
@@ -18,12 +20,17 @@
 //     empty session whose parent_session_id is the old one (the old is
 //     kept) and replies {correlation_id, new_session_id, old_session_id}.
 //   - session.v1.request.list {correlation_id, cursor?, limit?}: replies a
-//     page of summaries (id, parent, message count, preview ≤ 80 runes) in
+//     page of summaries (id, parent, message count, preview ≤ 80 runes,
+//     title, times, archived, meta) in
 //     id order {correlation_id, sessions, next_cursor, total}.
 //   - session.v1.request.get_meta {session_id, correlation_id}: replies
 //     {correlation_id, session: summary or null}.
 //   - session.v1.request.delete {session_id, correlation_id}: removes the
 //     record and replies {correlation_id, deleted}.
+//   - session.v1.request.update {session_id, correlation_id, title?,
+//     archived?, meta?}: sets what is present (an empty string clears) and
+//     replies {correlation_id, session: summary}. list and search leave
+//     archived sessions out unless include_archived is set.
 //   - session.v1.request.search {query, correlation_id, cursor?, limit?}:
 //     case-insensitive search of text messages, at most 200 records read
 //     per call; replies {correlation_id, hits, next_cursor}, a hit being

@@ -1,6 +1,7 @@
 package session
 
 import (
+	"fmt"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -36,12 +37,18 @@ type Summary struct {
 	MessageCount    int    `json:"message_count"`
 	// Preview is the first user message's text, whitespace folded, at most
 	// PreviewRunes runes (an ellipsis marks a cut).
-	Preview string `json:"preview"`
+	Preview   string `json:"preview"`
+	Title     string `json:"title,omitempty"`
+	CreatedAt int64  `json:"created_at,omitempty"`
+	UpdatedAt int64  `json:"updated_at,omitempty"`
+	Archived  bool   `json:"archived"`
+	Meta      string `json:"meta,omitempty"`
 }
 
 // ListReply answers list: one page of summaries in session id order.
 // NextCursor, when not empty, is the cursor of the next page; Total counts
-// every session of the principal.
+// every session of the principal, archived ones included (counting only
+// the others would mean reading every record on every page).
 type ListReply struct {
 	CorrelationID string    `json:"correlation_id"`
 	Sessions      []Summary `json:"sessions"`
@@ -56,6 +63,20 @@ type MetaReply struct {
 	Session       *Summary `json:"session"`
 }
 
+// UpdateTopic and OpUpdate: set a session's title, archived flag or meta.
+const (
+	UpdateTopic = "session.v1.request.update"
+	OpUpdate    = "update"
+)
+
+// updateRequest is update's payload: an absent field is left alone, a
+// present empty string clears title or meta.
+type updateRequest struct {
+	Title    *string `json:"title"`
+	Archived *bool   `json:"archived"`
+	Meta     *string `json:"meta"`
+}
+
 // DeleteReply answers delete; Deleted is false when there was no record.
 type DeleteReply struct {
 	CorrelationID string `json:"correlation_id"`
@@ -64,12 +85,14 @@ type DeleteReply struct {
 
 // listRequest is list's payload.
 type listRequest struct {
-	Cursor string `json:"cursor"`
-	Limit  int    `json:"limit"`
+	Cursor          string `json:"cursor"`
+	Limit           int    `json:"limit"`
+	IncludeArchived bool   `json:"include_archived"`
 }
 
 func summarize(id string, r Record) Summary {
-	s := Summary{SessionID: id, ParentSessionID: r.ParentSessionID, MessageCount: len(r.Messages)}
+	s := Summary{SessionID: id, ParentSessionID: r.ParentSessionID, MessageCount: len(r.Messages),
+		Title: r.Title, CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt, Archived: r.Archived, Meta: r.Meta}
 	for _, m := range r.Messages {
 		if t, ok := m.Text(); ok && m.Role == ipc.RoleUser {
 			s.Preview = preview(t)
@@ -132,6 +155,9 @@ func handleList(c *sdk.Call) error {
 		if err != nil {
 			return fail(c, topic, req.CorrelationID, "session: list: "+err.Error())
 		}
+		if r.Archived && !page.IncludeArchived {
+			continue
+		}
 		reply.Sessions = append(reply.Sessions, summarize(id, r))
 	}
 	return c.PublishJSON(topic, reply)
@@ -179,4 +205,50 @@ func handleDelete(c *sdk.Call) error {
 		}
 	}
 	return c.PublishJSON(topic, DeleteReply{CorrelationID: req.CorrelationID, Deleted: found})
+}
+
+func handleUpdate(c *sdk.Call) error {
+	req, topic, ok, err := replyTo(c, OpUpdate, c.Payload())
+	if !ok {
+		return err
+	}
+	if err := ValidateID(req.SessionID); err != nil {
+		return fail(c, topic, req.CorrelationID, "session: update: "+err.Error())
+	}
+	var u updateRequest
+	if err := c.Decode(&u); err != nil {
+		return fail(c, topic, req.CorrelationID, "session: update: "+err.Error())
+	}
+	if u.Meta != nil && len(*u.Meta) > MaxMetaBytes {
+		return fail(c, topic, req.CorrelationID, fmt.Sprintf("session: update: meta is %d bytes, the limit is %d", len(*u.Meta), MaxMetaBytes))
+	}
+	found, err := exists(c, req.SessionID)
+	if err != nil {
+		return fail(c, topic, req.CorrelationID, "session: update: "+err.Error())
+	}
+	if !found {
+		return fail(c, topic, req.CorrelationID, fmt.Sprintf("session: update: no session %q", req.SessionID))
+	}
+	r, err := load(c, req.SessionID)
+	if err != nil {
+		return fail(c, topic, req.CorrelationID, "session: update: "+err.Error())
+	}
+	if u.Title != nil {
+		r.Title = *u.Title
+	}
+	if u.Archived != nil {
+		r.Archived = *u.Archived
+	}
+	if u.Meta != nil {
+		r.Meta = *u.Meta
+	}
+	if err := save(c, req.SessionID, r); err != nil {
+		return fail(c, topic, req.CorrelationID, "session: update: "+err.Error())
+	}
+	r, err = load(c, req.SessionID)
+	if err != nil {
+		return fail(c, topic, req.CorrelationID, "session: update: "+err.Error())
+	}
+	s := summarize(req.SessionID, r)
+	return c.PublishJSON(topic, MetaReply{CorrelationID: req.CorrelationID, Session: &s})
 }

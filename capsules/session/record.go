@@ -9,8 +9,13 @@ import (
 	"github.com/astrid-go/astrid/sdk"
 )
 
-// SchemaVersion is the version of the record this capsule writes.
-const SchemaVersion = 1
+// SchemaVersion is the version of the record this capsule writes: 2 adds
+// timestamps, title, archived and meta to v1's parent and messages. A v1
+// record is read as is and written back as v2.
+const SchemaVersion = 2
+
+// MaxMetaBytes bounds a session's opaque client meta.
+const MaxMetaBytes = 8 << 10
 
 // keyPrefix prefixes every session record's KV key.
 const keyPrefix = "session.data."
@@ -19,11 +24,19 @@ const keyPrefix = "session.data."
 const maxIDBytes = 64
 
 // Record is one session as stored in KV. A record without schema_version
-// is read as version 1 and written back with it.
+// is read as an old one and written back with the current version.
 type Record struct {
 	SchemaVersion   int           `json:"schema_version"`
 	ParentSessionID string        `json:"parent_session_id,omitempty"`
 	Messages        []ipc.Message `json:"messages"`
+	// CreatedAt and UpdatedAt are unix seconds of the host clock, set by
+	// save (0 in a record written before v2).
+	CreatedAt int64  `json:"created_at,omitempty"`
+	UpdatedAt int64  `json:"updated_at,omitempty"`
+	Title     string `json:"title,omitempty"`
+	Archived  bool   `json:"archived"`
+	// Meta is a client's opaque JSON string, at most MaxMetaBytes.
+	Meta string `json:"meta,omitempty"`
 }
 
 // Key is the KV key of session id's record.
@@ -74,9 +87,14 @@ func load(c *sdk.Call, id string) (Record, error) {
 	return r, nil
 }
 
-// save writes session id's record.
+// save writes session id's record, stamping its times.
 func save(c *sdk.Call, id string, r Record) error {
 	r.SchemaVersion = SchemaVersion
+	now := c.Now().Unix()
+	if r.CreatedAt == 0 {
+		r.CreatedAt = now
+	}
+	r.UpdatedAt = now
 	if r.Messages == nil {
 		r.Messages = []ipc.Message{}
 	}

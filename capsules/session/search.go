@@ -43,9 +43,10 @@ type SearchReply struct {
 }
 
 type searchRequest struct {
-	Query  string `json:"query"`
-	Cursor string `json:"cursor"`
-	Limit  int    `json:"limit"`
+	Query           string `json:"query"`
+	Cursor          string `json:"cursor"`
+	Limit           int    `json:"limit"`
+	IncludeArchived bool   `json:"include_archived"`
 }
 
 func handleSearch(c *sdk.Call) error {
@@ -87,6 +88,9 @@ func handleSearch(c *sdk.Call) error {
 		r, err := load(c, id)
 		if err != nil {
 			return fail(c, topic, req.CorrelationID, "session: search: "+err.Error())
+		}
+		if r.Archived && !q.IncludeArchived {
+			continue
 		}
 		if hit, ok := match(id, r, query); ok {
 			reply.Hits = append(reply.Hits, hit)

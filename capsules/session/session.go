@@ -46,6 +46,7 @@ func New() *sdk.Capsule {
 	c.Handle(GetMetaTopic, "handle_get_meta", handleGetMeta)
 	c.Handle(DeleteTopic, "handle_delete", handleDelete)
 	c.Handle(SearchTopic, "handle_search", handleSearch)
+	c.Handle(UpdateTopic, "handle_update", handleUpdate)
 	c.Publishes(responsePrefix + "*")
 	return c
 }

@@ -246,7 +246,7 @@ func TestBadCorrelationIDIsDropped(t *testing.T) {
 // afresh at this schema.
 func TestUnknownRecordsStartFresh(t *testing.T) {
 	for name, stored := range map[string]string{
-		"future":     `{"schema_version": 2, "messages": [{"role": "user", "content": "from the future"}]}`,
+		"future":     `{"schema_version": 3, "messages": [{"role": "user", "content": "from the future"}]}`,
 		"unreadable": `{"schema_version": 1, "messages": 7}`,
 	} {
 		t.Run(name, func(t *testing.T) {
@@ -264,12 +264,25 @@ func TestUnknownRecordsStartFresh(t *testing.T) {
 	}
 }
 
-// A record without schema_version (written before versions) is read as v1.
+// A record without schema_version (written before versions) or of v1 is
+// read, and written back as the current version with its times.
 func TestUnversionedRecordIsRead(t *testing.T) {
-	k := sdktest.New(t, sdktest.Capsule{Manifest: session.Manifest, New: session.New,
-		KV: map[string]map[string]string{ipc.DefaultPrincipal: {session.Key("s1"): `{"messages": [{"role": "user", "content": "old"}]}`}}})
-	if got := getMessages(t, k, ipc.DefaultPrincipal, map[string]any{"session_id": "s1", "correlation_id": "g1"}); len(got) != 1 {
-		t.Fatalf("unversioned record: %+v", got)
+	for name, stored := range map[string]string{
+		"unversioned": `{"messages": [{"role": "user", "content": "old"}]}`,
+		"v1":          `{"schema_version": 1, "parent_session_id": "p", "messages": [{"role": "user", "content": "old"}]}`,
+	} {
+		t.Run(name, func(t *testing.T) {
+			k := sdktest.New(t, sdktest.Capsule{Manifest: session.Manifest, New: session.New,
+				KV: map[string]map[string]string{ipc.DefaultPrincipal: {session.Key("s1"): stored}}})
+			if got := getMessages(t, k, ipc.DefaultPrincipal, map[string]any{"session_id": "s1", "correlation_id": "g1"}); len(got) != 1 {
+				t.Fatalf("old record: %+v", got)
+			}
+			k.SessionPublish(ipc.DefaultPrincipal, session.AppendTopic, map[string]any{"session_id": "s1", "messages": []ipc.Message{text(ipc.RoleUser, "new")}})
+			meta := ask[session.MetaReply](t, k, ipc.DefaultPrincipal, session.GetMetaTopic, session.OpGetMeta, map[string]any{"session_id": "s1", "correlation_id": "m1"})
+			if meta.Session == nil || meta.Session.MessageCount != 2 || meta.Session.CreatedAt == 0 || meta.Session.UpdatedAt < meta.Session.CreatedAt {
+				t.Fatalf("after an append: %+v", meta.Session)
+			}
+		})
 	}
 }
 
@@ -464,5 +477,54 @@ func TestSearchPagesThroughManySessions(t *testing.T) {
 	}
 	if len(seen) != want || calls != 2 {
 		t.Fatalf("found %d of %d sessions in %d calls, want 2 calls", len(seen), want, calls)
+	}
+}
+
+// update sets title, archived and meta (absent fields kept, an empty
+// string clears), refuses an unknown session and an oversized meta; list
+// and search leave archived sessions out unless asked.
+func TestUpdateAndArchived(t *testing.T) {
+	k := boot(t)
+	for _, id := range []string{"a", "b"} {
+		k.SessionPublish(ipc.DefaultPrincipal, session.AppendTopic, map[string]any{"session_id": id, "messages": []ipc.Message{text(ipc.RoleUser, "findme "+id)}})
+	}
+	update := func(corr string, fields map[string]any) *session.Summary {
+		t.Helper()
+		fields["correlation_id"] = corr
+		return ask[session.MetaReply](t, k, ipc.DefaultPrincipal, session.UpdateTopic, session.OpUpdate, fields).Session
+	}
+	s := update("u1", map[string]any{"session_id": "a", "title": "Plans", "meta": `{"pinned":true}`})
+	if s == nil || s.Title != "Plans" || s.Meta != `{"pinned":true}` || s.Archived || s.MessageCount != 1 {
+		t.Fatalf("after update: %+v", s)
+	}
+	s = update("u2", map[string]any{"session_id": "a", "archived": true, "title": ""})
+	if s.Title != "" || s.Meta != `{"pinned":true}` || !s.Archived {
+		t.Fatalf("after archive and title clear: %+v", s)
+	}
+	list := ask[session.ListReply](t, k, ipc.DefaultPrincipal, session.ListTopic, session.OpList, map[string]any{"correlation_id": "l1"})
+	if len(list.Sessions) != 1 || list.Sessions[0].SessionID != "b" || list.Total != 2 {
+		t.Fatalf("list without archived: %+v", list)
+	}
+	list = ask[session.ListReply](t, k, ipc.DefaultPrincipal, session.ListTopic, session.OpList, map[string]any{"correlation_id": "l2", "include_archived": true})
+	if len(list.Sessions) != 2 || !list.Sessions[0].Archived {
+		t.Fatalf("list with archived: %+v", list)
+	}
+	found := ask[session.SearchReply](t, k, ipc.DefaultPrincipal, session.SearchTopic, session.OpSearch, map[string]any{"correlation_id": "q1", "query": "findme"})
+	if len(found.Hits) != 1 || found.Hits[0].SessionID != "b" {
+		t.Fatalf("search without archived: %+v", found)
+	}
+	found = ask[session.SearchReply](t, k, ipc.DefaultPrincipal, session.SearchTopic, session.OpSearch, map[string]any{"correlation_id": "q2", "query": "findme", "include_archived": true})
+	if len(found.Hits) != 2 {
+		t.Fatalf("search with archived: %+v", found)
+	}
+	if msg := errorReply(t, k, session.UpdateTopic, session.OpUpdate, map[string]any{"session_id": "nope", "correlation_id": "u3", "title": "x"}); !strings.Contains(msg, "no session") {
+		t.Fatalf("update of an unknown session: %q", msg)
+	}
+	if msg := errorReply(t, k, session.UpdateTopic, session.OpUpdate, map[string]any{"session_id": "b", "correlation_id": "u4", "meta": strings.Repeat("m", session.MaxMetaBytes+1)}); !strings.Contains(msg, "limit") {
+		t.Fatalf("oversized meta: %q", msg)
+	}
+	// The refused updates changed nothing.
+	if meta := ask[session.MetaReply](t, k, ipc.DefaultPrincipal, session.GetMetaTopic, session.OpGetMeta, map[string]any{"session_id": "b", "correlation_id": "m1"}); meta.Session.Meta != "" {
+		t.Fatalf("b after a refused update: %+v", meta.Session)
 	}
 }
