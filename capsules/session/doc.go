@@ -36,6 +36,9 @@
 //     per call; replies {correlation_id, hits, next_cursor}, a hit being
 //     {session_id, match_count, snippet ≤ 120 runes}.
 //
+// Every write is then announced on session.v1.event.created|updated|
+// deleted as {kind, session_id, summary} (summary null for deleted).
+//
 // A request that fails after its correlation id is known is answered
 // {correlation_id, error}; a request whose correlation id is missing or
 // cannot name a topic has nowhere to be answered and is logged and

@@ -203,6 +203,7 @@ func handleDelete(c *sdk.Call) error {
 		if err := c.KVDelete(Key(req.SessionID)); err != nil {
 			return fail(c, topic, req.CorrelationID, "session: delete: "+err.Error())
 		}
+		announce(c, EventDeleted, req.SessionID)
 	}
 	return c.PublishJSON(topic, DeleteReply{CorrelationID: req.CorrelationID, Deleted: found})
 }
@@ -245,6 +246,7 @@ func handleUpdate(c *sdk.Call) error {
 	if err := save(c, req.SessionID, r); err != nil {
 		return fail(c, topic, req.CorrelationID, "session: update: "+err.Error())
 	}
+	announce(c, EventUpdated, req.SessionID)
 	r, err = load(c, req.SessionID)
 	if err != nil {
 		return fail(c, topic, req.CorrelationID, "session: update: "+err.Error())

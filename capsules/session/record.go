@@ -65,26 +65,38 @@ func ValidateID(id string) error {
 // read as empty (fail-secure: never guess at a layout this code does not
 // know), and the next write replaces it.
 func load(c *sdk.Call, id string) (Record, error) {
+	r, _, err := loadFound(c, id)
+	return r, err
+}
+
+// loadFound is load that also reports whether the record exists (one that
+// is read as empty still exists: the next write replaces it).
+func loadFound(c *sdk.Call, id string) (Record, bool, error) {
 	raw, ok, err := c.KVGet(Key(id))
 	if err != nil {
-		return Record{}, fmt.Errorf("session %q: read: %w", id, err)
+		return Record{}, false, fmt.Errorf("session %q: read: %w", id, err)
 	}
 	if !ok {
-		return Record{SchemaVersion: SchemaVersion}, nil
+		return Record{SchemaVersion: SchemaVersion}, false, nil
 	}
+	return decodeRecord(c, id, raw), true, nil
+}
+
+// decodeRecord reads a stored record by load's rules.
+func decodeRecord(c *sdk.Call, id string, raw []byte) Record {
 	var r Record
 	if err := json.Unmarshal(raw, &r); err != nil {
 		c.Log(hostapi.LogWarn, fmt.Sprintf("session: record %q does not decode, starting it fresh: %v", id, err))
-		return Record{SchemaVersion: SchemaVersion}, nil
+		return Record{SchemaVersion: SchemaVersion}
 	}
 	switch {
 	case r.SchemaVersion == 0:
 		r.SchemaVersion = SchemaVersion
 	case r.SchemaVersion > SchemaVersion:
 		c.Log(hostapi.LogWarn, fmt.Sprintf("session: record %q has schema_version %d, newer than %d; starting it fresh", id, r.SchemaVersion, SchemaVersion))
-		return Record{SchemaVersion: SchemaVersion}, nil
+		return Record{SchemaVersion: SchemaVersion}
 	}
-	return r, nil
+	return r
 }
 
 // save writes session id's record, stamping its times.
@@ -117,16 +129,24 @@ func exists(c *sdk.Call, id string) (bool, error) {
 	return ok, nil
 }
 
-// appendMessages adds msgs to the end of session id's record; an empty
-// list writes nothing.
+// appendMessages adds msgs to the end of session id's record and
+// announces it; an empty list writes nothing.
 func appendMessages(c *sdk.Call, id string, msgs []ipc.Message) error {
 	if len(msgs) == 0 {
 		return nil
 	}
-	r, err := load(c, id)
+	r, found, err := loadFound(c, id)
 	if err != nil {
 		return err
 	}
 	r.Messages = append(r.Messages, msgs...)
-	return save(c, id, r)
+	if err := save(c, id, r); err != nil {
+		return err
+	}
+	kind := EventUpdated
+	if !found {
+		kind = EventCreated
+	}
+	announce(c, kind, id)
+	return nil
 }

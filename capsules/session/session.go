@@ -48,6 +48,7 @@ func New() *sdk.Capsule {
 	c.Handle(SearchTopic, "handle_search", handleSearch)
 	c.Handle(UpdateTopic, "handle_update", handleUpdate)
 	c.Publishes(responsePrefix + "*")
+	c.Publishes(eventPrefix + "*")
 	return c
 }
 
@@ -197,6 +198,7 @@ func handleClear(c *sdk.Call) error {
 	if err := save(c, id, Record{ParentSessionID: req.SessionID}); err != nil {
 		return fail(c, topic, req.CorrelationID, "session: clear: "+err.Error())
 	}
+	announce(c, EventCreated, id)
 	return c.PublishJSON(topic, ClearReply{CorrelationID: req.CorrelationID, NewSessionID: id, OldSessionID: req.SessionID})
 }
 

@@ -528,3 +528,58 @@ func TestUpdateAndArchived(t *testing.T) {
 		t.Fatalf("b after a refused update: %+v", meta.Session)
 	}
 }
+
+// Every write is announced after it is made: an append to a new session
+// as created, to an existing one as updated (with the new count), clear's
+// new session as created, update as updated, delete as deleted; an empty
+// append and a read announce nothing.
+func TestEventsFollowWrites(t *testing.T) {
+	k := boot(t)
+	events := k.SessionListen(ipc.DefaultPrincipal, "session.v1.event.*")
+	one := []ipc.Message{text(ipc.RoleUser, "hi")}
+	k.SessionPublish(ipc.DefaultPrincipal, session.AppendTopic, map[string]any{"session_id": "s1", "messages": one})
+	k.SessionPublish(ipc.DefaultPrincipal, session.AppendTopic, map[string]any{"session_id": "s1", "messages": []ipc.Message{}})
+	getMessages(t, k, ipc.DefaultPrincipal, map[string]any{"session_id": "s1", "correlation_id": "g1"})
+	k.SessionPublish(ipc.DefaultPrincipal, session.AppendTopic, map[string]any{"session_id": "s1", "messages": one})
+	cleared := ask[session.ClearReply](t, k, ipc.DefaultPrincipal, session.ClearTopic, session.OpClear, map[string]any{"session_id": "s1", "correlation_id": "c1"})
+	ask[session.MetaReply](t, k, ipc.DefaultPrincipal, session.UpdateTopic, session.OpUpdate, map[string]any{"session_id": "s1", "correlation_id": "u1", "title": "T"})
+	ask[session.DeleteReply](t, k, ipc.DefaultPrincipal, session.DeleteTopic, session.OpDelete, map[string]any{"session_id": "s1", "correlation_id": "d1"})
+	for i, want := range []struct {
+		kind, id string
+		count    int
+		title    string
+	}{
+		{session.EventCreated, "s1", 1, ""}, {session.EventUpdated, "s1", 2, ""},
+		{session.EventCreated, cleared.NewSessionID, 0, ""}, {session.EventUpdated, "s1", 2, "T"}, {session.EventDeleted, "s1", -1, ""},
+	} {
+		topic, raw := events.Next()
+		var ev session.Event
+		if err := json.Unmarshal(raw, &ev); err != nil {
+			t.Fatal(err)
+		}
+		if topic != session.EventTopic(want.kind) || ev.Kind != want.kind || ev.SessionID != want.id {
+			t.Fatalf("event %d: %s %s, want %s %s", i, topic, raw, want.kind, want.id)
+		}
+		switch {
+		case want.count < 0 && ev.Summary != nil:
+			t.Fatalf("event %d: a deleted session has a summary: %s", i, raw)
+		case want.count >= 0 && (ev.Summary == nil || ev.Summary.MessageCount != want.count || ev.Summary.Title != want.title):
+			t.Fatalf("event %d: summary %s, want %d messages, title %q", i, raw, want.count, want.title)
+		}
+	}
+}
+
+// A scoped listener hears only its own principal's events: bob's first
+// event is about his append, not alice's earlier one.
+func TestEventsStayWithTheirPrincipal(t *testing.T) {
+	k := boot(t)
+	bob := k.SessionListen("bob", "session.v1.event.*")
+	k.SessionPublish("alice", session.AppendTopic, map[string]any{"session_id": "alice-only", "messages": []ipc.Message{text(ipc.RoleUser, "secret")}})
+	getMessages(t, k, "alice", map[string]any{"session_id": "alice-only", "correlation_id": "g1"})
+	k.SessionPublish("bob", session.AppendTopic, map[string]any{"session_id": "bobs", "messages": []ipc.Message{text(ipc.RoleUser, "mine")}})
+	_, raw := bob.Next()
+	var ev session.Event
+	if err := json.Unmarshal(raw, &ev); err != nil || ev.SessionID != "bobs" {
+		t.Fatalf("bob heard %s (%v)", raw, err)
+	}
+}

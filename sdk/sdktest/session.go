@@ -15,12 +15,12 @@ import (
 const sessionClientID = "sdktest-session-client"
 
 // sessionClientACL lets the test frontend send session requests and hear
-// their scoped replies, and nothing else.
+// their scoped replies and the store's events, and nothing else.
 func sessionClientACL() dispatch.CapsuleACL {
 	return dispatch.CapsuleACL{
 		ID:        sessionClientID,
 		Publish:   []string{"session.v1.append", "session.v1.request.*"},
-		Subscribe: []string{"session.v1.response.*"},
+		Subscribe: []string{"session.v1.response.*", "session.v1.event.*"},
 	}
 }
 
