@@ -129,37 +129,11 @@ func handleList(c *sdk.Call) error {
 	if err := c.Decode(&page); err != nil {
 		return fail(c, topic, req.CorrelationID, "session: list: "+err.Error())
 	}
-	limit := page.Limit
-	switch {
-	case limit <= 0:
-		limit = DefaultListLimit
-	case limit > MaxListLimit:
-		limit = MaxListLimit
-	}
-	keys, err := c.KVList(keyPrefix)
+	reply, err := listPage(c, page)
 	if err != nil {
 		return fail(c, topic, req.CorrelationID, "session: list: "+err.Error())
 	}
-	reply := ListReply{CorrelationID: req.CorrelationID, Sessions: []Summary{}, Total: len(keys)}
-	// Keys come sorted by bytes, so the cursor is the last id returned.
-	for _, key := range keys {
-		id := strings.TrimPrefix(key, keyPrefix)
-		if page.Cursor != "" && id <= page.Cursor {
-			continue
-		}
-		if len(reply.Sessions) == limit {
-			reply.NextCursor = reply.Sessions[limit-1].SessionID
-			break
-		}
-		r, err := load(c, id)
-		if err != nil {
-			return fail(c, topic, req.CorrelationID, "session: list: "+err.Error())
-		}
-		if r.Archived && !page.IncludeArchived {
-			continue
-		}
-		reply.Sessions = append(reply.Sessions, summarize(id, r))
-	}
+	reply.CorrelationID = req.CorrelationID
 	return c.PublishJSON(topic, reply)
 }
 
@@ -253,4 +227,40 @@ func handleUpdate(c *sdk.Call) error {
 	}
 	s := summarize(req.SessionID, r)
 	return c.PublishJSON(topic, MetaReply{CorrelationID: req.CorrelationID, Session: &s})
+}
+
+// listPage reads one page of summaries.
+func listPage(c *sdk.Call, page listRequest) (ListReply, error) {
+	limit := page.Limit
+	switch {
+	case limit <= 0:
+		limit = DefaultListLimit
+	case limit > MaxListLimit:
+		limit = MaxListLimit
+	}
+	keys, err := c.KVList(keyPrefix)
+	if err != nil {
+		return ListReply{}, err
+	}
+	reply := ListReply{Sessions: []Summary{}, Total: len(keys)}
+	// Keys come sorted by bytes, so the cursor is the last id returned.
+	for _, key := range keys {
+		id := strings.TrimPrefix(key, keyPrefix)
+		if page.Cursor != "" && id <= page.Cursor {
+			continue
+		}
+		if len(reply.Sessions) == limit {
+			reply.NextCursor = reply.Sessions[limit-1].SessionID
+			break
+		}
+		r, err := load(c, id)
+		if err != nil {
+			return ListReply{}, err
+		}
+		if r.Archived && !page.IncludeArchived {
+			continue
+		}
+		reply.Sessions = append(reply.Sessions, summarize(id, r))
+	}
+	return reply, nil
 }

@@ -1,6 +1,7 @@
 package session
 
 import (
+	"errors"
 	"slices"
 	"strings"
 	"unicode"
@@ -58,44 +59,11 @@ func handleSearch(c *sdk.Call) error {
 	if err := c.Decode(&q); err != nil {
 		return fail(c, topic, req.CorrelationID, "session: search: "+err.Error())
 	}
-	query := fold([]rune(strings.TrimSpace(q.Query)))
-	if len(query) == 0 {
-		return fail(c, topic, req.CorrelationID, "session: search: the query is empty")
-	}
-	limit := q.Limit
-	switch {
-	case limit <= 0:
-		limit = DefaultSearchLimit
-	case limit > MaxSearchLimit:
-		limit = MaxSearchLimit
-	}
-	keys, err := c.KVList(keyPrefix)
+	reply, err := searchPage(c, q)
 	if err != nil {
 		return fail(c, topic, req.CorrelationID, "session: search: "+err.Error())
 	}
-	reply := SearchReply{CorrelationID: req.CorrelationID, Hits: []Hit{}}
-	scanned, last := 0, ""
-	for _, key := range keys {
-		id := strings.TrimPrefix(key, keyPrefix)
-		if q.Cursor != "" && id <= q.Cursor {
-			continue
-		}
-		if scanned == MaxSearchScan || len(reply.Hits) == limit {
-			reply.NextCursor = last
-			break
-		}
-		scanned, last = scanned+1, id
-		r, err := load(c, id)
-		if err != nil {
-			return fail(c, topic, req.CorrelationID, "session: search: "+err.Error())
-		}
-		if r.Archived && !q.IncludeArchived {
-			continue
-		}
-		if hit, ok := match(id, r, query); ok {
-			reply.Hits = append(reply.Hits, hit)
-		}
-	}
+	reply.CorrelationID = req.CorrelationID
 	return c.PublishJSON(topic, reply)
 }
 
@@ -151,4 +119,47 @@ func snippet(text []rune, at, n int) string {
 		b.WriteString("…")
 	}
 	return b.String()
+}
+
+// searchPage runs one call's worth of a search.
+func searchPage(c *sdk.Call, q searchRequest) (SearchReply, error) {
+	query := fold([]rune(strings.TrimSpace(q.Query)))
+	if len(query) == 0 {
+		return SearchReply{}, errors.New("the query is empty")
+	}
+	limit := q.Limit
+	switch {
+	case limit <= 0:
+		limit = DefaultSearchLimit
+	case limit > MaxSearchLimit:
+		limit = MaxSearchLimit
+	}
+	keys, err := c.KVList(keyPrefix)
+	if err != nil {
+		return SearchReply{}, err
+	}
+	reply := SearchReply{Hits: []Hit{}}
+	scanned, last := 0, ""
+	for _, key := range keys {
+		id := strings.TrimPrefix(key, keyPrefix)
+		if q.Cursor != "" && id <= q.Cursor {
+			continue
+		}
+		if scanned == MaxSearchScan || len(reply.Hits) == limit {
+			reply.NextCursor = last
+			break
+		}
+		scanned, last = scanned+1, id
+		r, err := load(c, id)
+		if err != nil {
+			return SearchReply{}, err
+		}
+		if r.Archived && !q.IncludeArchived {
+			continue
+		}
+		if hit, ok := match(id, r, query); ok {
+			reply.Hits = append(reply.Hits, hit)
+		}
+	}
+	return reply, nil
 }
