@@ -36,6 +36,9 @@
 //     per call; replies {correlation_id, hits, next_cursor}, a hit being
 //     {session_id, match_count, snippet ≤ 120 runes}.
 //
+// It also provides the agent's read-only tools list_threads, get_thread
+// and search_conversations over the calling principal's history.
+//
 // Every write is then announced on session.v1.event.created|updated|
 // deleted as {kind, session_id, summary} (summary null for deleted).
 //

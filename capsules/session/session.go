@@ -47,6 +47,7 @@ func New() *sdk.Capsule {
 	c.Handle(DeleteTopic, "handle_delete", handleDelete)
 	c.Handle(SearchTopic, "handle_search", handleSearch)
 	c.Handle(UpdateTopic, "handle_update", handleUpdate)
+	registerTools(c)
 	c.Publishes(responsePrefix + "*")
 	c.Publishes(eventPrefix + "*")
 	return c

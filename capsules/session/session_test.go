@@ -583,3 +583,46 @@ func TestEventsStayWithTheirPrincipal(t *testing.T) {
 		t.Fatalf("bob heard %s (%v)", raw, err)
 	}
 }
+
+// The agent tools read the calling principal's history: list_threads and
+// search_conversations find alice's session (not bob's), get_thread returns
+// its last messages, and a bad or unknown id is an error result.
+func TestAgentTools(t *testing.T) {
+	k := boot(t)
+	k.SessionPublish("alice", session.AppendTopic, map[string]any{"session_id": "trip", "messages": []ipc.Message{
+		text(ipc.RoleUser, "plan a trip to Lisbon"), text(ipc.RoleAssistant, "Day one: Alfama."), text(ipc.RoleUser, "and day two?")}})
+	k.SessionPublish("bob", session.AppendTopic, map[string]any{"session_id": "bobs", "messages": []ipc.Message{text(ipc.RoleUser, "Lisbon too")}})
+	getMessages(t, k, "bob", map[string]any{"session_id": "bobs", "correlation_id": "sync"})
+
+	res := k.CallToolAs("alice", "list_threads", `{}`)
+	var list session.ListReply
+	if res.IsError || json.Unmarshal([]byte(res.Content), &list) != nil || len(list.Sessions) != 1 || list.Sessions[0].SessionID != "trip" || list.Sessions[0].MessageCount != 3 {
+		t.Fatalf("list_threads: %+v", res)
+	}
+	res = k.CallToolAs("alice", "search_conversations", `{"query": "lisbon"}`)
+	var found session.SearchReply
+	if res.IsError || json.Unmarshal([]byte(res.Content), &found) != nil || len(found.Hits) != 1 || found.Hits[0].SessionID != "trip" {
+		t.Fatalf("search_conversations: %+v", res)
+	}
+	res = k.CallToolAs("alice", "get_thread", `{"session_id": "trip", "limit": 2}`)
+	var thread struct {
+		Messages []ipc.Message `json:"messages"`
+	}
+	if res.IsError || json.Unmarshal([]byte(res.Content), &thread) != nil || len(thread.Messages) != 2 {
+		t.Fatalf("get_thread: %+v", res)
+	}
+	if s, _ := thread.Messages[1].Text(); s != "and day two?" {
+		t.Fatalf("get_thread's last message %q", s)
+	}
+	for _, args := range []string{`{"session_id": "bobs"}`, `{"session_id": "../trip"}`} {
+		if res := k.CallToolAs("alice", "get_thread", args); !res.IsError {
+			t.Fatalf("get_thread %s: %+v", args, res)
+		}
+	}
+	// Only reading: none of the tools is mutable.
+	for _, tool := range k.Tools() {
+		if strings.Contains("list_threads get_thread search_conversations", tool.Name) && tool.Mutable {
+			t.Fatalf("%s is mutable", tool.Name)
+		}
+	}
+}
