@@ -145,16 +145,12 @@ func handleGetMeta(c *sdk.Call) error {
 	if err := ValidateID(req.SessionID); err != nil {
 		return fail(c, topic, req.CorrelationID, "session: get_meta: "+err.Error())
 	}
-	reply := MetaReply{CorrelationID: req.CorrelationID}
-	found, err := exists(c, req.SessionID)
+	r, found, err := loadFound(c, req.SessionID)
 	if err != nil {
 		return fail(c, topic, req.CorrelationID, "session: get_meta: "+err.Error())
 	}
+	reply := MetaReply{CorrelationID: req.CorrelationID}
 	if found {
-		r, err := load(c, req.SessionID)
-		if err != nil {
-			return fail(c, topic, req.CorrelationID, "session: get_meta: "+err.Error())
-		}
 		s := summarize(req.SessionID, r)
 		reply.Session = &s
 	}
@@ -197,16 +193,12 @@ func handleUpdate(c *sdk.Call) error {
 	if u.Meta != nil && len(*u.Meta) > MaxMetaBytes {
 		return fail(c, topic, req.CorrelationID, fmt.Sprintf("session: update: meta is %d bytes, the limit is %d", len(*u.Meta), MaxMetaBytes))
 	}
-	found, err := exists(c, req.SessionID)
+	r, found, err := loadFound(c, req.SessionID)
 	if err != nil {
 		return fail(c, topic, req.CorrelationID, "session: update: "+err.Error())
 	}
 	if !found {
 		return fail(c, topic, req.CorrelationID, fmt.Sprintf("session: update: no session %q", req.SessionID))
-	}
-	r, err := load(c, req.SessionID)
-	if err != nil {
-		return fail(c, topic, req.CorrelationID, "session: update: "+err.Error())
 	}
 	if u.Title != nil {
 		r.Title = *u.Title
