@@ -25,12 +25,8 @@ type bootRun struct {
 type pendingLoad struct {
 	cand *Candidate
 	deps []*pendingLoad // providers of its imports
-	// rivals are the capsules before it in Order's order that may provide
-	// one of its tools: it registers only once they have finished, so
-	// that, as in a sequential load, the earlier one keeps the tool.
-	rivals []*pendingLoad
-	done   chan struct{} // closed when its load has finished
-	err    error         // set before done is closed
+	done chan struct{}  // closed when its load has finished
+	err  error          // set before done is closed
 }
 
 // Boot discovers the built-ins and the installed capsules and loads them
@@ -120,16 +116,9 @@ func (r *Runtime) loadWhenReady(ctx context.Context, p *pendingLoad) {
 			return
 		}
 	}
-	p.err = r.loadTurn(ctx, p.cand, nil, func(ctx context.Context) error {
-		for _, rival := range p.rivals {
-			select {
-			case <-rival.done:
-			case <-ctx.Done():
-				return fmt.Errorf("boot stopped while waiting for %s, which may provide the same tools: %w", rival.cand.ID(), ctx.Err())
-			}
-		}
-		return nil
-	})
+	// No two capsules of a boot may provide one tool (claimTools settled
+	// that before the order), so loads need no turn among themselves.
+	p.err = r.load(ctx, p.cand, nil)
 	switch {
 	case p.err == nil || p.cand.Builtin():
 	case ctx.Err() != nil:
@@ -182,12 +171,7 @@ func (r *Runtime) plan() ([]*pendingLoad, error) {
 		byCand[c] = loads[i]
 	}
 	none := map[string]error{}
-	for i, p := range loads {
-		for _, earlier := range loads[:i] {
-			if mayShareTools(earlier.cand, p.cand) {
-				p.rivals = append(p.rivals, earlier)
-			}
-		}
+	for _, p := range loads {
 		seen := map[*pendingLoad]bool{}
 		for _, imp := range p.cand.Manifest.Imports {
 			// Optional imports too: when a provider exists, it goes first.
@@ -262,30 +246,6 @@ func mayProvide(c *Candidate, tool string) bool {
 	for _, srv := range c.Manifest.MCPServers {
 		if strings.HasPrefix(tool, srv.ID+":") {
 			return true
-		}
-	}
-	return false
-}
-
-// mayShareTools reports whether a and b may provide a tool of one name,
-// by their manifests: a tool one names that the other may provide, or MCP
-// servers of one id (whose tools are named after it).
-func mayShareTools(a, b *Candidate) bool {
-	for _, name := range toolNames(b.Manifest, emptySurface) {
-		if mayProvide(a, name) {
-			return true
-		}
-	}
-	for _, name := range toolNames(a.Manifest, emptySurface) {
-		if mayProvide(b, name) {
-			return true
-		}
-	}
-	for _, sa := range a.Manifest.MCPServers {
-		for _, sb := range b.Manifest.MCPServers {
-			if sa.ID == sb.ID {
-				return true
-			}
 		}
 	}
 	return false

@@ -185,15 +185,9 @@ func (r *Runtime) admit(c *Candidate) error {
 	return nil
 }
 
-// load builds, loads and registers one capsule; the caller holds ops. The
-// outcome is recorded whatever it is.
-func (r *Runtime) load(ctx context.Context, c *Candidate, f EngineFactory) error {
-	return r.loadTurn(ctx, c, f, nil)
-}
-
-// loadTurn is load; when turn is not nil, the capsule registers only once
-// turn returns nil (a boot's rule for capsules that may share a tool).
-func (r *Runtime) loadTurn(ctx context.Context, c *Candidate, f EngineFactory, turn func(context.Context) error) (err error) {
+// load builds, loads and registers one capsule; the caller holds ops (or,
+// in a boot, the boot does). The outcome is recorded whatever it is.
+func (r *Runtime) load(ctx context.Context, c *Candidate, f EngineFactory) (err error) {
 	id := c.ID()
 	m := c.Manifest
 	r.mu.Lock()
@@ -265,12 +259,6 @@ func (r *Runtime) loadTurn(ctx context.Context, c *Candidate, f EngineFactory, t
 	if err := comp.WaitReady(ctx, r.opts.ReadyTimeout); err != nil {
 		undo()
 		return err
-	}
-	if turn != nil {
-		if err := turn(ctx); err != nil {
-			undo()
-			return err
-		}
 	}
 	surface := comp.Surface()
 	e.tools = toolNames(m, surface)
