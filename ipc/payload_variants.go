@@ -38,6 +38,10 @@ type AgentResponse struct {
 	Text      string `json:"text"`
 	IsFinal   bool   `json:"is_final"`
 	SessionID string `json:"session_id"`
+	// Outcome says what ended the turn on a final response (one of the
+	// Outcome constants); empty on a partial one. Upstream has no such
+	// field: a frontend had to guess an error from the text.
+	Outcome string `json:"outcome,omitempty"`
 }
 
 // ApprovalRequired asks the user to approve an action on a resource; the
@@ -47,6 +51,9 @@ type ApprovalRequired struct {
 	Action    string `json:"action"`
 	Resource  string `json:"resource"`
 	Reason    string `json:"reason"`
+	// CallID is the tool call the question holds up, when there is one:
+	// the orchestrator stops that turn's tool-phase clock while it waits.
+	CallID string `json:"call_id,omitempty"`
 }
 
 // The decisions an ApprovalResponse carries.

@@ -20,6 +20,10 @@ type Config struct {
 	// process is using it (internal/store holds the file only while it
 	// works on it).
 	StoreLockWait Duration `toml:"store_lock_wait"`
+	// WatchdogInterval is how often the kernel publishes
+	// astrid.v1.watchdog.tick (for each principal it has seen), which the
+	// agent's phase limits are enforced on; 0 or less: never.
+	WatchdogInterval Duration `toml:"watchdog_interval"`
 }
 
 // Limits are the kernel's resource limits (DESIGN §4 and §4b).
@@ -66,6 +70,7 @@ func Default() Config {
 		MCPHandshakeTimeout: Duration{30 * time.Second},
 		Log:                 Log{Level: "info"},
 		StoreLockWait:       Duration{5 * time.Second},
+		WatchdogInterval:    Duration{5 * time.Second},
 	}
 }
 

@@ -98,6 +98,19 @@ func (d *Dispatcher) publish(from Caller, topic string, payload json.RawMessage,
 // PublishKernel sends one of the kernel's own events: source_id "kernel", no
 // principal, no ACL and no rate limit.
 func (d *Dispatcher) PublishKernel(topic string, payload json.RawMessage) (Result, error) {
+	return d.PublishKernelFor("", topic, payload)
+}
+
+// PublishKernelFor is PublishKernel for one principal's handlers: the
+// event's principal is principal, so an interceptor runs for (and sees the
+// KV of) that principal. The kernel's watchdog tick uses it to reach every
+// principal's per-session state.
+func (d *Dispatcher) PublishKernelFor(principal, topic string, payload json.RawMessage) (Result, error) {
+	if principal != "" {
+		if err := ValidatePrincipal(principal); err != nil {
+			return Result{}, fmt.Errorf("dispatch: kernel publish %s: %w", topic, err)
+		}
+	}
 	if d.closed.Load() {
 		return Result{}, fmt.Errorf("dispatch: kernel publish %s: %w", topic, ErrClosed)
 	}
@@ -109,7 +122,7 @@ func (d *Dispatcher) PublishKernel(topic string, payload json.RawMessage) (Resul
 		d.stats.invalid.Add(1)
 		return Result{}, fmt.Errorf("dispatch: kernel publish %s: %w", topic, ErrInvalidPayload)
 	}
-	res, err := d.deliver(nil, nil, &ipc.Envelope{Topic: topic, Payload: payload, SourceID: ipc.KernelSourceID}, nil, 0)
+	res, err := d.deliver(nil, nil, &ipc.Envelope{Topic: topic, Payload: payload, SourceID: ipc.KernelSourceID, Principal: principal}, nil, 0)
 	if err != nil {
 		return Result{}, fmt.Errorf("dispatch: kernel publish %s: %w", topic, err)
 	}

@@ -173,6 +173,7 @@ func Boot(ctx context.Context, opts Options) (*Kernel, error) {
 		k.Close()
 		return nil, fmt.Errorf("kernel: %w", err)
 	}
+	k.startWatchdog(runCtx, cfg.WatchdogInterval.Duration)
 	if opts.WatchCapsules {
 		if err := k.Runtime.Watch(runtime.WatchOptions{}); err != nil {
 			k.Close()
