@@ -40,6 +40,9 @@ type Capsule struct {
 	config map[string]string
 	log    *slog.Logger
 	roots  roots
+	// tools are the manifest's [[tool]] entries by name: what the
+	// operator reviewed, stamped on the capsule's describe answers.
+	tools map[string]manifest.Tool
 
 	kvMu sync.Mutex
 	kvs  map[string]*store.KV // by principal, see kvOf
@@ -70,7 +73,14 @@ func NewCapsule(deps Deps, m *manifest.Manifest, installDir string, config map[s
 	if deps.Cancels == nil {
 		deps.Cancels = NewCancels()
 	}
-	return &Capsule{deps: deps, id: id, gate: g, http: client, config: config, log: log.With("capsule", id)}, nil
+	c := &Capsule{deps: deps, id: id, gate: g, http: client, config: config, log: log.With("capsule", id)}
+	if len(m.Tools) > 0 {
+		c.tools = make(map[string]manifest.Tool, len(m.Tools))
+		for _, t := range m.Tools {
+			c.tools[t.Name] = t
+		}
+	}
+	return c, nil
 }
 
 // ID is the capsule id.

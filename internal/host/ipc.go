@@ -20,6 +20,9 @@ func (call *Call) Publish(topic string, payload []byte) error {
 	if err := call.live("publish"); err != nil {
 		return err
 	}
+	if call.c.tools != nil && topic == ipc.ToolDescribeResponseTopic(call.c.id) {
+		payload = call.c.stampDescribe(payload)
+	}
 	// The dispatcher checks the payload (JSON, UTF-8) once for every
 	// publisher; an invalid one comes back as CodeInvalid.
 	if _, err := call.c.deps.Dispatcher.Publish(call.caller, topic, payload); err != nil {

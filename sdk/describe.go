@@ -1,0 +1,112 @@
+package sdk
+
+import (
+	"encoding/json"
+	"errors"
+	"time"
+
+	"github.com/astrid-go/astrid/hostapi"
+	"github.com/astrid-go/astrid/ipc"
+)
+
+// DescribedTool is one tool in a Catalogue: what its capsule's describe
+// answer said (with the kernel's corrections from the capsule's manifest:
+// the operator-reviewed description_for_llm, and mutable if either says
+// so) and which capsule answered.
+type DescribedTool struct {
+	Name        string          `json:"name"`
+	Description string          `json:"description"`
+	InputSchema json.RawMessage `json:"input_schema"`
+	Mutable     bool            `json:"mutable"`
+	Capsule     string          `json:"capsule"`
+}
+
+// Catalogue is what a describe fan-out collected.
+type Catalogue struct {
+	// Tools are sorted in the dispatch order of the capsules that
+	// answered, each capsule's in its own order; a name is kept once,
+	// from the first capsule (the kernel lets only one capsule provide a
+	// tool, so a second is a stale answer, not a rival).
+	Tools []DescribedTool `json:"tools"`
+	// Missing lists the capsules that intercept the describe topic but did
+	// not answer within the window, in dispatch order.
+	Missing []string `json:"missing,omitempty"`
+	// Responders lists every capsule that was asked, in dispatch order
+	// (the capsule set a cache of the catalogue is valid for).
+	Responders []string `json:"responders"`
+}
+
+// DescribeTools runs the describe fan-out (seed 000): it asks every capsule
+// intercepting tool.v1.request.describe for its tools and returns as soon as
+// each has answered, or when window has passed. The calling capsule's
+// manifest must grant publishing tool.v1.request.describe and subscribing to
+// tool.v1.response.describe.* (declare them with Publishes and Subscribes).
+// The caller itself is not waited for: its own describe handler cannot run
+// while it is in a call.
+func DescribeTools(c *Call, window time.Duration) (Catalogue, error) {
+	var cat Catalogue
+	responders, err := c.Interceptors(ipc.ToolRequestDescribeTopic)
+	if err != nil {
+		return cat, err
+	}
+	self := c.CapsuleID()
+	waiting := map[string]bool{}
+	for _, id := range responders {
+		if id != self && !waiting[id] {
+			waiting[id] = true
+			cat.Responders = append(cat.Responders, id)
+		}
+	}
+	if len(waiting) == 0 {
+		return cat, nil
+	}
+	sub, err := c.Subscribe(ipc.ToolDescribeResponsePattern)
+	if err != nil {
+		return cat, err
+	}
+	defer func() { _ = c.Unsubscribe(sub) }()
+	if err := c.Publish(ipc.ToolRequestDescribeTopic, []byte(`{}`)); err != nil {
+		return cat, err
+	}
+	answers := map[string][]ipc.ToolDescriptor{}
+	deadline := c.Now().Add(window)
+	for len(waiting) > 0 {
+		left := deadline.Sub(c.Now())
+		if left <= 0 {
+			break
+		}
+		msg, err := c.Recv(sub, left)
+		if errors.Is(err, hostapi.ErrTimeout) {
+			break
+		}
+		if err != nil {
+			return cat, err
+		}
+		src := msg.SourceID
+		if !waiting[src] || msg.Topic != ipc.ToolDescribeResponseTopic(src) {
+			continue
+		}
+		delete(waiting, src)
+		resp, err := ipc.ParseToolDescribeResponse(msg.Payload)
+		if err != nil {
+			c.Log(hostapi.LogWarn, "describe: capsule "+src+" answered without a tools list: "+err.Error())
+			continue
+		}
+		answers[src] = resp.Tools
+	}
+	seen := map[string]bool{}
+	for _, id := range cat.Responders {
+		if waiting[id] {
+			cat.Missing = append(cat.Missing, id)
+			continue
+		}
+		for _, t := range answers[id] {
+			if t.Name != "" && seen[t.Name] {
+				continue
+			}
+			seen[t.Name] = true
+			cat.Tools = append(cat.Tools, DescribedTool{Name: t.Name, Description: t.Description, InputSchema: t.InputSchema, Mutable: t.Mutable, Capsule: id})
+		}
+	}
+	return cat, nil
+}
