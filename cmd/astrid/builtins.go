@@ -2,9 +2,12 @@ package main
 
 import (
 	"github.com/astrid-go/astrid/capsules/fs"
+	"github.com/astrid-go/astrid/capsules/replay"
 	"github.com/astrid-go/astrid/capsules/router"
+	"github.com/astrid-go/astrid/capsules/session"
 	"github.com/astrid-go/astrid/internal/dispatch"
 	"github.com/astrid-go/astrid/internal/kernel"
+	"github.com/astrid-go/astrid/internal/sessionclient"
 	"github.com/astrid-go/astrid/internal/toolclient"
 )
 
@@ -14,10 +17,12 @@ func builtins() []kernel.Builtin {
 	return []kernel.Builtin{
 		{Manifest: router.Manifest, New: router.New},
 		{Manifest: fs.Manifest, New: fs.New},
+		{Manifest: session.Manifest, New: session.New},
+		{Manifest: replay.Manifest, New: replay.New},
 	}
 }
 
 // frontends are the identities astrid's commands act under on the bus.
 func frontends() []dispatch.CapsuleACL {
-	return []dispatch.CapsuleACL{toolclient.ACL()}
+	return []dispatch.CapsuleACL{toolclient.ACL(), sessionclient.ACL()}
 }

@@ -49,5 +49,6 @@ processes may share one $ASTRID_HOME: each holds the database only while it uses
 	root.AddCommand(newVersionCmd())
 	root.AddCommand(newCapsuleCmd())
 	root.AddCommand(newToolCmd())
+	root.AddCommand(newSessionCmd())
 	return root
 }

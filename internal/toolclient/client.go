@@ -25,8 +25,8 @@ const ClientID = "astrid-cli"
 func ACL() dispatch.CapsuleACL {
 	return dispatch.CapsuleACL{
 		ID:        ClientID,
-		Publish:   []string{ipc.ToolRequestExecuteTopic, ipc.ToolRequestDescribeTopic, ipc.ToolRequestCancelTopic},
-		Subscribe: []string{ipc.ToolExecuteResultTopic, "tool.v1.response.describe.*"},
+		Publish:   []string{ipc.ToolRequestExecuteTopic, ipc.ToolRequestDescribeTopic, ipc.ToolRequestCancelTopic, ipc.ApprovalResponseTopic("*")},
+		Subscribe: []string{ipc.ToolExecuteResultTopic, "tool.v1.response.describe.*", ipc.ApprovalRequestTopic},
 	}
 }
 
@@ -97,7 +97,16 @@ type ToolClient struct {
 	caller dispatch.Caller // with runner, for the request
 	runner *dispatch.Runner
 	sub    *bus.Route
+	// Approve, if set before a Call, answers the approval questions asked
+	// about that call (an approval capsule holding a mutable tool's call
+	// for a person's decision) with one of the ipc.Decision* values. Left
+	// nil, nobody answers and the approval layer's timeout decides.
+	Approve Approver
 }
+
+// Approver decides an approval question; it may block while a person
+// answers, and should return ipc.DecisionDeny when ctx ends first.
+type Approver func(ctx context.Context, q ipc.ApprovalRequired) string
 
 // New subscribes for principal's tool results. Close it when done.
 func New(k Kernel, principal string) (*ToolClient, error) {
@@ -131,6 +140,13 @@ func (c *ToolClient) Call(ctx context.Context, callID, name string, args json.Ra
 	req, err := ipc.ToolExecuteRequest{CallID: callID, ToolName: name, Arguments: args}.MarshalJSON()
 	if err != nil {
 		return ipc.ToolCallResult{}, err
+	}
+	if c.Approve != nil {
+		stopAnswering, err := c.answerApprovals(ctx, callID)
+		if err != nil {
+			return ipc.ToolCallResult{}, err
+		}
+		defer stopAnswering()
 	}
 	c.runner.Open()
 	_, err = c.k.Publish(c.caller, ipc.ToolRequestExecuteTopic, req)

@@ -1,0 +1,194 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/astrid-go/astrid/internal/sessionclient"
+	"github.com/astrid-go/astrid/ipc"
+)
+
+// sessionTimeout bounds each request to the session store.
+const sessionTimeout = 10 * time.Second
+
+func newSessionCmd() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "session",
+		Short: "List, show and delete the agent's conversations",
+		Long: `Sessions are the agent's conversation histories, kept by the session store capsule
+per principal (another principal's sessions are invisible). Continue one with
+astrid -p "..." --session <id>.`,
+	}
+	cmd.AddCommand(newSessionListCmd(), newSessionShowCmd(), newSessionDeleteCmd())
+	return cmd
+}
+
+func newSessionListCmd() *cobra.Command {
+	var f kernelFlags
+	var all, asJSON bool
+	cmd := &cobra.Command{
+		Use:   "list",
+		Short: "List the principal's sessions, newest last",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			k, ctx, stop, err := bootKernel(cmd, f)
+			if err != nil {
+				return err
+			}
+			defer stop()
+			ctx, cancel := context.WithTimeout(ctx, sessionTimeout)
+			defer cancel()
+			list, err := sessionclient.List(ctx, k.Frontend(), f.principal, all)
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				return writeJSON(cmd.OutOrStdout(), list)
+			}
+			if len(list) == 0 {
+				fmt.Fprintln(cmd.ErrOrStderr(), `no sessions yet; start one with astrid -p "..."`)
+				return nil
+			}
+			tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, "SESSION\tMESSAGES\tUPDATED\tFIRST QUESTION")
+			for _, s := range list {
+				fmt.Fprintf(tw, "%s\t%d\t%s\t%s\n", s.SessionID, s.MessageCount, unixTime(s.UpdatedAt), s.Preview)
+			}
+			return tw.Flush()
+		},
+	}
+	f.register(cmd)
+	cmd.Flags().BoolVar(&all, "all", false, "include archived sessions")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the sessions as JSON")
+	return cmd
+}
+
+func newSessionShowCmd() *cobra.Command {
+	var f kernelFlags
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "show <session id>",
+		Short: "Print a session's messages",
+		Long: `Prints a session's messages: what the user asked, the assistant's answers, and each
+tool call with its result. Exit status: 0 when shown, 1 when there is no such session.`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if err := cobra.ExactArgs(1)(cmd, args); err != nil {
+				return usage(cmd, err)
+			}
+			if err := sessionclient.ValidSessionID(args[0]); err != nil {
+				return usage(cmd, err)
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			k, ctx, stop, err := bootKernel(cmd, f)
+			if err != nil {
+				return err
+			}
+			defer stop()
+			ctx, cancel := context.WithTimeout(ctx, sessionTimeout)
+			defer cancel()
+			if _, ok, err := sessionclient.Meta(ctx, k.Frontend(), f.principal, args[0]); err != nil {
+				return err
+			} else if !ok {
+				fmt.Fprintf(cmd.ErrOrStderr(), "astrid: no session %s (astrid session list shows them)\n", args[0])
+				return exitError{code: 1}
+			}
+			msgs, err := sessionclient.Messages(ctx, k.Frontend(), f.principal, args[0])
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				return writeJSON(cmd.OutOrStdout(), msgs)
+			}
+			for _, m := range msgs {
+				writeMessage(cmd.OutOrStdout(), m)
+			}
+			return nil
+		},
+	}
+	f.register(cmd)
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the messages as JSON")
+	return cmd
+}
+
+func newSessionDeleteCmd() *cobra.Command {
+	var f kernelFlags
+	cmd := &cobra.Command{
+		Use:   "delete <session id>",
+		Short: "Delete a session's history",
+		Long:  `Deletes a session. Exit status: 0 when deleted, 1 when there was no such session.`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if err := cobra.ExactArgs(1)(cmd, args); err != nil {
+				return usage(cmd, err)
+			}
+			if err := sessionclient.ValidSessionID(args[0]); err != nil {
+				return usage(cmd, err)
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			k, ctx, stop, err := bootKernel(cmd, f)
+			if err != nil {
+				return err
+			}
+			defer stop()
+			ctx, cancel := context.WithTimeout(ctx, sessionTimeout)
+			defer cancel()
+			deleted, err := sessionclient.Delete(ctx, k.Frontend(), f.principal, args[0])
+			if err != nil {
+				return err
+			}
+			if !deleted {
+				fmt.Fprintf(cmd.ErrOrStderr(), "astrid: no session %s\n", args[0])
+				return exitError{code: 1}
+			}
+			fmt.Fprintf(cmd.ErrOrStderr(), "deleted session %s\n", args[0])
+			return nil
+		},
+	}
+	f.register(cmd)
+	return cmd
+}
+
+// writeMessage prints one history message for a person: role, then text,
+// tool calls or the tool result.
+func writeMessage(w io.Writer, m ipc.Message) {
+	switch m.Content.Kind {
+	case ipc.ContentText:
+		fmt.Fprintf(w, "%s: %s\n", m.Role, m.Content.Text)
+	case ipc.ContentToolCalls:
+		for _, c := range m.Content.ToolCalls {
+			fmt.Fprintf(w, "%s: → %s %s\n", m.Role, c.Name, compactJSON(c.Arguments))
+		}
+	case ipc.ContentToolResult:
+		r := m.Content.ToolResult
+		mark := "←"
+		if r.IsError {
+			mark = "← error:"
+		}
+		fmt.Fprintf(w, "%s: %s %s\n", m.Role, mark, oneLine(r.Content, 200))
+	default:
+		b, _ := json.Marshal(m.Content)
+		fmt.Fprintf(w, "%s: %s\n", m.Role, b)
+	}
+}
+
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+func unixTime(sec int64) string {
+	if sec == 0 {
+		return "-"
+	}
+	return time.Unix(sec, 0).Local().Format("2006-01-02 15:04")
+}

@@ -1,0 +1,186 @@
+package sessionclient
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/astrid-go/astrid/internal/dispatch"
+	"github.com/astrid-go/astrid/internal/toolclient"
+	"github.com/astrid-go/astrid/ipc"
+)
+
+// ClientID is the identity session requests are made under.
+const ClientID = "astrid-cli-sessions"
+
+// ACL lets the client send session requests and hear their scoped replies,
+// and nothing else (no appends: history is written by the orchestrator).
+func ACL() dispatch.CapsuleACL {
+	return dispatch.CapsuleACL{
+		ID:        ClientID,
+		Publish:   []string{"session.v1.request.*"},
+		Subscribe: []string{"session.v1.response.*"},
+	}
+}
+
+// ErrNoStore is returned when no capsule serves session requests.
+var ErrNoStore = errors.New("no session store is loaded (session.v1.request.* has no interceptor)")
+
+// Summary is one session as list and get_meta describe it.
+type Summary struct {
+	SessionID       string `json:"session_id"`
+	ParentSessionID string `json:"parent_session_id,omitempty"`
+	MessageCount    int    `json:"message_count"`
+	Preview         string `json:"preview"`
+	Title           string `json:"title,omitempty"`
+	CreatedAt       int64  `json:"created_at,omitempty"`
+	UpdatedAt       int64  `json:"updated_at,omitempty"`
+	Archived        bool   `json:"archived"`
+}
+
+// Ask sends request (an object; its correlation_id is set here) to
+// session.v1.request.<op> for principal and returns the reply, or the
+// reply's error as an error. ctx bounds the wait.
+func Ask(ctx context.Context, k toolclient.Kernel, principal, op string, request map[string]any) (json.RawMessage, error) {
+	topic := "session.v1.request." + op
+	if len(k.Interceptors(topic)) == 0 {
+		return nil, ErrNoStore
+	}
+	corr := newCorrelationID()
+	caller := dispatch.Caller{Capsule: ClientID, Principal: principal}
+	sub, err := k.Subscribe(caller, ipc.SessionResponseTopic(op, corr), true)
+	if err != nil {
+		return nil, fmt.Errorf("session %s: %w", op, err)
+	}
+	defer sub.Close()
+	if request == nil {
+		request = map[string]any{}
+	}
+	request["correlation_id"] = corr
+	body, err := json.Marshal(request)
+	if err != nil {
+		return nil, fmt.Errorf("session %s: %w", op, err)
+	}
+	if _, err := k.Publish(caller, topic, body); err != nil {
+		return nil, fmt.Errorf("session %s: %w", op, err)
+	}
+	d, err := sub.Recv(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("session %s: no answer from the session store: %w", op, err)
+	}
+	reply := ipc.GuestBytes(d.Envelope.Payload)
+	var failed struct {
+		Error string `json:"error"`
+	}
+	if json.Unmarshal(reply, &failed) == nil && failed.Error != "" {
+		// The store's error names the operation and the session already.
+		return nil, errors.New(failed.Error)
+	}
+	return reply, nil
+}
+
+// List returns every session of principal, archived ones too when all.
+func List(ctx context.Context, k toolclient.Kernel, principal string, all bool) ([]Summary, error) {
+	var out []Summary
+	cursor := ""
+	for {
+		reply, err := Ask(ctx, k, principal, "list", map[string]any{"cursor": cursor, "limit": 100, "include_archived": all})
+		if err != nil {
+			return nil, err
+		}
+		var page struct {
+			Sessions   []Summary `json:"sessions"`
+			NextCursor string    `json:"next_cursor"`
+		}
+		if err := json.Unmarshal(reply, &page); err != nil {
+			return nil, fmt.Errorf("session list: malformed reply: %w", err)
+		}
+		out = append(out, page.Sessions...)
+		if page.NextCursor == "" || page.NextCursor == cursor {
+			return out, nil
+		}
+		cursor = page.NextCursor
+	}
+}
+
+// Meta returns session id's summary; ok is false when there is none.
+func Meta(ctx context.Context, k toolclient.Kernel, principal, id string) (s Summary, ok bool, err error) {
+	reply, err := Ask(ctx, k, principal, "get_meta", map[string]any{"session_id": id})
+	if err != nil {
+		return s, false, err
+	}
+	var r struct {
+		Session *Summary `json:"session"`
+	}
+	if err := json.Unmarshal(reply, &r); err != nil {
+		return s, false, fmt.Errorf("session get_meta: malformed reply: %w", err)
+	}
+	if r.Session == nil {
+		return s, false, nil
+	}
+	return *r.Session, true, nil
+}
+
+// Messages returns session id's messages.
+func Messages(ctx context.Context, k toolclient.Kernel, principal, id string) ([]ipc.Message, error) {
+	reply, err := Ask(ctx, k, principal, "get_messages", map[string]any{"session_id": id})
+	if err != nil {
+		return nil, err
+	}
+	var r struct {
+		Messages []ipc.Message `json:"messages"`
+	}
+	if err := json.Unmarshal(reply, &r); err != nil {
+		return nil, fmt.Errorf("session get_messages: malformed reply: %w", err)
+	}
+	return r.Messages, nil
+}
+
+// Delete removes session id; deleted is false when there was none.
+func Delete(ctx context.Context, k toolclient.Kernel, principal, id string) (deleted bool, err error) {
+	reply, err := Ask(ctx, k, principal, "delete", map[string]any{"session_id": id})
+	if err != nil {
+		return false, err
+	}
+	var r struct {
+		Deleted bool `json:"deleted"`
+	}
+	if err := json.Unmarshal(reply, &r); err != nil {
+		return false, fmt.Errorf("session delete: malformed reply: %w", err)
+	}
+	return r.Deleted, nil
+}
+
+// ValidSessionID reports why id cannot name a session: the store's
+// alphabet is ASCII letters, digits, '_' and '-', 1 to 64 of them (a
+// session id becomes a KV key and a topic-safe name).
+func ValidSessionID(id string) error {
+	if id == "" || len(id) > 64 {
+		return fmt.Errorf("session id %q: want 1 to 64 characters", id)
+	}
+	for i := 0; i < len(id); i++ {
+		c := id[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-') {
+			return fmt.Errorf("session id %q has %q at byte %d; a session id uses only ASCII letters, digits, '_' and '-'", id, c, i)
+		}
+	}
+	return nil
+}
+
+// NewSessionID returns a fresh session id a frontend can start a session
+// under: "s" and 16 random hex digits, within the store's id alphabet.
+func NewSessionID() string {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	return "s" + hex.EncodeToString(b[:])
+}
+
+func newCorrelationID() string {
+	var b [12]byte
+	_, _ = rand.Read(b[:])
+	return strings.ToLower(hex.EncodeToString(b[:]))
+}
