@@ -83,13 +83,15 @@ func newToolCmd() *cobra.Command {
 func newToolCallCmd() *cobra.Command {
 	var f kernelFlags
 	var timeout time.Duration
-	var asJSON bool
+	var asJSON, yes bool
 	cmd := &cobra.Command{
 		Use:   "call <name> ['<json arguments>' | - | @file]",
 		Short: "Call a tool through the bus, as an agent would",
 		Long: `Boots a kernel in-process, publishes tool.v1.request.execute with a fresh call id,
 and prints the tool's result. The router forwards the call to the capsule that provides
 the tool; every file or network effect is checked against that capsule's grants.
+A tool that changes things (mutable) is held by the approval capsule until a person
+allows it: in a terminal you are asked; without one the call is denied unless --yes.
 Installed capsules load in the background: the call waits (within --timeout) only for
 those that may provide the tool, so a capsule slow to start does not delay other tools.
 
@@ -131,7 +133,8 @@ astrid process kept the state database busy past store_lock_wait; 130 when inter
 			// (the router is a built-in, loaded by now): a capsule slow to
 			// get ready delays its own tools, not this call. The wait counts
 			// against the call's timeout.
-			res, err := waitAndCall(ctx, k, f.principal, args[0], raw, timeout)
+			approve := newApprover(yes, cmd.ErrOrStderr())
+			res, err := waitAndCall(ctx, k, f.principal, args[0], raw, timeout, approve.decide)
 			if err != nil {
 				fmt.Fprintln(cmd.ErrOrStderr(), "astrid:", err)
 				return exitError{code: callExitCode(err)}
@@ -158,6 +161,7 @@ astrid process kept the state database busy past store_lock_wait; 130 when inter
 	f.register(cmd)
 	cmd.Flags().DurationVar(&timeout, "timeout", 60*time.Second, "how long to wait for the result")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the whole result as JSON")
+	cmd.Flags().BoolVar(&yes, "yes", false, "approve the call if the approval layer asks (a mutable tool)")
 	return cmd
 }
 
@@ -227,7 +231,7 @@ are named on stderr).`,
 // waitAndCall waits, within timeout, for the capsules that may provide
 // tool name to finish loading, then makes the call with what is left of
 // timeout.
-func waitAndCall(ctx context.Context, k *kernel.Kernel, principal, name string, args json.RawMessage, timeout time.Duration) (ipc.ToolCallResult, error) {
+func waitAndCall(ctx context.Context, k *kernel.Kernel, principal, name string, args json.RawMessage, timeout time.Duration, approve toolclient.Approver) (ipc.ToolCallResult, error) {
 	start := time.Now()
 	wctx, cancel := context.WithTimeout(ctx, timeout)
 	err := k.Runtime.WaitForTool(wctx, name)
@@ -242,7 +246,7 @@ func waitAndCall(ctx context.Context, k *kernel.Kernel, principal, name string, 
 	if left <= 0 {
 		return ipc.ToolCallResult{}, fmt.Errorf("tool %s: timed out waiting for its capsule to load: %w", name, context.DeadlineExceeded)
 	}
-	return callInterruptibly(ctx, k, principal, name, args, left)
+	return callInterruptibly(ctx, k, principal, name, args, left, approve)
 }
 
 // callInterruptibly makes the call on its own goroutine so that Ctrl-C ends
@@ -251,14 +255,14 @@ func waitAndCall(ctx context.Context, k *kernel.Kernel, principal, name string, 
 // stuck in a system call (a read of a hung mount) does not return. After an
 // interrupt the call gets the unload grace to end, then the command reports
 // the interruption anyway.
-func callInterruptibly(ctx context.Context, k *kernel.Kernel, principal, name string, args json.RawMessage, timeout time.Duration) (ipc.ToolCallResult, error) {
+func callInterruptibly(ctx context.Context, k *kernel.Kernel, principal, name string, args json.RawMessage, timeout time.Duration, approve toolclient.Approver) (ipc.ToolCallResult, error) {
 	type outcome struct {
 		res ipc.ToolCallResult
 		err error
 	}
 	done := make(chan outcome, 1)
 	go func() {
-		res, err := toolclient.CallTool(ctx, k.Frontend(), principal, name, args, timeout)
+		res, err := toolclient.CallToolApproving(ctx, k.Frontend(), principal, name, args, timeout, approve)
 		done <- outcome{res, err}
 	}()
 	select {

@@ -66,11 +66,23 @@ func CallTool(ctx context.Context, k Kernel, principal, name string, args json.R
 // CallToolWithID is CallTool with a caller-chosen call id. On timeout or
 // cancellation of ctx it publishes tool.v1.request.cancel for the id.
 func CallToolWithID(ctx context.Context, k Kernel, principal, callID, name string, args json.RawMessage, timeout time.Duration) (ipc.ToolCallResult, error) {
+	return callTool(ctx, k, principal, callID, name, args, timeout, nil)
+}
+
+// CallToolApproving is CallTool for a frontend that answers approval
+// questions about the call (a mutable tool held by an approval layer) with
+// approve.
+func CallToolApproving(ctx context.Context, k Kernel, principal, name string, args json.RawMessage, timeout time.Duration, approve Approver) (ipc.ToolCallResult, error) {
+	return callTool(ctx, k, principal, NewCallID(), name, args, timeout, approve)
+}
+
+func callTool(ctx context.Context, k Kernel, principal, callID, name string, args json.RawMessage, timeout time.Duration, approve Approver) (ipc.ToolCallResult, error) {
 	c, err := New(k, principal)
 	if err != nil {
 		return ipc.ToolCallResult{}, err
 	}
 	defer c.Close()
+	c.Approve = approve
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	res, err := c.Call(ctx, callID, name, args)

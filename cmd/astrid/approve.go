@@ -1,0 +1,89 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"sync"
+
+	"github.com/astrid-go/astrid/ipc"
+)
+
+// approver answers the approval questions of one command (`astrid -p`,
+// `astrid tool call`): --yes approves each call once; with a terminal the
+// person is asked there; with neither every question is denied, and the
+// command says once how to allow them. Questions are asked one at a time.
+type approver struct {
+	yes bool
+	// tty is where a person answers (nil: nobody can).
+	tty    io.Reader
+	prompt io.Writer
+	mu     sync.Mutex
+	lines  *bufio.Reader
+	told   bool
+}
+
+// newApprover makes the command's approver: the controlling terminal is
+// used when standard error is one (the prompt's text may well have come
+// from a pipe on standard input).
+func newApprover(yes bool, stderr io.Writer) *approver {
+	a := &approver{yes: yes, prompt: stderr}
+	if f, ok := stderr.(*os.File); ok && isTerminal(f) {
+		if tty, err := os.Open("/dev/tty"); err == nil {
+			a.tty = tty
+		}
+	}
+	return a
+}
+
+// decide is a toolclient.Approver.
+func (a *approver) decide(ctx context.Context, q ipc.ApprovalRequired) string {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	what := q.Action
+	if q.Resource != "" {
+		what += " " + oneLine(q.Resource, 300)
+	}
+	switch {
+	case a.yes:
+		fmt.Fprintf(a.prompt, "astrid: approved (--yes): %s\n", what)
+		return ipc.DecisionApprove
+	case a.tty == nil:
+		if !a.told {
+			a.told = true
+			fmt.Fprintf(a.prompt, "astrid: denied %s: it changes things and nobody can be asked here (no terminal); pass --yes to allow such calls\n", what)
+		} else {
+			fmt.Fprintf(a.prompt, "astrid: denied %s\n", what)
+		}
+		return ipc.DecisionDeny
+	}
+	if ctx.Err() != nil {
+		return ipc.DecisionDeny
+	}
+	if a.lines == nil {
+		a.lines = bufio.NewReader(a.tty)
+	}
+	fmt.Fprintf(a.prompt, "\n%s\n  %s\nAllow? [y] once  [s] this session  [a] always  [N] deny: ", q.Reason, what)
+	line, err := a.lines.ReadString('\n')
+	if err != nil && line == "" {
+		fmt.Fprintln(a.prompt)
+		return ipc.DecisionDeny
+	}
+	return decisionOf(line)
+}
+
+// decisionOf reads a person's answer; anything unclear is a denial.
+func decisionOf(line string) string {
+	switch strings.ToLower(strings.TrimSpace(line)) {
+	case "y", "yes", "o", "once":
+		return ipc.DecisionApprove
+	case "s", "session":
+		return ipc.DecisionApproveSession
+	case "a", "always":
+		return ipc.DecisionApproveAlways
+	}
+	return ipc.DecisionDeny
+}
