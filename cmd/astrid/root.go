@@ -33,8 +33,9 @@ func exitCode(err error) int {
 }
 
 func newRootCmd() *cobra.Command {
+	var pf promptFlags
 	root := &cobra.Command{
-		Use:   "astrid",
+		Use:   "astrid [-p \"prompt\"]",
 		Short: "Astrid: an operating system for AI agents",
 		Long: `Astrid runs capsules (sandboxed tools, agents, providers) on a kernel that routes IPC
 events between them and enforces each capsule's Capsule.toml as its capability ACL.
@@ -42,10 +43,29 @@ events between them and enforces each capsule's Capsule.toml as its capability A
 Exit status: each command lists its own; every command exits 75 when another astrid
 process kept the state database ($ASTRID_HOME/state.db) busy for longer than
 store_lock_wait in config.toml (default 5s), naming that process. Several astrid
-processes may share one $ASTRID_HOME: each holds the database only while it uses it.`,
+processes may share one $ASTRID_HOME: each holds the database only while it uses it.
+
+astrid -p "prompt" runs one agent turn in-process: the answer streams to standard output,
+each tool call is noted on standard error, and the session it was kept in is named at the
+end (continue it with --session). A mutable tool call is asked about on the terminal;
+without one it is denied unless --yes. Exit status of -p: 0 answered; 1 an error, an empty
+answer or the iteration cap; 2 a usage error; 124 a timeout (a phase limit or --timeout);
+130 interrupted (Ctrl-C cancels the turn and its tool calls).`,
+		Example: `  astrid -p "What does README.md say about testing?" --provider replay
+  git diff | astrid -p - --provider openai --model gpt-4.1-mini
+  astrid -p "and the benchmarks?" --session s-0123abcd --json
+  astrid session list`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if !cmd.Flags().Changed("prompt") {
+				return cmd.Help()
+			}
+			return runPrompt(cmd, &pf)
+		},
 		SilenceUsage:  true,
 		SilenceErrors: true, // main prints errors, except exitError, which has been explained already
 	}
+	pf.register(root)
 	root.AddCommand(newVersionCmd())
 	root.AddCommand(newCapsuleCmd())
 	root.AddCommand(newToolCmd())

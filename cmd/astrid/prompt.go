@@ -1,0 +1,142 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/astrid-go/astrid/internal/agentclient"
+	"github.com/astrid-go/astrid/internal/sessionclient"
+	"github.com/astrid-go/astrid/ipc"
+)
+
+// promptFlags are the flags of `astrid -p`.
+type promptFlags struct {
+	kernelFlags
+	prompt   string
+	provider string
+	model    string
+	session  string
+	yes      bool
+	asJSON   bool
+	timeout  time.Duration
+}
+
+func (f *promptFlags) register(cmd *cobra.Command) {
+	fl := cmd.Flags()
+	fl.StringVarP(&f.prompt, "prompt", "p", "", `run one agent turn on this prompt ("-" or empty with a pipe: read it from standard input)`)
+	fl.StringVar(&f.provider, "provider", "", `LLM provider capsule to ask (default: the react capsule's [env] provider, "replay")`)
+	fl.StringVar(&f.model, "model", "", "model the provider should use (default: the provider's)")
+	fl.StringVar(&f.session, "session", "", "continue this session (default: a new one, named on stderr at the end)")
+	fl.BoolVar(&f.yes, "yes", false, "approve every mutable tool call the agent makes (each once)")
+	fl.BoolVar(&f.asJSON, "json", false, "print every event of the turn as one JSON line on stdout")
+	fl.DurationVar(&f.timeout, "timeout", 30*time.Minute, "give up on the turn after this long (exit 124)")
+	f.kernelFlags.register(cmd)
+}
+
+// maxPromptBytes is the largest prompt: the bus's largest message, less
+// room for the envelope around the text.
+const maxPromptBytes = 1<<20 - 4<<10
+
+// promptText is the prompt of -p: the flag's value, or standard input
+// when it is "-" or when -p was given empty and stdin is not a terminal.
+func promptText(cmd *cobra.Command, f *promptFlags) (string, error) {
+	text := f.prompt
+	in := cmd.InOrStdin()
+	fromStdin := text == "-"
+	if text == "" {
+		if file, ok := in.(*os.File); !ok || !isTerminal(file) {
+			fromStdin = true
+		}
+	}
+	if fromStdin {
+		data, err := io.ReadAll(io.LimitReader(in, maxPromptBytes+1))
+		if err != nil {
+			return "", fmt.Errorf("read the prompt from standard input: %w", err)
+		}
+		text = string(data)
+	}
+	switch {
+	case len(text) > maxPromptBytes:
+		return "", fmt.Errorf("the prompt is over %d KiB, the largest the bus carries in one message; put the text in a file of the workspace and ask the agent to read it", maxPromptBytes>>10)
+	case strings.TrimSpace(text) == "":
+		return "", errors.New(`the prompt is empty: astrid -p "your question" (or pipe it on standard input)`)
+	}
+	return text, nil
+}
+
+// runPrompt is `astrid -p`: one agent turn in-process.
+func runPrompt(cmd *cobra.Command, f *promptFlags) error {
+	text, err := promptText(cmd, f)
+	if err != nil {
+		return usage(cmd, err)
+	}
+	session := f.session
+	if session == "" {
+		session = agentclient.NewSessionID()
+	} else if err := sessionclient.ValidSessionID(session); err != nil {
+		return usage(cmd, fmt.Errorf("--session: %w", err))
+	}
+	if f.provider != "" {
+		if err := ipc.ValidateTopic(ipc.LLMGenerateTopic(f.provider)); err != nil || strings.Contains(f.provider, ".") {
+			return usage(cmd, fmt.Errorf("--provider %q: a provider is named by one topic segment (replay, openai, anthropic)", f.provider))
+		}
+	}
+	f.background = true
+	k, ctx, stop, err := bootKernel(cmd, f.kernelFlags)
+	if err != nil {
+		return err
+	}
+	defer stop()
+	interrupted := ctx
+	ctx, cancel := context.WithTimeout(ctx, f.timeout)
+	defer cancel()
+
+	printer := newTurnPrinter(cmd.OutOrStdout(), cmd.ErrOrStderr(), f.asJSON)
+	approve := newApprover(f.yes, cmd.ErrOrStderr())
+	prompt := agentclient.Prompt{
+		Principal: f.principal, SessionID: session, Text: text,
+		Context: ipc.PromptContext{Provider: f.provider, Model: f.model},
+	}
+	final, err := agentclient.Run(ctx, k.Frontend(), prompt, func(t *agentclient.Turn, ev agentclient.Event) {
+		switch ev.Kind {
+		case agentclient.EventDelta:
+			printer.delta(ev.Delta)
+		case agentclient.EventToolStarted:
+			printer.toolStarted(ev.ToolStarted)
+		case agentclient.EventToolFinished:
+			printer.toolFinished(ev.ToolFinished)
+		case agentclient.EventApproval:
+			printer.approval(ev.Approval)
+			if err := t.Answer(ev.Approval.RequestID, approve.decide(ctx, ev.Approval)); err != nil {
+				fmt.Fprintln(cmd.ErrOrStderr(), "astrid: the approval answer was not delivered:", err)
+			}
+		case agentclient.EventFinal:
+			printer.final(ev.Final)
+		}
+	})
+	if !f.asJSON {
+		fmt.Fprintf(cmd.ErrOrStderr(), "session %s (continue with --session %s)\n", session, session)
+	}
+	switch {
+	case err == nil:
+		if code := turnExitCode(final.Outcome); code != 0 {
+			return exitError{code: code}
+		}
+		return nil
+	case interrupted.Err() != nil:
+		fmt.Fprintln(cmd.ErrOrStderr(), "astrid: interrupted; the turn was cancelled")
+		return exitError{code: 130}
+	case errors.Is(err, context.DeadlineExceeded):
+		fmt.Fprintf(cmd.ErrOrStderr(), "astrid: no answer within --timeout %s; the turn was cancelled\n", f.timeout)
+		return exitError{code: 124}
+	}
+	fmt.Fprintln(cmd.ErrOrStderr(), "astrid:", err)
+	return exitError{code: 1}
+}
