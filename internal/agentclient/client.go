@@ -10,6 +10,7 @@ import (
 	"io"
 	"log/slog"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -325,7 +326,7 @@ func (t *Turn) Answer(requestID, decision string) error {
 		return fmt.Errorf("agentclient: unknown approval decision %q", decision)
 	}
 	topic := ipc.ApprovalResponseTopic(requestID)
-	if err := ipc.ValidateTopic(topic); err != nil || requestID == "" {
+	if err := ipc.ValidateTopic(topic); err != nil || requestID == "" || strings.Contains(requestID, ".") {
 		return fmt.Errorf("agentclient: approval request id %q cannot name a topic", requestID)
 	}
 	payload, err := ipc.EncodePayload(ipc.ApprovalResponse{RequestID: requestID, Decision: decision})
