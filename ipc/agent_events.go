@@ -30,6 +30,7 @@ type AgentStreamDelta struct {
 	SessionID string `json:"session_id"`
 	RequestID string `json:"request_id,omitempty"`
 	Delta     string `json:"delta"`
+	TurnID    string `json:"turn_id,omitempty"` // see AgentResponse.TurnID
 }
 
 // AgentToolStarted says the orchestrator dispatched a tool call, on
@@ -39,6 +40,7 @@ type AgentToolStarted struct {
 	CallID    string          `json:"call_id"`
 	Name      string          `json:"name"`
 	Arguments json.RawMessage `json:"arguments"`
+	TurnID    string          `json:"turn_id,omitempty"` // see AgentResponse.TurnID
 }
 
 // AgentToolFinished says a tool call's result arrived, on
@@ -51,6 +53,7 @@ type AgentToolFinished struct {
 	IsError    bool   `json:"is_error"`
 	Summary    string `json:"summary"`
 	DurationMS int64  `json:"duration_ms"`
+	TurnID     string `json:"turn_id,omitempty"` // see AgentResponse.TurnID
 }
 
 // ToolSummaryRunes bounds AgentToolFinished.Summary.
@@ -63,6 +66,10 @@ type PromptContext struct {
 	Action   string `json:"action,omitempty"` // ActionCancelTurn or empty
 	Provider string `json:"provider,omitempty"`
 	Model    string `json:"model,omitempty"`
+	// TurnID, when set ([A-Za-z0-9_-]{1,64}, chosen by the frontend), is
+	// echoed on every event of the turn it starts, and makes a cancel_turn
+	// cancel only that turn.
+	TurnID string `json:"turn_id,omitempty"`
 }
 
 // ActionCancelTurn in a PromptContext cancels the session's running turn.

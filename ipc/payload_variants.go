@@ -42,6 +42,10 @@ type AgentResponse struct {
 	// Outcome constants); empty on a partial one. Upstream has no such
 	// field: a frontend had to guess an error from the text.
 	Outcome string `json:"outcome,omitempty"`
+	// TurnID echoes the PromptContext.TurnID of the prompt that started
+	// the turn, so a frontend tells its turn's end from an earlier turn's
+	// on the same session (one it pre-empted). Empty when none was given.
+	TurnID string `json:"turn_id,omitempty"`
 }
 
 // ApprovalRequired asks the user to approve an action on a resource; the

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/astrid-go/astrid/capsules/router"
+	"github.com/astrid-go/astrid/internal/agentclient"
 	"github.com/astrid-go/astrid/internal/config"
 	"github.com/astrid-go/astrid/internal/dispatch"
 	"github.com/astrid-go/astrid/internal/kernel"
@@ -50,6 +51,12 @@ type Kernel struct {
 // capsule does not load.
 func New(t testing.TB, capsules ...Capsule) *Kernel {
 	t.Helper()
+	return boot(t, config.Default(), capsules)
+}
+
+// boot is New with the operator config cfg.
+func boot(t testing.TB, cfg config.Config, capsules []Capsule) *Kernel {
+	t.Helper()
 	ws, err := filepath.EvalSymlinks(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
@@ -64,8 +71,8 @@ func New(t testing.TB, capsules ...Capsule) *Kernel {
 	}
 	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	k, err := kernel.Boot(context.Background(), kernel.Options{
-		Home: home, Workspace: ws, Config: config.Default(), Logger: logger, Builtins: builtins,
-		Frontends: []dispatch.CapsuleACL{toolclient.ACL(), llmClientACL(), sessionClientACL()},
+		Home: home, Workspace: ws, Config: cfg, Logger: logger, Builtins: builtins,
+		Frontends: []dispatch.CapsuleACL{toolclient.ACL(), llmClientACL(), sessionClientACL(), agentclient.ACL()},
 	})
 	if err != nil {
 		t.Fatalf("sdktest: boot: %v", err)

@@ -1,0 +1,119 @@
+package react
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+
+	"github.com/astrid-go/astrid/hostapi"
+	"github.com/astrid-go/astrid/ipc"
+	"github.com/astrid-go/astrid/sdk"
+)
+
+// assembleRequest is prompt_builder.v1.assemble's payload.
+type assembleRequest struct {
+	RequestID    string        `json:"request_id"`
+	SessionID    string        `json:"session_id"`
+	Messages     []ipc.Message `json:"messages"`
+	SystemPrompt string        `json:"system_prompt"`
+	Model        string        `json:"model"`
+	Provider     string        `json:"provider"`
+}
+
+// AssembleResponse is prompt_builder.v1.response.assemble's payload: the
+// prompt of a turn, or Error.
+type AssembleResponse struct {
+	RequestID         string            `json:"request_id"`
+	SessionID         string            `json:"session_id"`
+	SystemPrompt      string            `json:"system_prompt"`
+	UserContextPrefix string            `json:"user_context_prefix"`
+	Tools             []json.RawMessage `json:"tools"`
+	Messages          []json.RawMessage `json:"messages"`
+	Error             string            `json:"error,omitempty"`
+}
+
+// assemble asks the prompt builder for t's prompt over history.
+func assemble(c *sdk.Call, t *turn, history []ipc.Message) error {
+	builders, err := c.Interceptors(AssembleTopic)
+	if err != nil {
+		return publishFinal(c, t.SessionID, t.TurnID, ipc.OutcomeError, fmt.Sprintf("The prompt builder could not be found: %v", err))
+	}
+	if len(builders) == 0 {
+		return publishFinal(c, t.SessionID, t.TurnID, ipc.OutcomeError, "No prompt builder is loaded (nothing handles "+AssembleTopic+").")
+	}
+	t.RequestID = newID(c, "asm")
+	t.PhaseStart = nowMS(c)
+	if err := saveTurn(c, t); err != nil {
+		return publishFinal(c, t.SessionID, t.TurnID, ipc.OutcomeError, err.Error())
+	}
+	req, err := json.Marshal(assembleRequest{RequestID: t.RequestID, SessionID: t.SessionID, Messages: history, Model: t.Model, Provider: t.Provider})
+	if err == nil {
+		err = c.Publish(AssembleTopic, req)
+	}
+	if err != nil {
+		return finish(c, t, ipc.OutcomeError, fmt.Sprintf("The prompt was not sent to the prompt builder: %v", err))
+	}
+	return nil
+}
+
+// handleAssembled takes the prompt builder's answer and asks the model.
+func handleAssembled(c *sdk.Call) error {
+	var resp AssembleResponse
+	if err := decodeLenient(c.Payload(), &resp, func() bool { return resp.RequestID == "" && resp.SessionID == "" }); err != nil {
+		c.Log(hostapi.LogWarn, fmt.Sprintf("react: dropped a prompt builder answer that does not decode: %v", err))
+		return nil
+	}
+	if !validID(resp.SessionID) {
+		return nil
+	}
+	t, ok := loadTurn(c, resp.SessionID)
+	if !ok || t.Phase != phasePrompt || t.RequestID != resp.RequestID {
+		return nil // stale: another turn, or not this one's request
+	}
+	if builders, err := c.Interceptors(AssembleTopic); err != nil || !slices.Contains(builders, c.SourceID()) {
+		c.Log(hostapi.LogWarn, fmt.Sprintf("react: session %q: ignored a prompt from %q, which does not handle %s", t.SessionID, c.SourceID(), AssembleTopic))
+		return nil
+	}
+	if ended, err := expire(c, t, readLimits(c)); ended || err != nil {
+		return err
+	}
+	if resp.Error != "" {
+		return finish(c, t, ipc.OutcomeError, "The prompt builder failed: "+resp.Error)
+	}
+	var f frame
+	f.System = resp.SystemPrompt
+	for i, raw := range resp.Tools {
+		var d ipc.LLMToolDefinition
+		if err := json.Unmarshal(raw, &d); err != nil {
+			c.Log(hostapi.LogWarn, fmt.Sprintf("react: session %q: tool %d from the prompt builder left out: %v", t.SessionID, i, err))
+			continue
+		}
+		f.Tools = append(f.Tools, d)
+	}
+	msgs := parseMessages(c, resp.Messages, "prompt builder")
+	if len(msgs) == 0 {
+		return finish(c, t, ipc.OutcomeError, "The prompt builder returned no messages.")
+	}
+	if err := saveFrame(c, t.SessionID, f); err != nil {
+		return finish(c, t, ipc.OutcomeError, fmt.Sprintf("The turn's prompt was not kept: %v", err))
+	}
+	t.Prefix = resp.UserContextPrefix
+	return generate(c, t, withPrefix(msgs, t.Prefix))
+}
+
+// decodeLenient unmarshals payload into v; when empty() says nothing was
+// read, it tries the {"data": {...}} wrapping of older SDKs (spec §1).
+func decodeLenient(payload []byte, v any, empty func() bool) error {
+	if err := json.Unmarshal(payload, v); err != nil {
+		return err
+	}
+	if empty() {
+		var wrapped struct {
+			Data json.RawMessage `json:"data"`
+		}
+		if json.Unmarshal(payload, &wrapped) == nil && len(wrapped.Data) > 0 {
+			return json.Unmarshal(wrapped.Data, v)
+		}
+	}
+	return nil
+}

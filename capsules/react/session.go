@@ -1,0 +1,123 @@
+package react
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/astrid-go/astrid/hostapi"
+	"github.com/astrid-go/astrid/ipc"
+	"github.com/astrid-go/astrid/sdk"
+)
+
+// sessionWait bounds one round trip to the session store (upstream: 2 s;
+// more here, since a loaded machine must not turn a slow store into a
+// failed turn — the store answers in well under a millisecond).
+const sessionWait = hostapi.MaxRecvTimeout / 6
+
+// sessionRequest is the session store's get_messages request
+// (capsules/session).
+type sessionRequest struct {
+	SessionID        string        `json:"session_id"`
+	CorrelationID    string        `json:"correlation_id"`
+	AppendBeforeRead bool          `json:"append_before_read,omitempty"`
+	Messages         []ipc.Message `json:"messages,omitempty"`
+}
+
+// sessionReply is its answer: the history, or an error.
+type sessionReply struct {
+	Messages []json.RawMessage `json:"messages"`
+	Error    string            `json:"error"`
+}
+
+// appendAndRead appends msgs to session's history and returns the whole
+// history, in one round trip (the store does both atomically).
+func appendAndRead(c *sdk.Call, session string, msgs []ipc.Message) ([]ipc.Message, error) {
+	stores, err := c.Interceptors(sessionGetMessagesTopic)
+	if err != nil {
+		return nil, err
+	}
+	if len(stores) == 0 {
+		return nil, errors.New("no session store is loaded (nothing handles " + sessionGetMessagesTopic + ")")
+	}
+	corr := newID(c, "react")
+	sub, err := c.Subscribe(sessionReplyPrefix + corr)
+	if err != nil {
+		return nil, err
+	}
+	defer func() { _ = c.Unsubscribe(sub) }()
+	req, err := json.Marshal(sessionRequest{SessionID: session, CorrelationID: corr, AppendBeforeRead: len(msgs) > 0, Messages: msgs})
+	if err != nil {
+		return nil, err
+	}
+	if err := c.Publish(sessionGetMessagesTopic, req); err != nil {
+		return nil, fmt.Errorf("asking the session store: %w", err)
+	}
+	deadline := c.Now().Add(sessionWait)
+	for {
+		left := deadline.Sub(c.Now())
+		if left <= 0 {
+			return nil, fmt.Errorf("the session store did not answer within %s", sessionWait)
+		}
+		msg, err := c.Recv(sub, left)
+		if errors.Is(err, hostapi.ErrTimeout) {
+			return nil, fmt.Errorf("the session store did not answer within %s", sessionWait)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("waiting for the session store: %w", err)
+		}
+		if !slices.Contains(stores, msg.SourceID) {
+			continue
+		}
+		var reply sessionReply
+		if err := json.Unmarshal(msg.Payload, &reply); err != nil {
+			return nil, fmt.Errorf("the session store's answer does not decode: %w", err)
+		}
+		if reply.Error != "" {
+			return nil, fmt.Errorf("session store: %s", reply.Error)
+		}
+		return parseMessages(c, reply.Messages, "session store"), nil
+	}
+}
+
+// parseMessages decodes each message, leaving out (and logging) those that
+// do not decode.
+func parseMessages(c *sdk.Call, raw []json.RawMessage, from string) []ipc.Message {
+	out := make([]ipc.Message, 0, len(raw))
+	for i, r := range raw {
+		var m ipc.Message
+		if err := json.Unmarshal(r, &m); err != nil {
+			c.Log(hostapi.LogWarn, fmt.Sprintf("react: message %d from the %s left out: %v", i, from, err))
+			continue
+		}
+		out = append(out, m)
+	}
+	return out
+}
+
+// withPrefix returns msgs with prefix and a newline put before the text of
+// the last user message, in a copy (the session's history never holds it).
+func withPrefix(msgs []ipc.Message, prefix string) []ipc.Message {
+	if prefix == "" {
+		return msgs
+	}
+	for i := len(msgs) - 1; i >= 0; i-- {
+		m := msgs[i]
+		if m.Role != ipc.RoleUser {
+			continue
+		}
+		out := slices.Clone(msgs)
+		switch m.Content.Kind {
+		case ipc.ContentText:
+			out[i] = ipc.TextMessage(ipc.RoleUser, prefix+"\n"+m.Content.Text)
+		case ipc.ContentMultiPart:
+			parts := append([]ipc.ContentPart{{Type: ipc.PartText, Text: prefix}}, m.Content.Parts...)
+			out[i] = ipc.Message{Role: ipc.RoleUser, Content: ipc.MessageContent{Kind: ipc.ContentMultiPart, Parts: parts}}
+		default:
+			continue
+		}
+		return out
+	}
+	return msgs
+}

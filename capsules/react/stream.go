@@ -1,0 +1,136 @@
+package react
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+
+	"github.com/astrid-go/astrid/hostapi"
+	"github.com/astrid-go/astrid/ipc"
+	"github.com/astrid-go/astrid/sdk"
+)
+
+// generate sends t's next model request over msgs (the prompt builder's,
+// or the history after a tool round, prefix applied) with the turn's frame.
+func generate(c *sdk.Call, t *turn, msgs []ipc.Message) error {
+	f, err := loadFrame(c, t.SessionID)
+	if err != nil {
+		return finish(c, t, ipc.OutcomeError, fmt.Sprintf("The model request was not built: %v", err))
+	}
+	topic := ipc.LLMGenerateTopic(t.Provider)
+	streamers, err := c.Interceptors(topic)
+	if err == nil && len(streamers) == 0 {
+		err = fmt.Errorf("no LLM provider %q is loaded (nothing handles %s); choose a loaded one with --provider, or set the agent's [env] provider", t.Provider, topic)
+	}
+	if err != nil {
+		return finish(c, t, ipc.OutcomeError, "The model was not asked: "+err.Error()+".")
+	}
+	t.Iterations++
+	t.Phase, t.RequestID, t.Streamers = phaseStream, newID(c, "req"), streamers
+	t.PhaseStart = nowMS(c)
+	t.Text, t.Streamed, t.Calls, t.Approvals, t.PausedAt = "", nil, nil, nil, 0
+	if err := c.KVSet(keyRequest+t.RequestID, []byte(t.SessionID)); err != nil {
+		return finish(c, t, ipc.OutcomeError, fmt.Sprintf("The model request was not recorded: %v", err))
+	}
+	if err := saveTurn(c, t); err != nil {
+		return finish(c, t, ipc.OutcomeError, err.Error())
+	}
+	req, err := ipc.LLMRequest{RequestID: t.RequestID, Model: t.Model, Messages: msgs, Tools: f.Tools, System: f.System}.MarshalJSON()
+	if err == nil {
+		err = c.Publish(topic, req)
+	}
+	if err != nil {
+		return finish(c, t, ipc.OutcomeError, fmt.Sprintf("The request to provider %q was not sent: %v", t.Provider, err))
+	}
+	return nil
+}
+
+// streamMessage is an llm_stream_event read loosely: the event is decoded
+// only once the request is known to be a running turn's.
+type streamMessage struct {
+	RequestID string          `json:"request_id"`
+	Event     json.RawMessage `json:"event"`
+}
+
+// handleStream follows a provider's stream for the turn that asked.
+func handleStream(c *sdk.Call) error {
+	var m streamMessage
+	if err := json.Unmarshal(c.Payload(), &m); err != nil || m.RequestID == "" {
+		c.Log(hostapi.LogDebug, "react: dropped a stream message without a request id")
+		return nil
+	}
+	session, ok := sessionOf(c, keyRequest+m.RequestID)
+	if !ok {
+		return nil
+	}
+	t, ok := loadTurn(c, session)
+	if !ok || t.Phase != phaseStream || t.RequestID != m.RequestID {
+		return nil
+	}
+	if !slices.Contains(t.Streamers, c.SourceID()) {
+		c.Log(hostapi.LogWarn, fmt.Sprintf("react: session %q: ignored a stream event from %q, which does not provide %q", session, c.SourceID(), t.Provider))
+		return nil
+	}
+	l := readLimits(c)
+	if ended, err := expire(c, t, l); ended || err != nil {
+		return err
+	}
+	var ev ipc.StreamEvent
+	if err := ev.UnmarshalJSON(m.Event); err != nil {
+		return finish(c, t, ipc.OutcomeError, fmt.Sprintf("The provider %q sent a malformed stream event: %v", t.Provider, err))
+	}
+	t.PhaseStart = nowMS(c)
+	switch ev.Kind {
+	case ipc.StreamTextDelta:
+		t.Text += ev.Text
+		if err := saveTurn(c, t); err != nil {
+			return finish(c, t, ipc.OutcomeError, err.Error())
+		}
+		return c.PublishJSON(ipc.AgentStreamDeltaTopic, ipc.AgentStreamDelta{SessionID: t.SessionID, RequestID: t.RequestID, Delta: ev.Text, TurnID: t.TurnID})
+	case ipc.StreamToolCallStart:
+		if ev.ID == "" || ev.Name == "" {
+			return finish(c, t, ipc.OutcomeError, fmt.Sprintf("The provider %q sent a malformed stream event: a tool call without an id or a name.", t.Provider))
+		}
+		if !slices.ContainsFunc(t.Streamed, func(s streamedCall) bool { return s.ID == ev.ID }) {
+			t.Streamed = append(t.Streamed, streamedCall{ID: ev.ID, Name: ev.Name})
+		}
+	case ipc.StreamToolCallDelta:
+		// A delta for an id never started is dropped: providers use one id
+		// from start to end (spec §2.4).
+		if i := slices.IndexFunc(t.Streamed, func(s streamedCall) bool { return s.ID == ev.ID }); i >= 0 {
+			t.Streamed[i].Args += ev.ArgsDelta
+		}
+	case ipc.StreamError:
+		return finish(c, t, ipc.OutcomeError, fmt.Sprintf("The provider %q failed: %s", t.Provider, ev.Text))
+	case ipc.StreamDone:
+		return streamDone(c, t, l)
+	}
+	// ToolCallEnd, ReasoningDelta and Usage only say the provider is alive.
+	if err := saveTurn(c, t); err != nil {
+		return finish(c, t, ipc.OutcomeError, err.Error())
+	}
+	return nil
+}
+
+// streamDone ends a model request: tool calls go out, or the text is the
+// answer, or there was nothing.
+func streamDone(c *sdk.Call, t *turn, l limits) error {
+	_ = c.KVDelete(keyRequest + t.RequestID)
+	if len(t.Streamed) > 0 {
+		if t.Iterations >= l.maxIterations {
+			// Checked before the calls run: their results could never be
+			// shown to the model.
+			return finish(c, t, ipc.OutcomeIterationCap, fmt.Sprintf("Stopped: the turn made its limit of %d model requests (%s) and the model still asked for tools.", l.maxIterations, envMaxIterations))
+		}
+		return dispatch(c, t)
+	}
+	if t.Text == "" {
+		return finish(c, t, ipc.OutcomeEmpty, "The model returned no text and no tool call.")
+	}
+	// Stored before the answer goes out, and confirmed: a frontend that
+	// stops the kernel on the final response (astrid -p) must not lose it.
+	if _, err := appendAndRead(c, t.SessionID, []ipc.Message{ipc.TextMessage(ipc.RoleAssistant, t.Text)}); err != nil {
+		c.Log(hostapi.LogWarn, fmt.Sprintf("react: session %q: the answer was not added to the history: %v", t.SessionID, err))
+	}
+	return finish(c, t, ipc.OutcomeAnswer, t.Text)
+}

@@ -1,0 +1,426 @@
+package agentclient
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/astrid-go/astrid/internal/bus"
+	"github.com/astrid-go/astrid/internal/dispatch"
+	"github.com/astrid-go/astrid/ipc"
+)
+
+// ClientID is the identity a frontend runs agent turns under on the bus.
+const ClientID = "astrid-agent-client"
+
+// agentEvents is the pattern of every agent event a turn delivers
+// (agent.v1.response, agent.v1.stream.delta, agent.v1.tool.*).
+const agentEvents = "agent.v1.*"
+
+// ACL is the agent frontend's identity, for kernel.Options.Frontends: it may
+// send prompts and approval answers, and hear the agent's events and
+// approval questions; nothing else.
+func ACL() dispatch.CapsuleACL {
+	return dispatch.CapsuleACL{
+		ID:        ClientID,
+		Publish:   []string{ipc.UserPromptTopic, ipc.ApprovalResponseTopic("*")},
+		Subscribe: []string{agentEvents, ipc.ApprovalRequestTopic},
+	}
+}
+
+// Kernel is the kernel as a frontend reaches it: publish and subscribe
+// under a frontend identity registered at boot (ACL), and "who intercepts
+// topic T". The kernel's Frontend is one.
+type Kernel interface {
+	Publish(from dispatch.Caller, topic string, payload json.RawMessage) (dispatch.Result, error)
+	Subscribe(from dispatch.Caller, pattern string, scoped bool) (*bus.Route, error)
+	Interceptors(topic string) []string
+	Logger() *slog.Logger
+}
+
+// ErrNoAgent is returned when no capsule handles user.v1.prompt.
+var ErrNoAgent = errors.New("no agent is loaded (nothing handles " + ipc.UserPromptTopic + ")")
+
+// NewSessionID returns a fresh session id: "s-" and 32 hex digits (128
+// random bits), within the session store's [A-Za-z0-9_-]{1,64}.
+func NewSessionID() string { return "s-" + randomHex() }
+
+// newTurnID returns a fresh turn id, "t-" and 32 hex digits.
+func newTurnID() string { return "t-" + randomHex() }
+
+func randomHex() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+// Prompt is one turn to run.
+type Prompt struct {
+	// Principal the turn acts for; "" is ipc.DefaultPrincipal.
+	Principal string
+	// SessionID names the conversation ([A-Za-z0-9_-]{1,64}); a new one
+	// comes from NewSessionID, an old one continues that conversation.
+	SessionID string
+	Text      string
+	// Context may name the provider and model of this turn; its TurnID is
+	// chosen by Start when empty, and its Action must be empty.
+	Context ipc.PromptContext
+}
+
+// EventKind says which field of an Event is set.
+type EventKind uint8
+
+// The events of a turn, in the order a frontend meets them.
+const (
+	EventDelta        EventKind = iota + 1 // Delta: text as the model streams it
+	EventToolStarted                       // ToolStarted: a tool call went out
+	EventToolFinished                      // ToolFinished: its result came back
+	EventApproval                          // Approval: a question to answer with Turn.Answer
+	EventFinal                             // Final: the turn's end; nothing follows
+)
+
+// Event is one event of a turn.
+type Event struct {
+	Kind         EventKind
+	Delta        ipc.AgentStreamDelta
+	ToolStarted  ipc.AgentToolStarted
+	ToolFinished ipc.AgentToolFinished
+	Approval     ipc.ApprovalRequired
+	Final        ipc.AgentResponse
+}
+
+// CancelGrace is how long Run waits for the final response after it sent
+// a cancel because its context ended.
+const CancelGrace = 2 * time.Second
+
+// maxHeldApprovals bounds the approval questions kept back until the tool
+// call they hold up is announced (the two arrive on different routes).
+const maxHeldApprovals = 64
+
+// Turn is one running turn. Next is for one goroutine; Answer and Cancel
+// may be called from any. Close it when done.
+type Turn struct {
+	k       Kernel
+	caller  dispatch.Caller
+	session string
+	turnID  string
+
+	routes []*bus.Route
+	in     chan bus.Delivery
+	stop   context.CancelFunc
+	wg     sync.WaitGroup
+	closed sync.Once
+
+	// Read and written by Next's goroutine only.
+	calls map[string]bool        // call ids this turn announced
+	held  []ipc.ApprovalRequired // questions for calls not announced yet
+	ready []Event                // released questions, delivered next
+	final *ipc.AgentResponse     // set once the turn ended
+}
+
+// Start publishes p's prompt and returns the turn, whose events Next
+// delivers. It fails at once, without waiting, when no agent is loaded or
+// the prompt cannot be published (a prompt over the bus's message limit).
+func Start(ctx context.Context, k Kernel, p Prompt) (*Turn, error) {
+	if p.Principal == "" {
+		p.Principal = ipc.DefaultPrincipal
+	}
+	if p.Context.Action != "" {
+		return nil, fmt.Errorf("agentclient: a prompt's action must be empty (got %q); use Turn.Cancel", p.Context.Action)
+	}
+	if len(k.Interceptors(ipc.UserPromptTopic)) == 0 {
+		return nil, ErrNoAgent
+	}
+	if p.Context.TurnID == "" {
+		p.Context.TurnID = newTurnID()
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	t := &Turn{
+		k: k, caller: dispatch.Caller{Capsule: ClientID, Principal: p.Principal},
+		session: p.SessionID, turnID: p.Context.TurnID,
+		in: make(chan bus.Delivery), calls: map[string]bool{},
+	}
+	// Subscribed before the prompt goes out, so no event is missed.
+	for _, pattern := range []string{agentEvents, ipc.ApprovalRequestTopic} {
+		r, err := k.Subscribe(t.caller, pattern, true)
+		if err != nil {
+			t.closeRoutes()
+			return nil, fmt.Errorf("agentclient: subscribe %s: %w", pattern, err)
+		}
+		t.routes = append(t.routes, r)
+	}
+	payload, err := userInput(p.Text, p.SessionID, p.Context)
+	if err == nil {
+		_, err = k.Publish(t.caller, ipc.UserPromptTopic, payload)
+	}
+	if err != nil {
+		t.closeRoutes()
+		if errors.Is(err, bus.ErrTooLarge) {
+			return nil, fmt.Errorf("agentclient: the prompt (%d bytes) was not sent: a message on the bus holds at most 1 MiB: %w", len(p.Text), err)
+		}
+		return nil, fmt.Errorf("agentclient: the prompt was not sent: %w", err)
+	}
+	fwdCtx, stop := context.WithCancel(context.Background())
+	t.stop = stop
+	for _, r := range t.routes {
+		t.wg.Add(1)
+		go t.forward(fwdCtx, r)
+	}
+	return t, nil
+}
+
+func userInput(text, session string, pc ipc.PromptContext) (json.RawMessage, error) {
+	ctxJSON, err := json.Marshal(pc)
+	if err != nil {
+		return nil, err
+	}
+	return ipc.EncodePayload(ipc.UserInput{Text: text, SessionID: session, Context: ctxJSON})
+}
+
+// forward hands r's deliveries to Next until ctx ends.
+func (t *Turn) forward(ctx context.Context, r *bus.Route) {
+	defer t.wg.Done()
+	for {
+		d, err := r.Recv(ctx)
+		if err != nil {
+			return
+		}
+		select {
+		case t.in <- d:
+		case <-ctx.Done():
+			return
+		}
+	}
+}
+
+// SessionID is the turn's session.
+func (t *Turn) SessionID() string { return t.session }
+
+// TurnID is the id the agent echoes on this turn's events.
+func (t *Turn) TurnID() string { return t.turnID }
+
+// Next returns the turn's next event, waiting until one comes or ctx ends
+// (then ctx's error). After the EventFinal event it returns io.EOF.
+func (t *Turn) Next(ctx context.Context) (Event, error) {
+	for {
+		if len(t.ready) > 0 {
+			ev := t.ready[0]
+			t.ready = t.ready[1:]
+			return ev, nil
+		}
+		if t.final != nil {
+			return Event{}, io.EOF
+		}
+		select {
+		case <-ctx.Done():
+			return Event{}, ctx.Err()
+		case d := <-t.in:
+			if ev, ok := t.accept(d); ok {
+				return ev, nil
+			}
+		}
+	}
+}
+
+// accept turns a delivery into an event of this turn, or reports false for
+// one that is not (another session or turn, or not from the agent).
+func (t *Turn) accept(d bus.Delivery) (Event, bool) {
+	e := d.Envelope
+	body := ipc.GuestBytes(e.Payload)
+	if e.Topic == ipc.ApprovalRequestTopic {
+		return t.acceptApproval(e.SourceID, body)
+	}
+	if !slices.Contains(t.k.Interceptors(ipc.UserPromptTopic), e.SourceID) {
+		return Event{}, false // only the agent speaks for a turn
+	}
+	switch e.Topic {
+	case ipc.AgentResponseTopic:
+		var r ipc.AgentResponse
+		if r.UnmarshalJSON(body) != nil || !r.IsFinal || !t.ours(r.SessionID, r.TurnID) {
+			return Event{}, false
+		}
+		t.final = &r
+		t.held = nil
+		return Event{Kind: EventFinal, Final: r}, true
+	case ipc.AgentStreamDeltaTopic:
+		var v ipc.AgentStreamDelta
+		if json.Unmarshal(body, &v) != nil || !t.ours(v.SessionID, v.TurnID) {
+			return Event{}, false
+		}
+		return Event{Kind: EventDelta, Delta: v}, true
+	case ipc.AgentToolStartedTopic:
+		var v ipc.AgentToolStarted
+		if json.Unmarshal(body, &v) != nil || !t.ours(v.SessionID, v.TurnID) {
+			return Event{}, false
+		}
+		t.calls[v.CallID] = true
+		t.release(v.CallID)
+		return Event{Kind: EventToolStarted, ToolStarted: v}, true
+	case ipc.AgentToolFinishedTopic:
+		var v ipc.AgentToolFinished
+		if json.Unmarshal(body, &v) != nil || !t.ours(v.SessionID, v.TurnID) {
+			return Event{}, false
+		}
+		return Event{Kind: EventToolFinished, ToolFinished: v}, true
+	}
+	return Event{}, false
+}
+
+// ours reports whether an event of session and turn belongs to this turn.
+func (t *Turn) ours(session, turnID string) bool {
+	return session == t.session && turnID == t.turnID
+}
+
+// acceptApproval delivers a question about one of this turn's calls, keeps
+// back one about a call not announced yet (its tool.started may still be
+// on the other route), and delivers one naming no call (a tool asking
+// about an action of its own) as it comes. Only the tool plumbing (the
+// approval layer) or the kernel may ask.
+func (t *Turn) acceptApproval(source string, body []byte) (Event, bool) {
+	if source != ipc.KernelSourceID && !slices.Contains(t.k.Interceptors(ipc.ToolRequestExecuteTopic), source) {
+		return Event{}, false
+	}
+	var q ipc.ApprovalRequired
+	if json.Unmarshal(body, &q) != nil || q.RequestID == "" {
+		return Event{}, false
+	}
+	if q.CallID == "" || t.calls[q.CallID] {
+		return Event{Kind: EventApproval, Approval: q}, true
+	}
+	if len(t.held) < maxHeldApprovals {
+		t.held = append(t.held, q)
+	}
+	return Event{}, false
+}
+
+// release queues the held questions about callID for delivery.
+func (t *Turn) release(callID string) {
+	kept := t.held[:0]
+	for _, q := range t.held {
+		if q.CallID == callID {
+			t.ready = append(t.ready, Event{Kind: EventApproval, Approval: q})
+		} else {
+			kept = append(kept, q)
+		}
+	}
+	t.held = kept
+}
+
+// Answer answers approval question requestID with decision (one of the
+// ipc.Decision* constants) on astrid.v1.approval.response.<requestID>.
+func (t *Turn) Answer(requestID, decision string) error {
+	switch decision {
+	case ipc.DecisionApprove, ipc.DecisionApproveSession, ipc.DecisionApproveAlways, ipc.DecisionDeny:
+	default:
+		return fmt.Errorf("agentclient: unknown approval decision %q", decision)
+	}
+	topic := ipc.ApprovalResponseTopic(requestID)
+	if err := ipc.ValidateTopic(topic); err != nil || requestID == "" || strings.Contains(requestID, ".") {
+		return fmt.Errorf("agentclient: approval request id %q cannot name a topic", requestID)
+	}
+	payload, err := ipc.EncodePayload(ipc.ApprovalResponse{RequestID: requestID, Decision: decision})
+	if err != nil {
+		return err
+	}
+	// Answering lets admitted work go on: the CPU budget never refuses it.
+	caller := t.caller
+	caller.Continues = true
+	if _, err := t.k.Publish(caller, topic, payload); err != nil {
+		return fmt.Errorf("agentclient: approval answer not sent: %w", err)
+	}
+	return nil
+}
+
+// Cancel asks the agent to end the turn; its final response (outcome
+// cancelled) then comes through Next.
+func (t *Turn) Cancel() error {
+	payload, err := userInput("", t.session, ipc.PromptContext{Action: ipc.ActionCancelTurn, TurnID: t.turnID})
+	if err != nil {
+		return err
+	}
+	// A cancel stops work: the CPU budget never refuses it.
+	caller := t.caller
+	caller.Continues = true
+	if _, err := t.k.Publish(caller, ipc.UserPromptTopic, payload); err != nil {
+		return fmt.Errorf("agentclient: cancel not sent: %w", err)
+	}
+	return nil
+}
+
+// Close stops listening. It does not cancel the turn.
+func (t *Turn) Close() {
+	t.closed.Do(func() {
+		if t.stop != nil {
+			t.stop()
+		}
+		t.closeRoutes()
+		t.wg.Wait()
+	})
+}
+
+func (t *Turn) closeRoutes() {
+	for _, r := range t.routes {
+		r.Close()
+	}
+}
+
+// Run runs one turn: it starts p, passes every event to on (when not nil)
+// as it comes, the final one included, and returns the final response.
+// on runs on Run's goroutine and may call t.Answer and t.Cancel. When ctx
+// ends first, Run cancels the turn, waits up to CancelGrace for its final
+// response, and returns that response (if it came) with ctx's error.
+func Run(ctx context.Context, k Kernel, p Prompt, on func(t *Turn, ev Event)) (ipc.AgentResponse, error) {
+	t, err := Start(ctx, k, p)
+	if err != nil {
+		return ipc.AgentResponse{}, err
+	}
+	defer t.Close()
+	for {
+		ev, err := t.Next(ctx)
+		if err != nil {
+			if ctx.Err() == nil {
+				return ipc.AgentResponse{}, err
+			}
+			return t.cancelAndWait(ctx.Err(), on)
+		}
+		if on != nil {
+			on(t, ev)
+		}
+		if ev.Kind == EventFinal {
+			return ev.Final, nil
+		}
+	}
+}
+
+// cancelAndWait cancels the turn after its caller stopped waiting (cause)
+// and waits briefly for the final response.
+func (t *Turn) cancelAndWait(cause error, on func(*Turn, Event)) (ipc.AgentResponse, error) {
+	if err := t.Cancel(); err != nil {
+		t.k.Logger().Warn("turn not cancelled", "session", t.session, "err", err)
+	}
+	grace, done := context.WithTimeout(context.Background(), CancelGrace)
+	defer done()
+	for {
+		ev, err := t.Next(grace)
+		if err != nil {
+			return ipc.AgentResponse{}, fmt.Errorf("agentclient: turn stopped (no final response within %s of the cancel): %w", CancelGrace, cause)
+		}
+		if on != nil {
+			on(t, ev)
+		}
+		if ev.Kind == EventFinal {
+			return ev.Final, fmt.Errorf("agentclient: turn cancelled: %w", cause)
+		}
+	}
+}
