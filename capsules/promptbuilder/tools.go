@@ -18,6 +18,12 @@ const ToolCacheKey = "__tool_schema_cache"
 // describeWindow bounds the describe fan-out (DESIGN §5a).
 const describeWindow = 500 * time.Millisecond
 
+// ToolCacheMaxAge bounds how long a cached catalogue is served. The kernel
+// publishes astrid.v1.capsules_loaded as the default principal only, so a
+// capsule reloaded in place (same id, new tools) clears only that
+// principal's cache; every other principal's is refreshed within this age.
+const ToolCacheMaxAge = time.Minute
+
 // toolCache is the cached catalogue and the capsule set it is valid for.
 type toolCache struct {
 	// Responders are the capsules that intercepted the describe topic when
@@ -26,6 +32,16 @@ type toolCache struct {
 	// never missed.
 	Responders []string                `json:"responders"`
 	Tools      []ipc.LLMToolDefinition `json:"tools"`
+	// CollectedUnixMs is when the fan-out ran (host clock).
+	CollectedUnixMs int64 `json:"collected_unix_ms"`
+}
+
+// fresh reports whether the cache may be served now for the capsule set
+// set: the same capsules answer describe, and it is younger than
+// ToolCacheMaxAge (a stamp from the future counts as stale).
+func (tc toolCache) fresh(set []string, now time.Time) bool {
+	age := now.Sub(time.UnixMilli(tc.CollectedUnixMs))
+	return slices.Equal(tc.Responders, set) && age >= 0 && age < ToolCacheMaxAge
 }
 
 // tools returns what the model is offered: the cached catalogue when the
@@ -37,7 +53,8 @@ func tools(c *sdk.Call) ([]ipc.LLMToolDefinition, error) {
 		return nil, fmt.Errorf("who intercepts %s: %w", ipc.ToolRequestDescribeTopic, err)
 	}
 	set := responderSet(responders, c.CapsuleID())
-	if cached, ok := loadToolCache(c); ok && slices.Equal(cached.Responders, set) {
+	now := c.Now()
+	if cached, ok := loadToolCache(c); ok && cached.fresh(set, now) {
 		return cached.Tools, nil
 	}
 	cat, err := sdk.DescribeTools(c, describeWindow)
@@ -50,7 +67,7 @@ func tools(c *sdk.Call) ([]ipc.LLMToolDefinition, error) {
 			strings.Join(cat.Missing, ", "), describeWindow))
 		return defs, nil
 	}
-	storeToolCache(c, toolCache{Responders: responderSet(cat.Responders, ""), Tools: defs})
+	storeToolCache(c, toolCache{Responders: responderSet(cat.Responders, ""), Tools: defs, CollectedUnixMs: now.UnixMilli()})
 	return defs, nil
 }
 
