@@ -118,10 +118,10 @@ func TestToolCacheIsKeyedByTheCapsuleSet(t *testing.T) {
 	// The kernel's capsules_loaded at boot reaches the default principal
 	// only, so these seeds of other principals survive it.
 	pb.KV = map[string]map[string]string{
-		"alice": {promptbuilder.ToolCacheKey: cache(set, now())},
-		"bob":   {promptbuilder.ToolCacheKey: cache([]string{"astrid-capsule-fs"}, now())},
-		"carol": {promptbuilder.ToolCacheKey: cache(set, now()-2*promptbuilder.ToolCacheMaxAge.Milliseconds())},
-		"dave":  {promptbuilder.ToolCacheKey: cache(set, now()+2*promptbuilder.ToolCacheMaxAge.Milliseconds())},
+		"alice":              {promptbuilder.ToolCacheKey: cache(set, now())},
+		"bob":                {promptbuilder.ToolCacheKey: cache([]string{"astrid-capsule-fs"}, now())},
+		"carol":              {promptbuilder.ToolCacheKey: cache(set, now()-2*promptbuilder.ToolCacheMaxAge.Milliseconds())},
+		"dave":               {promptbuilder.ToolCacheKey: cache(set, now()+2*promptbuilder.ToolCacheMaxAge.Milliseconds())},
 		ipc.DefaultPrincipal: {promptbuilder.ToolCacheKey: cache(set, now())},
 	}
 	k := sdktest.New(t, pb, sdktest.Capsule{Manifest: fs.Manifest, New: fs.New}, probeTools("probe-tools"))
@@ -130,9 +130,9 @@ func TestToolCacheIsKeyedByTheCapsuleSet(t *testing.T) {
 		cached    bool
 	}{
 		{"alice", true},
-		{"bob", false},   // collected before probe-tools was installed
-		{"carol", false}, // older than ToolCacheMaxAge
-		{"dave", false},  // stamped in the future
+		{"bob", false},                // collected before probe-tools was installed
+		{"carol", false},              // older than ToolCacheMaxAge
+		{"dave", false},               // stamped in the future
 		{ipc.DefaultPrincipal, false}, // dropped on capsules_loaded at boot
 	} {
 		c := newClient(t, k, tc.principal)
