@@ -64,6 +64,14 @@ func concurrencyUses(fset *token.FileSet, file *ast.File) []string {
 			if x.Op == token.ARROW {
 				what = "a channel receive"
 			}
+		case *ast.SelectorExpr:
+			// The time package is allowed for its values (a Duration to
+			// pass to Recv, a Time from Now), never for its timers: a
+			// handler waits only in host calls (Recv), which the kernel
+			// bounds and accounts for.
+			if pkg, ok := x.X.(*ast.Ident); ok && pkg.Name == "time" && timerFuncs[x.Sel.Name] {
+				what = "a timer (time." + x.Sel.Name + ")"
+			}
 		}
 		if what != "" {
 			uses = append(uses, fset.Position(n.Pos()).String()+": "+what)
@@ -72,6 +80,9 @@ func concurrencyUses(fset *token.FileSet, file *ast.File) []string {
 	})
 	return uses
 }
+
+// timerFuncs are the time package's functions that sleep or start a timer.
+var timerFuncs = map[string]bool{"Sleep": true, "After": true, "AfterFunc": true, "NewTimer": true, "NewTicker": true, "Tick": true}
 
 func TestCapsuleCodeStartsNoGoroutineAndUsesNoChannel(t *testing.T) {
 	for _, p := range capsulePackages(t) {
@@ -90,14 +101,17 @@ func TestCapsuleCodeStartsNoGoroutineAndUsesNoChannel(t *testing.T) {
 
 // The checker itself must catch what it looks for.
 func TestRuleCheckerCatchesViolations(t *testing.T) {
-	src := "package x\nfunc f() { c := make(chan int); go func() { c <- 1 }(); select {}; <-c }\n"
+	src := "package x\nimport \"time\"\nfunc f() { c := make(chan int); go func() { c <- 1 }(); select {}; <-c; time.Sleep(1); time.AfterFunc(1, nil); _ = time.Millisecond }\n"
 	fset := token.NewFileSet()
 	file, err := parser.ParseFile(fset, "x.go", src, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
 	uses := strings.Join(concurrencyUses(fset, file), "\n")
-	for _, want := range []string{"go statement", "channel type", "channel send", "select statement", "channel receive"} {
+	if strings.Contains(uses, "time.Millisecond") {
+		t.Errorf("checker flags a time value as a timer:\n%s", uses)
+	}
+	for _, want := range []string{"go statement", "channel type", "channel send", "select statement", "channel receive", "time.Sleep", "time.AfterFunc"} {
 		if !strings.Contains(uses, want) {
 			t.Errorf("checker missed %s in:\n%s", want, uses)
 		}

@@ -88,7 +88,26 @@ type Sys interface {
 	Config(key string) (value string, ok bool)
 	Log(level LogLevel, msg string)
 	Now() time.Time
+	// HoldsGrant reports whether the loaded capsule capsuleID holds grant,
+	// one of the boolean [capabilities] grants that decide whether what
+	// that capsule publishes may be trusted (GrantPromptInjection,
+	// GrantToolMiddleware): a consumer checks the source_id the kernel
+	// stamped on a message. A capsule that is not loaded holds none
+	// (false, no error); any other grant name is CodeInvalid, so a
+	// capsule learns nothing else about another's manifest.
+	HoldsGrant(capsuleID, grant string) (bool, error)
 }
+
+// The grants HoldsGrant answers about.
+const (
+	// GrantPromptInjection is [capabilities] allow_prompt_injection: the
+	// prompt builder lets the capsule's hook contributions change the
+	// system prompt (seed 003).
+	GrantPromptInjection = "allow_prompt_injection"
+	// GrantToolMiddleware is [capabilities] tool_middleware (DESIGN §4c):
+	// a frontend takes a consolidated tool result only from its holder.
+	GrantToolMiddleware = "tool_middleware"
+)
 
 // Calls registers per-call safety nets with the kernel.
 type Calls interface {

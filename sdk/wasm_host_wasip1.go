@@ -85,6 +85,9 @@ func abiCapsuleID() uint64
 //go:wasmimport astrid config
 func abiConfig(keyPtr, keyLen uint32) uint64
 
+//go:wasmimport astrid holds_grant
+func abiHoldsGrant(idPtr, idLen, grantPtr, grantLen uint32) uint64
+
 //go:wasmimport astrid set_failure_reply
 func abiSetFailureReply(topicPtr, topicLen, payloadPtr, payloadLen uint32) uint64
 
@@ -298,6 +301,11 @@ func (*wasmHost) Log(level hostapi.LogLevel, msg string) {
 }
 
 func (*wasmHost) Now() time.Time { return time.Unix(0, abiNow()) }
+
+func (*wasmHost) HoldsGrant(capsuleID, grant string) (bool, error) {
+	n, err := u64(call2(abiHoldsGrant, capsuleID, []byte(grant)))
+	return n == 1, err
+}
 
 func (*wasmHost) SetFailureReply(topic string, payload []byte) error {
 	_, err := call2(abiSetFailureReply, topic, payload)

@@ -31,10 +31,12 @@ type layers struct {
 }
 
 // capsuleStd is the standard library a built-in capsule may import
-// directly (DESIGN §4): packages that do no I/O and start nothing.
+// directly (DESIGN §4): packages that do no I/O and start nothing. time is
+// here for its values (Duration, Time); its timers are refused by
+// capsules/rules_test.go.
 var capsuleStd = []string{
 	"bytes", "embed", "encoding/base64", "encoding/hex", "encoding/json", "errors", "fmt",
-	"math", "path", "slices", "sort", "strconv", "strings", "unicode", "unicode/utf8",
+	"math", "path", "slices", "sort", "strconv", "strings", "time", "unicode", "unicode/utf8",
 }
 
 var backticked = regexp.MustCompile("`([^`]+)`")

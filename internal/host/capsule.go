@@ -29,6 +29,10 @@ type Deps struct {
 	Egress egress.Options
 	// Ledger is the kernel's CPU ledger; nil means no CPU accounting.
 	Ledger *ledger.Ledger
+	// Grants answers which [capabilities] a loaded capsule holds (the
+	// kernel's registry), for hostapi.Sys.HoldsGrant; nil makes that
+	// call answer not supported.
+	Grants func(capsuleID string) (caps manifest.Capabilities, loaded bool)
 }
 
 // Capsule is the host side of one loaded capsule.

@@ -57,6 +57,7 @@ const (
 	opConfig
 	opLog
 	opNow
+	opHoldsGrant
 	opSetFailureReply
 	opSetCancelKey
 	numOps
@@ -94,6 +95,7 @@ var methods = [numOps]struct {
 	opConfig:          {"Config", instant},
 	opLog:             {"Log", instant},
 	opNow:             {"Now", instant},
+	opHoldsGrant:      {"HoldsGrant", instant},
 	opSetFailureReply: {"SetFailureReply", instant},
 	opSetCancelKey:    {"SetCancelKey", instant},
 }

@@ -129,6 +129,7 @@ func Boot(ctx context.Context, opts Options) (*Kernel, error) {
 	k.hostDeps = host.Deps{
 		Dispatcher: d, Store: st, Cancels: k.Cancels, Logger: log,
 		Workspace: ws, HomesDir: filepath.Join(opts.Home, "home"), Egress: eg,
+		Grants: k.grantsOf,
 	}
 	runCtx, stop := context.WithCancel(context.WithoutCancel(ctx))
 	k.stop = stop
@@ -331,6 +332,16 @@ func (k *Kernel) Close() {
 			}
 		}
 	})
+}
+
+// grantsOf answers host.Deps.Grants from the registry: the capabilities of
+// a loaded capsule.
+func (k *Kernel) grantsOf(id string) (manifest.Capabilities, bool) {
+	c, ok := k.Registry.Get(id)
+	if !ok {
+		return manifest.Capabilities{}, false
+	}
+	return c.Manifest().Capabilities, true
 }
 
 // Frontend is the kernel as a frontend (the CLI, later the uplink) reaches

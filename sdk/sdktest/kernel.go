@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -33,6 +34,11 @@ type Capsule struct {
 	// KV seeds the capsule's KV before boot: principal → key → value, as
 	// an earlier run (or an older version of the capsule) left it.
 	KV map[string]map[string]string
+	// Files, for a capsule without code (New nil), are the files installed
+	// beside its Capsule.toml in $ASTRID_HOME/capsules/<id>/ (relative
+	// name → text), so a static-only capsule ([[context_file]], [[skill]])
+	// is loaded as an operator's install would be, with the static engine.
+	Files map[string]string
 }
 
 // Kernel is a running in-memory kernel with the router and the capsules
@@ -45,6 +51,7 @@ type Kernel struct {
 	Workspace string
 	// Timeout bounds each call; 30 s by default.
 	Timeout time.Duration
+	logs    *logBuffer
 }
 
 // New boots a kernel with the router and capsules, failing the test if any
@@ -62,23 +69,30 @@ func boot(t testing.TB, cfg config.Config, capsules []Capsule) *Kernel {
 		t.Fatal(err)
 	}
 	builtins := []kernel.Builtin{{Manifest: router.Manifest, New: router.New}}
+	home := t.TempDir()
 	for _, c := range capsules {
+		if c.New == nil {
+			if err := install(home, c); err != nil {
+				t.Fatalf("sdktest: install: %v", err)
+			}
+			continue
+		}
 		builtins = append(builtins, kernel.Builtin{Manifest: c.Manifest, New: c.New})
 	}
-	home := t.TempDir()
 	if err := storeConfig(home, capsules); err != nil {
 		t.Fatalf("sdktest: config: %v", err)
 	}
-	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	logs := &logBuffer{}
+	logger := slog.New(slog.NewTextHandler(io.MultiWriter(os.Stderr, logs), &slog.HandlerOptions{Level: slog.LevelWarn}))
 	k, err := kernel.Boot(context.Background(), kernel.Options{
 		Home: home, Workspace: ws, Config: cfg, Logger: logger, Builtins: builtins,
-		Frontends: []dispatch.CapsuleACL{toolclient.ACL(), llmClientACL(), sessionClientACL(), agentclient.ACL()},
+		Frontends: []dispatch.CapsuleACL{toolclient.ACL(), llmClientACL(), sessionClientACL(), agentclient.ACL(), promptClientACL()},
 	})
 	if err != nil {
 		t.Fatalf("sdktest: boot: %v", err)
 	}
 	t.Cleanup(k.Close)
-	return &Kernel{t: t, k: k, Workspace: ws, Timeout: 30 * time.Second}
+	return &Kernel{t: t, k: k, Workspace: ws, Timeout: 30 * time.Second, logs: logs}
 }
 
 // CallTool calls a tool as the default principal and returns its result.

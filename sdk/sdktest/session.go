@@ -80,6 +80,12 @@ func (r *Replies) Next() (topic string, body json.RawMessage) {
 }
 
 func (k *Kernel) sessionPublish(principal, topic string, payload any) (int, error) {
+	return k.publishAs(sessionClientID, principal, topic, payload)
+}
+
+// publishAs publishes payload on topic as test frontend client for
+// principal and counts the interceptors that handled it (none is an error).
+func (k *Kernel) publishAs(client, principal, topic string, payload any) (int, error) {
 	var raw []byte
 	switch p := payload.(type) {
 	case json.RawMessage:
@@ -93,7 +99,7 @@ func (k *Kernel) sessionPublish(principal, topic string, payload any) (int, erro
 		}
 		raw = b
 	}
-	res, err := k.k.Frontend().Publish(dispatch.Caller{Capsule: sessionClientID, Principal: principal}, topic, raw)
+	res, err := k.k.Frontend().Publish(dispatch.Caller{Capsule: client, Principal: principal}, topic, raw)
 	if err != nil {
 		return 0, err
 	}

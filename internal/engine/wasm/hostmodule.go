@@ -283,6 +283,17 @@ var importDefs = []importDef{
 		}
 		return []byte(v), nil
 	}},
+	{name: "holds_grant", params: p(4), fn: func(st *callState, mod api.Module, s []uint64) ([]byte, error) {
+		id, grant, err := twoArgs(mod, s, "capsule id", "grant")
+		if err != nil {
+			return nil, err
+		}
+		held, err := st.call.HoldsGrant(string(id), string(grant))
+		if err != nil || !held {
+			return u64(0), err
+		}
+		return u64(1), nil
+	}},
 	{name: "set_failure_reply", params: p(4), fn: func(st *callState, mod api.Module, s []uint64) ([]byte, error) {
 		topic, payload, err := twoArgs(mod, s, "topic", "payload")
 		if err != nil {

@@ -1,0 +1,80 @@
+package promptbuilder
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/astrid-go/astrid/hostapi"
+	"github.com/astrid-go/astrid/ipc"
+	"github.com/astrid-go/astrid/sdk"
+)
+
+// sessionWait bounds the history fetch (spec §4.2 step 5).
+const sessionWait = 5 * time.Second
+
+// history fetches session id's messages from the session store. No store
+// loaded means no history to fetch (empty, logged); a store that answers
+// an error, or does not answer, is an error: assembling a prompt without
+// the history the model is owed would answer a different question.
+func history(c *sdk.Call, requestID, sessionID string) ([]ipc.Message, error) {
+	stores, err := c.Interceptors(sessionGetMessagesTopic)
+	if err != nil {
+		return nil, fmt.Errorf("who intercepts %s: %w", sessionGetMessagesTopic, err)
+	}
+	if len(stores) == 0 {
+		c.Log(hostapi.LogInfo, fmt.Sprintf("prompt builder: no session store is loaded; session %s has no history here", sessionID))
+		return []ipc.Message{}, nil
+	}
+	corr := "pb-" + requestID
+	reply := ipc.SessionResponseTopic(sessionGetMessagesOp, corr)
+	sub, err := c.Subscribe(reply)
+	if err != nil {
+		return nil, fmt.Errorf("subscribe %s: %w", reply, err)
+	}
+	defer func() { _ = c.Unsubscribe(sub) }()
+	if err := c.PublishJSON(sessionGetMessagesTopic, map[string]string{"session_id": sessionID, "correlation_id": corr}); err != nil {
+		return nil, fmt.Errorf("publish %s: %w", sessionGetMessagesTopic, err)
+	}
+	deadline := c.Now().Add(sessionWait)
+	for {
+		left := deadline.Sub(c.Now())
+		if left <= 0 {
+			return nil, fmt.Errorf("the session store did not send the history of %s within %v", sessionID, sessionWait)
+		}
+		msg, err := c.Recv(sub, left)
+		if errors.Is(err, hostapi.ErrTimeout) {
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("receive the history of %s: %w", sessionID, err)
+		}
+		if !contains(stores, msg.SourceID) {
+			continue
+		}
+		var ans struct {
+			Messages []ipc.Message `json:"messages"`
+			Error    string        `json:"error"`
+		}
+		if err := json.Unmarshal(msg.Payload, &ans); err != nil {
+			return nil, fmt.Errorf("the history of %s does not decode: %w", sessionID, err)
+		}
+		if ans.Error != "" {
+			return nil, fmt.Errorf("the session store: %s", ans.Error)
+		}
+		if ans.Messages == nil {
+			ans.Messages = []ipc.Message{}
+		}
+		return ans.Messages, nil
+	}
+}
+
+func contains(ids []string, id string) bool {
+	for _, x := range ids {
+		if x == id {
+			return true
+		}
+	}
+	return false
+}
