@@ -2,9 +2,12 @@ package main
 
 import (
 	"github.com/astrid-go/astrid/capsules/fs"
+	"github.com/astrid-go/astrid/capsules/promptbuilder"
+	"github.com/astrid-go/astrid/capsules/react"
 	"github.com/astrid-go/astrid/capsules/replay"
 	"github.com/astrid-go/astrid/capsules/router"
 	"github.com/astrid-go/astrid/capsules/session"
+	"github.com/astrid-go/astrid/internal/agentclient"
 	"github.com/astrid-go/astrid/internal/dispatch"
 	"github.com/astrid-go/astrid/internal/kernel"
 	"github.com/astrid-go/astrid/internal/sessionclient"
@@ -19,10 +22,12 @@ func builtins() []kernel.Builtin {
 		{Manifest: fs.Manifest, New: fs.New},
 		{Manifest: session.Manifest, New: session.New},
 		{Manifest: replay.Manifest, New: replay.New},
+		{Manifest: promptbuilder.Manifest, New: promptbuilder.New},
+		{Manifest: react.Manifest, New: react.New},
 	}
 }
 
 // frontends are the identities astrid's commands act under on the bus.
 func frontends() []dispatch.CapsuleACL {
-	return []dispatch.CapsuleACL{toolclient.ACL(), sessionclient.ACL()}
+	return []dispatch.CapsuleACL{toolclient.ACL(), sessionclient.ACL(), agentclient.ACL()}
 }
