@@ -263,6 +263,16 @@ func TestHistory(t *testing.T) {
 	}
 }
 
+// Without a session store loaded there is no history to fetch: the request
+// is assembled with none rather than refused.
+func TestHistoryWithoutSessionStore(t *testing.T) {
+	k := sdktest.New(t, builder(nil))
+	c := newClient(t, k, ipc.DefaultPrincipal)
+	if got := c.ok(map[string]any{"request_id": "r1", "session_id": "s1"}); len(got.Messages) != 0 || got.SessionID != "s1" {
+		t.Fatalf("reply %+v", got)
+	}
+}
+
 // Bad requests are answered with an error, echoing the ids that could be
 // read, so the orchestrator fails fast instead of waiting.
 func TestBadRequestsAreAnsweredWithAnError(t *testing.T) {
