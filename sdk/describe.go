@@ -2,7 +2,6 @@ package sdk
 
 import (
 	"encoding/json"
-	"errors"
 	"time"
 
 	"github.com/astrid-go/astrid/hostapi"
@@ -69,37 +68,25 @@ func DescribeTools(c *Call, window time.Duration) (Catalogue, error) {
 		return cat, err
 	}
 	answers := map[string][]ipc.ToolDescriptor{}
-	deadline := c.Now().Add(window)
-	for len(waiting) > 0 {
-		left := deadline.Sub(c.Now())
-		if left <= 0 {
-			break
-		}
-		msg, err := c.Recv(sub, left)
-		if errors.Is(err, hostapi.ErrTimeout) {
-			break
-		}
-		if err != nil {
-			return cat, err
-		}
+	missing, err := Gather(c, sub, cat.Responders, window, func(msg hostapi.Message, awaited bool) bool {
 		src := msg.SourceID
-		if !waiting[src] || msg.Topic != ipc.ToolDescribeResponseTopic(src) {
-			continue
+		if !awaited || msg.Topic != ipc.ToolDescribeResponseTopic(src) {
+			return false
 		}
-		delete(waiting, src)
 		resp, err := ipc.ParseToolDescribeResponse(msg.Payload)
 		if err != nil {
 			c.Log(hostapi.LogWarn, "describe: capsule "+src+" answered without a tools list: "+err.Error())
-			continue
+			return true
 		}
 		answers[src] = resp.Tools
+		return true
+	})
+	if err != nil {
+		return cat, err
 	}
+	cat.Missing = missing
 	seen := map[string]bool{}
 	for _, id := range cat.Responders {
-		if waiting[id] {
-			cat.Missing = append(cat.Missing, id)
-			continue
-		}
 		for _, t := range answers[id] {
 			if t.Name != "" && seen[t.Name] {
 				continue

@@ -2,8 +2,8 @@ package promptbuilder
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -93,14 +93,7 @@ func staticContexts(c *sdk.Call, requestID string) ([]staticContext, error) {
 	if err != nil {
 		return nil, fmt.Errorf("who intercepts %s: %w", staticContextRequestTopic, err)
 	}
-	waiting := map[string]bool{}
-	var order []string
-	for _, id := range servers {
-		if !waiting[id] {
-			waiting[id] = true
-			order = append(order, id)
-		}
-	}
+	order := distinct(servers, "")
 	if len(order) == 0 {
 		return nil, nil
 	}
@@ -113,56 +106,62 @@ func staticContexts(c *sdk.Call, requestID string) ([]staticContext, error) {
 		return nil, fmt.Errorf("publish %s: %w", staticContextRequestTopic, err)
 	}
 	texts := map[string]string{}
-	deadline := c.Now().Add(staticContextWait)
-	for len(waiting) > 0 {
-		left := deadline.Sub(c.Now())
-		if left <= 0 {
-			break
-		}
-		msg, err := c.Recv(sub, left)
-		if errors.Is(err, hostapi.ErrTimeout) {
-			break
-		}
-		if err != nil {
-			return nil, fmt.Errorf("receive static context: %w", err)
-		}
+	silent, err := sdk.Gather(c, sub, order, staticContextWait, func(msg hostapi.Message, awaited bool) bool {
 		src := msg.SourceID
-		if !waiting[src] || msg.Topic != staticContextResponsePrefix+src {
-			// Another capsule's topic, or an answer to another request:
-			// only a capsule's own topic counts, and the kernel stamps
-			// who sent it.
-			continue
+		if !awaited || msg.Topic != staticContextResponsePrefix+src {
+			// Another capsule's topic, or a second answer: only a
+			// capsule's own topic counts, and the kernel stamps who sent
+			// it.
+			return false
 		}
 		var ans staticContextAnswer
 		if err := json.Unmarshal(msg.Payload, &ans); err != nil {
 			c.Log(hostapi.LogWarn, fmt.Sprintf("prompt builder: static context of %s does not decode (ignored): %v", src, err))
-			delete(waiting, src)
-			continue
+			return true
 		}
 		if ans.RequestID != "" && ans.RequestID != requestID {
-			continue
+			return false // an answer to an earlier request
 		}
-		delete(waiting, src)
-		var b strings.Builder
-		for _, f := range ans.ContextFiles {
-			if strings.TrimSpace(f.Content) == "" {
-				continue
-			}
-			fmt.Fprintf(&b, "# %s (from %s)\n\n%s\n\n", f.Name, src, strings.TrimSpace(f.Content))
-		}
-		if text := strings.TrimSpace(b.String()); text != "" {
+		if text := contextSection(src, ans); text != "" {
 			texts[src] = cut(text, MaxStaticContextBytes, "the context of "+src)
 		}
+		return true
+	})
+	if err != nil {
+		return nil, fmt.Errorf("receive static context: %w", err)
+	}
+	for _, id := range silent {
+		c.Log(hostapi.LogWarn, fmt.Sprintf("prompt builder: capsule %s did not answer %s within %v", id, staticContextRequestTopic, staticContextWait))
 	}
 	var out []staticContext
 	for _, id := range order {
-		if waiting[id] {
-			c.Log(hostapi.LogWarn, fmt.Sprintf("prompt builder: capsule %s did not answer %s within %v", id, staticContextRequestTopic, staticContextWait))
-			continue
-		}
 		if t, ok := texts[id]; ok {
 			out = append(out, staticContext{capsule: id, text: t})
 		}
 	}
 	return out, nil
+}
+
+// contextSection renders one capsule's context files as a prompt section
+// ("" when they hold no text).
+func contextSection(src string, ans staticContextAnswer) string {
+	var b strings.Builder
+	for _, f := range ans.ContextFiles {
+		if strings.TrimSpace(f.Content) == "" {
+			continue
+		}
+		fmt.Fprintf(&b, "# %s (from %s)\n\n%s\n\n", f.Name, src, strings.TrimSpace(f.Content))
+	}
+	return strings.TrimSpace(b.String())
+}
+
+// distinct is ids in their order, each once, without self.
+func distinct(ids []string, self string) []string {
+	var out []string
+	for _, id := range ids {
+		if id != self && !slices.Contains(out, id) {
+			out = append(out, id)
+		}
+	}
+	return out
 }

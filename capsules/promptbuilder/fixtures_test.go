@@ -81,6 +81,33 @@ file = "conventions.md"
 	return sdktest.Capsule{Manifest: []byte(toml), Files: map[string]string{"conventions.md": text}}
 }
 
+// describer answers describe with tools of the given names.
+func describer(id string, names ...string) sdktest.Capsule {
+	toml := fmt.Sprintf(`[package]
+name = %q
+version = "0.1.0"
+astrid-version = "^0.1"
+
+[subscribe]
+"tool.v1.request.describe" = { wit = "opaque", handler = "describe_names" }
+
+[publish]
+"tool.v1.response.describe.%s" = "opaque"
+`, id, id)
+	return sdktest.Capsule{Manifest: []byte(toml), New: func() *sdk.Capsule {
+		c := sdk.New("describes named tools")
+		c.Handle(ipc.ToolRequestDescribeTopic, "describe_names", func(call *sdk.Call) error {
+			var resp ipc.ToolDescribeResponse
+			for _, n := range names {
+				resp.Tools = append(resp.Tools, ipc.ToolDescriptor{Name: n, Description: "tool " + n})
+			}
+			return call.PublishJSON(ipc.ToolDescribeResponseTopic(id), resp)
+		})
+		c.Publishes(ipc.ToolDescribeResponseTopic(id))
+		return c
+	}}
+}
+
 // probeTools answers describe with one tool, probe_<n>, n counting the
 // describe requests it has answered: a catalogue served from the cache
 // still says the n of the fan-out that filled it.

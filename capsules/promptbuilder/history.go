@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/astrid-go/astrid/hostapi"
@@ -50,7 +51,7 @@ func history(c *sdk.Call, requestID, sessionID string) ([]ipc.Message, error) {
 		if err != nil {
 			return nil, fmt.Errorf("receive the history of %s: %w", sessionID, err)
 		}
-		if !contains(stores, msg.SourceID) {
+		if !slices.Contains(stores, msg.SourceID) {
 			continue
 		}
 		var ans struct {
@@ -68,13 +69,4 @@ func history(c *sdk.Call, requestID, sessionID string) ([]ipc.Message, error) {
 		}
 		return ans.Messages, nil
 	}
-}
-
-func contains(ids []string, id string) bool {
-	for _, x := range ids {
-		if x == id {
-			return true
-		}
-	}
-	return false
 }

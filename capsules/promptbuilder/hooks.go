@@ -59,15 +59,7 @@ func runHooks(c *sdk.Call, req HookRequest, timeout time.Duration) ([]contributi
 	if err != nil {
 		return nil, fmt.Errorf("who intercepts %s: %w", BeforeBuildTopic, err)
 	}
-	self := c.CapsuleID()
-	waiting := map[string]bool{}
-	var order []string
-	for _, id := range hooks {
-		if id != self && !waiting[id] {
-			waiting[id] = true
-			order = append(order, id)
-		}
-	}
+	order := distinct(hooks, c.CapsuleID())
 	if len(order) == 0 {
 		return nil, nil
 	}
@@ -81,40 +73,30 @@ func runHooks(c *sdk.Call, req HookRequest, timeout time.Duration) ([]contributi
 		return nil, fmt.Errorf("publish %s: %w", BeforeBuildTopic, err)
 	}
 	answers := map[string]HookResponse{}
-	deadline := c.Now().Add(timeout)
-	for len(waiting) > 0 {
-		left := deadline.Sub(c.Now())
-		if left <= 0 {
-			break
-		}
-		msg, err := c.Recv(sub, left)
-		if errors.Is(err, hostapi.ErrTimeout) {
-			break
-		}
-		if err != nil {
-			return nil, fmt.Errorf("receive hook answers: %w", err)
-		}
+	silent, err := sdk.Gather(c, sub, order, timeout, func(msg hostapi.Message, awaited bool) bool {
 		src := msg.SourceID
-		if !waiting[src] {
+		if !awaited {
 			// Not a hook of this request, or a second answer: the kernel
 			// stamped the sender, so nobody answers for another.
 			c.Log(hostapi.LogWarn, fmt.Sprintf("prompt builder: ignored an answer on %s from %s, which is not a before_build hook still to answer", msg.Topic, src))
-			continue
+			return false
 		}
-		delete(waiting, src)
 		resp, err := parseHookResponse(msg.Payload)
 		if err != nil {
 			c.Log(hostapi.LogWarn, fmt.Sprintf("prompt builder: hook %s answered something that is not a hook response (ignored): %v", src, err))
-			continue
+			return true
 		}
 		answers[src] = resp
+		return true
+	})
+	if err != nil {
+		return nil, fmt.Errorf("receive hook answers: %w", err)
+	}
+	for _, id := range silent {
+		c.Log(hostapi.LogWarn, fmt.Sprintf("prompt builder: hook %s did not answer before_build within %v", id, timeout))
 	}
 	var out []contribution
 	for _, id := range order {
-		if waiting[id] {
-			c.Log(hostapi.LogWarn, fmt.Sprintf("prompt builder: hook %s did not answer before_build within %v", id, timeout))
-			continue
-		}
 		resp, ok := answers[id]
 		if !ok {
 			continue

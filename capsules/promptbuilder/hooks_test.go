@@ -64,18 +64,20 @@ func TestHooksSeeTheRequest(t *testing.T) {
 	}
 }
 
-// A hook answering garbage and one never answering are ignored and named;
+// A hook answering garbage and one never answering are ignored and named
+// (an answer inside {"data": …}, as older SDKs sent it, counts);
 // the wait ends at hook_timeout_ms and the other hooks still count.
 func TestGarbageAndSilentHooks(t *testing.T) {
 	k := sdktest.New(t, builder(map[string]string{"system_prompt": "BASE", "hook_timeout_ms": "1500"}),
 		hook("hook-good", true, 10, answers(promptbuilder.HookResponse{AppendSystemContext: "GOOD"})),
+		hook("hook-wrapped", true, 15, func(promptbuilder.HookRequest) any { return `{"data": {"appendSystemContext": "WRAPPED"}}` }),
 		hook("hook-garbage", true, 20, func(promptbuilder.HookRequest) any { return `["not", "an", "answer"]` }),
 		hook("hook-empty", true, 25, func(promptbuilder.HookRequest) any { return `{"unrelated": true}` }),
 		hook("hook-silent", true, 30, nil),
 	)
 	c := newClient(t, k, ipc.DefaultPrincipal)
 	r := c.ok(hi("r1"))
-	if r.SystemPrompt != "BASE\nGOOD" {
+	if r.SystemPrompt != "BASE\nGOOD\nWRAPPED" {
 		t.Fatalf("system prompt %q", r.SystemPrompt)
 	}
 	logs := k.Logs()

@@ -103,6 +103,21 @@ func TestToolsAreCollectedAndCached(t *testing.T) {
 	}
 }
 
+// Tool names reach the model in the spelling LLM APIs accept (':' as
+// "__"); a name that would not map back to itself is left out and logged,
+// never offered under another tool's name.
+func TestToolNamesAreSpelledForTheModel(t *testing.T) {
+	k := sdktest.New(t, builder(nil), describer("mcp-like", "srv:look", "a_:b", "plain_tool"))
+	c := newClient(t, k, ipc.DefaultPrincipal)
+	names := toolNames(c.ok(hi("r1")))
+	if !reflect.DeepEqual(names, []string{"srv__look", "plain_tool"}) {
+		t.Fatalf("tools %v, want [srv__look plain_tool]", names)
+	}
+	if !strings.Contains(k.Logs(), `tool \"a_:b\" of mcp-like is not offered`) {
+		t.Fatalf("the refused name is not logged:\n%s", k.Logs())
+	}
+}
+
 // A cache collected for another set of capsules (one since removed or not
 // yet installed) is never served, for any principal; one for the same set
 // is, and a stale or future stamp is not.
@@ -260,6 +275,16 @@ func TestHistory(t *testing.T) {
 	}
 	if got := c.ok(map[string]any{"request_id": "r3"}); len(got.Messages) != 0 {
 		t.Fatalf("no session, no messages: %+v", got.Messages)
+	}
+}
+
+// Without a session store loaded there is no history to fetch: the request
+// is assembled with none rather than refused.
+func TestHistoryWithoutSessionStore(t *testing.T) {
+	k := sdktest.New(t, builder(nil))
+	c := newClient(t, k, ipc.DefaultPrincipal)
+	if got := c.ok(map[string]any{"request_id": "r1", "session_id": "s1"}); len(got.Messages) != 0 || got.SessionID != "s1" {
+		t.Fatalf("reply %+v", got)
 	}
 }
 
