@@ -1,0 +1,52 @@
+package main
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/astrid-go/astrid/internal/config"
+)
+
+// BenchmarkPromptProcess is issue 16's process benchmark: `astrid -p` for a
+// replayed turn without tools, from exec to exit, with warm caches (the
+// binary built once, $ASTRID_HOME made by a first run). Run:
+//
+//	GOMAXPROCS=2 go test -run '^$' -bench PromptProcess -count 5 ./cmd/astrid/
+func BenchmarkPromptProcess(b *testing.B) {
+	dir := b.TempDir()
+	bin := filepath.Join(dir, "astrid")
+	build := exec.Command("go", "build", "-o", bin, ".")
+	build.Env = append(os.Environ(), "CGO_ENABLED=0", "GOFLAGS=-buildvcs=false")
+	if out, err := build.CombinedOutput(); err != nil {
+		b.Fatalf("go build: %v\n%s", err, out)
+	}
+	home, ws := filepath.Join(dir, "home"), filepath.Join(dir, "ws")
+	if err := os.MkdirAll(ws, 0o700); err != nil {
+		b.Fatal(err)
+	}
+	script := filepath.Join(ws, "script.jsonl")
+	if err := os.WriteFile(script, []byte(plainScript), 0o600); err != nil {
+		b.Fatal(err)
+	}
+	run := func(stdin string, args ...string) {
+		cmd := exec.Command(bin, args...)
+		cmd.Dir = ws
+		cmd.Env = append(os.Environ(), config.HomeEnv+"="+home)
+		if stdin != "" {
+			cmd.Stdin = strings.NewReader(stdin)
+		}
+		if out, err := cmd.CombinedOutput(); err != nil {
+			b.Fatalf("astrid %v: %v\n%s", args, err, out)
+		}
+	}
+	run(script, "capsule", "env", "set", "astrid-capsule-replay", "script")
+	run("", "-p", "plain")
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		run("", "-p", "plain")
+	}
+}
+
