@@ -49,4 +49,3 @@ func BenchmarkPromptProcess(b *testing.B) {
 		run("", "-p", "plain")
 	}
 }
-
