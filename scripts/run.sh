@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # The main job on a fresh machine: build astrid, check and build an example
-# capsule to wasm, install it, list every tool, and make real tool calls
-# through the kernel: the built-in fs capsule reads this README (checked
-# against its grants), and the wasm capsule greets.
+# capsule to wasm, install it, list every tool, make real tool calls through
+# the kernel (the built-in fs capsule reads this README, checked against its
+# grants; the wasm capsule greets), and end with the agent: one turn of
+# `astrid -p` on the offline replay provider, which reads README.md through
+# the bus and answers.
 #
 # It uses a demo $ASTRID_HOME in your cache directory unless ASTRID_HOME is
 # set, so your ~/.astrid is left alone. The home must lie outside the
@@ -28,3 +30,7 @@ echo "== astrid tool call greet"
 ./bin/astrid tool call greet '{"name":"Ada"}' --workspace .
 echo "== astrid tool call read_file README.md (first lines)"
 ./bin/astrid tool call read_file '{"file_path":"README.md","start_line":1,"end_line":6}' --workspace .
+echo "== astrid -p \"What does README.md say?\" --provider replay (the agent, offline)"
+./bin/astrid -p "What does README.md say?" --provider replay --workspace .
+echo "== astrid session list"
+./bin/astrid session list --workspace .

@@ -78,7 +78,11 @@ func (p *turnPrinter) toolFinished(e ipc.AgentToolFinished) {
 	if e.IsError {
 		mark = "✗"
 	}
-	fmt.Fprintf(p.err, "%s %s (%s) %s\n", mark, e.Name, time.Duration(e.DurationMS)*time.Millisecond, oneLine(e.Summary, 100))
+	took := "<1ms"
+	if e.DurationMS > 0 {
+		took = (time.Duration(e.DurationMS) * time.Millisecond).String()
+	}
+	fmt.Fprintf(p.err, "%s %s (%s) %s\n", mark, e.Name, took, oneLine(e.Summary, 100))
 }
 
 func (p *turnPrinter) approval(q ipc.ApprovalRequired) {
