@@ -55,6 +55,8 @@ func newFixtureAssembler() *sdk.Capsule {
 		case "error":
 			resp.Error = "the fixture was told to fail"
 			return call.PublishJSON(react.AssembledTopic, resp)
+		case "garbage":
+			return call.PublishJSON(react.AssembledTopic, map[string]any{"request_id": req.RequestID, "session_id": req.SessionID, "messages": 5, "tools": "all of them"})
 		}
 		cat, err := sdk.DescribeTools(call, 500*time.Millisecond)
 		if err != nil {

@@ -464,11 +464,15 @@ func TestPromptBuilderOutputReachesTheModel(t *testing.T) {
 	}
 }
 
-// A prompt builder that fails ends the turn with its error.
-func TestPromptBuilderError(t *testing.T) {
+// A prompt builder that fails, or answers garbage, ends the turn with an
+// error saying so (not a timeout).
+func TestPromptBuilderErrorAndGarbage(t *testing.T) {
 	k := boot(t, setup{script: helloScript, assembler: map[string]string{"mode": "error"}})
 	r := k.RunPrompt(ipc.DefaultPrincipal, "s1", "hello", ipc.PromptContext{})
 	wantFinal(t, r, ipc.OutcomeError, "the fixture was told to fail")
+	k = boot(t, setup{script: helloScript, assembler: map[string]string{"mode": "garbage"}})
+	r = k.RunPrompt(ipc.DefaultPrincipal, "s1", "hello", ipc.PromptContext{})
+	wantFinal(t, r, ipc.OutcomeError, "The prompt builder's answer does not decode")
 }
 
 // Two sessions of one principal keep separate histories and do not see
@@ -537,8 +541,8 @@ func TestHugePromptIsRefusedClearly(t *testing.T) {
 	wantFinal(t, k.RunPrompt(ipc.DefaultPrincipal, "s1", "hello", ipc.PromptContext{}), ipc.OutcomeAnswer, "Hi there")
 }
 
-// An empty prompt and an unknown action each end in a final error.
-func TestEmptyPromptAndUnknownAction(t *testing.T) {
+// An empty prompt ends in a final error.
+func TestEmptyPrompt(t *testing.T) {
 	k := boot(t, setup{script: helloScript})
 	wantFinal(t, k.RunPrompt(ipc.DefaultPrincipal, "s1", "  ", ipc.PromptContext{}), ipc.OutcomeError, "empty")
 }
