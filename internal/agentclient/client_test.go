@@ -71,7 +71,9 @@ func newFakeAgent() *sdk.Capsule {
 		case "script":
 			q, _ := ipc.EncodePayload(ipc.ApprovalRequired{RequestID: "q1", Action: "write", Resource: "x", CallID: "c1"})
 			for _, step := range []func() error{
-				func() error { return final("an-earlier-turn", ipc.OutcomeCancelled, "Cancelled: a newer prompt on this session took over.") },
+				func() error {
+					return final("an-earlier-turn", ipc.OutcomeCancelled, "Cancelled: a newer prompt on this session took over.")
+				},
 				func() error { return call.Publish(ipc.ApprovalRequestTopic, q) },
 				func() error {
 					return call.PublishJSON(ipc.AgentToolStartedTopic, ipc.AgentToolStarted{SessionID: in.SessionID, CallID: "c1", Name: "write_file", Arguments: []byte(`{}`), TurnID: pc.TurnID})
