@@ -553,3 +553,24 @@ func TestBadLimitsUseDefaults(t *testing.T) {
 	k := boot(t, setup{script: helloScript, react: map[string]string{"max_iterations": "-3", "stream_timeout_secs": "soon", "tool_timeout_secs": `"60"`}})
 	wantFinal(t, k.RunPrompt(ipc.DefaultPrincipal, "s1", "hello", ipc.PromptContext{}), ipc.OutcomeAnswer, "Hi there")
 }
+
+// Events for a request that is over are dropped: a provider that goes on
+// after its Done changes nothing (no second answer, no tool call run, no
+// history), and the session's next turn is undisturbed.
+func TestStaleStreamEventsAreIgnored(t *testing.T) {
+	k := boot(t, setup{script: helloScript})
+	r := k.RunPrompt(ipc.DefaultPrincipal, "s1", "first", ipc.PromptContext{Provider: "double"})
+	wantFinal(t, r, ipc.OutcomeAnswer, "one")
+	if r.Final.Text != "one" || r.Text != "one" {
+		t.Fatalf("final %q, deltas %q", r.Final.Text, r.Text)
+	}
+	// The stale events were queued to the agent before this prompt.
+	r = k.RunPrompt(ipc.DefaultPrincipal, "s1", "hello", ipc.PromptContext{})
+	wantFinal(t, r, ipc.OutcomeAnswer, "Hi there")
+	if len(r.Started) != 0 || r.Text != "Hi there" {
+		t.Fatalf("second turn %+v", r.Events)
+	}
+	if got := roles(history(t, k, ipc.DefaultPrincipal, "s1")); got != "user:text assistant:text user:text assistant:text" {
+		t.Fatalf("history %s", got)
+	}
+}
