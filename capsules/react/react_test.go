@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -28,7 +29,7 @@ type setup struct {
 // boot starts the agent stack: react, the session store, the replay
 // provider playing s.script, the fs tools, the fixture assembler, the
 // fixture providers and tools, and s.extra.
-func boot(t *testing.T, s setup) *sdktest.Kernel {
+func boot(t testing.TB, s setup) *sdktest.Kernel {
 	t.Helper()
 	caps := []sdktest.Capsule{
 		{Manifest: react.Manifest, New: react.New, Config: s.react},
@@ -46,7 +47,7 @@ func boot(t *testing.T, s setup) *sdktest.Kernel {
 	return k
 }
 
-func writeFile(t *testing.T, k *sdktest.Kernel, name, body string) {
+func writeFile(t testing.TB, k *sdktest.Kernel, name, body string) {
 	t.Helper()
 	if err := os.WriteFile(filepath.Join(k.Workspace, name), []byte(body), 0o600); err != nil {
 		t.Fatal(err)
@@ -572,5 +573,29 @@ func TestStaleStreamEventsAreIgnored(t *testing.T) {
 	}
 	if got := roles(history(t, k, ipc.DefaultPrincipal, "s1")); got != "user:text assistant:text user:text assistant:text" {
 		t.Fatalf("history %s", got)
+	}
+}
+
+// A replayed turn with five read_file calls in one round, end to end in
+// process: prompt, session, prompt builder, two model requests, five tool
+// calls through the router, the answer stored and delivered.
+func BenchmarkReplayedTurnFiveReads(b *testing.B) {
+	var script strings.Builder
+	script.WriteString(`{"match": {"tool_results": ["f1", "f2", "f3", "f4", "f5"]}}` + "\n" + `{"TextDelta": "Read five."}` + "\n" + `"Done"` + "\n")
+	script.WriteString(`{"match": {"user": "five"}}` + "\n")
+	for i := 1; i <= 5; i++ {
+		id := "f" + string(rune('0'+i))
+		script.WriteString(`{"ToolCallStart": {"id": "` + id + `", "name": "read_file"}}` + "\n")
+		script.WriteString(`{"ToolCallDelta": {"id": "` + id + `", "args_delta": "{\"file_path\":\"notes.txt\"}"}}` + "\n")
+	}
+	script.WriteString(`"Done"` + "\n")
+	k := boot(b, setup{script: script.String()})
+	writeFile(b, k, "notes.txt", "some notes")
+	b.ResetTimer()
+	for i := range b.N {
+		r := k.RunPrompt(ipc.DefaultPrincipal, "bench"+strconv.Itoa(i), "five files", ipc.PromptContext{})
+		if r.Final.Outcome != ipc.OutcomeAnswer || len(r.Finished) != 5 {
+			b.Fatalf("turn %+v", r.Final)
+		}
 	}
 }
