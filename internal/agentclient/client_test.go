@@ -141,6 +141,22 @@ func TestTurnDeliversItsOwnEventsInOrder(t *testing.T) {
 	}
 }
 
+// A prompt without a session id is the default session's, as on the
+// wire: its events are recognised.
+func TestEmptySessionIDIsTheDefault(t *testing.T) {
+	k := boot(t)
+	turn, err := agentclient.Start(context.Background(), k.Agent(), agentclient.Prompt{Text: "hang"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer turn.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), k.Timeout)
+	defer cancel()
+	if ev, err := turn.Next(ctx); err != nil || ev.Kind != agentclient.EventDelta || turn.SessionID() != ipc.DefaultSessionID {
+		t.Fatalf("event %+v %v (session %q)", ev, err, turn.SessionID())
+	}
+}
+
 // When the caller's context ends, Run cancels the turn and returns its
 // final response with the context's error; nothing is left running.
 func TestContextEndCancelsTheTurn(t *testing.T) {
