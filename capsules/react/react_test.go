@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/astrid-go/astrid/capsules/fs"
 	"github.com/astrid-go/astrid/capsules/react"
@@ -186,9 +187,10 @@ func TestThreeParallelToolCalls(t *testing.T) {
 "Done"
 `
 	k := boot(t, setup{script: script})
-	for _, n := range []string{"a", "b", "c"} {
+	for _, n := range []string{"b", "c"} {
 		writeFile(t, k, n+".txt", "file "+n)
 	}
+	writeFile(t, k, "a.txt", strings.Repeat("é", 500)) // a summary is cut by runes
 	r := k.RunPrompt(ipc.DefaultPrincipal, "s1", "three files", ipc.PromptContext{})
 	wantFinal(t, r, ipc.OutcomeAnswer, "Read all three.")
 	if len(r.Started) != 3 || len(r.Finished) != 3 {
@@ -209,11 +211,18 @@ func TestThreeParallelToolCalls(t *testing.T) {
 		}
 	}
 	ids := map[string]bool{}
+	cut := 0
 	for _, f := range r.Finished {
 		ids[f.CallID] = true
-		if f.IsError {
+		if f.IsError || !utf8.ValidString(f.Summary) || utf8.RuneCountInString(f.Summary) > ipc.ToolSummaryRunes {
 			t.Fatalf("finished %+v", f)
 		}
+		if utf8.RuneCountInString(f.Summary) == ipc.ToolSummaryRunes {
+			cut++
+		}
+	}
+	if cut != 1 {
+		t.Fatalf("%d summaries cut at %d runes, want the long file's", cut, ipc.ToolSummaryRunes)
 	}
 	if len(ids) != 3 {
 		t.Fatalf("call ids %v", ids)
