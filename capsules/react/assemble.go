@@ -58,16 +58,18 @@ func assemble(c *sdk.Call, t *turn, history []ipc.Message) error {
 
 // handleAssembled takes the prompt builder's answer and asks the model.
 func handleAssembled(c *sdk.Call) error {
-	var resp AssembleResponse
-	if err := decodeLenient(c.Payload(), &resp, func() bool { return resp.RequestID == "" && resp.SessionID == "" }); err != nil {
-		c.Log(hostapi.LogWarn, fmt.Sprintf("react: dropped a prompt builder answer that does not decode: %v", err))
+	// The ids first: an answer whose other fields are garbage still ends
+	// its turn, with an error, instead of leaving it to time out.
+	var ids struct {
+		RequestID string `json:"request_id"`
+		SessionID string `json:"session_id"`
+	}
+	if err := decodeLenient(c.Payload(), &ids, func() bool { return ids.RequestID == "" && ids.SessionID == "" }); err != nil || !validID(ids.SessionID) {
+		c.Log(hostapi.LogWarn, fmt.Sprintf("react: dropped a prompt builder answer without a valid session id (%v)", err))
 		return nil
 	}
-	if !validID(resp.SessionID) {
-		return nil
-	}
-	t, ok := loadTurn(c, resp.SessionID)
-	if !ok || t.Phase != phasePrompt || t.RequestID != resp.RequestID {
+	t, ok := loadTurn(c, ids.SessionID)
+	if !ok || t.Phase != phasePrompt || t.RequestID != ids.RequestID {
 		return nil // stale: another turn, or not this one's request
 	}
 	if builders, err := c.Interceptors(AssembleTopic); err != nil || !slices.Contains(builders, c.SourceID()) {
@@ -76,6 +78,10 @@ func handleAssembled(c *sdk.Call) error {
 	}
 	if ended, err := expire(c, t, readLimits(c)); ended || err != nil {
 		return err
+	}
+	var resp AssembleResponse
+	if err := decodeLenient(c.Payload(), &resp, func() bool { return resp.RequestID == "" && resp.SessionID == "" }); err != nil {
+		return finish(c, t, ipc.OutcomeError, fmt.Sprintf("The prompt builder's answer does not decode: %v", err))
 	}
 	if resp.Error != "" {
 		return finish(c, t, ipc.OutcomeError, "The prompt builder failed: "+resp.Error)

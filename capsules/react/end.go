@@ -26,7 +26,14 @@ func publishFinal(c *sdk.Call, session, turnID, outcome, text string) error {
 	if err != nil {
 		return err
 	}
-	if err := c.Publish(ipc.AgentResponseTopic, payload); err != nil {
+	err = c.Publish(ipc.AgentResponseTopic, payload)
+	if err != nil && outcome != ipc.OutcomeError {
+		// Say so rather than end in silence (an answer over the bus's
+		// message limit, say); this one is short.
+		c.Log(hostapi.LogWarn, fmt.Sprintf("react: session %q: final response (%s, %d bytes) not published: %v", session, outcome, len(text), err))
+		return publishFinal(c, session, turnID, ipc.OutcomeError, fmt.Sprintf("The turn ended (%s) but its final response (%d bytes) could not be sent: %v", outcome, len(text), err))
+	}
+	if err != nil {
 		return fmt.Errorf("react: session %q: final response (%s) not published: %w", session, outcome, err)
 	}
 	return nil

@@ -55,6 +55,8 @@ func newFixtureAssembler() *sdk.Capsule {
 		case "error":
 			resp.Error = "the fixture was told to fail"
 			return call.PublishJSON(react.AssembledTopic, resp)
+		case "garbage":
+			return call.PublishJSON(react.AssembledTopic, map[string]any{"request_id": req.RequestID, "session_id": req.SessionID, "messages": 5, "tools": "all of them"})
 		}
 		cat, err := sdk.DescribeTools(call, 500*time.Millisecond)
 		if err != nil {
@@ -85,7 +87,8 @@ func newFixtureAssembler() *sdk.Capsule {
 
 // fixtureLLMManifest is a set of test-only providers that misbehave: mute
 // never answers, halt stops mid-stream, garbage sends an event that is not
-// one, empty sends only Done; echo answers with what it was asked (the
+// one, empty sends only Done, double goes on streaming (text and a tool
+// call) after its Done; echo answers with what it was asked (the
 // system prompt, the tool names and the last user message), as JSON text.
 var fixtureLLMManifest = []byte(`
 [package]
@@ -98,6 +101,7 @@ version = "0.1.0"
 "llm.v1.request.generate.garbage" = { wit = "opaque", handler = "garbage" }
 "llm.v1.request.generate.empty" = { wit = "opaque", handler = "empty" }
 "llm.v1.request.generate.echo" = { wit = "opaque", handler = "echo" }
+"llm.v1.request.generate.double" = { wit = "opaque", handler = "double" }
 
 [publish]
 "llm.v1.stream.*" = "opaque"
@@ -135,6 +139,10 @@ func newFixtureLLM() *sdk.Capsule {
 	})
 	c.Handle(ipc.LLMGenerateTopic("empty"), "empty", func(call *sdk.Call) error {
 		return stream(call, "empty", `"Done"`)
+	})
+	c.Handle(ipc.LLMGenerateTopic("double"), "double", func(call *sdk.Call) error {
+		return stream(call, "double", `{"TextDelta":"one"}`, `"Done"`,
+			`{"TextDelta":"stale"}`, `{"ToolCallStart":{"id":"x1","name":"probe"}}`, `"Done"`)
 	})
 	c.Handle(ipc.LLMGenerateTopic("echo"), "echo", func(call *sdk.Call) error {
 		var req ipc.LLMRequest

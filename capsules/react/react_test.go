@@ -5,8 +5,10 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/astrid-go/astrid/capsules/fs"
 	"github.com/astrid-go/astrid/capsules/react"
@@ -28,7 +30,7 @@ type setup struct {
 // boot starts the agent stack: react, the session store, the replay
 // provider playing s.script, the fs tools, the fixture assembler, the
 // fixture providers and tools, and s.extra.
-func boot(t *testing.T, s setup) *sdktest.Kernel {
+func boot(t testing.TB, s setup) *sdktest.Kernel {
 	t.Helper()
 	caps := []sdktest.Capsule{
 		{Manifest: react.Manifest, New: react.New, Config: s.react},
@@ -46,7 +48,7 @@ func boot(t *testing.T, s setup) *sdktest.Kernel {
 	return k
 }
 
-func writeFile(t *testing.T, k *sdktest.Kernel, name, body string) {
+func writeFile(t testing.TB, k *sdktest.Kernel, name, body string) {
 	t.Helper()
 	if err := os.WriteFile(filepath.Join(k.Workspace, name), []byte(body), 0o600); err != nil {
 		t.Fatal(err)
@@ -185,9 +187,10 @@ func TestThreeParallelToolCalls(t *testing.T) {
 "Done"
 `
 	k := boot(t, setup{script: script})
-	for _, n := range []string{"a", "b", "c"} {
+	for _, n := range []string{"b", "c"} {
 		writeFile(t, k, n+".txt", "file "+n)
 	}
+	writeFile(t, k, "a.txt", strings.Repeat("é", 500)) // a summary is cut by runes
 	r := k.RunPrompt(ipc.DefaultPrincipal, "s1", "three files", ipc.PromptContext{})
 	wantFinal(t, r, ipc.OutcomeAnswer, "Read all three.")
 	if len(r.Started) != 3 || len(r.Finished) != 3 {
@@ -208,11 +211,18 @@ func TestThreeParallelToolCalls(t *testing.T) {
 		}
 	}
 	ids := map[string]bool{}
+	cut := 0
 	for _, f := range r.Finished {
 		ids[f.CallID] = true
-		if f.IsError {
+		if f.IsError || !utf8.ValidString(f.Summary) || utf8.RuneCountInString(f.Summary) > ipc.ToolSummaryRunes {
 			t.Fatalf("finished %+v", f)
 		}
+		if utf8.RuneCountInString(f.Summary) == ipc.ToolSummaryRunes {
+			cut++
+		}
+	}
+	if cut != 1 {
+		t.Fatalf("%d summaries cut at %d runes, want the long file's", cut, ipc.ToolSummaryRunes)
 	}
 	if len(ids) != 3 {
 		t.Fatalf("call ids %v", ids)
@@ -464,11 +474,15 @@ func TestPromptBuilderOutputReachesTheModel(t *testing.T) {
 	}
 }
 
-// A prompt builder that fails ends the turn with its error.
-func TestPromptBuilderError(t *testing.T) {
+// A prompt builder that fails, or answers garbage, ends the turn with an
+// error saying so (not a timeout).
+func TestPromptBuilderErrorAndGarbage(t *testing.T) {
 	k := boot(t, setup{script: helloScript, assembler: map[string]string{"mode": "error"}})
 	r := k.RunPrompt(ipc.DefaultPrincipal, "s1", "hello", ipc.PromptContext{})
 	wantFinal(t, r, ipc.OutcomeError, "the fixture was told to fail")
+	k = boot(t, setup{script: helloScript, assembler: map[string]string{"mode": "garbage"}})
+	r = k.RunPrompt(ipc.DefaultPrincipal, "s1", "hello", ipc.PromptContext{})
+	wantFinal(t, r, ipc.OutcomeError, "The prompt builder's answer does not decode")
 }
 
 // Two sessions of one principal keep separate histories and do not see
@@ -537,8 +551,8 @@ func TestHugePromptIsRefusedClearly(t *testing.T) {
 	wantFinal(t, k.RunPrompt(ipc.DefaultPrincipal, "s1", "hello", ipc.PromptContext{}), ipc.OutcomeAnswer, "Hi there")
 }
 
-// An empty prompt and an unknown action each end in a final error.
-func TestEmptyPromptAndUnknownAction(t *testing.T) {
+// An empty prompt ends in a final error.
+func TestEmptyPrompt(t *testing.T) {
 	k := boot(t, setup{script: helloScript})
 	wantFinal(t, k.RunPrompt(ipc.DefaultPrincipal, "s1", "  ", ipc.PromptContext{}), ipc.OutcomeError, "empty")
 }
@@ -548,4 +562,49 @@ func TestEmptyPromptAndUnknownAction(t *testing.T) {
 func TestBadLimitsUseDefaults(t *testing.T) {
 	k := boot(t, setup{script: helloScript, react: map[string]string{"max_iterations": "-3", "stream_timeout_secs": "soon", "tool_timeout_secs": `"60"`}})
 	wantFinal(t, k.RunPrompt(ipc.DefaultPrincipal, "s1", "hello", ipc.PromptContext{}), ipc.OutcomeAnswer, "Hi there")
+}
+
+// Events for a request that is over are dropped: a provider that goes on
+// after its Done changes nothing (no second answer, no tool call run, no
+// history), and the session's next turn is undisturbed.
+func TestStaleStreamEventsAreIgnored(t *testing.T) {
+	k := boot(t, setup{script: helloScript})
+	r := k.RunPrompt(ipc.DefaultPrincipal, "s1", "first", ipc.PromptContext{Provider: "double"})
+	wantFinal(t, r, ipc.OutcomeAnswer, "one")
+	if r.Final.Text != "one" || r.Text != "one" {
+		t.Fatalf("final %q, deltas %q", r.Final.Text, r.Text)
+	}
+	// The stale events were queued to the agent before this prompt.
+	r = k.RunPrompt(ipc.DefaultPrincipal, "s1", "hello", ipc.PromptContext{})
+	wantFinal(t, r, ipc.OutcomeAnswer, "Hi there")
+	if len(r.Started) != 0 || r.Text != "Hi there" {
+		t.Fatalf("second turn %+v", r.Events)
+	}
+	if got := roles(history(t, k, ipc.DefaultPrincipal, "s1")); got != "user:text assistant:text user:text assistant:text" {
+		t.Fatalf("history %s", got)
+	}
+}
+
+// A replayed turn with five read_file calls in one round, end to end in
+// process: prompt, session, prompt builder, two model requests, five tool
+// calls through the router, the answer stored and delivered.
+func BenchmarkReplayedTurnFiveReads(b *testing.B) {
+	var script strings.Builder
+	script.WriteString(`{"match": {"tool_results": ["f1", "f2", "f3", "f4", "f5"]}}` + "\n" + `{"TextDelta": "Read five."}` + "\n" + `"Done"` + "\n")
+	script.WriteString(`{"match": {"user": "five"}}` + "\n")
+	for i := 1; i <= 5; i++ {
+		id := "f" + string(rune('0'+i))
+		script.WriteString(`{"ToolCallStart": {"id": "` + id + `", "name": "read_file"}}` + "\n")
+		script.WriteString(`{"ToolCallDelta": {"id": "` + id + `", "args_delta": "{\"file_path\":\"notes.txt\"}"}}` + "\n")
+	}
+	script.WriteString(`"Done"` + "\n")
+	k := boot(b, setup{script: script.String()})
+	writeFile(b, k, "notes.txt", "some notes")
+	b.ResetTimer()
+	for i := range b.N {
+		r := k.RunPrompt(ipc.DefaultPrincipal, "bench"+strconv.Itoa(i), "five files", ipc.PromptContext{})
+		if r.Final.Outcome != ipc.OutcomeAnswer || len(r.Finished) != 5 {
+			b.Fatalf("turn %+v", r.Final)
+		}
+	}
 }

@@ -68,7 +68,8 @@ type Prompt struct {
 	// Principal the turn acts for; "" is ipc.DefaultPrincipal.
 	Principal string
 	// SessionID names the conversation ([A-Za-z0-9_-]{1,64}); a new one
-	// comes from NewSessionID, an old one continues that conversation.
+	// comes from NewSessionID, an old one continues that conversation; ""
+	// is ipc.DefaultSessionID, as on the wire.
 	SessionID string
 	Text      string
 	// Context may name the provider and model of this turn; its TurnID is
@@ -133,6 +134,9 @@ type Turn struct {
 func Start(ctx context.Context, k Kernel, p Prompt) (*Turn, error) {
 	if p.Principal == "" {
 		p.Principal = ipc.DefaultPrincipal
+	}
+	if p.SessionID == "" {
+		p.SessionID = ipc.DefaultSessionID
 	}
 	if p.Context.Action != "" {
 		return nil, fmt.Errorf("agentclient: a prompt's action must be empty (got %q); use Turn.Cancel", p.Context.Action)
@@ -423,4 +427,22 @@ func (t *Turn) cancelAndWait(cause error, on func(*Turn, Event)) (ipc.AgentRespo
 			return ev.Final, fmt.Errorf("agentclient: turn cancelled: %w", cause)
 		}
 	}
+}
+
+// Value is the event's payload: the field its Kind names (for a frontend
+// that prints every event as JSON).
+func (ev Event) Value() any {
+	switch ev.Kind {
+	case EventDelta:
+		return ev.Delta
+	case EventToolStarted:
+		return ev.ToolStarted
+	case EventToolFinished:
+		return ev.ToolFinished
+	case EventApproval:
+		return ev.Approval
+	case EventFinal:
+		return ev.Final
+	}
+	return nil
 }

@@ -71,7 +71,9 @@ func newFakeAgent() *sdk.Capsule {
 		case "script":
 			q, _ := ipc.EncodePayload(ipc.ApprovalRequired{RequestID: "q1", Action: "write", Resource: "x", CallID: "c1"})
 			for _, step := range []func() error{
-				func() error { return final("an-earlier-turn", ipc.OutcomeCancelled, "Cancelled: a newer prompt on this session took over.") },
+				func() error {
+					return final("an-earlier-turn", ipc.OutcomeCancelled, "Cancelled: a newer prompt on this session took over.")
+				},
 				func() error { return call.Publish(ipc.ApprovalRequestTopic, q) },
 				func() error {
 					return call.PublishJSON(ipc.AgentToolStartedTopic, ipc.AgentToolStarted{SessionID: in.SessionID, CallID: "c1", Name: "write_file", Arguments: []byte(`{}`), TurnID: pc.TurnID})
@@ -136,6 +138,22 @@ func TestTurnDeliversItsOwnEventsInOrder(t *testing.T) {
 	}
 	if len(kinds) != 4 || at[agentclient.EventToolStarted] > at[agentclient.EventApproval] || at[agentclient.EventFinal] != 3 {
 		t.Fatalf("events %v", kinds)
+	}
+}
+
+// A prompt without a session id is the default session's, as on the
+// wire: its events are recognised.
+func TestEmptySessionIDIsTheDefault(t *testing.T) {
+	k := boot(t)
+	turn, err := agentclient.Start(context.Background(), k.Agent(), agentclient.Prompt{Text: "hang"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer turn.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), k.Timeout)
+	defer cancel()
+	if ev, err := turn.Next(ctx); err != nil || ev.Kind != agentclient.EventDelta || turn.SessionID() != ipc.DefaultSessionID {
+		t.Fatalf("event %+v %v (session %q)", ev, err, turn.SessionID())
 	}
 }
 

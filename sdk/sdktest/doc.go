@@ -2,8 +2,9 @@
 // (the real bus, dispatcher, gate, store and router, in a temporary
 // $ASTRID_HOME and workspace) that runs their sdk capsule natively under its
 // Capsule.toml (with [env] values set as an operator would), a Generate
-// that drives an LLM provider as an orchestrator does, and a check that the
-// capsule's registrations match that manifest exactly.
+// that drives an LLM provider as an orchestrator does, agent turns driven
+// as a frontend does (NewAgent, RunPrompt, StartTurn, Collect), and a check
+// that the capsule's registrations match that manifest exactly.
 //
 // It is test support: it may import internal packages, and nothing outside
 // tests should import it.
