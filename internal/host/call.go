@@ -187,7 +187,7 @@ func (call *Call) SetCancelKey(key string) error {
 	if call.ended {
 		return hostapi.Errorf(hostapi.CodeClosed, "set_cancel_key", "the call has ended")
 	}
-	call.unbind = append(call.unbind, call.c.deps.Cancels.register(key, call.cancel))
+	call.unbind = append(call.unbind, call.c.deps.Cancels.register(call.principal, key, call.cancel))
 	return nil
 }
 

@@ -126,3 +126,30 @@ func TestRegistrationsAfterTheCallFailedOrEndedAreRefused(t *testing.T) {
 		})
 	}
 }
+
+// A cancel request stops only the requester's own calls: a call id is not a
+// secret, and bob naming alice's call must not stop it.
+func TestCancelForStopsOnlyThePrincipalsOwnCalls(t *testing.T) {
+	f := newFixture(t)
+	c := f.capsule(t, homeCapsule)
+	alice, actx := c.Begin(context.Background(), "alice")
+	defer alice.End()
+	if err := alice.SetCancelKey("call_shared"); err != nil {
+		t.Fatal(err)
+	}
+	def, dctx := c.Begin(context.Background(), "")
+	defer def.End()
+	if err := def.SetCancelKey("call_shared"); err != nil {
+		t.Fatal(err)
+	}
+	stop := errors.New("stop")
+	if n := f.deps.Cancels.CancelFor("bob", stop, "call_shared"); n != 0 || actx.Err() != nil || dctx.Err() != nil {
+		t.Fatalf("bob's cancel stopped %d calls (alice's: %v, default's: %v)", n, actx.Err(), dctx.Err())
+	}
+	if n := f.deps.Cancels.CancelFor("", stop, "call_shared"); n != 1 || dctx.Err() == nil || actx.Err() != nil {
+		t.Fatalf("a default-principal cancel stopped %d calls (alice's: %v, default's: %v)", n, actx.Err(), dctx.Err())
+	}
+	if n := f.deps.Cancels.CancelFor("alice", stop, "call_shared"); n != 1 || context.Cause(actx) != stop {
+		t.Fatalf("alice's cancel stopped %d calls, cause %v", n, context.Cause(actx))
+	}
+}

@@ -3,6 +3,8 @@ package host
 import (
 	"context"
 	"sync"
+
+	"github.com/astrid-go/astrid/ipc"
 )
 
 // Cancels is the kernel's registry of cancel keys: a call registers its key
@@ -17,8 +19,9 @@ type Cancels struct {
 }
 
 type cancelEntry struct {
-	id   uint64
-	call context.CancelCauseFunc // ends the call's context
+	id        uint64
+	principal string                  // whose call it is
+	call      context.CancelCauseFunc // ends the call's context
 }
 
 // cancelBinding is one registration, to be undone with unbind.
@@ -36,11 +39,11 @@ func NewCancels() *Cancels {
 var ErrCancelled = context.Canceled
 
 // register binds key to call; unbind undoes it.
-func (c *Cancels) register(key string, call context.CancelCauseFunc) cancelBinding {
+func (c *Cancels) register(principal, key string, call context.CancelCauseFunc) cancelBinding {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.next++
-	c.keys[key] = append(c.keys[key], cancelEntry{id: c.next, call: call})
+	c.keys[key] = append(c.keys[key], cancelEntry{id: c.next, principal: orDefault(principal), call: call})
 	return cancelBinding{key: key, id: c.next}
 }
 
@@ -62,13 +65,38 @@ func (c *Cancels) unbind(b cancelBinding) {
 	}
 }
 
-// Cancel interrupts every call holding one of keys and returns how many.
+// Cancel interrupts every call holding one of keys, whoever it acts for,
+// and returns how many. It is the kernel's own; a cancel request from the
+// bus goes through CancelFor.
 func (c *Cancels) Cancel(cause error, keys ...string) int {
+	return c.cancel("", cause, keys)
+}
+
+// CancelFor interrupts the calls holding one of keys that act for
+// principal ("" is the default principal) and returns how many: a call id
+// is not a secret, so a principal must not be able to stop another's call
+// by naming it.
+func (c *Cancels) CancelFor(principal string, cause error, keys ...string) int {
+	return c.cancel(orDefault(principal), cause, keys)
+}
+
+func orDefault(principal string) string {
+	if principal == "" {
+		return ipc.DefaultPrincipal
+	}
+	return principal
+}
+
+// cancel ends the calls of keys held for principal, or for anyone when
+// principal is "".
+func (c *Cancels) cancel(principal string, cause error, keys []string) int {
 	c.mu.Lock()
 	var calls []context.CancelCauseFunc
 	for _, k := range keys {
 		for _, e := range c.keys[k] {
-			calls = append(calls, e.call)
+			if principal == "" || e.principal == principal {
+				calls = append(calls, e.call)
+			}
 		}
 	}
 	c.mu.Unlock()

@@ -296,7 +296,8 @@ func (k *Kernel) startCancelListener(ctx context.Context) error {
 				k.log.Warn("malformed cancel request", "source", d.Envelope.SourceID, "err", err)
 				continue
 			}
-			n := k.Cancels.Cancel(errors.New("cancelled by tool.v1.request.cancel"), req.CallIDs...)
+			// Only the requester's own calls: call ids are not secrets.
+			n := k.Cancels.CancelFor(d.Envelope.Principal, errors.New("cancelled by tool.v1.request.cancel"), req.CallIDs...)
 			k.log.Info("cancel request", "source", d.Envelope.SourceID, "call_ids", req.CallIDs, "interrupted", n)
 		}
 	}()
