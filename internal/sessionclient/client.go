@@ -171,14 +171,6 @@ func ValidSessionID(id string) error {
 	return nil
 }
 
-// NewSessionID returns a fresh session id a frontend can start a session
-// under: "s" and 16 random hex digits, within the store's id alphabet.
-func NewSessionID() string {
-	var b [8]byte
-	_, _ = rand.Read(b[:])
-	return "s" + hex.EncodeToString(b[:])
-}
-
 func newCorrelationID() string {
 	var b [12]byte
 	_, _ = rand.Read(b[:])
