@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/astrid-go/astrid/internal/kernel"
 	"github.com/astrid-go/astrid/internal/sessionclient"
 	"github.com/astrid-go/astrid/ipc"
 )
@@ -37,13 +38,11 @@ func newSessionListCmd() *cobra.Command {
 		Short: "List the principal's sessions, newest last",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			k, ctx, stop, err := bootKernel(cmd, f)
+			k, ctx, stop, err := bootForSessions(cmd, f)
 			if err != nil {
 				return err
 			}
 			defer stop()
-			ctx, cancel := context.WithTimeout(ctx, sessionTimeout)
-			defer cancel()
 			list, err := sessionclient.List(ctx, k.Frontend(), f.principal, all)
 			if err != nil {
 				return err
@@ -77,23 +76,13 @@ func newSessionShowCmd() *cobra.Command {
 		Short: "Print a session's messages",
 		Long: `Prints a session's messages: what the user asked, the assistant's answers, and each
 tool call with its result. Exit status: 0 when shown, 1 when there is no such session.`,
-		Args: func(cmd *cobra.Command, args []string) error {
-			if err := cobra.ExactArgs(1)(cmd, args); err != nil {
-				return usage(cmd, err)
-			}
-			if err := sessionclient.ValidSessionID(args[0]); err != nil {
-				return usage(cmd, err)
-			}
-			return nil
-		},
+		Args: oneSessionID,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			k, ctx, stop, err := bootKernel(cmd, f)
+			k, ctx, stop, err := bootForSessions(cmd, f)
 			if err != nil {
 				return err
 			}
 			defer stop()
-			ctx, cancel := context.WithTimeout(ctx, sessionTimeout)
-			defer cancel()
 			if _, ok, err := sessionclient.Meta(ctx, k.Frontend(), f.principal, args[0]); err != nil {
 				return err
 			} else if !ok {
@@ -124,23 +113,13 @@ func newSessionDeleteCmd() *cobra.Command {
 		Use:   "delete <session id>",
 		Short: "Delete a session's history",
 		Long:  `Deletes a session. Exit status: 0 when deleted, 1 when there was no such session.`,
-		Args: func(cmd *cobra.Command, args []string) error {
-			if err := cobra.ExactArgs(1)(cmd, args); err != nil {
-				return usage(cmd, err)
-			}
-			if err := sessionclient.ValidSessionID(args[0]); err != nil {
-				return usage(cmd, err)
-			}
-			return nil
-		},
+		Args: oneSessionID,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			k, ctx, stop, err := bootKernel(cmd, f)
+			k, ctx, stop, err := bootForSessions(cmd, f)
 			if err != nil {
 				return err
 			}
 			defer stop()
-			ctx, cancel := context.WithTimeout(ctx, sessionTimeout)
-			defer cancel()
 			deleted, err := sessionclient.Delete(ctx, k.Frontend(), f.principal, args[0])
 			if err != nil {
 				return err
@@ -191,4 +170,26 @@ func unixTime(sec int64) string {
 		return "-"
 	}
 	return time.Unix(sec, 0).Local().Format("2006-01-02 15:04")
+}
+
+// oneSessionID accepts exactly one argument, a valid session id.
+func oneSessionID(cmd *cobra.Command, args []string) error {
+	if err := cobra.ExactArgs(1)(cmd, args); err != nil {
+		return usage(cmd, err)
+	}
+	if err := sessionclient.ValidSessionID(args[0]); err != nil {
+		return usage(cmd, err)
+	}
+	return nil
+}
+
+// bootForSessions boots a kernel for a session command, with ctx bounded by
+// sessionTimeout.
+func bootForSessions(cmd *cobra.Command, f kernelFlags) (*kernel.Kernel, context.Context, func(), error) {
+	k, ctx, stop, err := bootKernel(cmd, f)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	ctx, cancel := context.WithTimeout(ctx, sessionTimeout)
+	return k, ctx, func() { cancel(); stop() }, nil
 }
