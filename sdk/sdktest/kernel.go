@@ -44,6 +44,8 @@ type Kernel struct {
 	Workspace string
 	// Timeout bounds each call; 30 s by default.
 	Timeout time.Duration
+	// home is $ASTRID_HOME, kept for Restart.
+	home string
 }
 
 // New boots a kernel with the router and capsules, failing the test if any
@@ -54,24 +56,29 @@ func New(t testing.TB, capsules ...Capsule) *Kernel {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return boot(t, t.TempDir(), ws, capsules)
+}
+
+// boot is New on a given home and workspace.
+func boot(t testing.TB, home, ws string, capsules []Capsule) *Kernel {
+	t.Helper()
 	builtins := []kernel.Builtin{{Manifest: router.Manifest, New: router.New}}
 	for _, c := range capsules {
 		builtins = append(builtins, kernel.Builtin{Manifest: c.Manifest, New: c.New})
 	}
-	home := t.TempDir()
 	if err := storeConfig(home, capsules); err != nil {
 		t.Fatalf("sdktest: config: %v", err)
 	}
 	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	k, err := kernel.Boot(context.Background(), kernel.Options{
 		Home: home, Workspace: ws, Config: config.Default(), Logger: logger, Builtins: builtins,
-		Frontends: []dispatch.CapsuleACL{toolclient.ACL(), llmClientACL(), sessionClientACL()},
+		Frontends: []dispatch.CapsuleACL{toolclient.ACL(), llmClientACL(), sessionClientACL(), approverACL()},
 	})
 	if err != nil {
 		t.Fatalf("sdktest: boot: %v", err)
 	}
 	t.Cleanup(k.Close)
-	return &Kernel{t: t, k: k, Workspace: ws, Timeout: 30 * time.Second}
+	return &Kernel{t: t, k: k, Workspace: ws, Timeout: 30 * time.Second, home: home}
 }
 
 // CallTool calls a tool as the default principal and returns its result.
