@@ -9,7 +9,9 @@ import (
 
 	"github.com/astrid-go/astrid/capsules/approval"
 	"github.com/astrid-go/astrid/capsules/fs"
+	"github.com/astrid-go/astrid/capsules/router"
 	"github.com/astrid-go/astrid/ipc"
+	"github.com/astrid-go/astrid/manifest"
 	"github.com/astrid-go/astrid/sdk/sdktest"
 )
 
@@ -407,4 +409,30 @@ func TestQuestionShowsArgumentsFaithfully(t *testing.T) {
 	}
 	k.Answer(alice, q.RequestID, ipc.DecisionDeny)
 	notApproved(t, call.Wait(), "write_file was not approved by the user")
+}
+
+// The manifest holds the tool_middleware grant (what `astrid capsule check`
+// shows as HIGH RISK), loads without a warning, and puts the interceptor
+// ahead of the router's.
+func TestManifestRunsAheadOfTheRouterWithTheGrant(t *testing.T) {
+	m, diags := manifest.Parse(approval.Manifest, manifest.FileName, "")
+	if m == nil || len(diags) != 0 {
+		t.Fatalf("diagnostics: %v", diags)
+	}
+	if !m.Capabilities.ToolMiddleware || m.ID() != approval.ID {
+		t.Fatalf("%s: tool_middleware %v", m.ID(), m.Capabilities.ToolMiddleware)
+	}
+	r, _ := manifest.Parse(router.Manifest, manifest.FileName, "")
+	prio := func(m *manifest.Manifest) uint32 {
+		for _, i := range m.Interceptors() {
+			if i.Pattern == ipc.ToolRequestExecuteTopic {
+				return i.Priority
+			}
+		}
+		t.Fatalf("%s does not intercept %s", m.ID(), ipc.ToolRequestExecuteTopic)
+		return 0
+	}
+	if prio(m) >= prio(r) {
+		t.Fatalf("approval's priority %d is not ahead of the router's %d", prio(m), prio(r))
+	}
 }
