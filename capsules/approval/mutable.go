@@ -1,9 +1,10 @@
 package approval
 
 import (
-	"encoding/json"
 	"fmt"
 	"slices"
+	"strconv"
+	"strings"
 
 	"github.com/astrid-go/astrid/hostapi"
 	"github.com/astrid-go/astrid/ipc"
@@ -26,20 +27,16 @@ const describeWindow = 500 * 1000 * 1000
 // every other principal would otherwise keep the old flags forever.
 const catalogueMaxAge = 60 * 1000 * 1000 * 1000
 
-// catalogue is what a describe fan-out said about each tool.
-type catalogue struct {
-	// Responders are the capsules that were asked: the cache is valid for
-	// this set only.
-	Responders []string `json:"responders"`
-	// At is when it was collected, host-clock Unix nanoseconds.
-	At    int64                `json:"at"`
-	Tools map[string]toolEntry `json:"tools"`
-}
-
-type toolEntry struct {
-	Capsule string `json:"capsule"`
-	Mutable bool   `json:"mutable"`
-}
+// The cached catalogue is text, one KV record read on every tool call, so
+// reading it must cost next to nothing (encoding/json of a map of every
+// tool was most of this capsule's time per call):
+//
+//	<collected at, host-clock Unix nanoseconds>
+//	<the capsules asked, comma-separated, in dispatch order>
+//	<tool> <capsule> <1 if mutable, else 0>
+//	...
+//
+// Tool names, capsule ids and nanoseconds hold no space, comma or newline.
 
 // verdict is what the approval layer knows about a tool.
 type verdict struct {
@@ -58,28 +55,53 @@ func classify(c *sdk.Call, tool, provider string) (verdict, error) {
 	if err != nil {
 		return verdict{}, err
 	}
-	if cat, ok := loadCatalogue(c); ok && slices.Equal(cat.Responders, responders) && c.Now().UnixNano()-cat.At < catalogueMaxAge {
-		if t, ok := cat.Tools[tool]; ok && t.Capsule == provider {
-			return verdict{mutable: t.Mutable, described: true}, nil
+	if raw, ok, err := c.KVGet(catalogueKey); err == nil && ok {
+		if capsule, mutable, found := lookup(string(raw), strings.Join(responders, ","), c.Now().UnixNano(), tool); found && capsule == provider {
+			return verdict{mutable: mutable, described: true}, nil
 		}
 	}
-	cat, err := describe(c)
+	text, err := describe(c)
 	if err != nil {
 		return verdict{}, err
 	}
-	t, ok := cat.Tools[tool]
+	capsule, mutable, found := lookup(text, "", 0, tool)
 	switch {
-	case !ok:
+	case !found:
 		c.Log(hostapi.LogWarn, fmt.Sprintf("approval: %s's tool %q is not in any describe answer; treated as mutable", provider, tool))
 		return verdict{mutable: true}, nil
-	case t.Capsule != provider:
+	case capsule != provider:
 		// sdk.DescribeTools keeps a name once, from the first capsule in
 		// dispatch order; a capsule describing another's tool as read-only
 		// must not talk a call past the question.
-		c.Log(hostapi.LogWarn, fmt.Sprintf("approval: tool %q is described by %s but provided by %s; treated as mutable", tool, t.Capsule, provider))
+		c.Log(hostapi.LogWarn, fmt.Sprintf("approval: tool %q is described by %s but provided by %s; treated as mutable", tool, capsule, provider))
 		return verdict{mutable: true}, nil
 	}
-	return verdict{mutable: t.Mutable, described: true}, nil
+	return verdict{mutable: mutable, described: true}, nil
+}
+
+// lookup finds tool in a cached catalogue. With now > 0 the catalogue
+// counts only if it was collected for responders and less than
+// catalogueMaxAge before now.
+func lookup(text, responders string, now int64, tool string) (capsule string, mutable, found bool) {
+	at, rest, _ := strings.Cut(text, "\n")
+	asked, rest, _ := strings.Cut(rest, "\n")
+	if now > 0 {
+		t, err := strconv.ParseInt(at, 10, 64)
+		if err != nil || asked != responders || now-t >= catalogueMaxAge || now < t {
+			return "", false, false
+		}
+	}
+	rest = "\n" + rest
+	i := strings.Index(rest, "\n"+tool+" ")
+	if i < 0 {
+		return "", false, false
+	}
+	line := rest[i+1+len(tool)+1:]
+	if j := strings.IndexByte(line, '\n'); j >= 0 {
+		line = line[:j]
+	}
+	capsule, flag, ok := strings.Cut(line, " ")
+	return capsule, flag == "1", ok
 }
 
 // describeResponders is who answers describe now, as sdk.DescribeTools
@@ -90,7 +112,7 @@ func describeResponders(c *sdk.Call) ([]string, error) {
 		return nil, err
 	}
 	self := c.CapsuleID()
-	out := []string{}
+	out := make([]string, 0, len(ids))
 	for _, id := range ids {
 		if id != self && !slices.Contains(out, id) {
 			out = append(out, id)
@@ -99,40 +121,36 @@ func describeResponders(c *sdk.Call) ([]string, error) {
 	return out, nil
 }
 
-func loadCatalogue(c *sdk.Call) (catalogue, bool) {
-	var cat catalogue
-	raw, ok, err := c.KVGet(catalogueKey)
-	if err != nil || !ok || json.Unmarshal(raw, &cat) != nil {
-		return cat, false
-	}
-	return cat, true
-}
-
-// describe runs the fan-out and caches what it found.
-func describe(c *sdk.Call) (catalogue, error) {
+// describe runs the fan-out and caches what it found; it returns the
+// catalogue's text.
+func describe(c *sdk.Call) (string, error) {
 	found, err := sdk.DescribeTools(c, describeWindow)
 	if err != nil {
-		return catalogue{}, fmt.Errorf("describe fan-out: %w", err)
+		return "", fmt.Errorf("describe fan-out: %w", err)
 	}
 	if len(found.Missing) > 0 {
 		c.Log(hostapi.LogWarn, fmt.Sprintf("approval: capsules did not answer describe: %v; their tools are treated as mutable", found.Missing))
 	}
-	cat := catalogue{Responders: found.Responders, At: c.Now().UnixNano(), Tools: map[string]toolEntry{}}
-	if cat.Responders == nil {
-		cat.Responders = []string{}
-	}
+	var b strings.Builder
+	b.WriteString(strconv.FormatInt(c.Now().UnixNano(), 10))
+	b.WriteByte('\n')
+	b.WriteString(strings.Join(found.Responders, ","))
 	for _, t := range found.Tools {
-		cat.Tools[t.Name] = toolEntry{Capsule: t.Capsule, Mutable: t.Mutable}
+		if ipc.ValidateToolName(t.Name) != nil {
+			continue // no call can name it
+		}
+		flag := "0"
+		if t.Mutable {
+			flag = "1"
+		}
+		b.WriteString("\n" + t.Name + " " + t.Capsule + " " + flag)
 	}
-	raw, err := json.Marshal(cat)
-	if err == nil {
-		err = c.KVSet(catalogueKey, raw)
-	}
-	if err != nil {
+	text := b.String()
+	if err := c.KVSet(catalogueKey, []byte(text)); err != nil {
 		// The answer still stands for this call; the next one asks again.
 		c.Log(hostapi.LogWarn, "approval: catalogue not cached: "+err.Error())
 	}
-	return cat, nil
+	return text, nil
 }
 
 // handleCapsulesLoaded drops the cached catalogue: the set of tools, or

@@ -50,7 +50,10 @@ func handleResponse(c *sdk.Call) error {
 	// id, finds nothing.
 	p, ok, err := loadPending(c, requestID)
 	if err != nil {
-		return err
+		// Logged, not returned: an error would end the chain as a Deny,
+		// and the orchestrator behind this link would miss the answer.
+		c.Log(hostapi.LogWarn, fmt.Sprintf("approval: answer to %q not handled: %v", requestID, err))
+		return nil
 	}
 	if !ok {
 		c.Log(hostapi.LogInfo, fmt.Sprintf("approval: ignored an answer to %q: no open question of principal %s has that id", requestID, c.Principal()))
