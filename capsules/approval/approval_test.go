@@ -66,6 +66,34 @@ func drain(t *testing.T, k *sdktest.Kernel, principal string) {
 	}
 }
 
+// tickUntilAnswered publishes watchdog ticks for principal until call has
+// its answer. The real watchdog ticks every 5 s; this ticks faster (the
+// call's own timeout bounds the loop).
+func tickUntilAnswered(k *sdktest.Kernel, principal string, call *sdktest.PendingCall) {
+	for {
+		select {
+		case <-call.Done():
+			return
+		default:
+			k.WatchdogTick(principal)
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+}
+
+// deniedWhenAsked calls tool for principal, checks that the person is
+// asked about it, denies, and checks the call's refusal.
+func deniedWhenAsked(t *testing.T, k *sdktest.Kernel, questions *sdktest.Approvals, principal, tool string, args any) {
+	t.Helper()
+	call := k.StartTool(principal, "", tool, args)
+	q, _ := questions.Next()
+	if q.Action != tool {
+		t.Fatalf("question about %q, want %q", q.Action, tool)
+	}
+	k.Answer(principal, q.RequestID, ipc.DecisionDeny)
+	notApproved(t, call.Wait(), tool+" was not approved by the user")
+}
+
 func notApproved(t *testing.T, res ipc.ToolCallResult, want string) {
 	t.Helper()
 	if !res.IsError || res.Content != want {
@@ -170,17 +198,7 @@ func TestUnansweredQuestionTimesOut(t *testing.T) {
 	questions := k.Approvals(alice)
 	call := k.StartTool(alice, "", "write_file", write("c.txt", "x"))
 	q, _ := questions.Next()
-	// The real watchdog ticks every 5 s; tick faster until the call is
-	// answered (the call's own timeout bounds the loop).
-	for waiting := true; waiting; {
-		select {
-		case <-call.Done():
-			waiting = false
-		default:
-			k.WatchdogTick(alice)
-			time.Sleep(10 * time.Millisecond)
-		}
-	}
+	tickUntilAnswered(k, alice, call)
 	notApproved(t, call.Wait(), "write_file was not approved by the user: no answer within 0.05 s")
 	k.Answer(alice, q.RequestID, ipc.DecisionApprove)
 	drain(t, k, alice)
@@ -203,19 +221,8 @@ func TestApproveSessionAllowsTheToolWithoutAsking(t *testing.T) {
 		t.Fatalf("asked again after approve_session: %+v", q)
 	}
 
-	dir := k.StartTool(alice, "", "create_directory", map[string]string{"dir_path": "sub"})
-	if q, _ := questions.Next(); q.Action != "create_directory" {
-		t.Fatalf("question about %q", q.Action)
-	} else {
-		k.Answer(alice, q.RequestID, ipc.DecisionDeny)
-	}
-	notApproved(t, dir.Wait(), "create_directory was not approved by the user")
-
-	bobs := k.Approvals(bob)
-	bobCall := k.StartTool(bob, "", "write_file", write("e.txt", "bob"))
-	bq, _ := bobs.Next()
-	k.Answer(bob, bq.RequestID, ipc.DecisionDeny)
-	notApproved(t, bobCall.Wait(), "write_file was not approved by the user")
+	deniedWhenAsked(t, k, questions, alice, "create_directory", map[string]string{"dir_path": "sub"})
+	deniedWhenAsked(t, k, k.Approvals(bob), bob, "write_file", write("e.txt", "bob"))
 }
 
 // approve_always is kept on disk: after a restart on the same home the
@@ -237,13 +244,7 @@ func TestApproveAlwaysSurvivesARestart(t *testing.T) {
 	succeeded(t, k.CallTool("write_file", write("f.txt", "after")))
 	fileIs(t, k, "f.txt", "after")
 
-	dir = k.StartTool(alice, "", "create_directory", map[string]string{"dir_path": "d2"})
-	q, _ = questions.Next()
-	if q.Action != "create_directory" {
-		t.Fatalf("question about %q", q.Action)
-	}
-	k.Answer(alice, q.RequestID, ipc.DecisionDeny)
-	notApproved(t, dir.Wait(), "create_directory was not approved by the user")
+	deniedWhenAsked(t, k, questions, alice, "create_directory", map[string]string{"dir_path": "d2"})
 }
 
 // Answers that must change nothing: from another principal, from a capsule
@@ -281,11 +282,7 @@ func TestAnswersThatMustHaveNoEffect(t *testing.T) {
 		})
 	}
 	// Bob was never allowed anything by Alice's questions.
-	bobs := k.Approvals(bob)
-	call := k.StartTool(bob, "", "write_file", write("h.txt", "bob"))
-	q, _ := bobs.Next()
-	k.Answer(bob, q.RequestID, ipc.DecisionDeny)
-	notApproved(t, call.Wait(), "write_file was not approved by the user")
+	deniedWhenAsked(t, k, k.Approvals(bob), bob, "write_file", write("h.txt", "bob"))
 }
 
 // Without an approvers setting only the CLI counts: the test frontend's
@@ -297,15 +294,7 @@ func TestOnlyConfiguredApproversCount(t *testing.T) {
 	call := k.StartTool(alice, "", "write_file", write("i.txt", "x"))
 	q, _ := questions.Next()
 	k.Answer(alice, q.RequestID, ipc.DecisionApprove)
-	for waiting := true; waiting; {
-		select {
-		case <-call.Done():
-			waiting = false
-		default:
-			k.WatchdogTick(alice)
-			time.Sleep(10 * time.Millisecond)
-		}
-	}
+	tickUntilAnswered(k, alice, call)
 	notApproved(t, call.Wait(), "write_file was not approved by the user: no answer within 0.05 s")
 	fileIs(t, k, "i.txt", "")
 }
