@@ -5,14 +5,14 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
-	"unicode"
-	"unicode/utf8"
+
+	"github.com/astrid-go/astrid/ipc"
 )
 
 // MaxResourceBytes is how much of a call's arguments a question shows
 // (spec §5.5 truncates a resource to 1024); past it the resource ends with
 // a marker saying how much was left out.
-const MaxResourceBytes = 1024
+const MaxResourceBytes = ipc.MaxApprovalResource
 
 // maxStringBytes is how much of one string argument a question shows, so
 // that a long value (a file's content) cannot push the others (its path)
@@ -38,11 +38,7 @@ func resource(args json.RawMessage) string {
 			shown = strings.TrimSuffix(buf.String(), "\n")
 		}
 	}
-	shown = escapeInvisible(shown)
-	if len(shown) <= MaxResourceBytes {
-		return shown
-	}
-	return cut(shown, MaxResourceBytes)
+	return ipc.ApprovalText(shown, MaxResourceBytes)
 }
 
 // shorten cuts every string in v past maxStringBytes.
@@ -50,7 +46,7 @@ func shorten(v any) any {
 	switch x := v.(type) {
 	case string:
 		if len(x) > maxStringBytes {
-			return cut(x, maxStringBytes)
+			return ipc.CutVisibly(x, maxStringBytes)
 		}
 	case []any:
 		for i := range x {
@@ -62,48 +58,6 @@ func shorten(v any) any {
 		}
 	}
 	return v
-}
-
-// cut keeps the first n bytes of s (backing up to a rune boundary) and
-// says how much was left out.
-func cut(s string, n int) string {
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return fmt.Sprintf("%s … [truncated: %d of %d bytes shown]", s[:n], n, len(s))
-}
-
-// escapeInvisible writes every control and format character (and invalid
-// UTF-8) of s as a \uXXXX escape, which inside a JSON string is the same
-// value, so the text shown is the text that runs.
-func escapeInvisible(s string) string {
-	if !strings.ContainsFunc(s, invisible) && utf8.ValidString(s) {
-		return s
-	}
-	var b strings.Builder
-	for _, r := range s {
-		if r == utf8.RuneError || invisible(r) {
-			if r > 0xFFFF {
-				hi, lo := utf16Pair(r)
-				fmt.Fprintf(&b, `\u%04x\u%04x`, hi, lo)
-				continue
-			}
-			fmt.Fprintf(&b, `\u%04x`, r)
-			continue
-		}
-		b.WriteRune(r)
-	}
-	return b.String()
-}
-
-func invisible(r rune) bool {
-	return unicode.Is(unicode.Cc, r) || unicode.Is(unicode.Cf, r) || r == '\u2028' || r == '\u2029'
-}
-
-// utf16Pair is r's UTF-16 surrogate pair (r > U+FFFF).
-func utf16Pair(r rune) (hi, lo rune) {
-	r -= 0x10000
-	return 0xD800 + (r>>10)&0x3FF, 0xDC00 + r&0x3FF
 }
 
 // reason is the question's why: which capsule provides the tool, that it
