@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"sync"
 
+	"github.com/astrid-go/astrid/internal/bus"
 	"github.com/astrid-go/astrid/internal/dispatch"
 	"github.com/astrid-go/astrid/internal/egress"
 	"github.com/astrid-go/astrid/internal/gate"
@@ -29,6 +30,11 @@ type Deps struct {
 	Egress egress.Options
 	// Ledger is the kernel's CPU ledger; nil means no CPU accounting.
 	Ledger *ledger.Ledger
+	// Bus is where the approval call hears its answers; Approvals holds
+	// who may give them, how long a question waits and the session
+	// allowances. Without both the approval call is unavailable.
+	Bus       *bus.Bus
+	Approvals *Approvals
 }
 
 // Capsule is the host side of one loaded capsule.

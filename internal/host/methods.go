@@ -59,6 +59,7 @@ const (
 	opNow
 	opSetFailureReply
 	opSetCancelKey
+	opRequestApproval
 	numOps
 )
 
@@ -96,6 +97,7 @@ var methods = [numOps]struct {
 	opNow:             {"Now", instant},
 	opSetFailureReply: {"SetFailureReply", instant},
 	opSetCancelKey:    {"SetCancelKey", instant},
+	opRequestApproval: {"RequestApproval", waits},
 }
 
 // enter begins host method o: for a waiting method it hands the work the
