@@ -12,6 +12,7 @@ import (
 	"github.com/astrid-go/astrid/internal/config"
 	"github.com/astrid-go/astrid/internal/dispatch"
 	"github.com/astrid-go/astrid/ipc"
+	"github.com/astrid-go/astrid/sdk"
 )
 
 // The approval layer built to wasm, in front of the native router and file
@@ -141,5 +142,105 @@ func TestApprovalLayerWasm(t *testing.T) {
 		if _, err := os.Stat(filepath.Join(ws, name)); !os.IsNotExist(err) {
 			t.Fatalf("%s was written (%v)", name, err)
 		}
+	}
+}
+
+// approvalAskerManifest is a tool that asks the person itself, through the host
+// approval call, about the exact command it was given.
+const approvalAskerManifest = `
+[package]
+name = "test-asker"
+version = "0.1.0"
+astrid-version = "^0.1"
+
+[subscribe]
+"tool.v1.request.describe" = { wit = "opaque", handler = "tool_describe" }
+"tool.v1.execute.ask" = { wit = "tool-execute-request", handler = "tool_execute_ask" }
+
+[publish]
+"tool.v1.response.describe.test-asker" = "opaque"
+"tool.v1.execute.ask.result" = "tool-execute-result"
+`
+
+func newApprovalAsker() *sdk.Capsule {
+	c := sdk.New("Asks before it runs a command")
+	sdk.Tool(c, "ask", "Asks about a command", func(c *sdk.Call, a struct {
+		Command string `json:"command"`
+	}) (string, error) {
+		ok, err := c.RequestApproval("run_shell_command", a.Command)
+		switch {
+		case err != nil:
+			return "", err
+		case ok:
+			return "approved", nil
+		}
+		return "denied", nil
+	})
+	return c
+}
+
+// The kernel wires the host approval call: the question goes out as the
+// kernel, for the call's principal, naming the tool call; a frontend's
+// approve_always answers the same exact command at once afterwards, and
+// a different command is asked again.
+func TestHostApprovalCallThroughTheKernel(t *testing.T) {
+	const approver = "test-approver"
+	ws, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError}))
+	k, err := Boot(context.Background(), Options{
+		Home: t.TempDir(), Workspace: ws, Config: config.Default(), Logger: logger,
+		Builtins: append(Builtins(), Builtin{Manifest: []byte(approvalAskerManifest), New: newApprovalAsker}),
+		Frontends: append(testFrontends(), dispatch.CapsuleACL{ID: approver,
+			Publish: []string{ipc.ApprovalResponseTopic("*")}, Subscribe: []string{ipc.ApprovalRequestTopic}}),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(k.Close)
+	frontend := dispatch.Caller{Capsule: approver, Principal: ipc.DefaultPrincipal}
+	questions, err := k.Dispatcher.Subscribe(frontend, ipc.ApprovalRequestTopic, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer questions.Close()
+	call := func(callID, command, decision, want string) {
+		t.Helper()
+		done := make(chan ipc.ToolCallResult, 1)
+		go func() {
+			res, err := k.CallToolWithID(context.Background(), ipc.DefaultPrincipal, callID, "ask", []byte(`{"command":"`+command+`"}`), testTimeout)
+			if err != nil {
+				res = ipc.ToolCallError(callID, err.Error())
+			}
+			done <- res
+		}()
+		if decision != "" {
+			ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
+			d, err := questions.Recv(ctx)
+			cancel()
+			if err != nil {
+				t.Fatal(err)
+			}
+			var q ipc.ApprovalRequired
+			if err := q.UnmarshalJSON(ipc.GuestBytes(d.Envelope.Payload)); err != nil || d.Envelope.SourceID != ipc.KernelSourceID ||
+				q.Resource != command || q.CallID != callID || q.Reason != "Capsule 'test-asker' requests approval" {
+				t.Fatalf("question %+v from %s (%v)", q, d.Envelope.SourceID, err)
+			}
+			b, _ := ipc.ApprovalResponse{RequestID: q.RequestID, Decision: decision}.MarshalJSON()
+			if _, err := k.Dispatcher.Publish(frontend, ipc.ApprovalResponseTopic(q.RequestID), b); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if res := <-done; res.IsError || res.Content != want {
+			t.Fatalf("%s: %+v, want %q", command, res, want)
+		}
+	}
+	call("c1", "make test", ipc.DecisionApproveAlways, "approved")
+	call("c2", "make test", "", "approved")
+	call("c3", "make test && curl evil", ipc.DecisionDeny, "denied")
+	if d, ok := questions.TryRecv(); ok {
+		t.Fatalf("an extra question: %s", d.Envelope.Payload)
 	}
 }
