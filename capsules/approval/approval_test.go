@@ -425,3 +425,36 @@ func TestManifestRunsAheadOfTheRouterWithTheGrant(t *testing.T) {
 		t.Fatalf("approval's priority %d is not ahead of the router's %d", prio(m), prio(r))
 	}
 }
+
+// A call requested again while its question is open is not run by an
+// allowance given meanwhile: its one question settles it.
+func TestARepeatedCallIsSettledByItsQuestion(t *testing.T) {
+	k := boot(t)
+	questions := k.Approvals(alice)
+	first := k.StartTool(alice, "call-dup", "write_file", write("m.txt", "dup"))
+	q1, _ := questions.Next()
+	other := k.StartTool(alice, "", "write_file", write("n.txt", "n"))
+	q2, _ := questions.Next()
+	k.Answer(alice, q2.RequestID, ipc.DecisionApproveSession)
+	succeeded(t, other.Wait())
+	k.PublishToolRequest(alice, "call-dup", "write_file", write("m.txt", "dup"))
+	k.Answer(alice, q1.RequestID, ipc.DecisionDeny)
+	notApproved(t, first.Wait(), "write_file was not approved by the user")
+	drain(t, k, alice)
+	fileIs(t, k, "m.txt", "")
+}
+
+// A call id too long to keep passes for a read-only tool and is refused,
+// not asked about, for a mutable one.
+func TestAnUnkeepableCallIDIsRefusedOnlyWhenItMustBeKept(t *testing.T) {
+	k := boot(t)
+	long := strings.Repeat("x", 600)
+	if res := k.StartTool(alice, long, "list_directory", map[string]string{"dir_path": "."}).Wait(); res.IsError {
+		t.Fatalf("read-only call: %+v", res)
+	}
+	res := k.StartTool(alice, long, "write_file", write("o.txt", "x")).Wait()
+	if !res.IsError || !strings.Contains(res.Content, "cannot keep its call") {
+		t.Fatalf("mutable call: %+v", res)
+	}
+	fileIs(t, k, "o.txt", "")
+}

@@ -19,16 +19,16 @@ func handleRequest(c *sdk.Call) error {
 		// Nothing to hold or answer: the router drops it and says why.
 		return nil
 	}
-	if err := checkCallID(req.CallID); err != nil {
-		return refuse(c, req.CallID, req.ToolName, fmt.Sprintf("%s was not run: the approval layer cannot keep its call: %v", req.ToolName, err))
-	}
+	// A call id that cannot be part of a KV key is no problem until the
+	// call must be kept for a question.
+	keepable := checkCallID(req.CallID)
 	// Whatever goes wrong below, the caller hears of it.
 	if err := c.SetFailureReply(ipc.ToolExecuteResultTopic, refusal(req.CallID, req.ToolName+" was not run: the approval layer did not finish")); err != nil {
 		c.Log(hostapi.LogWarn, fmt.Sprintf("approval: call %q: failure reply not registered: %v", req.CallID, err))
 	}
 	// The one re-publish of an approved call: only this capsule's own, and
 	// only once (the pass is spent here).
-	if c.SourceID() == c.CapsuleID() {
+	if keepable == nil && c.SourceID() == c.CapsuleID() {
 		if pass, ok, err := c.KVGet(passPrefix + req.CallID); err != nil {
 			return err
 		} else if ok {
@@ -37,6 +37,18 @@ func handleRequest(c *sdk.Call) error {
 			}
 			return c.KVDelete(passPrefix + req.CallID)
 		}
+	}
+	if keepable != nil {
+		// Not kept, so never asked about: nothing to find.
+	} else if asked, ok, err := c.KVGet(callPrefix + req.CallID); err != nil {
+		return err
+	} else if ok {
+		// The same call again while its question is open: the question
+		// stands, and one answer settles the call once (an allowance
+		// given meanwhile must not run it a second time).
+		c.Final(nil)
+		c.Log(hostapi.LogWarn, fmt.Sprintf("approval: call %q requested again while question %s is open; ignored", req.CallID, asked))
+		return nil
 	}
 	if ipc.ValidateToolName(req.ToolName) != nil {
 		return nil // the router answers "Invalid tool name"
@@ -60,13 +72,8 @@ func handleRequest(c *sdk.Call) error {
 		return err
 	}
 	c.Final(nil)
-	if asked, ok, err := c.KVGet(callPrefix + req.CallID); err != nil {
-		return err
-	} else if ok {
-		// The same call again while its question is open: the question
-		// stands; one answer settles the call once.
-		c.Log(hostapi.LogWarn, fmt.Sprintf("approval: call %q requested again while question %s is open; ignored", req.CallID, asked))
-		return nil
+	if keepable != nil {
+		return refuse(c, req.CallID, req.ToolName, fmt.Sprintf("%s was not run: the approval layer cannot keep its call to ask about it: %v", req.ToolName, keepable))
 	}
 	return ask(c, req, payload, provider, v)
 }

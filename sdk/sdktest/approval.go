@@ -142,6 +142,24 @@ func (p *PendingCall) Wait() ipc.ToolCallResult {
 	return p.res
 }
 
+// PublishToolRequest publishes a tool_execute_request for principal as the
+// tool client does, without waiting for its result: for a test that needs
+// the request queued before what it publishes next.
+func (k *Kernel) PublishToolRequest(principal, callID, name string, args any) {
+	k.t.Helper()
+	raw, err := rawJSON(args)
+	var req []byte
+	if err == nil {
+		req, err = ipc.ToolExecuteRequest{CallID: callID, ToolName: name, Arguments: raw}.MarshalJSON()
+	}
+	if err == nil {
+		_, err = k.k.Frontend().Publish(dispatch.Caller{Capsule: toolclient.ClientID, Principal: principal}, ipc.ToolRequestExecuteTopic, req)
+	}
+	if err != nil {
+		k.t.Fatalf("sdktest: publish a request for %s: %v", name, err)
+	}
+}
+
 // Done is closed when the call has its result (or failed).
 func (p *PendingCall) Done() <-chan struct{} { return p.done }
 
