@@ -13,6 +13,7 @@ type Host interface {
 	HTTP
 	Sys
 	Calls
+	Approval
 }
 
 // IPC is the capsule's access to the bus. The manifest's [publish] and
@@ -118,6 +119,23 @@ type Calls interface {
 	// SetCancelKey names this call (a tool call id) so that a cancel request
 	// naming the key interrupts it.
 	SetCancelKey(key string) error
+}
+
+// Approval asks the person before the capsule does something.
+type Approval interface {
+	// RequestApproval asks the invoking principal's person, through a
+	// frontend, whether this capsule may do action on resource (say
+	// "run_shell_command" on the exact command line), and waits for the
+	// answer. approved is true for approve, approve_session and
+	// approve_always; the latter two also keep an allowance for exactly
+	// this capsule, action and resource (for the life of the kernel, or on
+	// disk), which answers the same question at once from then on. false
+	// is a denial. No answer within the host's approval window is
+	// CodeTimeout; the call's cancellation is CodeCancelled. action is 1 to
+	// 256 bytes (control characters are removed); resource is trimmed, and
+	// shown escaped and cut past 1024 bytes (ipc.ApprovalText), while an
+	// allowance keeps it whole.
+	RequestApproval(action, resource string) (approved bool, err error)
 }
 
 // SubscriptionID names a subscription within one capsule.

@@ -88,6 +88,9 @@ func abiConfig(keyPtr, keyLen uint32) uint64
 //go:wasmimport astrid holds_grant
 func abiHoldsGrant(idPtr, idLen, grantPtr, grantLen uint32) uint64
 
+//go:wasmimport astrid approval_request
+func abiApprovalRequest(actionPtr, actionLen, resourcePtr, resourceLen uint32) uint64
+
 //go:wasmimport astrid set_failure_reply
 func abiSetFailureReply(topicPtr, topicLen, payloadPtr, payloadLen uint32) uint64
 
@@ -315,4 +318,9 @@ func (*wasmHost) SetFailureReply(topic string, payload []byte) error {
 func (*wasmHost) SetCancelKey(key string) error {
 	_, err := call1(abiSetCancelKey, key)
 	return err
+}
+
+func (*wasmHost) RequestApproval(action, resource string) (bool, error) {
+	n, err := u64(call2(abiApprovalRequest, action, []byte(resource)))
+	return n == 1, err
 }

@@ -32,6 +32,9 @@ type Call struct {
 	failed  bool         // Fail has run: a failure reply registered now would never go out
 	unbind  []cancelBinding
 	ended   bool
+	// cancelKey is the last key SetCancelKey bound (the tool call id a
+	// tool's call serves), named in its approval questions.
+	cancelKey string
 
 	waited atomic.Int64 // nanoseconds spent in host methods that wait (methods.go)
 }
@@ -188,6 +191,7 @@ func (call *Call) SetCancelKey(key string) error {
 		return hostapi.Errorf(hostapi.CodeClosed, "set_cancel_key", "the call has ended")
 	}
 	call.unbind = append(call.unbind, call.c.deps.Cancels.register(call.principal, key, call.cancel))
+	call.cancelKey = key
 	return nil
 }
 

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"sync"
 
+	"github.com/astrid-go/astrid/internal/bus"
 	"github.com/astrid-go/astrid/internal/dispatch"
 	"github.com/astrid-go/astrid/internal/egress"
 	"github.com/astrid-go/astrid/internal/gate"
@@ -33,6 +34,11 @@ type Deps struct {
 	// kernel's registry), for hostapi.Sys.HoldsGrant; nil makes that
 	// call answer not supported.
 	Grants func(capsuleID string) (caps manifest.Capabilities, loaded bool)
+	// Bus is where the approval call hears its answers; Approvals holds
+	// who may give them, how long a question waits and the session
+	// allowances. Without both the approval call is unavailable.
+	Bus       *bus.Bus
+	Approvals *Approvals
 }
 
 // Capsule is the host side of one loaded capsule.

@@ -45,7 +45,7 @@ func newFixture(t *testing.T) fixture {
 	homes, _ := filepath.EvalSymlinks(t.TempDir())
 	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError}))
 	return fixture{
-		deps:  Deps{Dispatcher: d, Store: st, Cancels: NewCancels(), Logger: logger, Workspace: ws, HomesDir: homes},
+		deps:  Deps{Dispatcher: d, Store: st, Cancels: NewCancels(), Logger: logger, Workspace: ws, HomesDir: homes, Bus: b},
 		homes: homes, ws: ws,
 	}
 }

@@ -60,6 +60,7 @@ const (
 	opHoldsGrant
 	opSetFailureReply
 	opSetCancelKey
+	opRequestApproval
 	numOps
 )
 
@@ -98,6 +99,7 @@ var methods = [numOps]struct {
 	opHoldsGrant:      {"HoldsGrant", instant},
 	opSetFailureReply: {"SetFailureReply", instant},
 	opSetCancelKey:    {"SetCancelKey", instant},
+	opRequestApproval: {"RequestApproval", waits},
 }
 
 // enter begins host method o: for a waiting method it hands the work the

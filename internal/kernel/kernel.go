@@ -130,6 +130,8 @@ func Boot(ctx context.Context, opts Options) (*Kernel, error) {
 		Dispatcher: d, Store: st, Cancels: k.Cancels, Logger: log,
 		Workspace: ws, HomesDir: filepath.Join(opts.Home, "home"), Egress: eg,
 		Grants: k.grantsOf,
+		// The host approval call counts answers from frontends only.
+		Bus: b, Approvals: host.NewApprovals(frontendIDs(opts.Frontends), 0),
 	}
 	runCtx, stop := context.WithCancel(context.WithoutCancel(ctx))
 	k.stop = stop
@@ -182,6 +184,15 @@ func Boot(ctx context.Context, opts Options) (*Kernel, error) {
 		}
 	}
 	return k, nil
+}
+
+// frontendIDs lists the frontends' ids.
+func frontendIDs(acls []dispatch.CapsuleACL) []string {
+	ids := make([]string, len(acls))
+	for i, a := range acls {
+		ids[i] = a.ID
+	}
+	return ids
 }
 
 // wasmEngine builds a wasm capsule's engine on the kernel's one wasm

@@ -28,7 +28,7 @@ func NewAgent(t testing.TB, opts AgentOptions, capsules ...Capsule) *Kernel {
 	if cfg.WatchdogInterval.Duration <= 0 {
 		cfg.WatchdogInterval.Duration = 20 * time.Millisecond
 	}
-	return boot(t, cfg, capsules)
+	return bootFresh(t, cfg, capsules)
 }
 
 // Agent is the kernel as an agent frontend reaches it (agentclient.Kernel).

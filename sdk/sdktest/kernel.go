@@ -52,24 +52,33 @@ type Kernel struct {
 	// Timeout bounds each call; 30 s by default.
 	Timeout time.Duration
 	logs    *logBuffer
+	// home is $ASTRID_HOME and cfg the operator config, kept for Restart.
+	home string
+	cfg  config.Config
 }
 
 // New boots a kernel with the router and capsules, failing the test if any
 // capsule does not load.
 func New(t testing.TB, capsules ...Capsule) *Kernel {
 	t.Helper()
-	return boot(t, config.Default(), capsules)
+	return bootFresh(t, config.Default(), capsules)
 }
 
-// boot is New with the operator config cfg.
-func boot(t testing.TB, cfg config.Config, capsules []Capsule) *Kernel {
+// bootFresh is New with the operator config cfg, on a fresh home and
+// workspace.
+func bootFresh(t testing.TB, cfg config.Config, capsules []Capsule) *Kernel {
 	t.Helper()
 	ws, err := filepath.EvalSymlinks(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
+	return boot(t, cfg, t.TempDir(), ws, capsules)
+}
+
+// boot boots with config cfg on a given home and workspace.
+func boot(t testing.TB, cfg config.Config, home, ws string, capsules []Capsule) *Kernel {
+	t.Helper()
 	builtins := []kernel.Builtin{{Manifest: router.Manifest, New: router.New}}
-	home := t.TempDir()
 	for _, c := range capsules {
 		if c.New == nil {
 			if err := install(home, c); err != nil {
@@ -86,13 +95,13 @@ func boot(t testing.TB, cfg config.Config, capsules []Capsule) *Kernel {
 	logger := slog.New(slog.NewTextHandler(io.MultiWriter(os.Stderr, logs), &slog.HandlerOptions{Level: slog.LevelWarn}))
 	k, err := kernel.Boot(context.Background(), kernel.Options{
 		Home: home, Workspace: ws, Config: cfg, Logger: logger, Builtins: builtins,
-		Frontends: []dispatch.CapsuleACL{toolclient.ACL(), llmClientACL(), sessionClientACL(), agentclient.ACL(), promptClientACL()},
+		Frontends: []dispatch.CapsuleACL{toolclient.ACL(), llmClientACL(), sessionClientACL(), agentclient.ACL(), promptClientACL(), approverACL()},
 	})
 	if err != nil {
 		t.Fatalf("sdktest: boot: %v", err)
 	}
 	t.Cleanup(k.Close)
-	return &Kernel{t: t, k: k, Workspace: ws, Timeout: 30 * time.Second, logs: logs}
+	return &Kernel{t: t, k: k, Workspace: ws, Timeout: 30 * time.Second, logs: logs, home: home, cfg: cfg}
 }
 
 // CallTool calls a tool as the default principal and returns its result.

@@ -80,6 +80,9 @@ func newRuntime(t testing.TB, opts Options) *Runtime {
 	return rt
 }
 
+// testFrontend is the frontend id whose approval answers count.
+const testFrontend = "wasm-test-frontend"
+
 // harness is the part of a kernel a capsule needs: bus, dispatcher,
 // store and the cancel-key registry. (internal/kernel imports this package,
 // so the tests cannot boot a kernel.)
@@ -106,7 +109,8 @@ func newHarness(t testing.TB, logs *syncBuffer) (*harness, string) {
 	b := bus.New(bus.Options{Logger: logger})
 	d := dispatch.New(b, dispatch.Options{Logger: logger})
 	h := &harness{bus: b, d: d, cancels: host.NewCancels(), log: logger}
-	h.deps = host.Deps{Dispatcher: d, Store: st, Cancels: h.cancels, Logger: logger, Workspace: ws, HomesDir: filepath.Join(home, "home")}
+	h.deps = host.Deps{Dispatcher: d, Store: st, Cancels: h.cancels, Logger: logger, Workspace: ws, HomesDir: filepath.Join(home, "home"),
+		Bus: b, Approvals: host.NewApprovals([]string{testFrontend}, 0)}
 	t.Cleanup(func() {
 		d.Close()
 		b.Close()

@@ -302,6 +302,20 @@ var importDefs = []importDef{
 		return nil, st.call.SetFailureReply(string(topic), payload)
 	}},
 	{name: "set_cancel_key", params: p(2), fn: pathOp(func(c *host.Call, key string) error { return c.SetCancelKey(key) })},
+	{name: "approval_request", params: p(4), fn: func(st *callState, mod api.Module, s []uint64) ([]byte, error) {
+		action, resource, err := twoArgs(mod, s, "action", "resource")
+		if err != nil {
+			return nil, err
+		}
+		approved, err := st.call.RequestApproval(string(action), string(resource))
+		if err != nil {
+			return nil, err
+		}
+		if approved {
+			return u64(1), nil
+		}
+		return u64(0), nil
+	}},
 }
 
 // pathOp adapts an import that takes one string and answers nothing.

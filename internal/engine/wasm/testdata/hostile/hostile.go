@@ -156,6 +156,16 @@ func New() *sdk.Capsule {
 		c.Final(out)
 		return nil
 	})
+	c.Handle("hostile.v1.ask", "ask", func(c *sdk.Call) error {
+		var q struct{ Action, Resource string }
+		if err := c.Decode(&q); err != nil {
+			return err
+		}
+		approved, err := c.RequestApproval(q.Action, q.Resource)
+		out, _ := json.Marshal(map[string]any{"approved": approved, "code": uint32(hostapi.CodeOf(err))})
+		c.Final(out)
+		return nil
+	})
 	c.Handle("hostile.v1.print", "print", func(c *sdk.Call) error {
 		fmt.Println("hello from the guest")
 		fmt.Fprintln(os.Stderr, "complaint from the guest")

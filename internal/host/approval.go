@@ -1,0 +1,182 @@
+package host
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+	"unicode"
+
+	"github.com/astrid-go/astrid/hostapi"
+	"github.com/astrid-go/astrid/internal/bus"
+	"github.com/astrid-go/astrid/ipc"
+)
+
+// DefaultApprovalWindow is how long a question of the approval call waits
+// for an answer (spec/capsules-cli.md §5.5: 60 s).
+const DefaultApprovalWindow = 60 * time.Second
+
+// approvalsNamespace is the KV namespace (per principal) of the "always"
+// allowances: the kernel's reserved id, which no capsule can take, so no
+// capsule's KV can read or forge them.
+const approvalsNamespace = ipc.KernelSourceID
+
+// Approvals is the kernel-wide state of the host approval call.
+type Approvals struct {
+	// approvers are the source ids whose answers count: the kernel's
+	// frontends (their ids are reserved against capsules), never a
+	// capsule that was merely granted the response topics.
+	approvers []string
+	window    time.Duration
+
+	mu sync.Mutex
+	// session holds the approve_session allowances, by principal and
+	// allowance key, for the life of the kernel.
+	session map[string]map[string]bool
+}
+
+// NewApprovals returns the approval state: answers count from approvers;
+// a question waits window (DefaultApprovalWindow when 0).
+func NewApprovals(approvers []string, window time.Duration) *Approvals {
+	if window <= 0 {
+		window = DefaultApprovalWindow
+	}
+	return &Approvals{approvers: slices.Clone(approvers), window: window, session: map[string]map[string]bool{}}
+}
+
+func (a *Approvals) sessionAllowed(principal, key string) bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.session[principal][key]
+}
+
+func (a *Approvals) allowSession(principal, key string) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.session[principal] == nil {
+		a.session[principal] = map[string]bool{}
+	}
+	a.session[principal][key] = true
+}
+
+// allowanceKey names an allowance of capsule for exactly action on
+// resource: never more than the person was asked about.
+func allowanceKey(capsule, action, resource string) string {
+	sum := sha256.Sum256([]byte(capsule + "\x00" + action + "\x00" + resource))
+	return "approval/" + capsule + "/" + hex.EncodeToString(sum[:])
+}
+
+// RequestApproval implements hostapi.Approval.
+func (call *Call) RequestApproval(action, resource string) (bool, error) {
+	defer call.leave(call.enter(opRequestApproval))
+	const op = "approval"
+	if err := call.live(op); err != nil {
+		return false, err
+	}
+	a, b := call.c.deps.Approvals, call.c.deps.Bus
+	if a == nil || b == nil {
+		return false, hostapi.Errorf(hostapi.CodeUnavailable, op, "this kernel has no frontend to ask")
+	}
+	action = strings.TrimSpace(strings.Map(func(r rune) rune {
+		if unicode.IsControl(r) {
+			return -1
+		}
+		return r
+	}, action))
+	if action == "" || len(action) > ipc.MaxApprovalAction {
+		return false, hostapi.Errorf(hostapi.CodeInvalid, op, "an action is 1 to %d bytes, not %d", ipc.MaxApprovalAction, len(action))
+	}
+	resource = strings.TrimSpace(resource)
+	key := allowanceKey(call.c.id, action, resource)
+	if a.sessionAllowed(call.principal, key) {
+		return true, nil
+	}
+	always := call.c.deps.Store.KV(call.principal, approvalsNamespace)
+	if _, ok, err := always.Get(key); err != nil {
+		return false, hostapi.Errorf(hostapi.CodeUnavailable, op, "allowances: %v", err)
+	} else if ok {
+		return true, nil
+	}
+	decision, err := call.ask(a, b, action, resource)
+	if err != nil {
+		return false, err
+	}
+	switch decision {
+	case ipc.DecisionApproveSession:
+		a.allowSession(call.principal, key)
+	case ipc.DecisionApproveAlways:
+		if err := always.Set(key, []byte(decision)); err != nil {
+			// Approved all the same: the person said yes to this one.
+			call.c.log.Warn("approval: allowance not kept", "principal", call.principal, "action", action, "err", err)
+		}
+	case ipc.DecisionApprove:
+	default:
+		return false, nil
+	}
+	return true, nil
+}
+
+// ask publishes the question as the kernel, for the call's principal, and
+// waits for the first answer from an approver frontend.
+func (call *Call) ask(a *Approvals, b *bus.Bus, action, resource string) (string, error) {
+	const op = "approval"
+	var raw [16]byte
+	if _, err := rand.Read(raw[:]); err != nil {
+		return "", hostapi.Errorf(hostapi.CodeInternal, op, "request id: %v", err)
+	}
+	id := "appr-" + hex.EncodeToString(raw[:])
+	// Subscribed before the question goes out, so no answer is missed;
+	// scoped, so only this principal's answers arrive.
+	r, err := b.Subscribe(bus.RouteSpec{Owner: ipc.KernelSourceID, Pattern: ipc.ApprovalResponseTopic(id), Principal: call.principal, Scoped: true})
+	if err != nil {
+		return "", hostapi.Errorf(hostapi.CodeUnavailable, op, "%v", err)
+	}
+	defer r.Close()
+	call.mu.Lock()
+	callID := call.cancelKey
+	call.mu.Unlock()
+	q, err := ipc.ApprovalRequired{
+		RequestID: id, Action: action, Resource: ipc.ApprovalText(resource, ipc.MaxApprovalResource),
+		Reason: fmt.Sprintf("Capsule '%s' requests approval", call.c.id), CallID: callID,
+	}.MarshalJSON()
+	if err == nil {
+		_, err = call.c.deps.Dispatcher.PublishKernelFor(call.principal, ipc.ApprovalRequestTopic, q)
+	}
+	if err != nil {
+		return "", hostapi.Errorf(hostapi.CodeUnavailable, op, "question not published: %v", err)
+	}
+	ctx, cancel := context.WithTimeout(call.ctx, a.window)
+	defer cancel()
+	for {
+		d, err := r.Recv(ctx)
+		if err != nil {
+			if cerr := call.live(op); cerr != nil {
+				return "", cerr
+			}
+			if errors.Is(err, context.DeadlineExceeded) {
+				return "", hostapi.Errorf(hostapi.CodeTimeout, op, "no answer within %s", a.window)
+			}
+			return "", hostapi.Errorf(hostapi.CodeClosed, op, "%v", err)
+		}
+		if !slices.Contains(a.approvers, d.Envelope.SourceID) {
+			call.c.log.Warn("approval: ignored an answer from a source that is not a frontend", "source", d.Envelope.SourceID, "request_id", id)
+			continue
+		}
+		var ans struct {
+			RequestID string `json:"request_id"`
+			Decision  string `json:"decision"`
+		}
+		if json.Unmarshal(ipc.GuestBytes(d.Envelope.Payload), &ans) != nil || (ans.RequestID != "" && ans.RequestID != id) {
+			call.c.log.Warn("approval: ignored an answer that is not this question's", "source", d.Envelope.SourceID, "request_id", id)
+			continue
+		}
+		return ans.Decision, nil
+	}
+}
