@@ -25,9 +25,9 @@ const (
 	TimeoutKey     = "approval_timeout_secs"
 	ApproversKey   = "approvers"
 	DefaultTimeout = 300.0
-	// DefaultApprover is the CLI's frontend id (internal/toolclient's
-	// ClientID, which a capsule cannot import).
-	DefaultApprover = "astrid-cli"
+	// DefaultApprovers are the CLI's frontend ids: its tool client
+	// (internal/toolclient) and its agent client (internal/agentclient).
+	DefaultApprovers = "astrid-cli,astrid-agent-client"
 )
 
 // New returns the approval layer's code.
@@ -72,17 +72,21 @@ func parseTimeout(v string, set bool) (secs float64, ok bool) {
 }
 
 // approvers is the [env] approvers list: the source ids whose answers
-// count. Empty or unset is the CLI alone.
+// count. Empty or unset is the CLI's frontends.
 func approvers(c *sdk.Call) []string {
 	v, _ := c.Config(ApproversKey)
+	if out := splitIDs(v); len(out) > 0 {
+		return out
+	}
+	return splitIDs(DefaultApprovers)
+}
+
+func splitIDs(v string) []string {
 	var out []string
 	for _, id := range strings.Split(v, ",") {
 		if id = strings.TrimSpace(id); id != "" {
 			out = append(out, id)
 		}
-	}
-	if len(out) == 0 {
-		out = []string{DefaultApprover}
 	}
 	return out
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"github.com/astrid-go/astrid/capsules/approval"
 	"github.com/astrid-go/astrid/capsules/fs"
 	"github.com/astrid-go/astrid/capsules/promptbuilder"
 	"github.com/astrid-go/astrid/capsules/react"
@@ -19,6 +20,7 @@ import (
 func builtins() []kernel.Builtin {
 	return []kernel.Builtin{
 		{Manifest: router.Manifest, New: router.New},
+		{Manifest: approval.Manifest, New: approval.New},
 		{Manifest: fs.Manifest, New: fs.New},
 		{Manifest: session.Manifest, New: session.New},
 		{Manifest: replay.Manifest, New: replay.New},

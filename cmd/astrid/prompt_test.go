@@ -140,3 +140,36 @@ func TestPromptFromStdin(t *testing.T) {
 		t.Fatalf("exit %d, stdout %q, stderr:\n%s", code, out, errOut)
 	}
 }
+
+const writeScript = `{"match": {"tool_results": ["w1"]}}
+{"TextDelta": "Done with the file."}
+"Done"
+{"match": {"user": "write"}}
+{"ToolCallStart": {"id": "w1", "name": "write_file"}}
+{"ToolCallDelta": {"id": "w1", "args_delta": "{\"file_path\":\"notes.txt\",\"content\":\"from the agent\"}"}}
+{"ToolCallEnd": {"id": "w1"}}
+"Done"
+`
+
+// The agent's mutable call is denied without a terminal (the model hears
+// why, the person is told how to allow it) and runs with --yes.
+func TestPromptMutableToolNeedsApproval(t *testing.T) {
+	ws := promptHome(t, writeScript)
+	out, errOut, code := runAstrid(t, "", "-p", "write the notes", "--workspace", ws)
+	if code != 0 || !strings.Contains(out, "Done with the file.") {
+		t.Fatalf("exit %d, stdout %q, stderr:\n%s", code, out, errOut)
+	}
+	if !strings.Contains(errOut, "pass --yes to allow such calls") || !strings.Contains(errOut, "✗ write_file") || !strings.Contains(errOut, "not approved by the user") {
+		t.Fatalf("stderr should show the denial and how to allow it:\n%s", errOut)
+	}
+	if _, err := os.Stat(filepath.Join(ws, "notes.txt")); !os.IsNotExist(err) {
+		t.Fatalf("a denied write_file wrote the file: %v", err)
+	}
+	_, errOut, code = runAstrid(t, "", "-p", "write the notes", "--yes", "--workspace", ws)
+	if code != 0 || !strings.Contains(errOut, "approved (--yes): write_file") || !strings.Contains(errOut, "✓ write_file") {
+		t.Fatalf("--yes: exit %d, stderr:\n%s", code, errOut)
+	}
+	if b, err := os.ReadFile(filepath.Join(ws, "notes.txt")); err != nil || string(b) != "from the agent" {
+		t.Fatalf("notes.txt = %q, %v", b, err)
+	}
+}

@@ -27,7 +27,7 @@ func TestToolCallArgumentsFromStdinAndFile(t *testing.T) {
 	t.Setenv(config.HomeEnv, t.TempDir())
 	ws := t.TempDir()
 	content := strings.Repeat("0123456789abcdef", 200<<10/16) // 200 KiB
-	_, errOut, code := runAstrid(t, writeArgs(t, "from-stdin.txt", content), "tool", "call", "write_file", "-", "--workspace", ws)
+	_, errOut, code := runAstrid(t, writeArgs(t, "from-stdin.txt", content), "tool", "call", "write_file", "-", "--yes", "--workspace", ws)
 	if code != 0 {
 		t.Fatalf("from stdin: exit %d: %s", code, errOut)
 	}
@@ -35,7 +35,7 @@ func TestToolCallArgumentsFromStdinAndFile(t *testing.T) {
 	if err := os.WriteFile(argsFile, []byte(writeArgs(t, "from-file.txt", content)), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	_, errOut, code = runAstrid(t, "", "tool", "call", "write_file", "@"+argsFile, "--workspace", ws)
+	_, errOut, code = runAstrid(t, "", "tool", "call", "write_file", "@"+argsFile, "--yes", "--workspace", ws)
 	if code != 0 {
 		t.Fatalf("from a file: exit %d: %s", code, errOut)
 	}
@@ -62,8 +62,8 @@ func TestToolCallUsageErrors(t *testing.T) {
 		says        string
 	}{
 		{"malformed inline", "", []string{"tool", "call", "write_file", malformed}, "are not valid JSON"},
-		{"malformed on stdin", malformed, []string{"tool", "call", "write_file", "-"}, "standard input are not valid JSON"},
-		{"over the cap on stdin", huge, []string{"tool", "call", "write_file", "-"}, "over the 1048576-byte limit"},
+		{"malformed on stdin", malformed, []string{"tool", "call", "write_file", "-", "--yes"}, "standard input are not valid JSON"},
+		{"over the cap on stdin", huge, []string{"tool", "call", "write_file", "-", "--yes"}, "over the 1048576-byte limit"},
 		{"over the cap inline", "", []string{"tool", "call", "write_file", huge}, "over the 1048576-byte limit"},
 		{"no such file", "", []string{"tool", "call", "write_file", "@" + missing}, "absent.json"},
 		{"no tool name", "", []string{"tool", "call"}, "accepts between 1 and 2 arg(s)"},
@@ -106,5 +106,31 @@ func TestExcerpt(t *testing.T) {
 	long := bytes.Repeat([]byte("z"), 100)
 	if got := excerpt(long); !strings.HasSuffix(got, "… (100 bytes in all)") || strings.Count(got, "z") != excerptBytes {
 		t.Errorf("excerpt(100 bytes) = %s", got)
+	}
+}
+
+// A mutable tool called without a terminal is denied unless --yes, and the
+// output says how to allow it; a read-only one is not asked about.
+func TestToolCallOfAMutableToolAsks(t *testing.T) {
+	t.Setenv("ASTRID_HOME", t.TempDir())
+	ws := t.TempDir()
+	args := `{"file_path":"a.txt","content":"hello"}`
+	_, errOut, code := runAstrid(t, "", "tool", "call", "write_file", args, "--workspace", ws)
+	if code != 1 || !strings.Contains(errOut, "pass --yes to allow such calls") || !strings.Contains(errOut, "write_file was not approved by the user") {
+		t.Fatalf("without --yes: exit %d, stderr:\n%s", code, errOut)
+	}
+	if _, err := os.Stat(filepath.Join(ws, "a.txt")); !os.IsNotExist(err) {
+		t.Fatalf("a denied write_file wrote the file: %v", err)
+	}
+	_, errOut, code = runAstrid(t, "", "tool", "call", "write_file", args, "--yes", "--workspace", ws)
+	if code != 0 || !strings.Contains(errOut, "approved (--yes): write_file") {
+		t.Fatalf("with --yes: exit %d, stderr:\n%s", code, errOut)
+	}
+	if b, err := os.ReadFile(filepath.Join(ws, "a.txt")); err != nil || string(b) != "hello" {
+		t.Fatalf("a.txt = %q, %v", b, err)
+	}
+	out, errOut, code := runAstrid(t, "", "tool", "call", "read_file", `{"file_path":"a.txt"}`, "--workspace", ws)
+	if code != 0 || !strings.Contains(out, "hello") || strings.Contains(errOut, "approved") || strings.Contains(errOut, "denied") {
+		t.Fatalf("read_file: exit %d\n%s%s", code, out, errOut)
 	}
 }

@@ -126,6 +126,10 @@ type Dispatcher struct {
 	mu       sync.Mutex // serialises registry changes and Close
 	capsules atomic.Pointer[map[string]*capsule]
 	closed   atomic.Bool
+	// stopping is set when the whole kernel is shutting down: calls still
+	// queued then are counted as discarded but logged at debug level only,
+	// since every command's exit would otherwise warn about them.
+	stopping atomic.Bool
 }
 
 // busPort is what the dispatcher needs of the bus.
@@ -259,6 +263,11 @@ func (d *Dispatcher) publishRegistry(next map[string]*capsule) {
 	d.capsules.Store(&next)
 	d.interceptors.Store(buildTable(next))
 }
+
+// Stopping tells the dispatcher that the kernel is shutting down: the
+// capsules unregistered from now on are going away with it, and their
+// queued calls are discarded without a warning (still counted in Stats).
+func (d *Dispatcher) Stopping() { d.stopping.Store(true) }
 
 // Unregister removes a capsule: its interceptors stop matching, its queued
 // calls are discarded (counted), its routes are closed, and Unregister waits

@@ -1,6 +1,7 @@
 package dispatch
 
 import (
+	"context"
 	"log/slog"
 	"time"
 )
@@ -173,7 +174,11 @@ func (d *Dispatcher) discardQueued(c *capsule) {
 	for _, q := range c.queues {
 		if q.n > 0 {
 			d.stats.discarded.Add(uint64(q.n))
-			d.log.Warn("dispatch: discarding queued interceptor calls", slog.String("capsule", c.id), slog.String("principal", q.principal), slog.Int("calls", q.n))
+			level := slog.LevelWarn
+			if d.stopping.Load() {
+				level = slog.LevelDebug
+			}
+			d.log.Log(context.Background(), level, "dispatch: discarding queued interceptor calls", slog.String("capsule", c.id), slog.String("principal", q.principal), slog.Int("calls", q.n))
 		}
 		for q.n > 0 {
 			q.pop()

@@ -320,6 +320,9 @@ func (k *Kernel) Close() {
 	k.closed.Do(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
+		if k.Dispatcher != nil {
+			k.Dispatcher.Stopping()
+		}
 		if k.Runtime != nil {
 			k.Runtime.Close(ctx)
 		}
