@@ -113,7 +113,7 @@ func newSessionDeleteCmd() *cobra.Command {
 		Use:   "delete <session id>",
 		Short: "Delete a session's history",
 		Long:  `Deletes a session. Exit status: 0 when deleted, 1 when there was no such session.`,
-		Args: oneSessionID,
+		Args:  oneSessionID,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			k, ctx, stop, err := bootForSessions(cmd, f)
 			if err != nil {
