@@ -22,8 +22,9 @@ if [ -n "$unformatted" ]; then echo "gofmt would change: $unformatted"; exit 1; 
 echo "== fuzz (short)"
 ./scripts/fuzz.sh
 
-echo "== install test dependencies (MCP servers from npm)"
+echo "== install test dependencies (MCP servers from npm, tmux)"
 ./scripts/npm-ci.sh
+./scripts/install-test-tools.sh
 
 echo "== go test -race"
 go test -race -count=1 -timeout 15m ./...

@@ -2,6 +2,7 @@ package testutil
 
 import (
 	"os"
+	"os/exec"
 	"strconv"
 	"testing"
 )
@@ -27,4 +28,20 @@ func NeedShared(t testing.TB, path string) string {
 func inCI() bool {
 	ci, err := strconv.ParseBool(os.Getenv("CI"))
 	return err == nil && ci
+}
+
+// NeedCommand returns the path of the program name, skipping the test when
+// it is not installed, or failing it in CI, where scripts/test.sh installs
+// it (scripts/install-test-tools.sh).
+func NeedCommand(t testing.TB, name string) string {
+	t.Helper()
+	path, err := exec.LookPath(name)
+	if err != nil {
+		if inCI() {
+			t.Fatalf("%s is missing in CI (CI=%s): scripts/install-test-tools.sh installs it: %v", name, os.Getenv("CI"), err)
+			return ""
+		}
+		t.Skipf("%s not installed (%v); scripts/install-test-tools.sh installs it, and CI fails without it", name, err)
+	}
+	return path
 }

@@ -1,0 +1,111 @@
+package main
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/astrid-go/astrid/internal/testutil"
+)
+
+// terminal is a tmux server of the test's own (its socket in a temporary
+// directory), running one window.
+type terminal struct {
+	t      *testing.T
+	tmux   string
+	socket string
+}
+
+func newTerminal(t *testing.T) *terminal {
+	t.Helper()
+	term := &terminal{t: t, tmux: testutil.NeedCommand(t, "tmux"), socket: filepath.Join(t.TempDir(), "tmux.sock")}
+	t.Cleanup(func() { _ = exec.Command(term.tmux, "-S", term.socket, "kill-server").Run() })
+	return term
+}
+
+func (term *terminal) run(args ...string) string {
+	term.t.Helper()
+	out, err := exec.Command(term.tmux, append([]string{"-S", term.socket}, args...)...).CombinedOutput()
+	if err != nil {
+		term.t.Fatalf("tmux %v: %v\n%s", args, err, out)
+	}
+	return string(out)
+}
+
+// start runs shell command line in a new 160×40 terminal.
+func (term *terminal) start(line string) {
+	term.t.Helper()
+	term.run("new-session", "-d", "-x", "160", "-y", "40", line)
+}
+
+// waitFor returns the screen once it shows want.
+func (term *terminal) waitFor(want string) string {
+	term.t.Helper()
+	var screen string
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		screen = term.run("capture-pane", "-p", "-J")
+		if strings.Contains(screen, want) {
+			return screen
+		}
+	}
+	term.t.Fatalf("the terminal never showed %q; it shows:\n%s", want, screen)
+	return ""
+}
+
+// astridLine is the shell command line running this test binary as astrid
+// on home (TestMain), then printing its exit status and waiting, so that
+// the screen can still be read.
+func astridLine(home, ws string, args ...string) string {
+	quoted := make([]string, len(args))
+	for i, a := range args {
+		quoted[i] = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
+	}
+	return "cd '" + ws + "' && ASTRID_TEST_RUN_MAIN=1 ASTRID_HOME='" + home + "' '" + os.Args[0] + "' " +
+		strings.Join(quoted, " ") + "; echo EXIT=$?; sleep 60"
+}
+
+// In a terminal, `astrid -p` asks before a mutable call, shows what the call
+// would do, and does what the person answers: "n" denies (the model hears
+// it), "y" allows this call, "a" allows the tool for good — the next run,
+// a new process, is not asked.
+func TestPromptAsksInATerminal(t *testing.T) {
+	ws := promptHome(t, writeScript)
+	home := os.Getenv("ASTRID_HOME")
+	for _, step := range []struct {
+		answer, want string
+		written      bool
+	}{
+		{"n", "✗ write_file", false},
+		{"y", "✓ write_file", true},
+		{"a", "✓ write_file", true},
+	} {
+		if err := os.Remove(filepath.Join(ws, "notes.txt")); err != nil && !os.IsNotExist(err) {
+			t.Fatal(err)
+		}
+		term := newTerminal(t)
+		term.start(astridLine(home, ws, "-p", "write the notes"))
+		screen := term.waitFor("Allow? [y] once")
+		if !strings.Contains(screen, `write_file {"content":"from the agent","file_path":"notes.txt"}`) || !strings.Contains(screen, "astrid-capsule-fs") {
+			t.Fatalf("the question does not show the call and who provides it:\n%s", screen)
+		}
+		term.run("send-keys", step.answer, "Enter")
+		screen = term.waitFor("EXIT=")
+		if !strings.Contains(screen, step.want) || !strings.Contains(screen, "EXIT=0") || !strings.Contains(screen, "Done with the file.") {
+			t.Fatalf("after answering %q the screen shows:\n%s", step.answer, screen)
+		}
+		_, err := os.Stat(filepath.Join(ws, "notes.txt"))
+		if written := err == nil; written != step.written {
+			t.Fatalf("after answering %q notes.txt written = %v", step.answer, written)
+		}
+	}
+	// "always" holds in the next process: no question, the call runs.
+	term := newTerminal(t)
+	term.start(astridLine(home, ws, "-p", "write the notes"))
+	screen := term.waitFor("EXIT=")
+	if strings.Contains(screen, "Allow?") || !strings.Contains(screen, "✓ write_file") || !strings.Contains(screen, "EXIT=0") {
+		t.Fatalf("after \"always\" the next run shows:\n%s", screen)
+	}
+}
