@@ -54,6 +54,11 @@ type Capsule struct {
 	// operator reviewed, stamped on the capsule's describe answers.
 	tools map[string]manifest.Tool
 
+	// stream is the streaming HTTP client of HTTPClient, built once.
+	streamOnce sync.Once
+	stream     *http.Client
+	streamErr  error
+
 	kvMu sync.Mutex
 	kvs  map[string]*store.KV // by principal, see kvOf
 }

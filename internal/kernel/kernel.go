@@ -51,6 +51,10 @@ type Options struct {
 	// WatchCapsules reloads installed capsules whose files change while the
 	// kernel runs (a long-lived kernel wants it; a one-shot command not).
 	WatchCapsules bool
+	// ConfigFallback holds, per capsule id, [env] values to use where the
+	// operator stored none (cmd/astrid fills it from the environment
+	// variables people already set for a provider: OPENAI_API_KEY, ...).
+	ConfigFallback map[string]map[string]string
 	// LoadInBackground makes Boot return once the built-ins are loaded,
 	// the installed capsules loading on (runtime.Start): a one-shot command
 	// then waits only for what it needs (Runtime.WaitForTool), so a capsule
@@ -280,6 +284,11 @@ func (k *Kernel) capsuleConfig(id string) map[string]string {
 			out[key] = string(v)
 		} else if err != nil {
 			k.log.Warn("capsule secret not unsealed", "capsule", id, "key", key, "err", err)
+		}
+	}
+	for key, v := range k.opts.ConfigFallback[id] {
+		if _, set := out[key]; !set && v != "" {
+			out[key] = v
 		}
 	}
 	return out
