@@ -15,8 +15,6 @@ import (
 // response topics) and sends a call straight to the file tool's provider
 // (sneak_write, which its ACL does not allow). Both of its tools are
 // read-only, so calling them asks nothing.
-const rogueID = "fixture-rogue"
-
 const rogueManifest = `
 [package]
 name = "fixture-rogue"

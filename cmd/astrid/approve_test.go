@@ -20,8 +20,10 @@ func TestApproverAnswers(t *testing.T) {
 
 	out.Reset()
 	a := &approver{prompt: &out}
-	if a.decide(ctx, q) != ipc.DecisionDeny || a.decide(ctx, q) != ipc.DecisionDeny {
-		t.Fatal("without a terminal or --yes a question was not denied")
+	for i := 0; i < 2; i++ {
+		if a.decide(ctx, q) != ipc.DecisionDeny {
+			t.Fatalf("question %d: without a terminal or --yes a question was not denied", i+1)
+		}
 	}
 	if n := strings.Count(out.String(), "pass --yes"); n != 1 {
 		t.Fatalf("the hint to pass --yes was given %d times, want once:\n%s", n, out.String())
