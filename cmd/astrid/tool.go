@@ -62,7 +62,7 @@ func bootKernel(cmd *cobra.Command, f kernelFlags) (*kernel.Kernel, context.Cont
 	ctx, cancel := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	k, err := kernel.Boot(ctx, kernel.Options{
 		Home: home, Workspace: ws, Config: cfg, Logger: logger, Builtins: builtins(), Frontends: frontends(),
-		LoadInBackground: f.background,
+		LoadInBackground: f.background, ConfigFallback: configFallback(os.Getenv),
 	})
 	if err != nil {
 		cancel()
