@@ -76,6 +76,7 @@ func TestLoadFullFile(t *testing.T) {
 call_deadline = "90s"
 mcp_handshake_timeout = "5s"
 store_lock_wait = "250ms"
+watchdog_interval = "1s"
 
 [limits]
 route_budget_bytes = 8388608
@@ -115,6 +116,7 @@ level = "debug"
 		Egress:              Egress{Allow: []string{"127.0.0.1:11434", "localhost:8080", "[::1]:9000", "10.0.0.0/8", "fd00::/8", "127.0.0.1:*"}},
 		Log:                 Log{Level: "debug"},
 		StoreLockWait:       Duration{250 * time.Millisecond},
+		WatchdogInterval:    Duration{time.Second},
 	}
 	if !reflect.DeepEqual(c, want) {
 		t.Fatalf("Load =\n%+v\nwant\n%+v", c, want)
@@ -325,7 +327,7 @@ func TestSchemaListsEveryKey(t *testing.T) {
 		"limits.max_message_bytes", "limits.queue_depth", "limits.rate_burst_bytes",
 		"limits.rate_bytes_per_sec", "limits.route_budget_bytes", "limits.wasm_memory_mib",
 		"limits.wasm_pool_size", "log", "log.level", "limits.max_component_bytes", "mcp_handshake_timeout",
-		"store_lock_wait",
+		"store_lock_wait", "watchdog_interval",
 	}
 	for _, k := range want {
 		if schema[k] == "" {

@@ -14,6 +14,8 @@
 //	                                 # needs that server's capsule
 //	store_lock_wait = "5s"           # longest wait for state.db while another
 //	                                 # astrid process is using it
+//	watchdog_interval = "5s"         # how often the agent's phase limits are
+//	                                 # checked (astrid.v1.watchdog.tick); "0s": never
 //
 //	[limits]
 //	route_budget_bytes    = 4194304  # per subscription route
