@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/astrid-go/astrid/capsules/approval"
 	"github.com/astrid-go/astrid/capsules/fs"
 	"github.com/astrid-go/astrid/capsules/promptbuilder"
 	"github.com/astrid-go/astrid/capsules/react"
@@ -69,6 +70,7 @@ func bootAgent(b *testing.B, script string) *Kernel {
 		Home: home, Workspace: ws, Config: cfg, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
 		Builtins: []Builtin{
 			{Manifest: router.Manifest, New: router.New},
+			{Manifest: approval.Manifest, New: approval.New},
 			{Manifest: fs.Manifest, New: fs.New},
 			{Manifest: session.Manifest, New: session.New},
 			{Manifest: replay.Manifest, New: replay.New},
@@ -87,7 +89,8 @@ func bootAgent(b *testing.B, script string) *Kernel {
 // BenchmarkAgentTurn is DESIGN §7's agent benchmark: one replayed turn with
 // five parallel read_file calls, end to end in-process (prompt → session
 // append → prompt builder → provider stream → five tool calls through the
-// router → session append → provider → answer → session append), each turn
+// approval layer and the router → session append → provider → answer →
+// session append), each turn
 // in a new session. Besides ns/op it reports capsule-µs/turn, the time the
 // capsules' own handlers ran (the CPU ledger's charge: handler time less
 // the time spent waiting in host calls), and kernel-µs/turn, the rest: the
