@@ -171,6 +171,7 @@ func Boot(ctx context.Context, opts Options) (*Kernel, error) {
 		// Who provides each tool, kept across restarts (issue 15.7).
 		ProvidersFile: filepath.Join(opts.Home, "tool-providers.json"),
 		Logger:        log,
+		Principals:    k.tickPrincipals,
 	})
 	boot := k.Runtime.Boot
 	if opts.LoadInBackground {

@@ -101,3 +101,72 @@ func TestWatchdogOff(t *testing.T) {
 		t.Fatalf("ticks with the watchdog off = %q, %v; want 0", res.Content, err)
 	}
 }
+
+var loadWatchManifest = []byte(`
+[package]
+name = "loadwatch"
+version = "0.1.0"
+
+[capabilities]
+kv = ["loaded"]
+
+[subscribe]
+"astrid.v1.capsules_loaded" = { wit = "opaque", handler = "on_loaded" }
+"tool.v1.request.describe" = { wit = "opaque", handler = "tool_describe" }
+"tool.v1.execute.loaded" = { wit = "opaque", handler = "tool_execute_loaded" }
+
+[publish]
+"tool.v1.response.describe.loadwatch" = "opaque"
+"tool.v1.execute.loaded.result" = "opaque"
+`)
+
+// newLoadWatch counts, in the KV of the principal each event runs for, the
+// capsules_loaded events it hears; its tool answers the caller's count.
+func newLoadWatch() *sdk.Capsule {
+	c := sdk.New("counts capsules_loaded events")
+	c.Handle(ipc.CapsulesLoadedTopic, "on_loaded", func(call *sdk.Call) error {
+		v, _, err := call.KVGet("~loaded")
+		if err != nil {
+			return err
+		}
+		n, _ := strconv.Atoi(string(v))
+		return call.KVSet("~loaded", []byte(strconv.Itoa(n+1)))
+	})
+	sdk.Tool(c, "loaded", "capsules_loaded events seen for the caller", func(call *sdk.Call, _ struct{}) (string, error) {
+		v, ok, err := call.KVGet("~loaded")
+		if !ok {
+			v = []byte("0")
+		}
+		return string(v), err
+	})
+	return c
+}
+
+// A change of the capsule set reaches every principal that has acted, as
+// that principal, so per-principal caches of tools are cleared for all.
+func TestCapsulesLoadedReachesEveryPrincipalThatActed(t *testing.T) {
+	cfg := config.Default()
+	cfg.WatchdogInterval.Duration = 0
+	k, _ := bootTestConfig(t, append(Builtins(), Builtin{Manifest: loadWatchManifest, New: newLoadWatch}), cfg)
+	count := func(principal string) string {
+		t.Helper()
+		res, err := k.CallTool(context.Background(), principal, "loaded", []byte(`{}`), testTimeout)
+		if err != nil || res.IsError {
+			t.Fatalf("loaded as %s: %v %+v", principal, err, res)
+		}
+		return res.Content
+	}
+	if got := count("alice"); got != "0" {
+		t.Fatalf("alice saw %s capsules_loaded events before acting", got)
+	}
+	if err := k.LoadNative(context.Background(), Builtin{Manifest: tickerManifest, New: newTicker}); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(testTimeout)
+	for count("alice") == "0" {
+		if time.Now().After(deadline) {
+			t.Fatal("the capsule set changed and alice's capsules never heard of it")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}

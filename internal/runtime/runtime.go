@@ -46,6 +46,12 @@ type Options struct {
 	// "" keeps no record.
 	ProvidersFile string
 	Logger        *slog.Logger
+	// Principals lists the principals besides the default one that have
+	// acted (the kernel's ledger knows them): astrid.v1.capsules_loaded is
+	// published once for each as well, as that principal, so a capsule's
+	// per-principal caches (kept in that principal's KV) hear of a change.
+	// Nil: the default principal only.
+	Principals func() []string
 }
 
 // Runtime loads, unloads and reloads capsules while the kernel runs. It is

@@ -105,6 +105,16 @@ func (r *Runtime) publishLoaded() {
 		var payload json.RawMessage
 		if payload, err = ipc.EncodePayload(ipc.Custom{Data: data}); err == nil {
 			_, err = r.opts.Dispatcher.PublishKernel(ipc.CapsulesLoadedTopic, payload)
+			if r.opts.Principals != nil {
+				for _, p := range r.opts.Principals() {
+					if p == ipc.DefaultPrincipal || p == "" {
+						continue
+					}
+					if _, perr := r.opts.Dispatcher.PublishKernelFor(p, ipc.CapsulesLoadedTopic, payload); perr != nil {
+						r.log.Warn("capsules_loaded not published", "principal", p, "err", perr)
+					}
+				}
+			}
 		}
 	}
 	if err != nil {
