@@ -68,7 +68,7 @@ func Default() Config {
 		},
 		CallDeadline:        Duration{5 * time.Minute},
 		MCPHandshakeTimeout: Duration{30 * time.Second},
-		Log:                 Log{Level: "info"},
+		Log:                 Log{Level: "warn"},
 		StoreLockWait:       Duration{5 * time.Second},
 		WatchdogInterval:    Duration{5 * time.Second},
 	}

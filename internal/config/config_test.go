@@ -39,8 +39,8 @@ func TestDefaultMatchesDesign(t *testing.T) {
 	if len(c.Egress.Allow) != 0 {
 		t.Errorf("Egress.Allow = %q, want empty", c.Egress.Allow)
 	}
-	if c.Log.Level != "info" || c.SlogLevel() != slog.LevelInfo {
-		t.Errorf("Log.Level = %q, want info", c.Log.Level)
+	if c.Log.Level != "warn" || c.SlogLevel() != slog.LevelWarn {
+		t.Errorf("Log.Level = %q, want warn", c.Log.Level)
 	}
 	if err := c.validate("default", nil); err != nil {
 		t.Errorf("Default() does not validate: %v", err)

@@ -33,5 +33,7 @@
 //	allow = []                       # local endpoints: "host:port" or a CIDR
 //
 //	[log]
-//	level = "info"                   # debug | info | warn | error
+//	level = "warn"                   # debug | info | warn | error (the
+//	                                 # commands print their own results; info
+//	                                 # adds the capsules' and the kernel's notes)
 package config
