@@ -18,11 +18,11 @@ import (
 const benchTokens = 1000
 
 // manyDeltas is a recorded-shape stream of benchTokens text deltas.
-func manyDeltas() []byte {
+func manyDeltas(n int) []byte {
 	var b bytes.Buffer
 	b.WriteString("event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"id\":\"msg_bench\",\"type\":\"message\",\"role\":\"assistant\",\"model\":\"claude-sonnet-5-5\",\"content\":[],\"stop_reason\":null,\"stop_sequence\":null,\"usage\":{\"input_tokens\":25,\"output_tokens\":1}}}\n\n")
 	b.WriteString("event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"text\",\"text\":\"\"}}\n\n")
-	for i := range benchTokens {
+	for i := range n {
 		fmt.Fprintf(&b, "event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\" tok%d\"}}\n\n", i)
 	}
 	b.WriteString("event: content_block_stop\ndata: {\"type\":\"content_block_stop\",\"index\":0}\n\n")
@@ -37,7 +37,7 @@ func manyDeltas() []byte {
 // orchestrator hears it). ns/token is per delta; the ratio of the two is
 // the provider's overhead (docs/RATIONALE.md).
 func BenchmarkStreamedToken(b *testing.B) {
-	body := manyDeltas()
+	body := manyDeltas(benchTokens)
 	b.Run("sdk-direct", func(b *testing.B) {
 		api := newFakeAPI(b, reply{body: body})
 		client := sdkapi.NewClient(option.WithoutEnvironmentDefaults(), option.WithBaseURL(api.srv.URL), option.WithAPIKey("k"),

@@ -3,6 +3,7 @@ package anthropic_test
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
@@ -346,5 +347,26 @@ func TestMissingKey(t *testing.T) {
 	}
 	if h := api.requests()[0].header; h.Get("X-Api-Key") != "" || h.Get("Authorization") != "" {
 		t.Errorf("credentials sent: %v", h)
+	}
+}
+
+// A stream faster than the principal's publish budget (2 MiB of burst)
+// waits for it: every delta arrives, in order, and the stream ends in Done
+// rather than a dropped event or a silent end.
+func TestAStreamFasterThanThePublishBudget(t *testing.T) {
+	const n = 40000
+	api := newFakeAPI(t, reply{body: manyDeltas(n), chunk: 1 << 16})
+	evs := generate(t, api, nil, ipc.LLMRequest{})
+	deltas := 0
+	for _, ev := range evs {
+		if ev.Kind == ipc.StreamTextDelta {
+			if want := fmt.Sprintf(" tok%d", deltas); ev.Text != want {
+				t.Fatalf("delta %d is %q", deltas, ev.Text)
+			}
+			deltas++
+		}
+	}
+	if deltas != n || last(t, evs).Kind != ipc.StreamDone {
+		t.Fatalf("%d deltas, last %+v", deltas, last(t, evs))
 	}
 }
