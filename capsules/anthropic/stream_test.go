@@ -11,6 +11,7 @@ import (
 
 	"github.com/astrid-go/astrid/capsules/anthropic"
 	"github.com/astrid-go/astrid/ipc"
+	"github.com/astrid-go/astrid/sdk/sdktest"
 )
 
 func last(t *testing.T, evs []ipc.StreamEvent) ipc.StreamEvent {
@@ -368,5 +369,37 @@ func TestAStreamFasterThanThePublishBudget(t *testing.T) {
 	}
 	if deltas != n || last(t, evs).Kind != ipc.StreamDone {
 		t.Fatalf("%d deltas, last %+v", deltas, last(t, evs))
+	}
+}
+
+// Describe over the bus: the entry with its topics and model, ready with
+// a key, not ready (and why, naming the command) without one.
+func TestDescribeOverTheBus(t *testing.T) {
+	api := newFakeAPI(t, reply{body: fixture(t, "text.sse")})
+	for _, c := range []struct {
+		env   map[string]string
+		ready bool
+	}{{nil, true}, {map[string]string{"api_key": "", "base_url": ""}, false}} {
+		k := sdktest.New(t, provider(api, c.env))
+		var d struct {
+			Providers []struct {
+				ID           string   `json:"id"`
+				RequestTopic string   `json:"request_topic"`
+				StreamTopic  string   `json:"stream_topic"`
+				Models       []string `json:"models"`
+				Ready        bool     `json:"ready"`
+				Why          string   `json:"why"`
+			} `json:"providers"`
+		}
+		if err := json.Unmarshal(k.DescribeLLM(), &d); err != nil || len(d.Providers) != 1 {
+			t.Fatalf("%+v, %v", d, err)
+		}
+		e := d.Providers[0]
+		if e.ID != "anthropic" || e.RequestTopic != "llm.v1.request.generate.anthropic" || e.StreamTopic != "llm.v1.stream.anthropic" || e.Models[0] != anthropic.DefaultModel {
+			t.Errorf("entry %+v", e)
+		}
+		if e.Ready != c.ready || (!c.ready && !strings.Contains(e.Why, "astrid capsule env set astrid-capsule-anthropic api_key")) {
+			t.Errorf("env %v: ready %v why %q", c.env, e.Ready, e.Why)
+		}
 	}
 }
