@@ -57,6 +57,9 @@ func (p *LLMRequest) UnmarshalJSON(data []byte) error {
 
 // MarshalJSON writes the tagged form.
 func (p LLMStreamEvent) MarshalJSON() ([]byte, error) {
+	if b, ok := appendLLMStreamEvent(make([]byte, 0, 64+len(p.RequestID)+len(p.Event.Text)+len(p.Event.ArgsDelta)), p); ok {
+		return b, nil
+	}
 	type wire LLMStreamEvent
 	return marshalTagged(TypeLLMStreamEvent, wire(p))
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"github.com/astrid-go/astrid/capsules/anthropic"
 	"github.com/astrid-go/astrid/capsules/approval"
 	"github.com/astrid-go/astrid/capsules/fs"
 	"github.com/astrid-go/astrid/capsules/promptbuilder"
@@ -24,6 +25,7 @@ func builtins() []kernel.Builtin {
 		{Manifest: fs.Manifest, New: fs.New},
 		{Manifest: session.Manifest, New: session.New},
 		{Manifest: replay.Manifest, New: replay.New},
+		{Manifest: anthropic.Manifest, New: anthropic.New},
 		{Manifest: promptbuilder.Manifest, New: promptbuilder.New},
 		{Manifest: react.Manifest, New: react.New},
 	}

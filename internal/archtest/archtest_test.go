@@ -111,7 +111,7 @@ const syntheticREADME = "# x\n\n## Packages\n\nPublic:\n\n| package | owns |\n|-
 	"Internal:\n\n| package | owns |\n|---|---|\n" +
 	"| `cmd/astrid` | binary |\n| `internal/kernel` | boot |\n| `internal/bus` | routes |\n" +
 	"| `internal/jsonscan` | a leaf helper |\n| `internal/netonly` | leaf-shaped, but not for wasip1 |\n" +
-	"| `capsules/fs` | a capsule |\n\n## Next\n\n| `ignored` | after the section |\n"
+	"| `capsules/fs` | a capsule |\n| `capsules/anthropic` | a native provider |\n\n## Next\n\n| `ignored` | after the section |\n"
 
 // syntheticGraph is a module that keeps every rule; each case below adds
 // one edge or package to it.
@@ -130,6 +130,9 @@ func syntheticGraph() graph {
 		"internal/bus/bustest": {imports: []string{"internal/bus"}},
 		"capsules/fs": {imports: []string{"sdk", "hostapi", "strings"}, deps: []string{"sdk", "hostapi", "ipc", "strings"},
 			wasip1: true},
+		// A native provider reaches its SDK and what the SDK depends on.
+		"capsules/anthropic": {imports: []string{"sdk", "net/http", "github.com/anthropics/anthropic-sdk-go/v2/option"},
+			deps: []string{"sdk", "ipc", "net/http", "github.com/anthropics/anthropic-sdk-go/v2/option", "github.com/tidwall/gjson"}},
 	}
 }
 
@@ -179,6 +182,16 @@ func TestTheCheckerCatchesForbiddenImports(t *testing.T) {
 			p.deps = append(p.deps, "github.com/pelletier/go-toml/v2")
 			g["capsules/fs"] = p
 		}, "capsules/fs depends on third-party package github.com/pelletier/go-toml/v2", 0},
+		{"a native provider imports a third-party package other than its SDK", func(g graph) {
+			p := g["capsules/anthropic"]
+			p.imports = append(p.imports, "github.com/spf13/cobra")
+			g["capsules/anthropic"] = p
+		}, "capsules/anthropic imports github.com/spf13/cobra, which is not in the built-in capsule allowlist", 0},
+		{"a native provider imports os", func(g graph) {
+			p := g["capsules/anthropic"]
+			p.imports = append(p.imports, "os")
+			g["capsules/anthropic"] = p
+		}, "capsules/anthropic imports os", 0},
 		{"a product package imports a test helper", add("internal/kernel", "internal/bus/bustest"),
 			"test helpers are for tests", 0},
 		{"a package the README lacks", func(g graph) { g["internal/newthing"] = pkg{} },
