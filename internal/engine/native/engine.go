@@ -66,7 +66,12 @@ func (e *Engine) Invoke(ctx context.Context, inv hostapi.Invocation) (v hostapi.
 	// The failure reply goes out once: from the watch if the call is
 	// cancelled while the handler runs (then Stop reports false), else
 	// from the deferred check when the handler failed.
+	watched := make(chan struct{})
 	stopWatch := context.AfterFunc(cctx, func() {
+		// Invoke returns only after this has finished, so nothing the
+		// call does (its log line, its reply) outlives the call: an
+		// unload or a kernel Close that waited for Invoke is really done.
+		defer close(watched)
 		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
 			call.Fail(fmt.Errorf("handler %s: deadline exceeded", inv.Handler))
 			return
@@ -80,6 +85,9 @@ func (e *Engine) Invoke(ctx context.Context, inv hostapi.Invocation) (v hostapi.
 		stopped := stopWatch()
 		if err != nil && stopped {
 			call.Fail(err)
+		}
+		if !stopped {
+			<-watched
 		}
 		if !stopped && err == nil {
 			// The deadline or a cancel fired while the handler ran: the
