@@ -3,6 +3,7 @@ package main
 import (
 	"github.com/astrid-go/astrid/capsules/approval"
 	"github.com/astrid-go/astrid/capsules/fs"
+	"github.com/astrid-go/astrid/capsules/openai"
 	"github.com/astrid-go/astrid/capsules/promptbuilder"
 	"github.com/astrid-go/astrid/capsules/react"
 	"github.com/astrid-go/astrid/capsules/replay"
@@ -24,6 +25,7 @@ func builtins() []kernel.Builtin {
 		{Manifest: fs.Manifest, New: fs.New},
 		{Manifest: session.Manifest, New: session.New},
 		{Manifest: replay.Manifest, New: replay.New},
+		{Manifest: openai.Manifest, New: openai.New},
 		{Manifest: promptbuilder.Manifest, New: promptbuilder.New},
 		{Manifest: react.Manifest, New: react.New},
 	}
