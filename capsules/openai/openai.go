@@ -82,7 +82,11 @@ func handleGenerate(c *sdk.Call) error {
 	if err != nil {
 		return fail(c, req.RequestID, "openai: no HTTP client: "+err.Error())
 	}
-	out := &publisher{c: c, requestID: req.RequestID}
+	enc, err := newEventEncoder(req.RequestID)
+	if err != nil {
+		return fail(c, req.RequestID, "openai: "+err.Error())
+	}
+	out := &publisher{c: c, enc: enc}
 	for attempt := 0; ; attempt++ {
 		f := generate(c.Context(), client, s, params, out.emit)
 		if f == nil {
@@ -166,8 +170,8 @@ func errorChunk(ch *oai.ChatCompletionChunk) (string, bool) {
 
 // publisher publishes a request's events on the stream topic.
 type publisher struct {
-	c         *sdk.Call
-	requestID string
+	c   *sdk.Call
+	enc *eventEncoder
 	// published is set once an event went out; err is the bus's refusal.
 	published bool
 	err       error
@@ -183,8 +187,12 @@ func (p *publisher) emit(ev ipc.StreamEvent) error {
 	if p.err != nil {
 		return p.err
 	}
-	if err := publish(p.c, p.requestID, ev); err != nil {
-		p.err = &busError{err: fmt.Errorf("request %q: %w", p.requestID, err)}
+	out, err := p.enc.encode(ev)
+	if err == nil {
+		err = p.c.Publish(ipc.LLMStreamTopic(Provider), out)
+	}
+	if err != nil {
+		p.err = &busError{err: fmt.Errorf("request %q: %w", p.enc.requestID, err)}
 		return p.err
 	}
 	p.published = true
