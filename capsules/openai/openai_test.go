@@ -155,6 +155,31 @@ func TestBrokenStreamsEndInOneError(t *testing.T) {
 	}
 }
 
+// The end marker is [DONE] or a finish_reason: a stream whose answer was
+// finished (finish_reason "stop") but lost its usage chunk and [DONE] is
+// complete, and ends in Done without a Usage.
+func TestFinishReasonWithoutDoneIsComplete(t *testing.T) {
+	srv := newWireServer(t, reply{body: firstEvents(t, "openai_text.sse", 6)})
+	events := bootAt(t, srv).Generate(openai.Provider, ask("r-fin", "hi"))
+	o := fold(t, events)
+	if o.end.Kind != ipc.StreamDone || o.text != "The workspace holds a README." || o.usage != nil {
+		t.Fatalf("%+v", events)
+	}
+}
+
+// [DONE] alone ends a stream too (a server that sends no finish_reason),
+// however its line ends.
+func TestDoneWithoutFinishReasonIsComplete(t *testing.T) {
+	for _, done := range []string{"data: [DONE]\n\n", "data:[DONE]\r\n\r\n"} {
+		body := append(firstEvents(t, "ollama_text.sse", 3), done...)
+		srv := newWireServer(t, reply{body: body})
+		o := fold(t, bootAt(t, srv).Generate(openai.Provider, ask("r-done", "hi")))
+		if o.end.Kind != ipc.StreamDone || o.text != "Hello from Ollama." {
+			t.Fatalf("%q: %+v", done, o)
+		}
+	}
+}
+
 // A server that stops sending without closing is given up on after
 // stream_timeout_secs of silence, with an Error naming the limit.
 func TestStalledStreamEndsInError(t *testing.T) {
