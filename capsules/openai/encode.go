@@ -5,6 +5,7 @@ import (
 
 	"github.com/astrid-go/astrid/internal/jsonscan"
 	"github.com/astrid-go/astrid/ipc"
+	"github.com/astrid-go/astrid/sdk"
 )
 
 // eventEncoder writes one request's llm_stream_event payloads. Text
@@ -39,5 +40,5 @@ func (e *eventEncoder) encode(ev ipc.StreamEvent) ([]byte, error) {
 		out = append(out, ev.Text...)
 		return append(out, `"}}`...), nil
 	}
-	return encode(e.requestID, ev)
+	return sdk.EncodeStreamEvent(e.requestID, ev)
 }

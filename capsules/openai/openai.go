@@ -3,7 +3,6 @@ package openai
 import (
 	"context"
 	_ "embed"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -44,28 +43,9 @@ func handleDescribe(c *sdk.Call) error {
 }
 
 func handleGenerate(c *sdk.Call) error {
-	payload := c.Payload()
-	var req ipc.LLMRequest
-	if err := req.UnmarshalJSON(payload); err != nil {
-		var id struct {
-			RequestID string `json:"request_id"`
-		}
-		if json.Unmarshal(payload, &id) != nil || id.RequestID == "" {
-			c.Log(hostapi.LogWarn, fmt.Sprintf("openai: dropped a request that is not an llm_request: %v", err))
-			return nil
-		}
-		return fail(c, id.RequestID, fmt.Sprintf("openai: not an llm_request: %v", err))
-	}
-	if req.RequestID == "" {
-		c.Log(hostapi.LogWarn, "openai: dropped an llm_request without request_id")
-		return nil
-	}
-	// Should this call trap or run out of time, the requester still gets
-	// an end.
-	if end, err := encode(req.RequestID, ipc.StreamEvent{Kind: ipc.StreamError, Text: "openai: the provider did not finish"}); err == nil {
-		if err := c.SetFailureReply(ipc.LLMStreamTopic(Provider), end); err != nil {
-			c.Log(hostapi.LogWarn, fmt.Sprintf("openai: request %q: failure reply not registered: %v", req.RequestID, err))
-		}
+	req, ok, err := sdk.ProviderRequest(c, Provider)
+	if !ok {
+		return err
 	}
 	s := config(c)
 	for _, p := range s.problems {
@@ -220,18 +200,5 @@ func wait(c *sdk.Call, d time.Duration) error {
 }
 
 func fail(c *sdk.Call, requestID, msg string) error {
-	c.Log(hostapi.LogWarn, msg)
-	return publish(c, requestID, ipc.StreamEvent{Kind: ipc.StreamError, Text: msg})
-}
-
-func publish(c *sdk.Call, requestID string, ev ipc.StreamEvent) error {
-	out, err := encode(requestID, ev)
-	if err != nil {
-		return err
-	}
-	return c.Publish(ipc.LLMStreamTopic(Provider), out)
-}
-
-func encode(requestID string, ev ipc.StreamEvent) ([]byte, error) {
-	return ipc.LLMStreamEvent{RequestID: requestID, Event: ev}.MarshalJSON()
+	return sdk.ProviderFail(c, Provider, requestID, msg)
 }
