@@ -130,11 +130,7 @@ func generate(parent context.Context, client *http.Client, s settings, params oa
 		return &failure{msg: fmt.Sprintf("openai: the stream from %s ended before its end marker (no finish_reason, no [DONE]): the connection was closed or the body cut short", s.host())}
 	}
 	if err := asm.finish(); err != nil {
-		var bus *busError
-		if errors.As(err, &bus) {
-			return &failure{msg: err.Error()}
-		}
-		return &failure{msg: "openai: " + err.Error()}
+		return &failure{msg: err.Error()}
 	}
 	return nil
 }

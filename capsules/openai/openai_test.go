@@ -80,6 +80,24 @@ func TestToolCallsAssembleByIndex(t *testing.T) {
 	}
 }
 
+// Servers that number every parallel call 0 (a new id at the index)
+// still give two calls, each with its own id and arguments; a call the
+// server gives no id gets one.
+func TestCallsSharingAnIndexOrWithoutID(t *testing.T) {
+	body := sse(
+		`{"tool_calls":[{"index":0,"id":"call_a","type":"function","function":{"name":"read_file","arguments":"{\"file_path\":\"a\"}"}}]}`, `null`,
+		`{"tool_calls":[{"index":0,"id":"call_b","type":"function","function":{"name":"read_file","arguments":"{\"file_path\":"}}]}`, `null`,
+		`{"tool_calls":[{"index":0,"function":{"arguments":"\"b\"}"}}]}`, `null`,
+		`{"tool_calls":[{"index":1,"type":"function","function":{"name":"list_directory","arguments":"{}"}}]}`, `null`,
+		`{}`, `"tool_calls"`) + "data: [DONE]\n\n"
+	srv := newWireServer(t, reply{body: []byte(body)})
+	o := fold(t, bootAt(t, srv).Generate(openai.Provider, ask("r-idx", "read")))
+	want := []call{{"call_a", "read_file", `{"file_path":"a"}`}, {"call_b", "read_file", `{"file_path":"b"}`}, {"call_1", "list_directory", `{}`}}
+	if o.end.Kind != ipc.StreamDone || !reflect.DeepEqual(o.calls, want) {
+		t.Fatalf("calls %+v, want %+v (end %+v)", o.calls, want, o.end)
+	}
+}
+
 // A character whose bytes arrive in different TCP writes (the server
 // flushes every single byte) comes out whole.
 func TestMultiByteCharactersSplitAcrossWrites(t *testing.T) {
@@ -136,6 +154,10 @@ func TestBrokenStreamsEndInOneError(t *testing.T) {
 		{"502 with an HTML body", reply{status: 502, header: map[string]string{"Content-Type": "text/html"},
 			body: []byte("<html><body>Bad gateway</body></html>")}, "",
 			[]string{"answered 502 Bad Gateway", "<html><body>Bad gateway</body></html>"}},
+		{"a tool call that never gets a name", reply{body: []byte(sse(
+			`{"tool_calls":[{"index":0,"id":"call_1","type":"function","function":{"arguments":"{}"}}]}`, `null`,
+			`{}`, `"tool_calls"`) + "data: [DONE]\n\n")}, "",
+			[]string{"a tool call (index 0) without a function name"}},
 		{"200 that is not a stream", reply{status: 200, header: map[string]string{"Content-Type": "application/json"},
 			body: []byte(`{"id":"chatcmpl-1","object":"chat.completion","choices":[]}`)}, "",
 			[]string{"ended before its end marker"}},

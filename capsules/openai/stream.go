@@ -166,7 +166,7 @@ func (a *assembler) endCall(c *toolCall) error {
 func (a *assembler) finish() error {
 	for _, idx := range a.order {
 		if c := a.calls[idx]; !c.started {
-			return fmt.Errorf("the server sent a tool call (index %d) without a function name", idx)
+			return fmt.Errorf("openai: the server sent a tool call (index %d) without a function name", idx)
 		}
 	}
 	if err := a.endCalls(); err != nil {

@@ -102,6 +102,17 @@ func fixture(t testing.TB, name string) []byte {
 	return b
 }
 
+// sse is a stream of chunks, as OpenAI sends them, from (delta,
+// finish_reason) pairs of JSON texts.
+func sse(pairs ...string) string {
+	var b strings.Builder
+	for i := 0; i+1 < len(pairs); i += 2 {
+		b.WriteString(`data: {"id":"chatcmpl-t","object":"chat.completion.chunk","created":1764590000,"model":"m","choices":[{"index":0,"delta":` +
+			pairs[i] + `,"logprobs":null,"finish_reason":` + pairs[i+1] + "}]}\n\n")
+	}
+	return b.String()
+}
+
 // firstEvents is the first n events of a fixture, whole, as a server that
 // closed the connection after them sent it.
 func firstEvents(t testing.TB, name string, n int) []byte {
