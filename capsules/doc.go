@@ -2,5 +2,7 @@
 // (router, fs, …) with its embedded Capsule.toml. They are written against
 // sdk, ipc and hostapi only (internal/archtest holds this), start no
 // goroutines and use no channels or timers (rules_test.go), so each also
-// builds to wasm.
+// builds to wasm. The exception is a native-only LLM provider (openai),
+// which also drives its official SDK over the host's streaming HTTP client
+// (internal/archtest: nativeCapsules) and so runs natively only.
 package capsules

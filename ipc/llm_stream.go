@@ -1,6 +1,7 @@
 package ipc
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 
@@ -80,8 +81,10 @@ func (e StreamEvent) MarshalJSON() ([]byte, error) {
 // UnmarshalJSON reads the externally tagged form; a unit variant may also
 // arrive as {"Done":null}, which serde accepts too.
 func (e *StreamEvent) UnmarshalJSON(data []byte) error {
+	// Only a string can be the unit variant: an object is not tried as one
+	// (a failed decode allocates its error, on every event of a stream).
 	var name string
-	if json.Unmarshal(data, &name) == nil {
+	if trimmed := bytes.TrimLeft(data, " \t\r\n"); len(trimmed) > 0 && trimmed[0] == '"' && json.Unmarshal(data, &name) == nil {
 		if StreamKind(name) != StreamDone {
 			return fmt.Errorf("stream event: %q is not a unit variant", name)
 		}
@@ -108,6 +111,8 @@ func (e *StreamEvent) UnmarshalJSON(data []byte) error {
 	case StreamTextDelta, StreamReasoningDelta, StreamError:
 		if string(body) == "null" {
 			err = fmt.Errorf("%s: want a string", kind)
+		} else if text, ok := jsonscan.DecodeString(body); ok {
+			out.Text = text // most deltas: no \u escape, so no reflection
 		} else {
 			err = json.Unmarshal(body, &out.Text)
 		}

@@ -55,3 +55,16 @@ func BenchmarkEncodePayload(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkStreamEventDecode is what an orchestrator pays per streamed
+// token: one text delta's llm_stream_event decoded.
+func BenchmarkStreamEventDecode(b *testing.B) {
+	data := []byte(`{"type":"llm_stream_event","request_id":"bench-1","event":{"TextDelta":" tok123"}}`)
+	b.ReportAllocs()
+	for b.Loop() {
+		var ev LLMStreamEvent
+		if err := ev.UnmarshalJSON(data); err != nil || ev.Event.Text != " tok123" {
+			b.Fatal(err)
+		}
+	}
+}

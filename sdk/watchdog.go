@@ -30,7 +30,13 @@ type Watchdog struct {
 // Watch returns a context that ends with the call, or, with a cause
 // wrapping ErrStalled, once idle passes without Feed. Stop releases it.
 func (c *Call) Watch(idle time.Duration) (context.Context, *Watchdog) {
-	ctx, cancel := context.WithCancelCause(c.Context())
+	return NewWatch(c.Context(), idle)
+}
+
+// NewWatch is Watch under parent, for code that holds a context rather
+// than the call.
+func NewWatch(parent context.Context, idle time.Duration) (context.Context, *Watchdog) {
+	ctx, cancel := context.WithCancelCause(parent)
 	w := &Watchdog{idle: idle, stop: cancel}
 	w.timer = time.AfterFunc(idle, func() {
 		cancel(fmt.Errorf("%w for %s", ErrStalled, idle))

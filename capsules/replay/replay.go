@@ -28,11 +28,9 @@ package replay
 
 import (
 	_ "embed"
-	"encoding/json"
 	"fmt"
 	"strings"
 
-	"github.com/astrid-go/astrid/hostapi"
 	"github.com/astrid-go/astrid/ipc"
 	"github.com/astrid-go/astrid/sdk"
 )
@@ -70,28 +68,9 @@ func handleDescribe(c *sdk.Call) error {
 }
 
 func handleGenerate(c *sdk.Call) error {
-	payload := c.Payload()
-	var req ipc.LLMRequest
-	if err := req.UnmarshalJSON(payload); err != nil {
-		// Without a request id no requester can be told; with one, it is.
-		var id struct {
-			RequestID string `json:"request_id"`
-		}
-		if json.Unmarshal(payload, &id) != nil || id.RequestID == "" {
-			c.Log(hostapi.LogWarn, fmt.Sprintf("replay: dropped a request that is not an llm_request: %v", err))
-			return nil
-		}
-		return fail(c, id.RequestID, fmt.Sprintf("replay: not an llm_request: %v", err))
-	}
-	if req.RequestID == "" {
-		c.Log(hostapi.LogWarn, "replay: dropped an llm_request without request_id")
-		return nil
-	}
-	// Should this call trap or time out, the requester still gets an end.
-	if end, err := encode(req.RequestID, ipc.StreamEvent{Kind: ipc.StreamError, Text: "replay: the provider did not finish"}); err == nil {
-		if err := c.SetFailureReply(ipc.LLMStreamTopic(Provider), end); err != nil {
-			c.Log(hostapi.LogWarn, fmt.Sprintf("replay: request %q: failure reply not registered: %v", req.RequestID, err))
-		}
+	req, ok, err := sdk.ProviderRequest(c, Provider)
+	if !ok {
+		return err
 	}
 	script, err := load(c)
 	if err != nil {
@@ -143,18 +122,9 @@ func describeRequest(req ipc.LLMRequest) string {
 }
 
 func fail(c *sdk.Call, requestID, msg string) error {
-	c.Log(hostapi.LogWarn, msg)
-	return publish(c, requestID, ipc.StreamEvent{Kind: ipc.StreamError, Text: msg})
+	return sdk.ProviderFail(c, Provider, requestID, msg)
 }
 
 func publish(c *sdk.Call, requestID string, ev ipc.StreamEvent) error {
-	out, err := encode(requestID, ev)
-	if err != nil {
-		return err
-	}
-	return c.Publish(ipc.LLMStreamTopic(Provider), out)
-}
-
-func encode(requestID string, ev ipc.StreamEvent) ([]byte, error) {
-	return ipc.LLMStreamEvent{RequestID: requestID, Event: ev}.MarshalJSON()
+	return sdk.ProviderPublish(c, Provider, requestID, ev)
 }

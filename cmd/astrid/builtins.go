@@ -4,6 +4,7 @@ import (
 	"github.com/astrid-go/astrid/capsules/anthropic"
 	"github.com/astrid-go/astrid/capsules/approval"
 	"github.com/astrid-go/astrid/capsules/fs"
+	"github.com/astrid-go/astrid/capsules/openai"
 	"github.com/astrid-go/astrid/capsules/promptbuilder"
 	"github.com/astrid-go/astrid/capsules/react"
 	"github.com/astrid-go/astrid/capsules/replay"
@@ -26,6 +27,7 @@ func builtins() []kernel.Builtin {
 		{Manifest: session.Manifest, New: session.New},
 		{Manifest: replay.Manifest, New: replay.New},
 		{Manifest: anthropic.Manifest, New: anthropic.New},
+		{Manifest: openai.Manifest, New: openai.New},
 		{Manifest: promptbuilder.Manifest, New: promptbuilder.New},
 		{Manifest: react.Manifest, New: react.New},
 	}

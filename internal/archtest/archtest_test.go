@@ -111,7 +111,7 @@ const syntheticREADME = "# x\n\n## Packages\n\nPublic:\n\n| package | owns |\n|-
 	"Internal:\n\n| package | owns |\n|---|---|\n" +
 	"| `cmd/astrid` | binary |\n| `internal/kernel` | boot |\n| `internal/bus` | routes |\n" +
 	"| `internal/jsonscan` | a leaf helper |\n| `internal/netonly` | leaf-shaped, but not for wasip1 |\n" +
-	"| `capsules/fs` | a capsule |\n| `capsules/anthropic` | a native provider |\n\n## Next\n\n| `ignored` | after the section |\n"
+	"| `capsules/fs` | a capsule |\n| `capsules/anthropic` | a native provider |\n| `capsules/openai` | a native provider |\n\n## Next\n\n| `ignored` | after the section |\n"
 
 // syntheticGraph is a module that keeps every rule; each case below adds
 // one edge or package to it.
@@ -133,6 +133,8 @@ func syntheticGraph() graph {
 		// A native provider reaches its SDK and what the SDK depends on.
 		"capsules/anthropic": {imports: []string{"sdk", "net/http", "github.com/anthropics/anthropic-sdk-go/v2/option"},
 			deps: []string{"sdk", "ipc", "net/http", "github.com/anthropics/anthropic-sdk-go/v2/option", "github.com/tidwall/gjson"}},
+		"capsules/openai": {imports: []string{"sdk", "ipc", "net/http", "github.com/openai/openai-go/v3", "github.com/openai/openai-go/v3/option"},
+			deps: []string{"sdk", "ipc", "hostapi", "net/http", "github.com/openai/openai-go/v3", "github.com/tidwall/gjson"}},
 	}
 }
 
@@ -192,6 +194,10 @@ func TestTheCheckerCatchesForbiddenImports(t *testing.T) {
 			p.imports = append(p.imports, "os")
 			g["capsules/anthropic"] = p
 		}, "capsules/anthropic imports os", 0},
+		{"a native provider imports a third-party package other than its SDK", add("capsules/openai", "github.com/pelletier/go-toml/v2"),
+			"capsules/openai imports github.com/pelletier/go-toml/v2, which is not in the built-in capsule allowlist", 0},
+		{"a native provider reaches the bus", add("capsules/openai", "internal/bus"),
+			"capsules/openai depends on internal/bus", 2},
 		{"a product package imports a test helper", add("internal/kernel", "internal/bus/bustest"),
 			"test helpers are for tests", 0},
 		{"a package the README lacks", func(g graph) { g["internal/newthing"] = pkg{} },

@@ -47,9 +47,10 @@ var capsuleStd = []string{
 // rule of a capsule holds for it.
 var nativeProviders = map[string]string{
 	"capsules/anthropic": "github.com/anthropics/anthropic-sdk-go/v2",
+	"capsules/openai":    "github.com/openai/openai-go/v3",
 }
 
-var nativeStd = []string{"context", "io", "net/http"}
+var nativeStd = []string{"context", "io", "net/http", "net/url"}
 
 // nativeImportOK reports whether the native provider p may import the
 // package imp from outside the module.
