@@ -323,29 +323,31 @@ func TestChoicePersistsAcrossRestart(t *testing.T) {
 
 // get_active_model is served from the cache while the same capsules
 // describe; get_providers and set rediscover; a newly loaded provider is
-// seen at once (the responder set changed).
+// seen at once (the responder set changed). (Alice's cache, not the
+// default principal's, which the kernel's capsules_loaded at boot may drop
+// at any moment.)
 func TestCache(t *testing.T) {
 	var n atomic.Int64
 	k := sdktest.New(t, regCapsule(), fixture{id: "test-alpha", provider: "alpha", answer: entries("alpha", true, "a1"), describes: &n}.capsule())
 	for range 3 {
-		if r := ask(t, k, ipc.DefaultPrincipal, registryclient.Current); activeID(r) != "alpha:a1" {
+		if r := ask(t, k, "alice", registryclient.Current); activeID(r) != "alpha:a1" {
 			t.Fatalf("current %s", activeID(r))
 		}
 	}
 	if got := n.Load(); got != 1 {
 		t.Fatalf("%d discoveries for three get_active_model, want 1 (cached)", got)
 	}
-	ask(t, k, ipc.DefaultPrincipal, registryclient.List)
+	ask(t, k, "alice", registryclient.List)
 	if got := n.Load(); got != 2 {
 		t.Fatalf("get_providers did not rediscover (%d)", got)
 	}
 	if err := k.Load(fixture{id: "test-beta", provider: "beta", answer: entries("beta", true, "b1")}.capsule()); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := set(t, k, ipc.DefaultPrincipal, "beta:b1"); err != nil {
+	if _, err := set(t, k, "alice", "beta:b1"); err != nil {
 		t.Fatalf("a provider loaded after the cache was filled cannot be chosen: %v", err)
 	}
-	if r := ask(t, k, ipc.DefaultPrincipal, registryclient.Current); activeID(r) != "beta:b1" {
+	if r := ask(t, k, "alice", registryclient.Current); activeID(r) != "beta:b1" {
 		t.Fatalf("current %s", activeID(r))
 	}
 }
