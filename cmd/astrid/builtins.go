@@ -5,12 +5,14 @@ import (
 	"github.com/astrid-go/astrid/capsules/fs"
 	"github.com/astrid-go/astrid/capsules/promptbuilder"
 	"github.com/astrid-go/astrid/capsules/react"
+	"github.com/astrid-go/astrid/capsules/registry"
 	"github.com/astrid-go/astrid/capsules/replay"
 	"github.com/astrid-go/astrid/capsules/router"
 	"github.com/astrid-go/astrid/capsules/session"
 	"github.com/astrid-go/astrid/internal/agentclient"
 	"github.com/astrid-go/astrid/internal/dispatch"
 	"github.com/astrid-go/astrid/internal/kernel"
+	"github.com/astrid-go/astrid/internal/registryclient"
 	"github.com/astrid-go/astrid/internal/sessionclient"
 	"github.com/astrid-go/astrid/internal/toolclient"
 )
@@ -24,6 +26,7 @@ func builtins() []kernel.Builtin {
 		{Manifest: fs.Manifest, New: fs.New},
 		{Manifest: session.Manifest, New: session.New},
 		{Manifest: replay.Manifest, New: replay.New},
+		{Manifest: registry.Manifest, New: registry.New},
 		{Manifest: promptbuilder.Manifest, New: promptbuilder.New},
 		{Manifest: react.Manifest, New: react.New},
 	}
@@ -31,5 +34,5 @@ func builtins() []kernel.Builtin {
 
 // frontends are the identities astrid's commands act under on the bus.
 func frontends() []dispatch.CapsuleACL {
-	return []dispatch.CapsuleACL{toolclient.ACL(), sessionclient.ACL(), agentclient.ACL()}
+	return []dispatch.CapsuleACL{toolclient.ACL(), sessionclient.ACL(), agentclient.ACL(), registryclient.ACL()}
 }
