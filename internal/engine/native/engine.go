@@ -66,7 +66,9 @@ func (e *Engine) Invoke(ctx context.Context, inv hostapi.Invocation) (v hostapi.
 	// The failure reply goes out once: from the watch if the call is
 	// cancelled while the handler runs (then Stop reports false), else
 	// from the deferred check when the handler failed.
+	watched := make(chan struct{})
 	stopWatch := context.AfterFunc(cctx, func() {
+		defer close(watched)
 		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
 			call.Fail(fmt.Errorf("handler %s: deadline exceeded", inv.Handler))
 			return
@@ -78,6 +80,12 @@ func (e *Engine) Invoke(ctx context.Context, inv hostapi.Invocation) (v hostapi.
 			v, err = hostapi.Verdict{}, fmt.Errorf("handler %s panicked: %v\n%s", inv.Handler, r, debug.Stack())
 		}
 		stopped := stopWatch()
+		if !stopped {
+			// The watch fired: let its failure reply and log line finish
+			// before the call ends, so nothing of the call outlives it (an
+			// unloading kernel waits for Invoke, not for the watch).
+			<-watched
+		}
 		if err != nil && stopped {
 			call.Fail(err)
 		}
