@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
 
 	"github.com/astrid-go/astrid/hostapi"
 	"github.com/astrid-go/astrid/ipc"
@@ -60,43 +59,22 @@ func activeModel(c *sdk.Call) (ipc.RegistryReply, error) {
 		return reply, err
 	}
 	corr := newID(c, "model")
-	sub, err := c.Subscribe(registryReplyPrefix + corr)
-	if err != nil {
-		return reply, err
-	}
-	defer func() { _ = c.Unsubscribe(sub) }()
 	req, err := json.Marshal(ipc.RegistryRequest{CorrelationID: corr})
 	if err != nil {
 		return reply, err
 	}
-	if err := c.Publish(ipc.RegistryGetActiveModelTopic, req); err != nil {
-		return reply, fmt.Errorf("asking the registry: %w", err)
+	payload, err := roundTrip(c, ipc.RegistryGetActiveModelTopic, registryReplyPrefix+corr, req, registries, registryWait, "registry")
+	if err != nil {
+		return reply, err
 	}
-	deadline := c.Now().Add(registryWait)
-	for {
-		left := deadline.Sub(c.Now())
-		if left <= 0 {
-			return reply, fmt.Errorf("no answer within %s", registryWait)
-		}
-		msg, err := c.Recv(sub, left)
-		if errors.Is(err, hostapi.ErrTimeout) {
-			return reply, fmt.Errorf("no answer within %s", registryWait)
-		}
-		if err != nil {
-			return reply, fmt.Errorf("waiting for the registry: %w", err)
-		}
-		if !slices.Contains(registries, msg.SourceID) {
-			continue
-		}
-		if err := json.Unmarshal(msg.Payload, &reply); err != nil {
-			return ipc.RegistryReply{}, fmt.Errorf("the registry's answer does not decode: %w", err)
-		}
-		if reply.Error != "" {
-			return ipc.RegistryReply{}, errors.New(reply.Error)
-		}
-		if e := reply.ActiveModel; e != nil && (!validID(e.Provider) || e.Model == "") {
-			return ipc.RegistryReply{}, fmt.Errorf("the registry named an invalid model %q", e.ID)
-		}
-		return reply, nil
+	if err := json.Unmarshal(payload, &reply); err != nil {
+		return ipc.RegistryReply{}, fmt.Errorf("the registry's answer does not decode: %w", err)
 	}
+	if reply.Error != "" {
+		return ipc.RegistryReply{}, errors.New(reply.Error)
+	}
+	if e := reply.ActiveModel; e != nil && (!validID(e.Provider) || e.Model == "") {
+		return ipc.RegistryReply{}, fmt.Errorf("the registry named an invalid model %q", e.ID)
+	}
+	return reply, nil
 }
