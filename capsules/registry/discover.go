@@ -221,13 +221,15 @@ func entry(d describeEntry, capsule string) (ipc.ModelEntry, error) {
 }
 
 // validModel refuses a model name that is empty, too long, or holds
-// control or space characters (it is shown to people and sent upstream).
+// anything but visible characters (no spaces, control or format
+// characters such as a right-to-left override): it is shown to people,
+// who choose by it, and sent upstream.
 func validModel(m string) error {
 	if m == "" || len(m) > maxModelLen {
 		return fmt.Errorf("model id %q: want 1 to %d bytes", m, maxModelLen)
 	}
 	for _, r := range m {
-		if unicode.IsControl(r) || unicode.IsSpace(r) || r == unicode.ReplacementChar {
+		if !unicode.IsGraphic(r) || unicode.IsSpace(r) || r == unicode.ReplacementChar {
 			return fmt.Errorf("model id %q holds %q", m, r)
 		}
 	}

@@ -147,6 +147,8 @@ func TestDiscovery(t *testing.T) {
 		{"id": "", "request_topic": "llm.v1.request.generate.shadow"},
 		{"id": "two words", "request_topic": "llm.v1.request.generate.shadow"},
 		{"id": "ctl\u0007", "request_topic": "llm.v1.request.generate.shadow"},
+		{"id": "own\u202egpj", "request_topic": "llm.v1.request.generate.shadow"},
+		{"id": "own\u200b", "request_topic": "llm.v1.request.generate.shadow"},
 		"not an object"
 	]}`
 	k := sdktest.New(t, regCapsule(),

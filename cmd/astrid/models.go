@@ -127,7 +127,7 @@ Exit status: 0 when chosen, 1 when no provider offers that model.`,
 				}
 				fmt.Fprintf(cmd.ErrOrStderr(), "active model for %s: %s\n", f.principal, r.ActiveModel.ID)
 				if !r.ActiveModel.Ready {
-					fmt.Fprintf(cmd.ErrOrStderr(), "astrid: note: %s is not ready: %s\n", r.ActiveModel.ID, r.ActiveModel.Why)
+					fmt.Fprintf(cmd.ErrOrStderr(), "astrid: note: %s is not ready: %s\n", r.ActiveModel.ID, shownText(r.ActiveModel.Why))
 				}
 				return nil
 			})
@@ -189,7 +189,7 @@ func writeModels(w io.Writer, r ipc.RegistryReply) {
 		if e.ContextWindow > 0 {
 			window = strconv.FormatUint(e.ContextWindow, 10)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", mark, e.ID, ready, window, oneLine(note, 120))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", mark, e.ID, ready, window, shownText(note))
 	}
 	_ = tw.Flush()
 }
@@ -197,7 +197,7 @@ func writeModels(w io.Writer, r ipc.RegistryReply) {
 // writeActive says which model is active and why.
 func writeActive(w io.Writer, r ipc.RegistryReply) {
 	if r.Note != "" {
-		fmt.Fprintln(w, "astrid: note:", r.Note)
+		fmt.Fprintln(w, "astrid: note:", shownText(r.Note))
 	}
 	e := r.ActiveModel
 	switch {
@@ -210,6 +210,14 @@ func writeActive(w io.Writer, r ipc.RegistryReply) {
 		fmt.Fprintf(w, "active: %s (the default; choose another with astrid models set <id>)\n", e.ID)
 	}
 	if !e.Ready {
-		fmt.Fprintf(w, "astrid: note: %s is not ready: %s\n", e.ID, e.Why)
+		fmt.Fprintf(w, "astrid: note: %s is not ready: %s\n", e.ID, shownText(e.Why))
 	}
+}
+
+// shownText is a provider's words (a description, why it is not ready) as
+// a terminal shows them: one line of at most 120 runes, every control or
+// format character escaped, so a provider cannot move the cursor, recolour
+// or reorder what the person reads.
+func shownText(s string) string {
+	return ipc.ApprovalText(oneLine(s, 120), 0)
 }

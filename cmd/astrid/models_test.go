@@ -107,3 +107,23 @@ func TestPromptUsesTheActiveProvider(t *testing.T) {
 		t.Fatalf("astrid -p --provider nosuch2: exit %d\n%s", code, out)
 	}
 }
+
+// A provider's description and why reach the terminal escaped: no escape
+// sequence, no bidi override, one line.
+func TestModelsListEscapesProviderText(t *testing.T) {
+	var b strings.Builder
+	writeModels(&b, ipc.RegistryReply{Providers: []ipc.ModelEntry{
+		{ID: "evil:m1", Ready: true, Description: "fine\x1b[2J\x1b[31mred\nsecond line"},
+		{ID: "evil:m2", Why: "set the key\u202e\x07"},
+	}})
+	writeActive(&b, ipc.RegistryReply{ActiveModel: &ipc.ModelEntry{ID: "evil:m2", Why: "\x1b]0;title\x07"}, Note: "x\x1b[1Ay"})
+	out := b.String()
+	for _, bad := range []string{"\x1b", "\u202e", "\x07"} {
+		if strings.Contains(out, bad) {
+			t.Fatalf("output holds %q:\n%q", bad, out)
+		}
+	}
+	if !strings.Contains(out, `fine\u001b[2J\u001b[31mred second line`) {
+		t.Fatalf("the description is not shown escaped on one line:\n%s", out)
+	}
+}
