@@ -3,6 +3,7 @@ package react_test
 import (
 	"context"
 	"encoding/json"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -167,6 +168,27 @@ func TestRegistryFailureFallsBackToEnv(t *testing.T) {
 			}
 			if logs := k.Logs(); !strings.Contains(logs, "the provider registry did not say which model to use") {
 				t.Fatalf("no warning logged:\n%s", logs)
+			}
+		})
+	}
+}
+
+// What asking the registry adds to a turn: a one-delta replayed turn
+// without a registry loaded (the round trip is skipped) and with one
+// (answered from its cache). go test -run xxx -bench TurnModelChoice ./capsules/react
+func BenchmarkTurnModelChoice(b *testing.B) {
+	for _, bc := range []struct {
+		name  string
+		extra []sdktest.Capsule
+	}{{"env", nil}, {"registry", registryCapsules()}} {
+		b.Run(bc.name, func(b *testing.B) {
+			k := boot(b, setup{script: helloScript, extra: bc.extra})
+			i := 0
+			for b.Loop() {
+				if r := k.RunPrompt(ipc.DefaultPrincipal, "bench"+strconv.Itoa(i), "hello", ipc.PromptContext{}); r.Final.Text != "Hi there" {
+					b.Fatalf("turn %+v", r.Final)
+				}
+				i++
 			}
 		})
 	}
