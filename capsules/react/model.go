@@ -38,9 +38,9 @@ func chooseModel(c *sdk.Call, t *turn, pc ipc.PromptContext) {
 	if err != nil {
 		c.Log(hostapi.LogWarn, fmt.Sprintf("react: session %q: the provider registry did not say which model to use (%v); using [env] provider and model", t.SessionID, err))
 	}
-	operator, operatorSet := c.Config("provider")
+	operatorChose := configText(c, "provider", "") != ""
 	switch {
-	case active.ActiveModel != nil && (active.Chosen || !operatorSet || operator == ""):
+	case active.ActiveModel != nil && (active.Chosen || !operatorChose):
 		t.Provider, t.Model = active.ActiveModel.Provider, active.ActiveModel.Model
 		if pc.Model != "" {
 			t.Model = pc.Model
