@@ -22,6 +22,12 @@ const describeWindow = 500 * time.Millisecond
 // refreshed within this age.
 const cacheMaxAge = time.Minute
 
+// partialCacheMaxAge bounds how long a list that some provider did not
+// answer for is served: long enough that a provider which never answers
+// does not cost every turn the whole describe window, short enough that
+// one which was only slow is listed again soon.
+const partialCacheMaxAge = 10 * time.Second
+
 // maxModelLen bounds a model name (it travels in every request and is
 // shown to people).
 const maxModelLen = 256
@@ -61,10 +67,14 @@ type discovery struct {
 	CollectedUnixMs int64 `json:"collected_unix_ms"`
 }
 
-// fresh reports whether d may be served now for the responder set set.
+// fresh reports whether d may be served now for the responder set set (a
+// stamp from the future counts as stale).
 func (d discovery) fresh(set []string, now time.Time) bool {
-	age := now.Sub(time.UnixMilli(d.CollectedUnixMs))
-	return slices.Equal(d.Responders, set) && age >= 0 && age < cacheMaxAge
+	age, limit := now.Sub(time.UnixMilli(d.CollectedUnixMs)), cacheMaxAge
+	if len(d.Missing) > 0 {
+		limit = partialCacheMaxAge
+	}
+	return slices.Equal(d.Responders, set) && age >= 0 && age < limit
 }
 
 // models returns the offered models: the cache while fresh, else a new
@@ -93,8 +103,8 @@ func responders(c *sdk.Call) ([]string, error) {
 	return slices.Compact(out), nil
 }
 
-// discover runs the describe fan-out and caches its result when every
-// responder answered.
+// discover runs the describe fan-out and caches its result (for less
+// long when some responder did not answer).
 func discover(c *sdk.Call) (discovery, error) {
 	set, err := responders(c)
 	if err != nil {
@@ -138,9 +148,8 @@ func discover(c *sdk.Call) (discovery, error) {
 	}
 	found.Missing = missing
 	if len(missing) > 0 {
-		c.Log(hostapi.LogWarn, fmt.Sprintf("registry: capsules %s did not describe their models within %v; their models are left out and the list is not cached",
-			strings.Join(missing, ", "), describeWindow))
-		return found, nil
+		c.Log(hostapi.LogWarn, fmt.Sprintf("registry: capsules %s did not describe their models within %v; their models are left out for up to %v",
+			strings.Join(missing, ", "), describeWindow, partialCacheMaxAge))
 	}
 	storeCache(c, found)
 	return found, nil

@@ -17,7 +17,7 @@
 // The list is cached in volatile KV while the same capsules answer
 // describe, for at most cacheMaxAge, and dropped on
 // astrid.v1.capsules_loaded from the kernel; a discovery that a capsule
-// did not answer in time is not cached.
+// did not answer in time is served for partialCacheMaxAge only.
 //
 // The active model is a canonical id in durable KV, per principal (the
 // host namespaces KV per principal; the key holds no principal). When none

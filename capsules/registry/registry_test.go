@@ -151,8 +151,9 @@ func TestDiscovery(t *testing.T) {
 		{"id": "own\u200b", "request_topic": "llm.v1.request.generate.shadow"},
 		"not an object"
 	]}`
+	var alphaDescribes atomic.Int64
 	k := sdktest.New(t, regCapsule(),
-		fixture{id: "test-alpha", provider: "alpha", answer: entries("alpha", true, "a-large", "alpha:a-small")}.capsule(),
+		fixture{id: "test-alpha", provider: "alpha", answer: entries("alpha", true, "a-large", "alpha:a-small"), describes: &alphaDescribes}.capsule(),
 		fixture{id: "test-beta", provider: "beta", answer: entries("beta", false, "b1")}.capsule(),
 		fixture{id: "test-shadow", provider: "shadow", answer: shadow}.capsule(),
 		fixture{id: "test-silent", provider: "silent"}.capsule(),
@@ -177,6 +178,18 @@ func TestDiscovery(t *testing.T) {
 	}
 	if s.Capsule != "test-shadow" || s.StreamTopic != "llm.v1.stream.shadow" || !s.Ready {
 		t.Fatalf("shadow's own entry %+v (no ready field counts as ready)", s)
+	}
+	// A list missing a silent provider is served from the cache for a
+	// while, so a provider that never answers does not cost every turn
+	// the describe window.
+	before := alphaDescribes.Load()
+	for range 3 {
+		if r := ask(t, k, "alice", registryclient.Current); activeID(r) != "alpha:a-large" {
+			t.Fatalf("alice's current %s", activeID(r))
+		}
+	}
+	if got := alphaDescribes.Load() - before; got != 1 {
+		t.Fatalf("%d discoveries for three get_active_model with a silent provider, want 1", got)
 	}
 	if logs := k.Logs(); !strings.Contains(logs, "test-shadow does not intercept llm.v1.request.generate.alpha") ||
 		!strings.Contains(logs, "test-silent did not describe") {
