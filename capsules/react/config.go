@@ -9,9 +9,9 @@ import (
 	"github.com/astrid-go/astrid/sdk"
 )
 
-// DefaultProvider is the provider a prompt uses when neither its context
-// nor [env] provider names one: the offline replay provider, until real
-// providers are built in.
+// DefaultProvider is the provider a prompt uses when nothing names one —
+// not its context, the provider registry or [env] provider (docs/agent.md):
+// the offline replay provider.
 const DefaultProvider = "replay"
 
 // The [env] keys of the phase limits and their defaults.

@@ -9,7 +9,11 @@
 //     round trip, then asks prompt_builder.v1.assemble;
 //   - prompt_builder.v1.response.assemble gives the system prompt, the
 //     tools and the messages; the request goes to
-//     llm.v1.request.generate.<provider>;
+//     llm.v1.request.generate.<provider>, where provider and model are the
+//     prompt context's, else the principal's choice in the provider
+//     registry (one bounded round trip on registry.v1.get_active_model per
+//     turn), else [env] provider and model, else the registry's default,
+//     else replay (docs/agent.md);
 //   - llm.v1.stream.<provider> events are followed by request_id: text
 //     deltas go out at once on agent.v1.stream.delta, tool calls are
 //     collected until Done;

@@ -87,16 +87,8 @@ func handlePrompt(c *sdk.Call) error {
 	if strings.TrimSpace(in.Text) == "" {
 		return publishFinal(c, in.SessionID, pc.TurnID, ipc.OutcomeError, "The prompt is empty.")
 	}
-	t := &turn{
-		SessionID: in.SessionID, TurnID: pc.TurnID, Phase: phasePrompt,
-		Provider: pc.Provider, Model: pc.Model,
-	}
-	if t.Provider == "" {
-		t.Provider = configText(c, "provider", DefaultProvider)
-	}
-	if t.Model == "" {
-		t.Model = configText(c, "model", "")
-	}
+	t := &turn{SessionID: in.SessionID, TurnID: pc.TurnID, Phase: phasePrompt}
+	chooseModel(c, t, pc)
 	if !validID(t.Provider) {
 		return publishFinal(c, t.SessionID, t.TurnID, ipc.OutcomeError, fmt.Sprintf("Invalid provider name %s: use 1 to 64 ASCII letters, digits, '-' or '_'.", shown(t.Provider)))
 	}

@@ -35,6 +35,8 @@ func New() *sdk.Capsule {
 	c.Handle(ipc.ApprovalResponseTopic("*"), "handle_approval_response", handleApprovalResponse)
 	c.Handle(ipc.WatchdogTickTopic, "handle_tick", handleTick)
 	c.Subscribes(sessionReplyPrefix + "*")
+	c.Subscribes(registryReplyPrefix + "*")
+	c.Publishes(ipc.RegistryGetActiveModelTopic)
 	c.Publishes(sessionGetMessagesTopic)
 	c.Publishes(AssembleTopic)
 	c.Publishes("llm.v1.request.generate.*")

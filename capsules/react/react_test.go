@@ -438,7 +438,7 @@ func TestNoSuchProvider(t *testing.T) {
 	k := boot(t, setup{script: helloScript})
 	r := k.RunPrompt(ipc.DefaultPrincipal, "s1", "hello", ipc.PromptContext{Provider: "nope"})
 	wantFinal(t, r, ipc.OutcomeError, `no LLM provider "nope" is loaded`)
-	if !strings.Contains(r.Final.Text, "--provider") {
+	if !strings.Contains(r.Final.Text, "--provider") || !strings.Contains(r.Final.Text, "astrid models set") {
 		t.Fatalf("final %q does not say how to choose", r.Final.Text)
 	}
 	// [env] provider is the default; the prompt's context overrides it.

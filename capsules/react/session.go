@@ -42,43 +42,22 @@ func appendAndRead(c *sdk.Call, session string, msgs []ipc.Message) ([]ipc.Messa
 		return nil, errors.New("no session store is loaded (nothing handles " + sessionGetMessagesTopic + ")")
 	}
 	corr := newID(c, "react")
-	sub, err := c.Subscribe(sessionReplyPrefix + corr)
-	if err != nil {
-		return nil, err
-	}
-	defer func() { _ = c.Unsubscribe(sub) }()
 	req, err := json.Marshal(sessionRequest{SessionID: session, CorrelationID: corr, AppendBeforeRead: len(msgs) > 0, Messages: msgs})
 	if err != nil {
 		return nil, err
 	}
-	if err := c.Publish(sessionGetMessagesTopic, req); err != nil {
-		return nil, fmt.Errorf("asking the session store: %w", err)
+	payload, err := roundTrip(c, sessionGetMessagesTopic, sessionReplyPrefix+corr, req, stores, sessionWait, "session store")
+	if err != nil {
+		return nil, err
 	}
-	deadline := c.Now().Add(sessionWait)
-	for {
-		left := deadline.Sub(c.Now())
-		if left <= 0 {
-			return nil, fmt.Errorf("the session store did not answer within %s", sessionWait)
-		}
-		msg, err := c.Recv(sub, left)
-		if errors.Is(err, hostapi.ErrTimeout) {
-			return nil, fmt.Errorf("the session store did not answer within %s", sessionWait)
-		}
-		if err != nil {
-			return nil, fmt.Errorf("waiting for the session store: %w", err)
-		}
-		if !slices.Contains(stores, msg.SourceID) {
-			continue
-		}
-		var reply sessionReply
-		if err := json.Unmarshal(msg.Payload, &reply); err != nil {
-			return nil, fmt.Errorf("the session store's answer does not decode: %w", err)
-		}
-		if reply.Error != "" {
-			return nil, fmt.Errorf("session store: %s", reply.Error)
-		}
-		return parseMessages(c, reply.Messages, "session store"), nil
+	var reply sessionReply
+	if err := json.Unmarshal(payload, &reply); err != nil {
+		return nil, fmt.Errorf("the session store's answer does not decode: %w", err)
 	}
+	if reply.Error != "" {
+		return nil, fmt.Errorf("session store: %s", reply.Error)
+	}
+	return parseMessages(c, reply.Messages, "session store"), nil
 }
 
 // parseMessages decodes each message, leaving out (and logging) those that

@@ -20,7 +20,7 @@ func generate(c *sdk.Call, t *turn, msgs []ipc.Message) error {
 	topic := ipc.LLMGenerateTopic(t.Provider)
 	streamers, err := c.Interceptors(topic)
 	if err == nil && len(streamers) == 0 {
-		err = fmt.Errorf("no LLM provider %q is loaded (nothing handles %s); choose a loaded one with --provider, or set the agent's [env] provider", t.Provider, topic)
+		err = fmt.Errorf("no LLM provider %q is loaded (nothing handles %s); choose a loaded one with --provider or astrid models set <provider>:<model> (astrid models list shows them)", t.Provider, topic)
 	}
 	if err != nil {
 		return finish(c, t, ipc.OutcomeError, "The model was not asked: "+err.Error()+".")

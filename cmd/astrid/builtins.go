@@ -7,12 +7,14 @@ import (
 	"github.com/astrid-go/astrid/capsules/openai"
 	"github.com/astrid-go/astrid/capsules/promptbuilder"
 	"github.com/astrid-go/astrid/capsules/react"
+	"github.com/astrid-go/astrid/capsules/registry"
 	"github.com/astrid-go/astrid/capsules/replay"
 	"github.com/astrid-go/astrid/capsules/router"
 	"github.com/astrid-go/astrid/capsules/session"
 	"github.com/astrid-go/astrid/internal/agentclient"
 	"github.com/astrid-go/astrid/internal/dispatch"
 	"github.com/astrid-go/astrid/internal/kernel"
+	"github.com/astrid-go/astrid/internal/registryclient"
 	"github.com/astrid-go/astrid/internal/sessionclient"
 	"github.com/astrid-go/astrid/internal/toolclient"
 )
@@ -28,6 +30,7 @@ func builtins() []kernel.Builtin {
 		{Manifest: replay.Manifest, New: replay.New},
 		{Manifest: anthropic.Manifest, New: anthropic.New},
 		{Manifest: openai.Manifest, New: openai.New},
+		{Manifest: registry.Manifest, New: registry.New},
 		{Manifest: promptbuilder.Manifest, New: promptbuilder.New},
 		{Manifest: react.Manifest, New: react.New},
 	}
@@ -35,5 +38,5 @@ func builtins() []kernel.Builtin {
 
 // frontends are the identities astrid's commands act under on the bus.
 func frontends() []dispatch.CapsuleACL {
-	return []dispatch.CapsuleACL{toolclient.ACL(), sessionclient.ACL(), agentclient.ACL()}
+	return []dispatch.CapsuleACL{toolclient.ACL(), sessionclient.ACL(), agentclient.ACL(), registryclient.ACL()}
 }

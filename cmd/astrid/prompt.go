@@ -31,8 +31,8 @@ type promptFlags struct {
 func (f *promptFlags) register(cmd *cobra.Command) {
 	fl := cmd.Flags()
 	fl.StringVarP(&f.prompt, "prompt", "p", "", `run one agent turn on this prompt ("-" or empty with a pipe: read it from standard input)`)
-	fl.StringVar(&f.provider, "provider", "", `LLM provider capsule to ask (default: the react capsule's [env] provider, "replay")`)
-	fl.StringVar(&f.model, "model", "", "model the provider should use (default: the provider's)")
+	fl.StringVar(&f.provider, "provider", "", "LLM provider to ask for this run (default: the active model's, astrid models current)")
+	fl.StringVar(&f.model, "model", "", "model to ask for this run; alone, the active provider's (default: the active model, or with --provider the provider's own)")
 	fl.StringVar(&f.session, "session", "", "continue this session (default: a new one, named on stderr at the end)")
 	fl.BoolVar(&f.yes, "yes", false, "approve every mutable tool call the agent makes (each once)")
 	fl.BoolVar(&f.asJSON, "json", false, "print every event of the turn as one JSON line on stdout")

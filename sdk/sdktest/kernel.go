@@ -16,6 +16,7 @@ import (
 	"github.com/astrid-go/astrid/internal/config"
 	"github.com/astrid-go/astrid/internal/dispatch"
 	"github.com/astrid-go/astrid/internal/kernel"
+	"github.com/astrid-go/astrid/internal/registryclient"
 	"github.com/astrid-go/astrid/internal/store"
 	"github.com/astrid-go/astrid/internal/toolclient"
 	"github.com/astrid-go/astrid/ipc"
@@ -95,7 +96,7 @@ func boot(t testing.TB, cfg config.Config, home, ws string, capsules []Capsule) 
 	logger := slog.New(slog.NewTextHandler(io.MultiWriter(os.Stderr, logs), &slog.HandlerOptions{Level: slog.LevelWarn}))
 	k, err := kernel.Boot(context.Background(), kernel.Options{
 		Home: home, Workspace: ws, Config: cfg, Logger: logger, Builtins: builtins,
-		Frontends: []dispatch.CapsuleACL{toolclient.ACL(), llmClientACL(), sessionClientACL(), agentclient.ACL(), promptClientACL(), approverACL()},
+		Frontends: []dispatch.CapsuleACL{toolclient.ACL(), llmClientACL(), sessionClientACL(), agentclient.ACL(), promptClientACL(), approverACL(), registryclient.ACL()},
 	})
 	if err != nil {
 		t.Fatalf("sdktest: boot: %v", err)

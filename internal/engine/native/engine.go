@@ -68,9 +68,6 @@ func (e *Engine) Invoke(ctx context.Context, inv hostapi.Invocation) (v hostapi.
 	// from the deferred check when the handler failed.
 	watched := make(chan struct{})
 	stopWatch := context.AfterFunc(cctx, func() {
-		// Invoke returns only after this has finished, so nothing the
-		// call does (its log line, its reply) outlives the call: an
-		// unload or a kernel Close that waited for Invoke is really done.
 		defer close(watched)
 		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
 			call.Fail(fmt.Errorf("handler %s: deadline exceeded", inv.Handler))
@@ -83,11 +80,14 @@ func (e *Engine) Invoke(ctx context.Context, inv hostapi.Invocation) (v hostapi.
 			v, err = hostapi.Verdict{}, fmt.Errorf("handler %s panicked: %v\n%s", inv.Handler, r, debug.Stack())
 		}
 		stopped := stopWatch()
+		if !stopped {
+			// The watch fired: let its failure reply and log line finish
+			// before the call ends, so nothing of the call outlives it (an
+			// unloading kernel waits for Invoke, not for the watch).
+			<-watched
+		}
 		if err != nil && stopped {
 			call.Fail(err)
-		}
-		if !stopped {
-			<-watched
 		}
 		if !stopped && err == nil {
 			// The deadline or a cancel fired while the handler ran: the

@@ -1,0 +1,45 @@
+package react
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/astrid-go/astrid/hostapi"
+	"github.com/astrid-go/astrid/sdk"
+)
+
+// roundTrip publishes req on topic and returns the payload of the first
+// message on replyTopic sent by one of from (the capsules that intercept
+// topic: the kernel stamps the source, so no other capsule can answer in
+// their name), waiting at most wait. It subscribes before publishing, so
+// no answer is lost, and unsubscribes before it returns. who names the
+// other party in errors.
+func roundTrip(c *sdk.Call, topic, replyTopic string, req []byte, from []string, wait time.Duration, who string) ([]byte, error) {
+	sub, err := c.Subscribe(replyTopic)
+	if err != nil {
+		return nil, err
+	}
+	defer func() { _ = c.Unsubscribe(sub) }()
+	if err := c.Publish(topic, req); err != nil {
+		return nil, fmt.Errorf("asking the %s: %w", who, err)
+	}
+	deadline := c.Now().Add(wait)
+	for {
+		left := deadline.Sub(c.Now())
+		if left <= 0 {
+			return nil, fmt.Errorf("the %s did not answer within %s", who, wait)
+		}
+		msg, err := c.Recv(sub, left)
+		if errors.Is(err, hostapi.ErrTimeout) {
+			return nil, fmt.Errorf("the %s did not answer within %s", who, wait)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("waiting for the %s: %w", who, err)
+		}
+		if slices.Contains(from, msg.SourceID) {
+			return msg.Payload, nil
+		}
+	}
+}
