@@ -153,3 +153,43 @@ func TestCancelForStopsOnlyThePrincipalsOwnCalls(t *testing.T) {
 		t.Fatalf("alice's cancel stopped %d calls, cause %v", n, context.Cause(actx))
 	}
 }
+
+// A cancel that overtakes the call it names (the request still queued when
+// the cancel arrives) stops the call as it registers its key; an old
+// cancel, or another principal's, does not.
+func TestACancelThatArrivesFirstStillStopsTheCall(t *testing.T) {
+	f := newFixture(t)
+	c := f.capsule(t, homeCapsule)
+	now := time.Unix(1000, 0)
+	f.deps.Cancels.now = func() time.Time { return now }
+	stop := errors.New("stop")
+	f.deps.Cancels.CancelFor("alice", stop, "call_early")
+
+	bob, bctx := c.Begin(context.Background(), "bob")
+	defer bob.End()
+	if err := bob.SetCancelKey("call_early"); err != nil {
+		t.Fatal(err)
+	}
+	if bctx.Err() != nil {
+		t.Fatal("alice's cancel stopped bob's call of the same key")
+	}
+	alice, actx := c.Begin(context.Background(), "alice")
+	defer alice.End()
+	if err := alice.SetCancelKey("call_early"); err != nil {
+		t.Fatal(err)
+	}
+	if context.Cause(actx) != stop {
+		t.Fatalf("a call cancelled before it registered runs on (cause %v)", context.Cause(actx))
+	}
+
+	f.deps.Cancels.CancelFor("alice", stop, "call_old")
+	now = now.Add(2 * earlyFor)
+	late, lctx := c.Begin(context.Background(), "alice")
+	defer late.End()
+	if err := late.SetCancelKey("call_old"); err != nil {
+		t.Fatal(err)
+	}
+	if lctx.Err() != nil {
+		t.Fatal("a cancel older than earlyFor stopped a new call")
+	}
+}

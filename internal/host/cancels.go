@@ -3,6 +3,7 @@ package host
 import (
 	"context"
 	"sync"
+	"time"
 
 	"github.com/astrid-go/astrid/ipc"
 )
@@ -16,7 +17,28 @@ type Cancels struct {
 	// keys holds, per key, the calls registered under it. A key is almost
 	// always one call's alone (a tool call id), so a short slice, not a map.
 	keys map[string][]cancelEntry
+	// early remembers the keys a principal's cancel request named
+	// recently, with its cause: a call that registers such a key later
+	// (the cancel overtook the request it cancels, which waited in a
+	// queue) is cancelled as it registers instead of running on. Bounded
+	// by maxEarly entries and earlyFor of age.
+	early      map[earlyKey]earlyCancel
+	earlyOrder []earlyKey
+	now        func() time.Time
 }
+
+type earlyKey struct{ principal, key string }
+
+type earlyCancel struct {
+	at    time.Time
+	cause error
+}
+
+// How many cancelled keys are remembered, and for how long.
+const (
+	maxEarly = 4096
+	earlyFor = time.Minute
+)
 
 type cancelEntry struct {
 	id        uint64
@@ -32,7 +54,7 @@ type cancelBinding struct {
 
 // NewCancels returns an empty registry.
 func NewCancels() *Cancels {
-	return &Cancels{keys: map[string][]cancelEntry{}}
+	return &Cancels{keys: map[string][]cancelEntry{}, early: map[earlyKey]earlyCancel{}, now: time.Now}
 }
 
 // ErrCancelled is the cause a cancelled call's context carries.
@@ -43,7 +65,13 @@ func (c *Cancels) register(principal, key string, call context.CancelCauseFunc) 
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.next++
-	c.keys[key] = append(c.keys[key], cancelEntry{id: c.next, principal: orDefault(principal), call: call})
+	principal = orDefault(principal)
+	c.keys[key] = append(c.keys[key], cancelEntry{id: c.next, principal: principal, call: call})
+	if e, ok := c.early[earlyKey{principal, key}]; ok && c.now().Sub(e.at) < earlyFor {
+		// Cancelled before it started: end it now (a CancelCauseFunc
+		// does not block, so calling it under c.mu is safe).
+		call(e.cause)
+	}
 	return cancelBinding{key: key, id: c.next}
 }
 
@@ -91,6 +119,11 @@ func orDefault(principal string) string {
 // principal is "".
 func (c *Cancels) cancel(principal string, cause error, keys []string) int {
 	c.mu.Lock()
+	if principal != "" {
+		for _, k := range keys {
+			c.remember(earlyKey{principal, k}, cause)
+		}
+	}
 	var calls []context.CancelCauseFunc
 	for _, k := range keys {
 		for _, e := range c.keys[k] {
@@ -104,4 +137,17 @@ func (c *Cancels) cancel(principal string, cause error, keys []string) int {
 		call(cause)
 	}
 	return len(calls)
+}
+
+// remember records that k was cancelled now, forgetting the oldest record
+// past maxEarly. c.mu must be held.
+func (c *Cancels) remember(k earlyKey, cause error) {
+	if _, seen := c.early[k]; !seen {
+		if len(c.earlyOrder) >= maxEarly {
+			delete(c.early, c.earlyOrder[0])
+			c.earlyOrder = c.earlyOrder[1:]
+		}
+		c.earlyOrder = append(c.earlyOrder, k)
+	}
+	c.early[k] = earlyCancel{at: c.now(), cause: cause}
 }
