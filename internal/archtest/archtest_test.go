@@ -111,7 +111,7 @@ const syntheticREADME = "# x\n\n## Packages\n\nPublic:\n\n| package | owns |\n|-
 	"Internal:\n\n| package | owns |\n|---|---|\n" +
 	"| `cmd/astrid` | binary |\n| `internal/kernel` | boot |\n| `internal/bus` | routes |\n" +
 	"| `internal/jsonscan` | a leaf helper |\n| `internal/netonly` | leaf-shaped, but not for wasip1 |\n" +
-	"| `capsules/fs` | a capsule |\n| `capsules/anthropic` | a native provider |\n| `capsules/openai` | a native provider |\n\n## Next\n\n| `ignored` | after the section |\n"
+	"| `capsules/fs` | a capsule |\n| `capsules/anthropic` | a native provider |\n| `capsules/openai` | a native provider |\n| `capsules/http` | a capsule with a library |\n\n## Next\n\n| `ignored` | after the section |\n"
 
 // syntheticGraph is a module that keeps every rule; each case below adds
 // one edge or package to it.
@@ -130,6 +130,9 @@ func syntheticGraph() graph {
 		"internal/bus/bustest": {imports: []string{"internal/bus"}},
 		"capsules/fs": {imports: []string{"sdk", "hostapi", "strings"}, deps: []string{"sdk", "hostapi", "ipc", "strings"},
 			wasip1: true},
+		// A capsule with an allowlisted library reaches it (and net/url).
+		"capsules/http": {imports: []string{"sdk", "net/url", "golang.org/x/net/html"},
+			deps: []string{"sdk", "ipc", "net/url", "golang.org/x/net/html", "golang.org/x/net/html/atom"}, wasip1: true},
 		// A native provider reaches its SDK and what the SDK depends on.
 		"capsules/anthropic": {imports: []string{"sdk", "net/http", "github.com/anthropics/anthropic-sdk-go/v2/option"},
 			deps: []string{"sdk", "ipc", "net/http", "github.com/anthropics/anthropic-sdk-go/v2/option", "github.com/tidwall/gjson"}},
@@ -184,6 +187,12 @@ func TestTheCheckerCatchesForbiddenImports(t *testing.T) {
 			p.deps = append(p.deps, "github.com/pelletier/go-toml/v2")
 			g["capsules/fs"] = p
 		}, "capsules/fs depends on third-party package github.com/pelletier/go-toml/v2", 0},
+		{"a capsule imports another capsule's library", add("capsules/fs", "golang.org/x/net/html"),
+			"capsules/fs depends on third-party package golang.org/x/net/html", 2},
+		{"a capsule with a library imports another third-party package", add("capsules/http", "golang.org/x/net/http2"),
+			"capsules/http depends on third-party package golang.org/x/net/http2", 2},
+		{"a capsule with a library imports os", add("capsules/http", "os"),
+			"capsules/http imports os, which is not in the built-in capsule allowlist", 0},
 		{"a native provider imports a third-party package other than its SDK", func(g graph) {
 			p := g["capsules/anthropic"]
 			p.imports = append(p.imports, "github.com/spf13/cobra")

@@ -188,7 +188,7 @@ func (k *Kernel) WatchdogTick(principal string) {
 func (k *Kernel) Restart(capsules ...Capsule) *Kernel {
 	k.t.Helper()
 	k.k.Close()
-	return boot(k.t, k.cfg, k.home, k.Workspace, capsules)
+	return bootNet(k.t, k.cfg, k.egress, k.home, k.Workspace, capsules)
 }
 
 // Load loads one more capsule into the running kernel, natively, and

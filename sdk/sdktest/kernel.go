@@ -15,6 +15,7 @@ import (
 	"github.com/astrid-go/astrid/internal/agentclient"
 	"github.com/astrid-go/astrid/internal/config"
 	"github.com/astrid-go/astrid/internal/dispatch"
+	"github.com/astrid-go/astrid/internal/egress"
 	"github.com/astrid-go/astrid/internal/kernel"
 	"github.com/astrid-go/astrid/internal/registryclient"
 	"github.com/astrid-go/astrid/internal/store"
@@ -53,9 +54,11 @@ type Kernel struct {
 	// Timeout bounds each call; 30 s by default.
 	Timeout time.Duration
 	logs    *logBuffer
-	// home is $ASTRID_HOME and cfg the operator config, kept for Restart.
-	home string
-	cfg  config.Config
+	// home is $ASTRID_HOME, cfg the operator config and egress the
+	// capsules' egress options (nil: the kernel's), kept for Restart.
+	home   string
+	cfg    config.Config
+	egress *egress.Options
 }
 
 // New boots a kernel with the router and capsules, failing the test if any
@@ -79,6 +82,13 @@ func bootFresh(t testing.TB, cfg config.Config, capsules []Capsule) *Kernel {
 // boot boots with config cfg on a given home and workspace.
 func boot(t testing.TB, cfg config.Config, home, ws string, capsules []Capsule) *Kernel {
 	t.Helper()
+	return bootNet(t, cfg, nil, home, ws, capsules)
+}
+
+// bootNet is boot with the capsules' egress options (nil: the kernel's,
+// from cfg).
+func bootNet(t testing.TB, cfg config.Config, eg *egress.Options, home, ws string, capsules []Capsule) *Kernel {
+	t.Helper()
 	builtins := []kernel.Builtin{{Manifest: router.Manifest, New: router.New}}
 	for _, c := range capsules {
 		if c.New == nil {
@@ -94,15 +104,20 @@ func boot(t testing.TB, cfg config.Config, home, ws string, capsules []Capsule) 
 	}
 	logs := &logBuffer{}
 	logger := slog.New(slog.NewTextHandler(io.MultiWriter(os.Stderr, logs), &slog.HandlerOptions{Level: slog.LevelWarn}))
+	if eg != nil {
+		withLog := *eg
+		withLog.Logger = logger
+		eg = &withLog
+	}
 	k, err := kernel.Boot(context.Background(), kernel.Options{
-		Home: home, Workspace: ws, Config: cfg, Logger: logger, Builtins: builtins,
+		Home: home, Workspace: ws, Config: cfg, Logger: logger, Builtins: builtins, Egress: eg,
 		Frontends: []dispatch.CapsuleACL{toolclient.ACL(), llmClientACL(), sessionClientACL(), agentclient.ACL(), promptClientACL(), approverACL(), registryclient.ACL()},
 	})
 	if err != nil {
 		t.Fatalf("sdktest: boot: %v", err)
 	}
 	t.Cleanup(k.Close)
-	return &Kernel{t: t, k: k, Workspace: ws, Timeout: 30 * time.Second, logs: logs, home: home, cfg: cfg}
+	return &Kernel{t: t, k: k, Workspace: ws, Timeout: 30 * time.Second, logs: logs, home: home, cfg: cfg, egress: eg}
 }
 
 // CallTool calls a tool as the default principal and returns its result.
