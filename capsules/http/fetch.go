@@ -89,7 +89,9 @@ func fetchError(shown string, err error) error {
 	case hostapi.CodeTooLarge:
 		return fmt.Errorf("fetch_url %s: the response is larger than the host accepts (%d bytes); none of it can be shown: %w", shown, hostapi.MaxHTTPBody, err)
 	case hostapi.CodeIO:
-		if msg := err.Error(); strings.Contains(msg, "Timeout exceeded") || strings.Contains(msg, "deadline exceeded") {
+		// net/http names its own timeouts only in the text; the host
+		// passes them on as CodeIO.
+		if msg := err.Error(); strings.Contains(msg, "Client.Timeout") || strings.Contains(msg, "deadline exceeded") {
 			return fmt.Errorf("fetch_url %s: timed out (the host's time limit for a request passed): %w", shown, err)
 		}
 		return fmt.Errorf("fetch_url %s: %w", shown, err)

@@ -4,6 +4,7 @@ import (
 	"github.com/astrid-go/astrid/capsules/anthropic"
 	"github.com/astrid-go/astrid/capsules/approval"
 	"github.com/astrid-go/astrid/capsules/fs"
+	fetch "github.com/astrid-go/astrid/capsules/http"
 	"github.com/astrid-go/astrid/capsules/openai"
 	"github.com/astrid-go/astrid/capsules/promptbuilder"
 	"github.com/astrid-go/astrid/capsules/react"
@@ -26,6 +27,7 @@ func builtins() []kernel.Builtin {
 		{Manifest: router.Manifest, New: router.New},
 		{Manifest: approval.Manifest, New: approval.New},
 		{Manifest: fs.Manifest, New: fs.New},
+		{Manifest: fetch.Manifest, New: fetch.New},
 		{Manifest: session.Manifest, New: session.New},
 		{Manifest: replay.Manifest, New: replay.New},
 		{Manifest: anthropic.Manifest, New: anthropic.New},

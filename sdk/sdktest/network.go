@@ -1,6 +1,8 @@
 package sdktest
 
 import (
+	"context"
+	"net/netip"
 	"path/filepath"
 	"testing"
 	"time"
@@ -20,6 +22,15 @@ type Network struct {
 	// egress client's limit (egress.DefaultRequestTimeout when zero), so a
 	// test of a slow server need not wait the default.
 	RequestTimeout time.Duration
+	// Resolver answers the capsules' DNS lookups instead of the system's
+	// (nil: the system's), so a test can name hosts whose answers it
+	// chooses: a name that resolves to loopback or a metadata address.
+	Resolver Resolver
+}
+
+// Resolver looks up a host's addresses (net.Resolver's LookupNetIP).
+type Resolver interface {
+	LookupNetIP(ctx context.Context, network, host string) ([]netip.Addr, error)
 }
 
 // NewWithNetwork is New with the operator's egress settings n. Everything
@@ -38,5 +49,5 @@ func NewWithNetwork(t testing.TB, n Network, capsules ...Capsule) *Kernel {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return bootNet(t, cfg, &egress.Options{AllowLocal: cfg.Egress.Allow, Timeout: n.RequestTimeout}, t.TempDir(), ws, capsules)
+	return bootNet(t, cfg, &egress.Options{AllowLocal: cfg.Egress.Allow, Timeout: n.RequestTimeout, Resolver: n.Resolver}, t.TempDir(), ws, capsules)
 }
