@@ -4,5 +4,7 @@
 // goroutines and use no channels or timers (rules_test.go), so each also
 // builds to wasm. The exception is a native-only LLM provider (openai),
 // which also drives its official SDK over the host's streaming HTTP client
-// (internal/archtest: nativeProviders) and so runs natively only.
+// (internal/archtest: nativeProviders) and so runs natively only. The http
+// capsule (fetch_url) also imports golang.org/x/net/html, a pure-Go
+// library that builds for wasip1 (internal/archtest: capsuleLibraries).
 package capsules
