@@ -94,9 +94,12 @@ type reducer struct {
 	title strings.Builder
 	// skip counts open skipped elements by kind: a stray </div> cannot end
 	// a <script>'s skipping, and an unclosed <svg> hides the rest.
-	skip    map[atom.Atom]int
-	inTitle bool
-	pre     int
+	skip map[atom.Atom]int
+	// skipOpen is the sum of skip's counts, so each token asks one
+	// integer whether it is hidden.
+	skipOpen int
+	inTitle  bool
+	pre      int
 	// breakAfter is the pending separator: 0 none, 1 a space, 2 a newline,
 	// 3 a blank line.
 	pending int
@@ -105,14 +108,7 @@ type reducer struct {
 	links []string
 }
 
-func (r *reducer) skipping() bool {
-	for _, n := range r.skip {
-		if n > 0 {
-			return true
-		}
-	}
-	return false
-}
+func (r *reducer) skipping() bool { return r.skipOpen > 0 }
 
 func (r *reducer) brk(level int) { r.pending = max(r.pending, level) }
 
@@ -127,11 +123,13 @@ func (r *reducer) start(a atom.Atom, attrs map[string]string, selfClosing bool) 
 				r.skip = map[atom.Atom]int{}
 			}
 			r.skip[a]++
+			r.skipOpen++
 		}
 		return
 	}
 	if a == atom.Body && r.skip[atom.Head] > 0 {
-		r.skip[atom.Head] = 0 // <head> is often left open; <body> ends it
+		r.skipOpen -= r.skip[atom.Head] // <head> is often left open; <body> ends it
+		r.skip[atom.Head] = 0
 	}
 	if r.skipping() {
 		return
@@ -171,6 +169,7 @@ func (r *reducer) end(a atom.Atom) {
 	case skipped[a]:
 		if r.skip[a] > 0 {
 			r.skip[a]--
+			r.skipOpen--
 		}
 		return
 	}
