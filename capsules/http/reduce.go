@@ -18,8 +18,9 @@ const maxLinks = 500
 // headings as "#" lines, paragraphs and blocks separated by blank lines,
 // list items as "- ", links as "text [n]" with the numbered absolute URLs
 // listed at the end. Scripts, styles, templates, forms' hidden parts and
-// everything in <head> but the title are dropped. base resolves relative
-// links (nil leaves them as written). It uses the HTML5 tokenizer of
+// everything in <head> but the title are dropped. base (the page's URL)
+// resolves relative links, through the document's own <base href> if it
+// has one; nil leaves them as written. It uses the HTML5 tokenizer of
 // golang.org/x/net/html, so it reads any input, however malformed, in one
 // linear pass.
 func ReduceHTML(doc []byte, base *url.URL) string {
@@ -36,7 +37,7 @@ func ReduceHTML(doc []byte, base *url.URL) string {
 			name, hasAttr := z.TagName()
 			a := atom.Lookup(name)
 			var attrs map[string]string
-			if hasAttr && (a == atom.A || a == atom.Img) {
+			if hasAttr && (a == atom.A || a == atom.Img || a == atom.Base) {
 				attrs = readAttrs(z)
 			}
 			r.start(a, attrs, tt == html.SelfClosingTagToken)
@@ -89,9 +90,10 @@ var headingLevel = map[atom.Atom]int{
 // outside <pre>; breaks are pending until the next word, so no run of
 // blank lines or trailing space is ever written.
 type reducer struct {
-	base  *url.URL
-	out   strings.Builder
-	title strings.Builder
+	base    *url.URL
+	baseSet bool
+	out     strings.Builder
+	title   strings.Builder
 	// skip counts open skipped elements by kind: a stray </div> cannot end
 	// a <script>'s skipping, and an unclosed <svg> hides the rest.
 	skip map[atom.Atom]int
@@ -124,6 +126,18 @@ func (r *reducer) start(a atom.Atom, attrs map[string]string, selfClosing bool) 
 			}
 			r.skip[a]++
 			r.skipOpen++
+		}
+		return
+	}
+	if a == atom.Base && !r.baseSet {
+		// The document's own <base href> (the first one, as browsers
+		// take it) resolves its links, relative to the page's URL.
+		r.baseSet = true
+		if b, err := url.Parse(strings.TrimSpace(attrs["href"])); err == nil && attrs["href"] != "" {
+			if r.base != nil {
+				b = r.base.ResolveReference(b)
+			}
+			r.base = b
 		}
 		return
 	}
