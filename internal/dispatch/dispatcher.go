@@ -2,6 +2,7 @@ package dispatch
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"log/slog"
 	"maps"
@@ -43,6 +44,25 @@ type Options struct {
 	// the limiter reads the bus's clock, once per publish for both the
 	// limiter and the envelope's stamp.
 	Now func() time.Time
+	// OnDrop, when set, hears of every interceptor call dropped because
+	// its capsule's queue for the principal was full, so that a caller
+	// waiting for that call's answer can be told at once why none will
+	// come (the kernel answers tool calls; DESIGN §4, every refusal
+	// answered). It runs on the publishing goroutine, holding no lock of
+	// the dispatcher's, and must not block.
+	OnDrop func(Dropped)
+}
+
+// Dropped is an interceptor call that was never made.
+type Dropped struct {
+	Capsule string
+	Pattern string
+	Handler string
+	// Envelope is the event; Payload what this link would have been given
+	// (an earlier link may have replaced the envelope's).
+	Envelope *ipc.Envelope
+	Payload  json.RawMessage
+	Reason   string
 }
 
 // maxRateBurst keeps a bucket's scaled token count inside an int64.

@@ -53,6 +53,9 @@ type Capsule struct {
 	// tools are the manifest's [[tool]] entries by name: what the
 	// operator reviewed, stamped on the capsule's describe answers.
 	tools map[string]manifest.Tool
+	// toolCalls are the interceptor patterns that take tool calls, for
+	// AnswerDropped.
+	toolCalls map[string]string // pattern → wit
 
 	// stream is the streaming HTTP client of HTTPClient, built once.
 	streamOnce sync.Once
@@ -88,7 +91,7 @@ func NewCapsule(deps Deps, m *manifest.Manifest, installDir string, config map[s
 	if deps.Cancels == nil {
 		deps.Cancels = NewCancels()
 	}
-	c := &Capsule{deps: deps, id: id, gate: g, http: client, config: config, log: log.With("capsule", id)}
+	c := &Capsule{deps: deps, id: id, gate: g, http: client, config: config, log: log.With("capsule", id), toolCalls: answersToolCalls(m)}
 	if len(m.Tools) > 0 {
 		c.tools = make(map[string]manifest.Tool, len(m.Tools))
 		for _, t := range m.Tools {

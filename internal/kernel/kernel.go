@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/astrid-go/astrid/internal/bus"
@@ -113,6 +114,8 @@ func Boot(ctx context.Context, opts Options) (*Kernel, error) {
 		led = ledger.New(time.Duration(cfg.Limits.CPUBudgetMsPerSec) * time.Millisecond)
 	}
 	b := bus.New(bus.Options{RouteBudget: cfg.Limits.RouteBudgetBytes, MaxMessage: cfg.Limits.MaxMessageBytes, Logger: log})
+	// The runtime, once it exists, answers dropped tool calls.
+	var answerer atomic.Pointer[runtime.Runtime]
 	d := dispatch.New(b, dispatch.Options{
 		RateBytesPerSec: int64(cfg.Limits.RateBytesPerSec),
 		RateBurst:       int64(cfg.Limits.RateBurstBytes),
@@ -121,6 +124,12 @@ func Boot(ctx context.Context, opts Options) (*Kernel, error) {
 		// The CPU budget refuses work when it starts (a frontend's
 		// publish), at once and with its reason; never a call continuing it.
 		Admit: led.Admit,
+		// A tool call dropped at a full queue is answered at once.
+		OnDrop: func(dr dispatch.Dropped) {
+			if rt := answerer.Load(); rt != nil {
+				rt.AnswerDropped(dr)
+			}
+		},
 	})
 	eg := egress.Options{AllowLocal: cfg.Egress.Allow, Logger: log}
 	if opts.Egress != nil {
@@ -173,6 +182,7 @@ func Boot(ctx context.Context, opts Options) (*Kernel, error) {
 		Logger:        log,
 		Principals:    k.tickPrincipals,
 	})
+	answerer.Store(k.Runtime)
 	boot := k.Runtime.Boot
 	if opts.LoadInBackground {
 		boot = k.Runtime.Start

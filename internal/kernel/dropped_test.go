@@ -1,0 +1,96 @@
+package kernel
+
+import (
+	"context"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/astrid-go/astrid/internal/config"
+	"github.com/astrid-go/astrid/ipc"
+	"github.com/astrid-go/astrid/sdk"
+)
+
+var blockerManifest = []byte(`
+[package]
+name = "blocker"
+version = "0.1.0"
+
+[subscribe]
+"tool.v1.request.describe" = { wit = "opaque", handler = "tool_describe" }
+"tool.v1.execute.block" = { wit = "tool-execute-request", handler = "tool_execute_block" }
+
+[publish]
+"tool.v1.response.describe.blocker" = "opaque"
+"tool.v1.execute.block.result" = "tool-execute-result"
+`)
+
+// newBlocker's tool waits until release is closed (a test capsule, not a
+// built-in: the no-channels rule is for capsules/).
+func newBlocker(release <-chan struct{}) func() *sdk.Capsule {
+	return func() *sdk.Capsule {
+		c := sdk.New("blocks until released")
+		sdk.Tool(c, "block", "waits", func(*sdk.Call, struct{}) (string, error) {
+			<-release
+			return "released", nil
+		})
+		return c
+	}
+}
+
+// A tool call dropped because its capsule's queue is full is answered at
+// once, as that capsule, with an error saying why; no caller waits for its
+// timeout, and the calls that were queued run once the capsule is free.
+func TestADroppedToolCallIsAnsweredAtOnce(t *testing.T) {
+	cfg := config.Default()
+	cfg.Limits.QueueDepth = 1
+	release := make(chan struct{})
+	k, _ := bootTestConfig(t, append(Builtins(), Builtin{Manifest: blockerManifest, New: newBlocker(release)}), cfg)
+
+	const calls = 6
+	results := make(chan ipc.ToolCallResult, calls)
+	var wg sync.WaitGroup
+	for range calls {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			res, err := k.CallTool(context.Background(), ipc.DefaultPrincipal, "block", []byte(`{}`), testTimeout)
+			if err != nil {
+				res = ipc.ToolCallResult{Content: "no answer: " + err.Error(), IsError: true}
+			}
+			results <- res
+		}()
+	}
+	// At most one call runs and one waits at the tool: the rest must be
+	// refused now (at the tool's queue or the router's), while the blocker
+	// still holds the first.
+	refused := 0
+	for refused < calls-2 {
+		res := <-results
+		if !res.IsError || !strings.Contains(res.Content, "queue is full") || !strings.Contains(res.Content, "tool block was not run") {
+			close(release)
+			t.Fatalf("while the tool was busy a call got %+v, want a queue-full refusal", res)
+		}
+		refused++
+	}
+	close(release)
+	wg.Wait()
+	close(results)
+	ran := 0
+	for res := range results {
+		switch {
+		case !res.IsError && res.Content == "released":
+			ran++
+		case res.IsError && strings.Contains(res.Content, "queue is full") && (strings.Contains(res.Content, "was not run") || strings.Contains(res.Content, "result was lost")):
+			// the router's queue may refuse too; it answers the same way
+		default:
+			t.Fatalf("a call got %+v, want it run or refused for a full queue", res)
+		}
+	}
+	if ran == 0 {
+		t.Fatal("no call ran once the tool was free")
+	}
+	if got := k.Dispatcher.Stats().QueueDrops; got < calls-2 {
+		t.Fatalf("queue drops counted %d, want at least %d", got, calls-2)
+	}
+}
