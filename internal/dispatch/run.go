@@ -114,7 +114,11 @@ func (d *Dispatcher) invoke(ctx context.Context, c *capsule, j job, rn *Runner) 
 	case err != nil:
 		d.stats.errors.Add(1)
 		d.stats.deny(errorDenyReason)
-		d.log.Warn("dispatch: interceptor failed; counted as deny", attrs(slog.Any("error", err))...)
+		level := slog.LevelWarn
+		if d.stopping.Load() {
+			level = slog.LevelDebug // the kernel is shutting down: calls end
+		}
+		d.log.Log(ctx, level, "dispatch: interceptor failed; counted as deny", attrs(slog.Any("error", err))...)
 	case v.Action == Continue:
 		if r.chained && len(v.Payload) > 0 {
 			if !ipc.ValidJSON(v.Payload) {

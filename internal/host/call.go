@@ -73,7 +73,13 @@ func (call *Call) Fail(reason error) {
 	f := call.failure
 	call.failure, call.failed = failureReply{}, true
 	call.mu.Unlock()
-	call.c.log.Warn("call failed", "principal", call.principal, "err", reason, "failure_reply", f.topic != "")
+	// A call ended because its capsule is unloading (the kernel stopping,
+	// a reload) is no failure of the capsule's: noted at debug level.
+	level := slog.LevelWarn
+	if errors.Is(reason, context.Canceled) && errors.Is(context.Cause(call.ctx), context.Canceled) {
+		level = slog.LevelDebug
+	}
+	call.c.log.Log(context.Background(), level, "call failed", "principal", call.principal, "err", reason, "failure_reply", f.topic != "")
 	if f.topic == "" {
 		return
 	}
