@@ -69,6 +69,13 @@ func (p *hopPolicy) check(method string, u *url.URL) error {
 	default:
 		return fmt.Errorf("egress: %s %s: scheme %q is not http or https: %w", method, shown, u.Scheme, ErrDenied)
 	}
+	if u.User != nil {
+		// Credentials in a URL end up in logs, in a model's context and in
+		// the "what did the agent fetch" a person reviews; and a URL such
+		// as http://trusted.example@evil.example/ reads as a host it is
+		// not. A capsule that authenticates sends a header.
+		return fmt.Errorf("egress: %s %s: a URL with userinfo (user@ or user:password@) is refused; send credentials in a header: %w", method, shown, ErrDenied)
+	}
 	host, err := NormalizeHost(u.Hostname())
 	if err != nil {
 		return fmt.Errorf("egress: %s %s: %w", method, shown, err)

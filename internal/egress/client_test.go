@@ -145,6 +145,7 @@ func TestClientRedirects(t *testing.T) {
 		{"to a host outside net", "http://evil.example/", onlyHost("127.0.0.1"), ErrDenied},
 		{"to a non-HTTP scheme", "ftp://public.example/", allowAnyHost, ErrDenied},
 		{"to file://", "file:///etc/passwd", allowAnyHost, ErrDenied},
+		{"to a URL with userinfo", "http://trusted.example@public.example/", allowAnyHost, ErrDenied},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -195,7 +196,6 @@ func TestClientAsksNetWithTheNormalisedHost(t *testing.T) {
 		{"http://Example.COM./x", "example.com"},
 		{"http://0x7f.1/", "127.0.0.1"},
 		{"https://[::FFFF:7F00:1]:8443/", "::ffff:127.0.0.1"},
-		{"http://user:pw@api.example/", "api.example"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.url, func(t *testing.T) {
@@ -370,5 +370,24 @@ func TestClientHTTPSUsesTheGuardedDial(t *testing.T) {
 	}
 	if got := fn.addresses(); !slices.Equal(got, []string{addr}) {
 		t.Fatalf("dialled %v", got)
+	}
+}
+
+// A URL carrying credentials is refused before anything is asked or dialled,
+// and the refusal does not repeat the password.
+func TestClientRefusesUserinfo(t *testing.T) {
+	for _, u := range []string{"http://user:pw@api.example/", "https://api.example@evil.example/", "http://@api.example/"} {
+		var seen []string
+		fn := newFakeNet(t, nil)
+		c := newTestClient(t, newFakeResolver(nil), fn, func(o *Options) {
+			o.CheckHost = func(h string) error { seen = append(seen, h); return nil }
+		})
+		_, err := get(context.Background(), c, u)
+		if !errors.Is(err, ErrDenied) || strings.Contains(err.Error(), "pw@") || !strings.Contains(err.Error(), "userinfo") {
+			t.Fatalf("GET %s: err = %v, want ErrDenied naming userinfo, without the password", u, err)
+		}
+		if len(seen) != 0 || len(fn.addresses()) != 0 {
+			t.Fatalf("GET %s: asked net %v, dialled %v", u, seen, fn.addresses())
+		}
 	}
 }
