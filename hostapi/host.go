@@ -169,7 +169,7 @@ type ProcessRequest struct {
 	Stdin []byte `json:"stdin,omitempty"`
 	// Timeout bounds the run (0: the call's deadline alone), capped by
 	// the call's deadline.
-	Timeout time.Duration `json:"timeout,omitempty"`
+	Timeout time.Duration `json:"timeout_ns,omitempty"`
 }
 
 // ProcessResult is how a run ended. Stdout and Stderr keep the first
