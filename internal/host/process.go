@@ -77,9 +77,10 @@ func (call *Call) ProcessRun(req hostapi.ProcessRequest) (hostapi.ProcessResult,
 	stdout, stderr := &cappedBuffer{max: hostapi.MaxProcessOutput}, &cappedBuffer{max: hostapi.MaxProcessOutput}
 	cmd.Stdout, cmd.Stderr = stdout, stderr
 	cmd.SysProcAttr = childProcAttr()
-	// Wait returns once the child exited, even if something it left
-	// behind still holds the pipes: that is killed below, not waited for.
-	cmd.WaitDelay = time.Second
+	// Wait returns shortly after the child exited even if something it
+	// left behind still holds the pipes: that is killed as the run ends,
+	// so its output is not worth waiting for.
+	cmd.WaitDelay = 200 * time.Millisecond
 
 	run, err := startTracked(cmd, call.cancelKeyNow(), call.c.id, call.c.log)
 	if err != nil {

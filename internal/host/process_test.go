@@ -175,6 +175,20 @@ func TestProcessCancelSIGINTThenSIGKILL(t *testing.T) {
 			var esc string
 			if strings.Contains(tc.name, "double fork") {
 				esc = waitForFile(t, filepath.Join(f.ws, "esc"))
+				// The test proves something only if the grandchild did
+				// escape: out of the child's session and group, its
+				// parent gone (re-parented to this process, the subreaper).
+				n, _ := strconv.Atoi(esc)
+				child, _ := strconv.Atoi(pid)
+				for deadline := time.Now().Add(testWait); ; time.Sleep(5 * time.Millisecond) {
+					st, ok := readStat(n)
+					if ok && st.sid != child && st.pgid != child && st.ppid == os.Getpid() {
+						break
+					}
+					if time.Now().After(deadline) {
+						t.Fatalf("the grandchild never escaped: %+v (child %d)", st, child)
+					}
+				}
 			}
 			if n := f.deps.Cancels.CancelFor("", errors.New("cancelled by the user"), "tool-call-1"); n != 1 {
 				t.Fatalf("cancel reached %d calls", n)
@@ -274,4 +288,36 @@ func TestProcessCountPerCapsule(t *testing.T) {
 	for range maxChildrenPerCapsule {
 		c.procs.release()
 	}
+}
+
+// TestProcessRunsDoNotKillEachOther: a run ending (and sweeping for its
+// escaped orphans) leaves another capsule's running child alone.
+func TestProcessRunsDoNotKillEachOther(t *testing.T) {
+	f, _, call := procCall(t)
+	other := f.capsule(t, strings.Replace(procCapsule, `name = "runner"`, `name = "other"`, 1))
+	ocall, _ := other.Begin(context.Background(), "default")
+	defer ocall.End()
+	if err := ocall.SetCancelKey("long"); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		_, err := ocall.ProcessRun(hostapi.ProcessRequest{Program: "sh", Args: []string{"-c", `echo $$ > long.tmp; mv long.tmp long; exec sleep 600`}})
+		done <- err
+	}()
+	long := waitForFile(t, filepath.Join(f.ws, "long"))
+	pid, _ := strconv.Atoi(long)
+	for i := range 5 {
+		if _, err := call.ProcessRun(hostapi.ProcessRequest{Program: "sh", Args: []string{"-c", "sleep 0.01 & true"}}); err != nil {
+			t.Fatal(err)
+		}
+		if err := syscall.Kill(pid, 0); err != nil {
+			t.Fatalf("run %d killed another capsule's child: %v", i, err)
+		}
+	}
+	f.deps.Cancels.CancelFor("", errors.New("done"), "long")
+	if err := <-done; hostapi.CodeOf(err) != hostapi.CodeCancelled {
+		t.Fatalf("long run: %v", err)
+	}
+	gone(t, long)
 }

@@ -58,6 +58,11 @@ func getsid(pid int) (int, error) {
 	return int(sid), nil
 }
 
+// spawning is held while a child starts and is recorded in started, and
+// read-held while a run classifies processes: a child between fork and
+// record would otherwise look like an escaped orphan to another run.
+var spawning sync.RWMutex
+
 // started holds the pids the tracker started and has not yet reaped, so
 // that a child of another run is never taken for an escaped orphan.
 var started struct {
@@ -105,11 +110,14 @@ type run struct {
 // startTracked starts cmd as a tracked child of the call keyed key.
 func startTracked(cmd *exec.Cmd, key, capsule string, log *slog.Logger) (*run, error) {
 	_ = becomeSubreaper(log)
+	spawning.Lock()
 	if err := cmd.Start(); err != nil {
+		spawning.Unlock()
 		return nil, err
 	}
-	r := &run{cmd: cmd, pid: cmd.Process.Pid, key: key, log: log.With("pid", cmd.Process.Pid, "cancel_key", key), done: make(chan error, 1), stop: make(chan struct{})}
-	trackPid(r.pid, true)
+	trackPid(cmd.Process.Pid, true)
+	spawning.Unlock()
+	r := &run{cmd: cmd, pid: cmd.Process.Pid, key: key, log: log.With("pid", cmd.Process.Pid, "cancel_key", key, "capsule", capsule), done: make(chan error, 1), stop: make(chan struct{})}
 	if st, ok := readStat(r.pid); ok {
 		r.start = st.start
 	}
@@ -237,6 +245,8 @@ type procStat struct {
 // escaped it (children of the kernel it did not start, in a session of
 // their own, started since the run began), and their descendants.
 func (r *run) members() []procStat {
+	spawning.RLock()
+	defer spawning.RUnlock()
 	self := os.Getpid()
 	all := readAllStats()
 	in := map[int]bool{}
