@@ -5,17 +5,15 @@ package kernel
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/astrid-go/astrid/hostapi"
 	"github.com/astrid-go/astrid/internal/dispatch"
+	"github.com/astrid-go/astrid/internal/testutil"
 	"github.com/astrid-go/astrid/ipc"
 )
 
@@ -39,15 +37,7 @@ func TestCancelRequestKillsAGuestsProcess(t *testing.T) {
 		v, err := c.Invoke(ctx, hostapi.Invocation{Handler: "run", Topic: "hostile.v1.run", Principal: ipc.DefaultPrincipal, Payload: in})
 		done <- answer{v, err}
 	}()
-	var pids []string
-	for deadline := time.Now().Add(30 * time.Second); len(pids) == 0; time.Sleep(5 * time.Millisecond) {
-		if b, err := os.ReadFile(filepath.Join(ws, "pid")); err == nil {
-			pids = strings.Fields(string(b))
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the child never wrote its pid")
-		}
-	}
+	pids := testutil.PidFile(t, 30*time.Second, filepath.Join(ws, "pid"))
 	req, _ := ipc.EncodePayload(ipc.ToolCancelRequest{CallIDs: []string{"call-proc-cancel"}})
 	client := dispatch.Caller{Capsule: ClientID, Principal: ipc.DefaultPrincipal}
 	if _, err := k.Dispatcher.Publish(client, ipc.ToolRequestCancelTopic, req); err != nil {
@@ -66,10 +56,5 @@ func TestCancelRequestKillsAGuestsProcess(t *testing.T) {
 	if b, _ := os.ReadFile(filepath.Join(ws, "got")); !strings.Contains(string(b), "int") {
 		t.Error("the shell never saw SIGINT")
 	}
-	for _, s := range pids {
-		pid, _ := strconv.Atoi(s)
-		if err := syscall.Kill(pid, 0); !errors.Is(err, syscall.ESRCH) {
-			t.Errorf("process %d survived: %v", pid, err)
-		}
-	}
+	testutil.NoProcess(t, pids...)
 }

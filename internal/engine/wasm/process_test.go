@@ -8,13 +8,12 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/astrid-go/astrid/hostapi"
+	"github.com/astrid-go/astrid/internal/testutil"
 )
 
 type runAnswer struct {
@@ -83,15 +82,7 @@ func TestProcessCancelledFromAGuest(t *testing.T) {
 			`trap 'echo int >> got' INT; sleep 600 & echo "$$ $!" > pid.tmp; mv pid.tmp pid; while :; do sleep 0.05; done`}})
 		done <- err
 	}()
-	var pids []string
-	for deadline := time.Now().Add(10 * time.Second); len(pids) == 0; time.Sleep(5 * time.Millisecond) {
-		if b, err := os.ReadFile(filepath.Join(f.ws, "pid")); err == nil {
-			pids = strings.Fields(string(b))
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the child never wrote its pid")
-		}
-	}
+	pids := testutil.PidFile(t, 10*time.Second, filepath.Join(f.ws, "pid"))
 	if n := f.cancels.Cancel(errors.New("cancelled by tool.v1.request.cancel"), "call-proc"); n != 1 {
 		t.Fatalf("cancel reached %d calls", n)
 	}
@@ -107,11 +98,6 @@ func TestProcessCancelledFromAGuest(t *testing.T) {
 	if b, _ := os.ReadFile(filepath.Join(f.ws, "got")); !strings.Contains(string(b), "int") {
 		t.Error("the shell never saw SIGINT")
 	}
-	for _, s := range pids {
-		pid, _ := strconv.Atoi(s)
-		if err := syscall.Kill(pid, 0); !errors.Is(err, syscall.ESRCH) {
-			t.Errorf("process %d survived: %v", pid, err)
-		}
-	}
+	testutil.NoProcess(t, pids...)
 	f.mustWork(t)
 }
