@@ -15,6 +15,7 @@ import (
 	"github.com/astrid-go/astrid/internal/dispatch"
 	"github.com/astrid-go/astrid/internal/testutil"
 	"github.com/astrid-go/astrid/ipc"
+	"github.com/astrid-go/astrid/manifest"
 )
 
 // A wasm tool running `sleep 600` behind a shell that traps SIGINT is
@@ -24,7 +25,7 @@ import (
 func TestCancelRequestKillsAGuestsProcess(t *testing.T) {
 	k, ws := bootTest(t, []Builtin{})
 	ctx := context.Background()
-	loadHostileWasm(t, k)
+	loadHostileWasmWith(t, k, func(m *manifest.Manifest) { m.Capabilities.HostProcess = []string{"sh"} })
 	c, _ := k.Registry.Get("hostile")
 	in, _ := json.Marshal(map[string]any{"Key": "call-proc-cancel", "Req": hostapi.ProcessRequest{Program: "sh", Args: []string{"-c",
 		`trap 'echo int >> got' INT; sleep 600 & echo "$$ $!" > pid.tmp; mv pid.tmp pid; while :; do sleep 0.05; done`}}})

@@ -14,7 +14,11 @@ import (
 
 	"github.com/astrid-go/astrid/hostapi"
 	"github.com/astrid-go/astrid/internal/testutil"
+	"github.com/astrid-go/astrid/manifest"
 )
+
+// grantSh grants the hostile guest the one program its run handler uses.
+func grantSh(m *manifest.Manifest) { m.Capabilities.HostProcess = []string{"sh"} }
 
 type runAnswer struct {
 	Result  hostapi.ProcessResult `json:"result"`
@@ -43,7 +47,7 @@ func (f *fixture) run(t *testing.T, ctx context.Context, key string, req hostapi
 // output and exit status; an ungranted one and a refused environment are
 // denied with the host's codes.
 func TestProcessRunFromAGuest(t *testing.T) {
-	f := loadHostile(t, Options{})
+	f := loadHostileWith(t, Options{}, grantSh)
 	cases := []struct {
 		name string
 		req  hostapi.ProcessRequest
@@ -73,7 +77,7 @@ func TestProcessRunFromAGuest(t *testing.T) {
 // through its cancel key: SIGINT reaches the shell, SIGKILL follows the
 // grace, the guest hears cancelled, and no process of the run remains.
 func TestProcessCancelledFromAGuest(t *testing.T) {
-	f := loadHostile(t, Options{})
+	f := loadHostileWith(t, Options{}, grantSh)
 	done := make(chan error, 1)
 	var a runAnswer
 	go func() {
