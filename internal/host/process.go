@@ -84,6 +84,9 @@ func (call *Call) ProcessRun(req hostapi.ProcessRequest) (hostapi.ProcessResult,
 
 	run, err := startTracked(cmd, call.cancelKeyNow(), call.c.id, call.c.log)
 	if err != nil {
+		if hostapi.CodeOf(err) == hostapi.CodeNotSupported {
+			return hostapi.ProcessResult{}, err
+		}
 		return hostapi.ProcessResult{}, hostapi.Errorf(hostapi.CodeIO, op, "start %s: %v", req.Program, err)
 	}
 	defer call.c.addRun(run)()
