@@ -14,6 +14,7 @@ type Host interface {
 	Sys
 	Calls
 	Approval
+	Process
 }
 
 // IPC is the capsule's access to the bus. The manifest's [publish] and
@@ -137,6 +138,70 @@ type Approval interface {
 	// allowance keeps it whole.
 	RequestApproval(action, resource string) (approved bool, err error)
 }
+
+// Process runs programs on the host, checked against host_process.
+type Process interface {
+	// ProcessRun runs req.Program (named exactly as in host_process) in
+	// its own process group and waits for it. It ends, with its whole
+	// group and anything that escaped from it, when req.Timeout passes,
+	// when the call's deadline passes or when the call is cancelled
+	// (SIGINT, then SIGKILL after a grace): the result then says so
+	// (TimedOut, Cancelled) and the error is CodeTimeout or
+	// CodeCancelled. A program that ran and exited non-zero is no error.
+	ProcessRun(req ProcessRequest) (ProcessResult, error)
+}
+
+// ProcessRequest is one program run.
+type ProcessRequest struct {
+	// Program is compared verbatim with host_process, then looked up on
+	// the kernel's fixed PATH (ProcessPath) when it has no slash.
+	Program string   `json:"program"`
+	Args    []string `json:"args,omitempty"`
+	// Env is added to a clean environment (PATH=ProcessPath, HOME and
+	// LANG=C.UTF-8); keys that change how programs are loaded or how
+	// shells start (LD_*, DYLD_*, BASH_ENV, ...) are refused.
+	Env map[string]string `json:"env,omitempty"`
+	// Dir is the working directory, checked like an FSRead path (""
+	// is the workspace); a symlink out of the grant is refused.
+	Dir string `json:"dir,omitempty"`
+	// Stdin is written to the program's standard input (at most
+	// MaxProcessStdin bytes); without it the input is empty.
+	Stdin []byte `json:"stdin,omitempty"`
+	// Timeout bounds the run (0: the call's deadline alone), capped by
+	// the call's deadline.
+	Timeout time.Duration `json:"timeout_ns,omitempty"`
+}
+
+// ProcessResult is how a run ended. Stdout and Stderr keep the first
+// MaxProcessOutput bytes each; the rest is read and dropped, counted in
+// StdoutBytes and StderrBytes, and flagged Truncated.
+type ProcessResult struct {
+	ExitCode        int    `json:"exit_code"`        // -1 when ended by a signal
+	Signal          string `json:"signal,omitempty"` // the signal that ended it
+	Stdout          []byte `json:"stdout,omitempty"`
+	Stderr          []byte `json:"stderr,omitempty"`
+	StdoutBytes     int64  `json:"stdout_bytes"`
+	StderrBytes     int64  `json:"stderr_bytes"`
+	StdoutTruncated bool   `json:"stdout_truncated,omitempty"`
+	StderrTruncated bool   `json:"stderr_truncated,omitempty"`
+	TimedOut        bool   `json:"timed_out,omitempty"`
+	Cancelled       bool   `json:"cancelled,omitempty"`
+}
+
+// Process limits.
+const (
+	// MaxProcessOutput caps what is kept of each of stdout and stderr.
+	MaxProcessOutput = 1 << 20
+	// MaxProcessArgs caps the program, arguments and environment
+	// together, in bytes.
+	MaxProcessArgs = 128 << 10
+	// MaxProcessStdin caps ProcessRequest.Stdin.
+	MaxProcessStdin = 10 << 20
+	// ProcessGrace is how long a program has between SIGINT and SIGKILL.
+	ProcessGrace = 2 * time.Second
+	// ProcessPath is the PATH programs are found on and run with.
+	ProcessPath = "/usr/local/bin:/usr/bin:/bin"
+)
 
 // SubscriptionID names a subscription within one capsule.
 type SubscriptionID uint64

@@ -73,6 +73,9 @@ func abiFSRename(fromPtr, fromLen, toPtr, toLen uint32) uint64
 //go:wasmimport astrid http_do
 func abiHTTPDo(reqPtr, reqLen uint32) uint64
 
+//go:wasmimport astrid process_run
+func abiProcessRun(reqPtr, reqLen uint32) uint64
+
 //go:wasmimport astrid log
 func abiLog(level int32, msgPtr, msgLen uint32) uint64
 
@@ -277,6 +280,20 @@ func (*wasmHost) HTTPDo(req hostapi.HTTPRequest) (hostapi.HTTPResponse, error) {
 	r := abiHTTPDo(p, n)
 	runtime.KeepAlive(b)
 	return decodeJSON[hostapi.HTTPResponse](result(r))
+}
+
+// ProcessRun runs a program through the host (hostapi.Process). On an
+// error (cancelled, timed out) the guest hears the code, not the partial
+// output.
+func (*wasmHost) ProcessRun(req hostapi.ProcessRequest) (hostapi.ProcessResult, error) {
+	b, err := json.Marshal(req)
+	if err != nil {
+		return hostapi.ProcessResult{}, hostapi.Errorf(hostapi.CodeInvalid, "process_run", "%v", err)
+	}
+	p, n := abi.BytesPtr(b)
+	r := abiProcessRun(p, n)
+	runtime.KeepAlive(b)
+	return decodeJSON[hostapi.ProcessResult](result(r))
 }
 
 func (*wasmHost) CapsuleID() string {

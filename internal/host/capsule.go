@@ -64,6 +64,12 @@ type Capsule struct {
 
 	kvMu sync.Mutex
 	kvs  map[string]*store.KV // by principal, see kvOf
+
+	// procs bounds the capsule's running process calls; runs are
+	// those calls' children, killed when the capsule unloads.
+	procs  procSlots
+	runsMu sync.Mutex
+	runs   map[*run]bool
 }
 
 // NewCapsule binds the host to capsule m installed in installDir; config
@@ -91,7 +97,8 @@ func NewCapsule(deps Deps, m *manifest.Manifest, installDir string, config map[s
 	if deps.Cancels == nil {
 		deps.Cancels = NewCancels()
 	}
-	c := &Capsule{deps: deps, id: id, gate: g, http: client, config: config, log: log.With("capsule", id), toolCalls: answersToolCalls(m)}
+	c := &Capsule{deps: deps, id: id, gate: g, http: client, config: config, log: log.With("capsule", id), toolCalls: answersToolCalls(m),
+		procs: procSlots{n: make(chan struct{}, maxChildrenPerCapsule)}, runs: map[*run]bool{}}
 	if len(m.Tools) > 0 {
 		c.tools = make(map[string]manifest.Tool, len(m.Tools))
 		for _, t := range m.Tools {
@@ -112,6 +119,27 @@ func (c *Capsule) Gate() *gate.Gate { return c.gate }
 // call made after Close still works, opening what it needs for itself.
 func (c *Capsule) Close() {
 	c.roots.close()
+	c.runsMu.Lock()
+	for r := range c.runs {
+		r.kill()
+	}
+	c.runsMu.Unlock()
+}
+
+// addRun records r as a child of the capsule until done is called; a run
+// added after Close is killed at once.
+func (c *Capsule) addRun(r *run) (done func()) {
+	c.runsMu.Lock()
+	defer c.runsMu.Unlock()
+	if c.roots.isClosed() {
+		r.kill()
+	}
+	c.runs[r] = true
+	return func() {
+		c.runsMu.Lock()
+		delete(c.runs, r)
+		c.runsMu.Unlock()
+	}
 }
 
 // Ledger is the kernel's CPU ledger, which engines charge a call's guest time

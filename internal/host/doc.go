@@ -13,4 +13,11 @@
 // that classifies it as waiting or instant: a waiting method hands the
 // invoking goroutine's adopted work to a worker first (dispatch.Runner) and
 // its time is a wait, not guest time, for the CPU ledger.
+//
+// The process call's children are the host's too (process.go checks a
+// request; proctrack_linux.go runs and ends a child): each leads its own
+// session, and nothing of a run — its group, its session, their
+// descendants, orphans that escaped by setsid — outlives the call, its
+// cancellation or the capsule's unload. The host must not leave a process
+// running that no call accounts for.
 package host

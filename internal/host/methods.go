@@ -61,6 +61,7 @@ const (
 	opSetFailureReply
 	opSetCancelKey
 	opRequestApproval
+	opProcessRun
 	numOps
 )
 
@@ -100,6 +101,7 @@ var methods = [numOps]struct {
 	opSetFailureReply: {"SetFailureReply", instant},
 	opSetCancelKey:    {"SetCancelKey", instant},
 	opRequestApproval: {"RequestApproval", waits},
+	opProcessRun:      {"ProcessRun", waits},
 }
 
 // enter begins host method o: for a waiting method it hands the work the

@@ -126,6 +126,13 @@ func TestToolSuiteWasm(t *testing.T) {
 // wasm runtime charging k's CPU ledger.
 func loadHostileWasm(t *testing.T, k *Kernel) {
 	t.Helper()
+	loadHostileWasmWith(t, k, nil)
+}
+
+// loadHostileWasmWith is loadHostileWasm with the manifest changed by edit
+// first.
+func loadHostileWasmWith(t *testing.T, k *Kernel, edit func(*manifest.Manifest)) {
+	t.Helper()
 	ctx := context.Background()
 	rt, built := hostileWasm(t, k)
 	m, diags := manifest.Load(hostileDir)
@@ -136,6 +143,9 @@ func loadHostileWasm(t *testing.T, k *Kernel) {
 	// a manifest without its directory names its component by path.
 	m.Dir = ""
 	m.Components[0].Path, m.Components[0].Hash = built.Wasm, built.SHA256
+	if edit != nil {
+		edit(m)
+	}
 	err := k.Load(ctx, m, "", func(h *host.Capsule) ([]capsule.Engine, error) {
 		e, err := rt.Engine(m, h)
 		return []capsule.Engine{e}, err

@@ -181,6 +181,14 @@ func withComponent(m *manifest.Manifest, r capsulebuild.Result) *manifest.Manife
 
 func loadHostile(t testing.TB, opts Options) *fixture {
 	t.Helper()
+	return loadHostileWith(t, opts, nil)
+}
+
+// loadHostileWith is loadHostile with the manifest changed by edit first
+// (granting host_process, say, which the shared manifest does not: it
+// makes the engine keep a single instance).
+func loadHostileWith(t testing.TB, opts Options, edit func(*manifest.Manifest)) *fixture {
+	t.Helper()
 	f := &fixture{logs: &syncBuffer{}}
 	f.harness, f.ws = newHarness(t, f.logs)
 	if opts.Logger == nil {
@@ -188,6 +196,9 @@ func loadHostile(t testing.TB, opts Options) *fixture {
 	}
 	f.rt = newRuntime(t, opts)
 	m := withComponent(hostileManifest(t), guest(t, "testdata/hostile"))
+	if edit != nil {
+		edit(m)
+	}
 	eng, err := f.load(t, f.rt, m, t.TempDir())
 	if err != nil {
 		t.Fatal(err)

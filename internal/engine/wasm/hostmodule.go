@@ -253,6 +253,21 @@ var importDefs = []importDef{
 		}
 		return jsonOf(resp)
 	}},
+	{name: "process_run", params: p(2), fn: func(st *callState, mod api.Module, s []uint64) ([]byte, error) {
+		raw, err := arg(mod, s[0], s[1], "request")
+		if err != nil {
+			return nil, err
+		}
+		var req hostapi.ProcessRequest
+		if err := json.Unmarshal(raw, &req); err != nil {
+			return nil, hostapi.Errorf(hostapi.CodeInvalid, "process_run", "request is not the JSON of docs/abi.md: %v", err)
+		}
+		res, err := st.call.ProcessRun(req)
+		if err != nil {
+			return nil, err
+		}
+		return jsonOf(res)
+	}},
 	{name: "log", params: p(3), outsideCall: true, fn: func(st *callState, mod api.Module, s []uint64) ([]byte, error) {
 		msg, err := arg(mod, s[1], s[2], "message")
 		if err != nil {

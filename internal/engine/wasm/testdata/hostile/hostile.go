@@ -166,6 +166,28 @@ func New() *sdk.Capsule {
 		c.Final(out)
 		return nil
 	})
+	c.Handle("hostile.v1.run", "run", func(c *sdk.Call) error {
+		var q struct {
+			Key string
+			Req hostapi.ProcessRequest
+		}
+		if err := c.Decode(&q); err != nil {
+			return err
+		}
+		if q.Key != "" {
+			if err := c.SetCancelKey(q.Key); err != nil {
+				return err
+			}
+		}
+		res, err := c.ProcessRun(q.Req)
+		msg := ""
+		if err != nil {
+			msg = err.Error()
+		}
+		out, _ := json.Marshal(map[string]any{"result": res, "code": uint32(hostapi.CodeOf(err)), "message": msg})
+		c.Final(out)
+		return nil
+	})
 	c.Handle("hostile.v1.print", "print", func(c *sdk.Call) error {
 		fmt.Println("hello from the guest")
 		fmt.Fprintln(os.Stderr, "complaint from the guest")

@@ -1,0 +1,35 @@
+//go:build !linux
+
+package host
+
+import (
+	"context"
+	"log/slog"
+	"os/exec"
+	"syscall"
+	"time"
+
+	"github.com/astrid-go/astrid/hostapi"
+)
+
+// Elsewhere than Linux there is no child subreaper to catch what escapes a
+// child's group, so the process call is not offered at all rather than
+// offered with a leak (docs/RATIONALE.md).
+
+type run struct{}
+
+type ended struct {
+	ctxErr    error
+	overLimit bool
+	unloaded  bool
+}
+
+func childProcAttr() *syscall.SysProcAttr { return &syscall.SysProcAttr{Setpgid: true} }
+
+func startTracked(*exec.Cmd, string, string, *slog.Logger) (*run, error) {
+	return nil, hostapi.Errorf(hostapi.CodeNotSupported, "process_run", "process calls are only supported on Linux")
+}
+
+func (*run) kill() {}
+
+func (*run) supervise(context.Context, time.Duration, int) ended { return ended{} }
