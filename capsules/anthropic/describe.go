@@ -23,8 +23,14 @@ type describeResponse struct {
 
 func describe(s settings) describeResponse {
 	ready, why := s.ready()
+	// The registry names a model <provider>:<entry id>: the id is the
+	// model, so `astrid models set anthropic:<model>` reads as it should.
+	id := s.model
+	if id == "" {
+		id = Provider
+	}
 	return describeResponse{Providers: []providerEntry{{
-		ID:              Provider,
+		ID:              id,
 		Description:     "Anthropic Messages API (" + s.model + ")",
 		Capabilities:    []string{"text", "tools", "vision", "reasoning"},
 		RequestTopic:    ipc.LLMGenerateTopic(Provider),

@@ -395,7 +395,7 @@ func TestDescribeOverTheBus(t *testing.T) {
 			t.Fatalf("%+v, %v", d, err)
 		}
 		e := d.Providers[0]
-		if e.ID != "anthropic" || e.RequestTopic != "llm.v1.request.generate.anthropic" || e.StreamTopic != "llm.v1.stream.anthropic" || e.Models[0] != anthropic.DefaultModel {
+		if e.ID != anthropic.DefaultModel || e.RequestTopic != "llm.v1.request.generate.anthropic" || e.StreamTopic != "llm.v1.stream.anthropic" || e.Models[0] != anthropic.DefaultModel {
 			t.Errorf("entry %+v", e)
 		}
 		if e.Ready != c.ready || (!c.ready && !strings.Contains(e.Why, "astrid capsule env set astrid-capsule-anthropic api_key")) {
