@@ -5,6 +5,9 @@ package sdk
 import (
 	"context"
 	"net/http"
+	"strconv"
+	"strings"
+	"time"
 
 	"github.com/astrid-go/astrid/hostapi"
 )
@@ -39,4 +42,27 @@ func (c *Call) HTTPClient() (*http.Client, error) {
 		return nil, hostapi.Errorf(hostapi.CodeNotSupported, "http_client", "this host offers no streaming HTTP client")
 	}
 	return h.HTTPClient()
+}
+
+// RetryAfter reads the wait an HTTP answer asks for before a retry:
+// Retry-After-Ms (OpenAI's and Anthropic's, milliseconds), else Retry-After
+// in seconds or as an HTTP date (measured from now); ok is false when
+// neither is present and readable.
+func RetryAfter(h http.Header, now time.Time) (wait time.Duration, ok bool) {
+	if v := strings.TrimSpace(h.Get("Retry-After-Ms")); v != "" {
+		if ms, err := strconv.ParseFloat(v, 64); err == nil && ms >= 0 {
+			return time.Duration(ms * float64(time.Millisecond)), true
+		}
+	}
+	v := strings.TrimSpace(h.Get("Retry-After"))
+	if v == "" {
+		return 0, false
+	}
+	if secs, err := strconv.ParseFloat(v, 64); err == nil && secs >= 0 {
+		return time.Duration(secs * float64(time.Second)), true
+	}
+	if t, err := http.ParseTime(v); err == nil {
+		return max(0, t.Sub(now)), true
+	}
+	return 0, false
 }

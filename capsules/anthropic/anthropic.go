@@ -2,7 +2,6 @@ package anthropic
 
 import (
 	_ "embed"
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"time"
@@ -49,29 +48,11 @@ func handleDescribe(c *sdk.Call) error {
 }
 
 func handleGenerate(c *sdk.Call) error {
-	payload := c.Payload()
-	var req ipc.LLMRequest
-	if err := req.UnmarshalJSON(payload); err != nil {
-		var id struct {
-			RequestID string `json:"request_id"`
-		}
-		if json.Unmarshal(payload, &id) != nil || id.RequestID == "" {
-			c.Log(hostapi.LogWarn, fmt.Sprintf("anthropic: dropped a request that is not an llm_request: %v", err))
-			return nil
-		}
-		return newStreamOut(c, id.RequestID).fail(fmt.Sprintf("anthropic: not an llm_request: %v", err))
-	}
-	if req.RequestID == "" {
-		c.Log(hostapi.LogWarn, "anthropic: dropped an llm_request without request_id")
-		return nil
+	req, ok, err := sdk.ProviderRequest(c, Provider)
+	if !ok {
+		return err
 	}
 	out := newStreamOut(c, req.RequestID)
-	// Should this call trap or time out, the requester still gets an end.
-	if end, err := encode(req.RequestID, ipc.StreamEvent{Kind: ipc.StreamError, Text: "anthropic: the provider did not finish"}); err == nil {
-		if err := c.SetFailureReply(ipc.LLMStreamTopic(Provider), end); err != nil {
-			c.Log(hostapi.LogWarn, fmt.Sprintf("anthropic: request %q: failure reply not registered: %v", req.RequestID, err))
-		}
-	}
 	s := readSettings(c)
 	for _, p := range s.problems {
 		c.Log(hostapi.LogWarn, "anthropic: [env] "+p+"; the default is used")
@@ -97,7 +78,7 @@ func handleGenerate(c *sdk.Call) error {
 				return out.fail(fmt.Sprintf("%s; the API asks to wait %s, more than the %s this provider waits", describeErr(err, s), wait.Round(1e9), maxRetryWait))
 			}
 			c.Log(hostapi.LogInfo, fmt.Sprintf("anthropic: %s; retrying once in %s", describeErr(err, s), wait))
-			if werr := waitFor(c, wait); werr != nil {
+			if werr := c.Wait(retryWaitTopic, wait); werr != nil {
 				return out.fail(fmt.Sprintf("%s; the wait before retrying ended: %v", describeErr(err, s), werr))
 			}
 			continue
@@ -179,13 +160,13 @@ func newStreamOut(c *sdk.Call, requestID string) *streamOut {
 }
 
 func (o *streamOut) publish(ev ipc.StreamEvent) error {
-	b, err := encode(o.requestID, ev)
+	b, err := sdk.EncodeStreamEvent(o.requestID, ev)
 	if err == nil {
 		err = o.c.Publish(ipc.LLMStreamTopic(Provider), b)
 		// A fast stream can outrun the principal's publish budget: wait
 		// for it (backpressure) rather than drop an event or the stream.
 		for wait, waited := publishBackoff, time.Duration(0); hostapi.CodeOf(err) == hostapi.CodeRateLimited && waited < maxPublishBackoff; wait *= 2 {
-			if werr := waitFor(o.c, wait); werr != nil {
+			if werr := o.c.Wait(retryWaitTopic, wait); werr != nil {
 				break
 			}
 			waited += wait
@@ -210,8 +191,4 @@ func (o *streamOut) fail(msg string) error {
 	}
 	o.failed = true
 	return nil
-}
-
-func encode(requestID string, ev ipc.StreamEvent) ([]byte, error) {
-	return ipc.LLMStreamEvent{RequestID: requestID, Event: ev}.MarshalJSON()
 }

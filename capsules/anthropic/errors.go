@@ -6,13 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"strconv"
 	"strings"
 	"time"
 
 	sdkapi "github.com/anthropics/anthropic-sdk-go/v2"
 
-	"github.com/astrid-go/astrid/hostapi"
 	"github.com/astrid-go/astrid/sdk"
 )
 
@@ -54,49 +52,11 @@ func retryable(err error) (time.Duration, bool) {
 		return 0, false
 	}
 	if apiErr.Response != nil {
-		if d, ok := retryAfter(apiErr.Response.Header, time.Now()); ok {
+		if d, ok := sdk.RetryAfter(apiErr.Response.Header, time.Now()); ok {
 			return d, true
 		}
 	}
 	return defaultRetryWait, true
-}
-
-// retryAfter reads retry-after-ms, then Retry-After (seconds or an HTTP
-// date).
-func retryAfter(h http.Header, now time.Time) (time.Duration, bool) {
-	if v := h.Get("Retry-After-Ms"); v != "" {
-		if ms, err := strconv.ParseFloat(v, 64); err == nil && ms >= 0 {
-			return time.Duration(ms * float64(time.Millisecond)), true
-		}
-	}
-	v := strings.TrimSpace(h.Get("Retry-After"))
-	if v == "" {
-		return 0, false
-	}
-	if secs, err := strconv.ParseFloat(v, 64); err == nil && secs >= 0 {
-		return time.Duration(secs * float64(time.Second)), true
-	}
-	if t, err := http.ParseTime(v); err == nil {
-		return max(0, t.Sub(now)), true
-	}
-	return 0, false
-}
-
-// waitFor waits d in a Recv on a topic nobody publishes: the kernel bounds
-// the wait and ends it with the call.
-func waitFor(c *sdk.Call, d time.Duration) error {
-	if d < time.Millisecond {
-		return nil // "retry now" (a Recv of 0 would wait its maximum)
-	}
-	sub, err := c.Subscribe(retryWaitTopic)
-	if err != nil {
-		return err
-	}
-	defer func() { _ = c.Unsubscribe(sub) }()
-	if _, err := c.Recv(sub, d); err != nil && !errors.Is(err, hostapi.ErrTimeout) {
-		return err
-	}
-	return nil
 }
 
 // describeErr is the Error event's text for err: what went wrong, in

@@ -2,6 +2,7 @@ package anthropic
 
 import (
 	"encoding/json"
+	"github.com/astrid-go/astrid/sdk"
 	"net/http"
 	"strings"
 	"testing"
@@ -99,7 +100,7 @@ func TestRetryAfter(t *testing.T) {
 		for k, v := range c.h {
 			h[k] = []string{v}
 		}
-		d, ok := retryAfter(h, now)
+		d, ok := sdk.RetryAfter(h, now)
 		if d.String() != c.want || ok != c.ok {
 			t.Errorf("%v: %s %v, want %s %v", c.h, d, ok, c.want, c.ok)
 		}

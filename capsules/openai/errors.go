@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
-	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -107,21 +106,10 @@ func errorBodyMessage(body []byte) string {
 	return text
 }
 
-// retryAfter is the wait a 429 asks for: Retry-After-Ms (OpenAI's), else
-// Retry-After in seconds or as an HTTP date; defaultRetryWait without one.
+// retryAfter is the wait a 429 asks for; defaultRetryWait without one.
 func retryAfter(h http.Header) time.Duration {
-	if v := h.Get("Retry-After-Ms"); v != "" {
-		if ms, err := strconv.ParseFloat(v, 64); err == nil && ms >= 0 {
-			return time.Duration(ms * float64(time.Millisecond))
-		}
-	}
-	if v := h.Get("Retry-After"); v != "" {
-		if secs, err := strconv.ParseFloat(v, 64); err == nil && secs >= 0 {
-			return time.Duration(secs * float64(time.Second))
-		}
-		if at, err := http.ParseTime(v); err == nil {
-			return max(time.Until(at), 0)
-		}
+	if d, ok := sdk.RetryAfter(h, time.Now()); ok {
+		return d
 	}
 	return defaultRetryWait
 }

@@ -3,7 +3,6 @@ package openai
 import (
 	"context"
 	_ "embed"
-	"errors"
 	"fmt"
 	"net/http"
 	"time"
@@ -79,7 +78,7 @@ func handleGenerate(c *sdk.Call) error {
 		// it, a retry would repeat what the requester already has.
 		if f.rateLimited && attempt == 0 && !out.published && f.wait <= maxRetryWait {
 			c.Log(hostapi.LogInfo, fmt.Sprintf("openai: %s is rate limiting; retrying once in %s", s.host(), f.wait))
-			if err := wait(c, f.wait); err != nil {
+			if err := c.Wait(waitTopic, f.wait); err != nil {
 				return fail(c, req.RequestID, fmt.Sprintf("%s (the wait to retry ended: %v)", f.msg, err))
 			}
 			continue
@@ -172,26 +171,6 @@ func (p *publisher) emit(ev ipc.StreamEvent) error {
 	}
 	p.published = true
 	return nil
-}
-
-// wait waits d in a host call (a handler has no timer of its own): a
-// receive on a topic no one publishes on, bounded by the host.
-func wait(c *sdk.Call, d time.Duration) error {
-	sub, err := c.Subscribe(waitTopic)
-	if err != nil {
-		return err
-	}
-	defer func() { _ = c.Unsubscribe(sub) }()
-	deadline := c.Now().Add(d)
-	for {
-		left := deadline.Sub(c.Now())
-		if left <= 0 {
-			return nil
-		}
-		if _, err := c.Recv(sub, left); err != nil && !errors.Is(err, hostapi.ErrTimeout) {
-			return err
-		}
-	}
 }
 
 func fail(c *sdk.Call, requestID, msg string) error {
