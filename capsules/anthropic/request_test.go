@@ -2,13 +2,13 @@ package anthropic
 
 import (
 	"encoding/json"
-	"github.com/astrid-go/astrid/sdk"
 	"net/http"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/astrid-go/astrid/ipc"
+	"github.com/astrid-go/astrid/sdk"
 )
 
 func strPtr(s string) *string { return &s }
