@@ -7,6 +7,7 @@
 // gate, egress, store and dispatcher are applied), and the wasm ABI
 // (docs/abi.md, one import per method). It holds no state and does no I/O.
 //
-// Later issues add process, net, approval, elicit and identity calls; they are
-// absent here rather than stubbed.
+// Process runs (ProcessRun, foreground only) and approval questions
+// (RequestApproval) are here; net connect/bind, elicit and identity calls
+// come with later issues and are absent rather than stubbed.
 package hostapi
