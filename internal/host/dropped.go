@@ -66,7 +66,7 @@ func (c *Capsule) AnswerDropped(d dispatch.Dropped) bool {
 			return false
 		}
 		callID, topic = res.CallID, ipc.ToolExecuteResultTopic
-		content = fmt.Sprintf("tool %s ran, but its result was lost: %s; check what it did before calling it again", name, d.Reason)
+		content = fmt.Sprintf("tool %s: its answer was lost: %s; the tool may have run, check what it did before calling it again", name, d.Reason)
 	default:
 		return false
 	}

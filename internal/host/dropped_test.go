@@ -41,7 +41,7 @@ func TestAnswerDropped(t *testing.T) {
 		callID, says   string
 	}{
 		{"tool.v1.request.execute", ipc.ToolRequestExecuteTopic, req, "c1", "tool write_file was not run: full"},
-		{"tool.v1.execute.*.result", ipc.ToolResultTopic("write_file"), res, "c2", "tool write_file ran, but its result was lost: full"},
+		{"tool.v1.execute.*.result", ipc.ToolResultTopic("write_file"), res, "c2", "tool write_file: its answer was lost: full"},
 	} {
 		d := dispatch.Dropped{Capsule: "plumber", Pattern: tc.pattern, Envelope: &ipc.Envelope{Topic: tc.topic, Payload: tc.payload, Principal: "alice"}, Payload: tc.payload, Reason: "full"}
 		if !c.AnswerDropped(d) {

@@ -67,7 +67,9 @@ func TestADroppedToolCallIsAnsweredAtOnce(t *testing.T) {
 	refused := 0
 	for refused < calls-2 {
 		res := <-results
-		if !res.IsError || !strings.Contains(res.Content, "queue is full") || !strings.Contains(res.Content, "tool block was not run") {
+		// A refusal can itself be dropped at the router's full queue; its
+		// caller then hears that the answer was lost.
+		if !res.IsError || !strings.Contains(res.Content, "queue is full") || !(strings.Contains(res.Content, "tool block was not run") || strings.Contains(res.Content, "answer was lost")) {
 			close(release)
 			t.Fatalf("while the tool was busy a call got %+v, want a queue-full refusal", res)
 		}
@@ -81,7 +83,7 @@ func TestADroppedToolCallIsAnsweredAtOnce(t *testing.T) {
 		switch {
 		case !res.IsError && res.Content == "released":
 			ran++
-		case res.IsError && strings.Contains(res.Content, "queue is full") && (strings.Contains(res.Content, "was not run") || strings.Contains(res.Content, "result was lost")):
+		case res.IsError && strings.Contains(res.Content, "queue is full") && (strings.Contains(res.Content, "was not run") || strings.Contains(res.Content, "answer was lost")):
 			// the router's queue may refuse too; it answers the same way
 		default:
 			t.Fatalf("a call got %+v, want it run or refused for a full queue", res)
