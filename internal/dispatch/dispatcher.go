@@ -48,9 +48,10 @@ type Options struct {
 	// its capsule's queue for the principal was full, so that a caller
 	// waiting for that call's answer can be told at once why none will
 	// come (the kernel answers tool calls; DESIGN §4, every refusal
-	// answered). It runs on the publishing goroutine, holding no lock of
-	// the dispatcher's, and must not block.
-	OnDrop func(Dropped)
+	// answered). It reports whether the caller was answered (counted in
+	// Stats.DropsAnswered). It runs on the publishing goroutine, holding
+	// no lock of the dispatcher's, and must not block.
+	OnDrop func(Dropped) bool
 }
 
 // Dropped is an interceptor call that was never made.

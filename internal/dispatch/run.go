@@ -60,10 +60,12 @@ func (d *Dispatcher) send(r *run, i int, rn *Runner) bool {
 		d.logDrop(c, r.env)
 		if d.opts.OnDrop != nil {
 			l := r.links[i]
-			d.opts.OnDrop(Dropped{
+			if d.opts.OnDrop(Dropped{
 				Capsule: c.id, Pattern: l.pattern, Handler: l.handler, Envelope: r.env, Payload: r.payload,
 				Reason: fmt.Sprintf("capsule %s already has %d calls of principal %q waiting (its queue is full)", c.id, d.opts.QueueDepth, r.env.Principal),
-			})
+			}) {
+				d.stats.dropsAnswered.Add(1)
+			}
 		}
 	case capsuleGone:
 		d.stats.orphaned.Add(1)

@@ -30,9 +30,12 @@ type Stats struct {
 	Skipped         uint64 // calls a capsule did not support (ErrNotSupported)
 
 	QueueDrops uint64 // invocations dropped because the target's queue was full
-	Orphaned   uint64 // invocations for a capsule already unregistered
-	Discarded  uint64 // queued invocations discarded by Unregister or Close
-	ChainsCut  uint64 // chains ended early because a link could not be queued
+	// DropsAnswered counts the QueueDrops whose caller was told at once
+	// (Options.OnDrop answered a tool call, model request or prompt).
+	DropsAnswered uint64
+	Orphaned      uint64 // invocations for a capsule already unregistered
+	Discarded     uint64 // queued invocations discarded by Unregister or Close
+	ChainsCut     uint64 // chains ended early because a link could not be queued
 }
 
 const (
@@ -46,7 +49,7 @@ type counters struct {
 	publishDenied, subscribeDenied, rateLimited, tooLarge, invalid atomic.Uint64
 	notAdmitted                                                    atomic.Uint64
 	invocations, continued, finals, denials, errors, skipped       atomic.Uint64
-	queueDrops, orphaned, discarded, chainsCut                     atomic.Uint64
+	queueDrops, dropsAnswered, orphaned, discarded, chainsCut      atomic.Uint64
 
 	reasonsMu sync.Mutex
 	reasons   map[string]uint64
@@ -87,6 +90,7 @@ func (c *counters) snapshot() Stats {
 		Errors:          c.errors.Load(),
 		Skipped:         c.skipped.Load(),
 		QueueDrops:      c.queueDrops.Load(),
+		DropsAnswered:   c.dropsAnswered.Load(),
 		Orphaned:        c.orphaned.Load(),
 		Discarded:       c.discarded.Load(),
 		ChainsCut:       c.chainsCut.Load(),

@@ -1,7 +1,9 @@
 package host
 
 import (
+	"encoding/json"
 	"fmt"
+	"strings"
 
 	"github.com/astrid-go/astrid/internal/dispatch"
 	"github.com/astrid-go/astrid/ipc"
@@ -14,6 +16,15 @@ import (
 const (
 	toolRequestWIT = "tool-execute-request"
 	toolResultWIT  = "tool-execute-result"
+)
+
+// The request topics of the other conventions whose requester waits for an
+// answer the kernel can give: a model provider owes its requester a stream
+// that ends (llm.v1.request.generate.<provider> → llm.v1.stream.<provider>),
+// the agent owes a frontend the final response of the turn a prompt starts.
+const (
+	generatePrefix = "llm.v1.request.generate."
+	promptTopic    = "user.v1.prompt"
 )
 
 // answersToolCalls lists the capsule's interceptor patterns of the tool
@@ -30,23 +41,58 @@ func answersToolCalls(m *manifest.Manifest) map[string]string {
 	return out
 }
 
-// AnswerDropped answers, on the capsule's behalf, a tool call the
-// dispatcher dropped before the capsule saw it (its queue was full): the
-// caller gets an is_error result saying why at once, instead of waiting for
-// its timeout (DESIGN §4, every refusal answered). The answer goes where the
-// capsule's own would have: the consolidated result for a call taken from
-// tool.v1.request.execute, the tool's result topic for tool.v1.execute.<name>;
-// it is a failure reply, so the rate limit does not refuse it and the ACL
-// still must allow it. It reports whether an answer was published; events
-// that are not tool calls have no caller waiting on a reply the kernel can
-// know, and are only counted.
+// AnswerDropped answers, on the capsule's behalf, a request the dispatcher
+// dropped before the capsule saw it (its queue was full), so that the
+// requester hears why at once instead of waiting for its timeout (DESIGN §4,
+// every refusal answered). It knows three conventions, and answers where
+// the capsule's own answer would have gone:
+//
+//   - a tool call (tool.v1.request.execute, tool.v1.execute.<name>) gets an
+//     is_error result naming the call; a tool's result the consolidator
+//     never saw gets one saying the answer was lost;
+//   - a model request (llm.v1.request.generate.<p>) gets an error event on
+//     llm.v1.stream.<p> for its request id;
+//   - a prompt that starts a turn (user.v1.prompt) gets a final
+//     agent.v1.response with outcome "error" for its session and turn.
+//
+// The answer is a failure reply: the rate limit does not refuse it, the ACL
+// still must allow it. It reports whether an answer was published; any
+// other event has no requester the kernel can know, and is only counted.
 func (c *Capsule) AnswerDropped(d dispatch.Dropped) bool {
+	topic, payload, ok := c.dropAnswer(d)
+	if !ok {
+		return false
+	}
+	caller := dispatch.Caller{Capsule: c.id, Principal: d.Envelope.Principal, Continues: true}
+	if _, err := c.deps.Dispatcher.PublishFailure(caller, topic, payload); err != nil {
+		c.log.Warn("the answer to a dropped request was not published", "topic", topic, "err", err)
+		return false
+	}
+	return true
+}
+
+// dropAnswer builds the answer to d, if d is a request of a known
+// convention that this capsule takes.
+func (c *Capsule) dropAnswer(d dispatch.Dropped) (topic string, payload []byte, ok bool) {
+	if wit, isTool := c.toolCalls[d.Pattern]; isTool {
+		return toolDropAnswer(wit, d)
+	}
+	switch {
+	case strings.HasPrefix(d.Envelope.Topic, generatePrefix):
+		return generateDropAnswer(d)
+	case d.Envelope.Topic == promptTopic:
+		return promptDropAnswer(d)
+	}
+	return "", nil, false
+}
+
+func toolDropAnswer(wit string, d dispatch.Dropped) (string, []byte, bool) {
 	var callID, topic, content string
-	switch c.toolCalls[d.Pattern] {
+	switch wit {
 	case toolRequestWIT:
 		var req ipc.ToolExecuteRequest
 		if err := req.UnmarshalJSON(ipc.GuestBytes(d.Payload)); err != nil || req.CallID == "" {
-			return false
+			return "", nil, false
 		}
 		callID, topic = req.CallID, ipc.ToolExecuteResultTopic
 		if name, ok := ipc.ToolNameFromExecuteTopic(d.Envelope.Topic); ok {
@@ -59,26 +105,59 @@ func (c *Capsule) AnswerDropped(d dispatch.Dropped) bool {
 		// may well have acted).
 		name, ok := ipc.ToolNameFromResultTopic(d.Envelope.Topic)
 		if !ok {
-			return false
+			return "", nil, false
 		}
 		var res ipc.ToolExecuteResult
 		if err := res.UnmarshalJSON(ipc.GuestBytes(d.Payload)); err != nil || res.CallID == "" {
-			return false
+			return "", nil, false
 		}
 		callID, topic = res.CallID, ipc.ToolExecuteResultTopic
 		content = fmt.Sprintf("tool %s: its answer was lost: %s; the tool may have run, check what it did before calling it again", name, d.Reason)
 	default:
-		return false
+		return "", nil, false
 	}
 	res := ipc.ToolExecuteResult{CallID: callID, Result: ipc.ToolCallResult{CallID: callID, Content: content, IsError: true}}
 	payload, err := res.MarshalJSON()
-	if err != nil {
-		return false
+	return topic, payload, err == nil
+}
+
+// generateDropAnswer ends a dropped model request's stream with an error,
+// which the agent turns into the turn's end at once.
+func generateDropAnswer(d dispatch.Dropped) (string, []byte, bool) {
+	provider := strings.TrimPrefix(d.Envelope.Topic, generatePrefix)
+	var req struct {
+		RequestID string `json:"request_id"`
 	}
-	caller := dispatch.Caller{Capsule: c.id, Principal: d.Envelope.Principal, Continues: true}
-	if _, err := c.deps.Dispatcher.PublishFailure(caller, topic, payload); err != nil {
-		c.log.Warn("the answer to a dropped tool call was not published", "call_id", callID, "topic", topic, "err", err)
-		return false
+	if ipc.ValidateTopic(ipc.LLMStreamTopic(provider)) != nil || json.Unmarshal(ipc.GuestBytes(d.Payload), &req) != nil || req.RequestID == "" {
+		return "", nil, false
 	}
-	return true
+	ev := ipc.StreamEvent{Kind: ipc.StreamError, Text: fmt.Sprintf("provider %s did not take the request: %s; try again later", provider, d.Reason)}
+	payload, err := ipc.LLMStreamEvent{RequestID: req.RequestID, Event: ev}.MarshalJSON()
+	return ipc.LLMStreamTopic(provider), payload, err == nil
+}
+
+// promptDropAnswer ends the turn a dropped prompt would have started. A
+// dropped cancel_turn is not answered: the turn it names is still running
+// and will end with its own final response, which a made-up one would hide.
+func promptDropAnswer(d dispatch.Dropped) (string, []byte, bool) {
+	in, ok := ipc.DecodePayload(ipc.GuestBytes(d.Payload)).(ipc.UserInput)
+	if !ok {
+		return "", nil, false
+	}
+	var pc ipc.PromptContext
+	if len(in.Context) > 0 {
+		_ = json.Unmarshal(in.Context, &pc) // a context that does not parse starts a turn without one
+	}
+	if pc.Action == ipc.ActionCancelTurn {
+		return "", nil, false
+	}
+	resp := ipc.AgentResponse{
+		Text:      fmt.Sprintf("The agent did not take this prompt: %s. Nothing ran; try again later.", d.Reason),
+		IsFinal:   true,
+		SessionID: in.SessionID,
+		Outcome:   ipc.OutcomeError,
+		TurnID:    pc.TurnID,
+	}
+	payload, err := ipc.EncodePayload(resp)
+	return ipc.AgentResponseTopic, payload, err == nil
 }

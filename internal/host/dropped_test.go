@@ -64,3 +64,71 @@ func TestAnswerDropped(t *testing.T) {
 		t.Fatal("a dropped event that is no tool call was answered")
 	}
 }
+
+const agentishCapsule = `
+[package]
+name = "agentish"
+version = "0.1.0"
+
+[subscribe]
+"user.v1.prompt" = { wit = "opaque", handler = "on_prompt" }
+"llm.v1.request.generate.local" = { wit = "opaque", handler = "on_generate" }
+
+[publish]
+"agent.v1.response" = "opaque"
+"llm.v1.stream.local" = "opaque"
+`
+
+// A dropped model request ends its stream with an error for its request
+// id, and a dropped prompt ends the turn it would have started, each as
+// the capsule that should have answered; a dropped cancel_turn is not
+// answered (the turn it names still runs and ends on its own), nor is a
+// request without the id its requester waits on.
+func TestAnswerDroppedModelRequestsAndPrompts(t *testing.T) {
+	f := newFixture(t)
+	c := f.capsule(t, agentishCapsule)
+	obs := busRoute(t, f, "*.v1.*")
+	drop := func(topic, payload string) dispatch.Dropped {
+		return dispatch.Dropped{Capsule: "agentish", Pattern: topic, Envelope: &ipc.Envelope{Topic: topic, Payload: []byte(payload), Principal: "alice"}, Payload: []byte(payload), Reason: "its queue is full"}
+	}
+	next := func(what string) *ipc.Envelope {
+		t.Helper()
+		got, err := obs.Recv(ctxTimeout(t))
+		if err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+		if got.Envelope.SourceID != "agentish" || got.Envelope.Principal != "alice" {
+			t.Fatalf("%s: answered as %s for %s", what, got.Envelope.SourceID, got.Envelope.Principal)
+		}
+		return got.Envelope
+	}
+
+	if !c.AnswerDropped(drop("llm.v1.request.generate.local", `{"request_id":"r1","messages":[]}`)) {
+		t.Fatal("a dropped model request was not answered")
+	}
+	env := next("model request")
+	var ev ipc.LLMStreamEvent
+	if err := ev.UnmarshalJSON(ipc.GuestBytes(env.Payload)); err != nil || env.Topic != "llm.v1.stream.local" || ev.RequestID != "r1" || ev.Event.Kind != ipc.StreamError || !strings.Contains(ev.Event.Text, "provider local did not take the request: its queue is full") {
+		t.Fatalf("model request answered on %s with %s (%v)", env.Topic, env.Payload, err)
+	}
+
+	if !c.AnswerDropped(drop("user.v1.prompt", `{"type":"user_input","text":"hi","session_id":"s1","context":{"turn_id":"t7"}}`)) {
+		t.Fatal("a dropped prompt was not answered")
+	}
+	env = next("prompt")
+	resp, ok := ipc.DecodePayload(ipc.GuestBytes(env.Payload)).(ipc.AgentResponse)
+	if !ok || env.Topic != ipc.AgentResponseTopic || !resp.IsFinal || resp.Outcome != ipc.OutcomeError || resp.SessionID != "s1" || resp.TurnID != "t7" || !strings.Contains(resp.Text, "did not take this prompt: its queue is full") {
+		t.Fatalf("prompt answered on %s with %s", env.Topic, env.Payload)
+	}
+
+	for _, d := range []dispatch.Dropped{
+		drop("user.v1.prompt", `{"type":"user_input","text":"","session_id":"s1","context":{"action":"cancel_turn"}}`),
+		drop("llm.v1.request.generate.local", `{"messages":[]}`),
+		drop("llm.v1.request.generate.local", `not json`),
+		drop("user.v1.prompt", `{"type":"agent_response","text":"x"}`),
+	} {
+		if c.AnswerDropped(d) {
+			t.Fatalf("answered %s %s", d.Envelope.Topic, d.Payload)
+		}
+	}
+}

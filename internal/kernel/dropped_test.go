@@ -25,12 +25,18 @@ version = "0.1.0"
 "tool.v1.execute.block.result" = "tool-execute-result"
 `)
 
+// quietPrincipal's calls of the blocker's tool return at once.
+const quietPrincipal = "quiet"
+
 // newBlocker's tool waits until release is closed (a test capsule, not a
 // built-in: the no-channels rule is for capsules/).
 func newBlocker(release <-chan struct{}) func() *sdk.Capsule {
 	return func() *sdk.Capsule {
 		c := sdk.New("blocks until released")
-		sdk.Tool(c, "block", "waits", func(*sdk.Call, struct{}) (string, error) {
+		sdk.Tool(c, "block", "waits", func(call *sdk.Call, _ struct{}) (string, error) {
+			if call.Principal() == quietPrincipal {
+				return "not blocked", nil
+			}
 			<-release
 			return "released", nil
 		})
@@ -92,7 +98,55 @@ func TestADroppedToolCallIsAnsweredAtOnce(t *testing.T) {
 	if ran == 0 {
 		t.Fatal("no call ran once the tool was free")
 	}
-	if got := k.Dispatcher.Stats().QueueDrops; got < calls-2 {
-		t.Fatalf("queue drops counted %d, want at least %d", got, calls-2)
+	st := k.Dispatcher.Stats()
+	if st.QueueDrops < calls-2 || st.DropsAnswered < calls-2 || st.DropsAnswered > st.QueueDrops {
+		t.Fatalf("queue drops counted %d, answered %d; want at least %d of each", st.QueueDrops, st.DropsAnswered, calls-2)
 	}
+}
+
+// A principal flooding a tool gets refusals at once, while another
+// principal's call of the same tool runs as if nothing happened: queues
+// are per (capsule, principal), and a full one refuses only its own.
+func TestAFloodingPrincipalLeavesAQuietOneUnaffected(t *testing.T) {
+	cfg := config.Default()
+	cfg.Limits.QueueDepth = 2
+	release := make(chan struct{})
+	defer func() {
+		select {
+		case <-release:
+		default:
+			close(release)
+		}
+	}()
+	k, _ := bootTestConfig(t, append(Builtins(), Builtin{Manifest: blockerManifest, New: newBlocker(release)}), cfg)
+
+	const flood = 20
+	results := make(chan ipc.ToolCallResult, flood)
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	for range flood {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			res, err := k.CallTool(context.Background(), "flood", "block", []byte(`{}`), testTimeout)
+			if err != nil {
+				res = ipc.ToolCallResult{Content: "no answer: " + err.Error(), IsError: true}
+			}
+			results <- res
+		}()
+	}
+	// Wait until the flood is being refused, so the quiet call comes while
+	// the flooding principal's queues are full.
+	for refused := 0; refused < flood/2; refused++ {
+		if res := <-results; !res.IsError || !strings.Contains(res.Content, "queue is full") {
+			t.Fatalf("a flooding call got %+v, want a queue-full refusal", res)
+		}
+	}
+	for i := range 3 {
+		res, err := k.CallTool(context.Background(), quietPrincipal, "block", []byte(`{}`), testTimeout)
+		if err != nil || res.IsError || res.Content != "not blocked" {
+			t.Fatalf("quiet call %d during the flood: %+v, %v", i, res, err)
+		}
+	}
+	close(release)
 }

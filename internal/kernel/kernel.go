@@ -124,11 +124,11 @@ func Boot(ctx context.Context, opts Options) (*Kernel, error) {
 		// The CPU budget refuses work when it starts (a frontend's
 		// publish), at once and with its reason; never a call continuing it.
 		Admit: led.Admit,
-		// A tool call dropped at a full queue is answered at once.
-		OnDrop: func(dr dispatch.Dropped) {
-			if rt := answerer.Load(); rt != nil {
-				rt.AnswerDropped(dr)
-			}
+		// A tool call, model request or prompt dropped at a full queue is
+		// answered at once.
+		OnDrop: func(dr dispatch.Dropped) bool {
+			rt := answerer.Load()
+			return rt != nil && rt.AnswerDropped(dr)
 		},
 	})
 	eg := egress.Options{AllowLocal: cfg.Egress.Allow, Logger: log}

@@ -79,13 +79,11 @@ type Runtime struct {
 // AnswerDropped answers a call the dispatcher dropped, through the host of
 // the capsule it was meant for (host.Capsule.AnswerDropped); the kernel
 // passes it as dispatch.Options.OnDrop.
-func (r *Runtime) AnswerDropped(d dispatch.Dropped) {
+func (r *Runtime) AnswerDropped(d dispatch.Dropped) bool {
 	r.mu.Lock()
 	e := r.entries[d.Capsule]
 	r.mu.Unlock()
-	if e != nil && e.host != nil {
-		e.host.AnswerDropped(d)
-	}
+	return e != nil && e.host != nil && e.host.AnswerDropped(d)
 }
 
 // entry is one capsule the runtime knows: loaded, or failed with its error.
