@@ -71,7 +71,7 @@ func handleRequest(c *sdk.Call) error {
 	if len(owners) == 0 {
 		return publishError(c, req.CallID, fmt.Sprintf("Unknown tool: no capsule provides %q", req.ToolName))
 	}
-	if err := c.KVSet(pendingPrefix+req.CallID, []byte(req.ToolName)); err != nil {
+	if err := c.KVSet(pendingPrefix+req.CallID, pendingValue(req.ToolName, owners)); err != nil {
 		return publishError(c, req.CallID, fmt.Sprintf("Failed to route tool request: %v", err))
 	}
 	if err := c.Publish(topic, payload); err != nil {
@@ -85,30 +85,42 @@ func handleResult(c *sdk.Call) error {
 	// tool.v1.execute.<name>.result: the interceptor pattern has five
 	// segments, so name is exactly one segment.
 	name := strings.TrimSuffix(strings.TrimPrefix(c.Topic(), "tool.v1.execute."), ".result")
+	// A provider answers the calls forwarded to it. Who that was is
+	// recorded with the call: a capsule unloaded mid-call still owes its
+	// caller the failure reply the kernel publishes for it, while a
+	// capsule that started providing the tool since then never took the
+	// call and may not answer it.
 	owners, err := c.Interceptors(ipc.ToolExecuteTopic(name))
-	if err != nil || !slices.Contains(owners, c.SourceID()) {
-		c.Log(hostapi.LogWarn, fmt.Sprintf("router: refused a result for tool %q from capsule %q, which does not provide it (providers: %v)", name, c.SourceID(), owners))
-		c.Deny("result from a capsule that does not provide the tool")
-		return nil
+	if err != nil {
+		owners = nil
 	}
-	// A result in the codec's form with both call ids is passed on as the
-	// provider spelled it: only its ids are read (decoding its content,
-	// a file's worth for read_file, and encoding it again would cost most
-	// of a large read's round trip). Anything else is decoded with the
-	// codec and, if its inner call id is empty, written again with it
-	// filled in.
 	out := c.Payload()
 	var res ipc.ToolExecuteResult
 	callID, innerID, ok := ipc.ToolResultCallIDs(out)
 	if !ok || callID == "" || innerID == "" {
 		if err := res.UnmarshalJSON(out); err != nil || res.CallID == "" {
+			if !slices.Contains(owners, c.SourceID()) {
+				return refuseStranger(c, name, owners)
+			}
 			c.Log(hostapi.LogWarn, fmt.Sprintf("router: dropped a malformed result for tool %q from %q", name, c.SourceID()))
 			return nil
 		}
 		callID = res.CallID
 	}
 	pending, ok, err := c.KVGet(pendingPrefix + callID)
-	if err != nil || !ok || string(pending) != name {
+	if err != nil || !ok {
+		if !slices.Contains(owners, c.SourceID()) {
+			return refuseStranger(c, name, owners)
+		}
+		c.Log(hostapi.LogWarn, fmt.Sprintf("router: refused a result for call %q from %q: no pending call of tool %q with that id", callID, c.SourceID(), name))
+		c.Deny("no such pending call")
+		return nil
+	}
+	tool, forwardedTo := parsePending(pending)
+	if !slices.Contains(forwardedTo, c.SourceID()) {
+		return refuseStranger(c, name, forwardedTo)
+	}
+	if tool != name {
 		c.Log(hostapi.LogWarn, fmt.Sprintf("router: refused a result for call %q from %q: no pending call of tool %q with that id", callID, c.SourceID(), name))
 		c.Deny("no such pending call")
 		return nil
@@ -129,6 +141,27 @@ func handleResult(c *sdk.Call) error {
 		c.Log(hostapi.LogWarn, fmt.Sprintf("router: call %q: result not registered as the failure reply: %v", callID, err))
 	}
 	return c.Publish(ipc.ToolExecuteResultTopic, out)
+}
+
+// refuseStranger refuses a result from a capsule the call was not
+// forwarded to.
+func refuseStranger(c *sdk.Call, name string, owners []string) error {
+	c.Log(hostapi.LogWarn, fmt.Sprintf("router: refused a result for tool %q from capsule %q, which does not provide it (providers: %v)", name, c.SourceID(), owners))
+	c.Deny("result from a capsule that does not provide the tool")
+	return nil
+}
+
+// pendingValue records a forwarded call: its tool and the capsules it was
+// forwarded to, one per line after the tool's name (neither a tool name
+// nor a capsule id holds a newline).
+func pendingValue(tool string, owners []string) []byte {
+	return []byte(tool + "\n" + strings.Join(owners, "\n"))
+}
+
+// parsePending reads what pendingValue wrote.
+func parsePending(v []byte) (tool string, owners []string) {
+	parts := strings.Split(string(v), "\n")
+	return parts[0], parts[1:]
 }
 
 // errorResult is the is_error tool_execute_result of a call.

@@ -3,6 +3,7 @@ package dispatch
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"maps"
@@ -151,6 +152,11 @@ type Dispatcher struct {
 	// queued then are counted as discarded but logged at debug level only,
 	// since every command's exit would otherwise warn about them.
 	stopping atomic.Bool
+	// departing holds the capsules Unregister is shutting down (id →
+	// *capsule): a call they had running, cancelled by the unload, still
+	// owes its caller the failure reply it registered, published under
+	// the departing capsule's ACL.
+	departing sync.Map
 }
 
 // busPort is what the dispatcher needs of the bus.
@@ -305,17 +311,20 @@ func (d *Dispatcher) Unregister(id string) {
 	}
 	d.mu.Unlock()
 	if ok {
+		d.departing.Store(id, c)
 		d.shutdown(c)
+		d.departing.CompareAndDelete(id, c)
 	}
 }
 
 func (d *Dispatcher) shutdown(c *capsule) {
 	c.mu.Lock()
 	c.closed = true
-	d.discardQueued(c)
+	discarded := d.discardQueued(c)
 	routes := c.routes
 	c.routes = nil
 	c.mu.Unlock()
+	d.answerDiscarded(c, discarded)
 	c.cancel()
 	for r := range routes {
 		r.Close()
@@ -406,6 +415,18 @@ func owners(links []*link) []string {
 		}
 	}
 	return ids
+}
+
+// lookupOwed is lookup for a failure reply: a capsule being unregistered
+// still answers the calls its unload cut short.
+func (d *Dispatcher) lookupOwed(id string) (*capsule, error) {
+	c, err := d.lookup(id)
+	if err != nil && errors.Is(err, ErrUnknownCapsule) {
+		if v, ok := d.departing.Load(id); ok {
+			return v.(*capsule), nil
+		}
+	}
+	return c, err
 }
 
 func (d *Dispatcher) lookup(id string) (*capsule, error) {

@@ -34,7 +34,11 @@ func (d *Dispatcher) PublishFailure(from Caller, topic string, payload json.RawM
 }
 
 func (d *Dispatcher) publish(from Caller, topic string, payload json.RawMessage, owed bool) (Result, error) {
-	c, err := d.lookup(from.Capsule)
+	lookup := d.lookup
+	if owed {
+		lookup = d.lookupOwed
+	}
+	c, err := lookup(from.Capsule)
 	if err != nil {
 		return Result{}, fmt.Errorf("dispatch: publish %s from capsule %s: %w", topic, from.Capsule, err)
 	}

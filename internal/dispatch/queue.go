@@ -2,6 +2,7 @@ package dispatch
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"time"
 )
@@ -169,19 +170,42 @@ func (d *Dispatcher) work(c *capsule, q *queue) {
 }
 
 // discardQueued empties every queue of a closing capsule, counting what was
-// thrown away. The caller holds c.mu.
-func (d *Dispatcher) discardQueued(c *capsule) {
+// thrown away, and returns the calls an unload cut off (none when the
+// whole kernel is stopping: nobody is left to hear an answer). The caller
+// holds c.mu.
+func (d *Dispatcher) discardQueued(c *capsule) []job {
+	var cut []job
+	stopping := d.stopping.Load()
 	for _, q := range c.queues {
 		if q.n > 0 {
 			d.stats.discarded.Add(uint64(q.n))
 			level := slog.LevelWarn
-			if d.stopping.Load() {
+			if stopping {
 				level = slog.LevelDebug
 			}
 			d.log.Log(context.Background(), level, "dispatch: discarding queued interceptor calls", slog.String("capsule", c.id), slog.String("principal", q.principal), slog.Int("calls", q.n))
 		}
 		for q.n > 0 {
-			q.pop()
+			j, _ := q.pop()
+			if !stopping && d.opts.OnDrop != nil {
+				cut = append(cut, j)
+			}
+		}
+	}
+	return cut
+}
+
+// answerDiscarded tells the callers of calls an unload discarded that they
+// will not run (Options.OnDrop), as it tells those of calls dropped at a
+// full queue. It runs without c.mu: an answer is a publish.
+func (d *Dispatcher) answerDiscarded(c *capsule, cut []job) {
+	for _, j := range cut {
+		l := j.run.links[j.idx]
+		if d.opts.OnDrop(Dropped{
+			Capsule: c.id, Pattern: l.pattern, Handler: l.handler, Envelope: j.run.env, Payload: j.run.payload,
+			Reason: fmt.Sprintf("capsule %s was unloaded before it took the call", c.id),
+		}) {
+			d.stats.dropsAnswered.Add(1)
 		}
 	}
 }

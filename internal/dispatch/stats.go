@@ -96,3 +96,20 @@ func (c *counters) snapshot() Stats {
 		ChainsCut:       c.chainsCut.Load(),
 	}
 }
+
+// Queued reports how many interceptor calls wait in capsule id's queues,
+// over all principals (0 for an unknown capsule): a gauge for status
+// displays and for tests that need a call to be queued before they act.
+func (d *Dispatcher) Queued(id string) int {
+	c := (*d.capsules.Load())[id]
+	if c == nil {
+		return 0
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	n := 0
+	for _, q := range c.queues {
+		n += q.n
+	}
+	return n
+}

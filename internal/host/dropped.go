@@ -98,7 +98,7 @@ func toolDropAnswer(wit string, d dispatch.Dropped) (string, []byte, bool) {
 		if name, ok := ipc.ToolNameFromExecuteTopic(d.Envelope.Topic); ok {
 			topic = ipc.ToolResultTopic(name)
 		}
-		content = fmt.Sprintf("tool %s was not run: %s; the kernel refused the call rather than let it wait, try again later", req.ToolName, d.Reason)
+		content = fmt.Sprintf("tool %s was not run: %s; try again later", req.ToolName, d.Reason)
 	case toolResultWIT:
 		// A tool's result the consolidator never saw: its caller is told
 		// on the consolidated topic that the result was lost (the tool

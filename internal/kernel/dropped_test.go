@@ -2,6 +2,7 @@ package kernel
 
 import (
 	"context"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -149,4 +150,87 @@ func TestAFloodingPrincipalLeavesAQuietOneUnaffected(t *testing.T) {
 		}
 	}
 	close(release)
+}
+
+var waiterManifest = []byte(`
+[package]
+name = "waiter"
+version = "0.1.0"
+
+[subscribe]
+"tool.v1.request.describe" = { wit = "opaque", handler = "tool_describe" }
+"tool.v1.execute.wait" = { wit = "tool-execute-request", handler = "tool_execute_wait" }
+
+[publish]
+"tool.v1.response.describe.waiter" = "opaque"
+"tool.v1.execute.wait.result" = "tool-execute-result"
+`)
+
+// newWaiter's tool waits for its call to be cancelled, saying on started
+// that it runs.
+func newWaiter(started chan<- struct{}) func() *sdk.Capsule {
+	return func() *sdk.Capsule {
+		c := sdk.New("waits for its cancellation")
+		sdk.Tool(c, "wait", "waits", func(call *sdk.Call, _ struct{}) (string, error) {
+			started <- struct{}{}
+			<-call.Context().Done()
+			return "", call.Context().Err()
+		})
+		return c
+	}
+}
+
+// Unloading a capsule answers every call it had: the one running gets the
+// failure reply its tool registered (the capsule is already gone from the
+// dispatcher when the cancelled call ends, yet the reply goes out under its
+// ACL), and the ones still queued are told the capsule was unloaded before
+// it took them. Nobody waits for a timeout.
+func TestUnloadAnswersTheCallsACapsuleHad(t *testing.T) {
+	started := make(chan struct{}, 8)
+	k, _ := bootTestConfig(t, append(Builtins(), Builtin{Manifest: waiterManifest, New: newWaiter(started)}), config.Default())
+
+	const calls = 3
+	results := make(chan ipc.ToolCallResult, calls)
+	var wg sync.WaitGroup
+	call := func() {
+		defer wg.Done()
+		res, err := k.CallTool(context.Background(), ipc.DefaultPrincipal, "wait", []byte(`{}`), testTimeout)
+		if err != nil {
+			res = ipc.ToolCallResult{Content: "no answer: " + err.Error(), IsError: true}
+		}
+		results <- res
+	}
+	wg.Add(1)
+	go call()
+	<-started // the first call runs; the next ones queue behind it
+	for range calls - 1 {
+		wg.Add(1)
+		go call()
+	}
+	for k.Dispatcher.Queued("waiter") < calls-1 {
+		runtime.Gosched()
+	}
+	if err := k.Unload(context.Background(), "waiter"); err != nil {
+		t.Fatal(err)
+	}
+	wg.Wait()
+	close(results)
+	var cut, queuedCut int
+	for res := range results {
+		t.Logf("answer: %+v", res)
+		switch {
+		case res.IsError && strings.Contains(res.Content, "was unloaded before it took the call"):
+			queuedCut++
+		case res.IsError && !strings.Contains(res.Content, "no answer"):
+			cut++
+		default:
+			t.Fatalf("a call of the unloaded capsule got %+v", res)
+		}
+	}
+	if cut != 1 || queuedCut != calls-1 {
+		t.Fatalf("running call answered %d times, queued calls %d times; want 1 and %d", cut, queuedCut, calls-1)
+	}
+	if st := k.Dispatcher.Stats(); st.DropsAnswered < calls-1 {
+		t.Fatalf("answered drops counted %d, want %d", st.DropsAnswered, calls-1)
+	}
 }

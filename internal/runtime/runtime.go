@@ -71,6 +71,9 @@ type Runtime struct {
 	problems []Problem // capsules found but never given an entry
 	closed   bool
 	boot     *bootRun // the last boot, nil before the first
+	// departing are the hosts of capsules being unloaded and forgotten:
+	// the calls their unload discards are still answered through them.
+	departing map[string]*host.Capsule
 
 	watchStop context.CancelFunc
 	watchDone chan struct{}
@@ -81,9 +84,15 @@ type Runtime struct {
 // passes it as dispatch.Options.OnDrop.
 func (r *Runtime) AnswerDropped(d dispatch.Dropped) bool {
 	r.mu.Lock()
-	e := r.entries[d.Capsule]
+	var h *host.Capsule
+	if e := r.entries[d.Capsule]; e != nil {
+		h = e.host
+	}
+	if h == nil {
+		h = r.departing[d.Capsule]
+	}
 	r.mu.Unlock()
-	return e != nil && e.host != nil && e.host.AnswerDropped(d)
+	return h != nil && h.AnswerDropped(d)
 }
 
 // entry is one capsule the runtime knows: loaded, or failed with its error.
@@ -381,9 +390,23 @@ func (r *Runtime) unload(ctx context.Context, id string, forget bool) error {
 	e.loaded = false
 	r.mu.Unlock()
 	// Engines first, while the capsule may still publish: calls they end
-	// send their failure replies. Then the dispatcher forgets it.
+	// send their failure replies. Then the dispatcher forgets it, telling
+	// the callers of calls still queued that they will not run.
 	err := e.comp.Unload(ctx)
+	if forget && e.host != nil {
+		r.mu.Lock()
+		if r.departing == nil {
+			r.departing = map[string]*host.Capsule{}
+		}
+		r.departing[id] = e.host
+		r.mu.Unlock()
+	}
 	r.opts.Dispatcher.Unregister(id)
+	if forget {
+		r.mu.Lock()
+		delete(r.departing, id)
+		r.mu.Unlock()
+	}
 	if e.host != nil {
 		e.host.Close()
 	}
