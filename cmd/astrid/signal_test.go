@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -37,18 +38,11 @@ func TestInterruptDuringAToolCallUnloadsCleanly(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer func() { _ = cmd.Process.Kill() }()
-	// Wait until the kernel is up (the state database exists).
+	// Wait until the call is in the fs capsule: the process has the pipe
+	// open (a fixed sleep lost the race on a loaded machine, interrupting
+	// the boot instead).
+	waitForOpenFile(t, cmd.Process.Pid, pipe, &stderr)
 	db := filepath.Join(home, "state.db")
-	for deadline := time.Now().Add(30 * time.Second); ; {
-		if _, err := os.Stat(db); err == nil {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("astrid never booted; stderr: %s", stderr.String())
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	time.Sleep(200 * time.Millisecond) // let the call reach the fs capsule
 	if err := cmd.Process.Signal(os.Interrupt); err != nil {
 		t.Fatal(err)
 	}
@@ -73,4 +67,23 @@ func TestInterruptDuringAToolCallUnloadsCleanly(t *testing.T) {
 		t.Fatalf("state database still held after exit: %v", err)
 	}
 	st.Close()
+}
+
+// waitForOpenFile waits until process pid holds path open, failing the test
+// after a generous deadline.
+func waitForOpenFile(t *testing.T, pid int, path string, stderr *testutil.SyncBuffer) {
+	t.Helper()
+	fdDir := filepath.Join("/proc", strconv.Itoa(pid), "fd")
+	for deadline := time.Now().Add(60 * time.Second); ; {
+		fds, _ := os.ReadDir(fdDir)
+		for _, fd := range fds {
+			if target, err := os.Readlink(filepath.Join(fdDir, fd.Name())); err == nil && target == path {
+				return
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("process %d never opened %s; stderr: %s", pid, path, stderr.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 }

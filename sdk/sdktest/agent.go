@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/astrid-go/astrid/internal/agentclient"
-	"github.com/astrid-go/astrid/internal/config"
 	"github.com/astrid-go/astrid/ipc"
 )
 
@@ -23,7 +22,7 @@ type AgentOptions struct {
 // opts.WatchdogInterval. Drive turns with RunPrompt and StartTurn.
 func NewAgent(t testing.TB, opts AgentOptions, capsules ...Capsule) *Kernel {
 	t.Helper()
-	cfg := config.Default()
+	cfg := testConfig()
 	cfg.WatchdogInterval.Duration = opts.WatchdogInterval
 	if cfg.WatchdogInterval.Duration <= 0 {
 		cfg.WatchdogInterval.Duration = 20 * time.Millisecond

@@ -65,7 +65,7 @@ type Kernel struct {
 // capsule does not load.
 func New(t testing.TB, capsules ...Capsule) *Kernel {
 	t.Helper()
-	return bootFresh(t, config.Default(), capsules)
+	return bootFresh(t, testConfig(), capsules)
 }
 
 // bootFresh is New with the operator config cfg, on a fresh home and
@@ -199,4 +199,16 @@ func storeConfig(home string, capsules []Capsule) error {
 		}
 	}
 	return nil
+}
+
+// testConfig is the operator config a test kernel starts from: the
+// defaults, without the per-principal CPU budget. A capsule test asserts
+// what the capsule does, and the race detector (5–10× the CPU) on a loaded
+// machine would otherwise refuse a test's prompt for a budget that no
+// production kernel is measured against; the budget has its own tests
+// (internal/ledger, internal/kernel).
+func testConfig() config.Config {
+	cfg := config.Default()
+	cfg.Limits.CPUBudgetMsPerSec = 0
+	return cfg
 }

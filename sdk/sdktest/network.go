@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/astrid-go/astrid/internal/config"
 	"github.com/astrid-go/astrid/internal/egress"
 )
 
@@ -43,7 +42,7 @@ func NewWithNetwork(t testing.TB, n Network, capsules ...Capsule) *Kernel {
 			t.Fatalf("sdktest: network allow %q: %v", entry, err)
 		}
 	}
-	cfg := config.Default()
+	cfg := testConfig()
 	cfg.Egress.Allow = append([]string(nil), n.Allow...)
 	ws, err := filepath.EvalSymlinks(t.TempDir())
 	if err != nil {
