@@ -99,10 +99,16 @@ func TestIdentityRefusals(t *testing.T) {
 		{"newline in account", func() error {
 			return ids.Link(IdentityLink{Platform: "discord", PlatformUserID: "2\n", UserID: "alice"})
 		}, ErrInvalid, "control"},
-		{"blank account", func() error { return ids.Link(IdentityLink{Platform: "discord", PlatformUserID: "  ", UserID: "alice"}) }, ErrInvalid, "blank"},
-		{"long account", func() error { return ids.Link(IdentityLink{Platform: "discord", PlatformUserID: long, UserID: "alice"}) }, ErrInvalid, "limit"},
+		{"blank account", func() error {
+			return ids.Link(IdentityLink{Platform: "discord", PlatformUserID: "  ", UserID: "alice"})
+		}, ErrInvalid, "blank"},
+		{"long account", func() error {
+			return ids.Link(IdentityLink{Platform: "discord", PlatformUserID: long, UserID: "alice"})
+		}, ErrInvalid, "limit"},
 		{"long platform", func() error { return ids.Link(IdentityLink{Platform: long[:65], PlatformUserID: "2", UserID: "alice"}) }, ErrInvalid, "limit"},
-		{"bad UTF-8", func() error { return ids.Link(IdentityLink{Platform: "discord", PlatformUserID: "\xff", UserID: "alice"}) }, ErrInvalid, "UTF-8"},
+		{"bad UTF-8", func() error {
+			return ids.Link(IdentityLink{Platform: "discord", PlatformUserID: "\xff", UserID: "alice"})
+		}, ErrInvalid, "UTF-8"},
 		{"unlink absent", func() error { _, err := ids.Unlink("discord", "9"); return err }, ErrNoLink, ""},
 		{"unlink absent platform", func() error { _, err := ids.Unlink("slack", "1"); return err }, ErrNoLink, ""},
 		{"resolve invalid", func() error { _, _, err := ids.Resolve("", "1"); return err }, ErrInvalid, ""},
