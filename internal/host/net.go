@@ -96,11 +96,17 @@ func (t *netTable) add(op string, h *netHandle) (hostapi.NetHandle, error) {
 	return id, nil
 }
 
-// get finds id for principal. A handle of another principal is reported as
-// absent: a call learns nothing about streams it does not own.
+// get finds id for principal.
 func (t *netTable) get(op string, id hostapi.NetHandle, principal string) (*netHandle, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	return t.find(op, id, principal)
+}
+
+// find looks id up for principal. A handle of another principal is
+// reported as absent: a call learns nothing about streams it does not own.
+// t.mu must be held.
+func (t *netTable) find(op string, id hostapi.NetHandle, principal string) (*netHandle, error) {
 	if t.closed {
 		return nil, hostapi.Errorf(hostapi.CodeClosed, op, "the capsule has unloaded")
 	}
@@ -111,15 +117,16 @@ func (t *netTable) get(op string, id hostapi.NetHandle, principal string) (*netH
 	return h, nil
 }
 
+// remove takes id out of the table for principal, in one step, so two
+// closes of one handle cannot both succeed.
 func (t *netTable) remove(op string, id hostapi.NetHandle, principal string) (*netHandle, error) {
-	h, err := t.get(op, id, principal)
-	if err != nil {
-		return nil, err
-	}
 	t.mu.Lock()
-	delete(t.open, id)
-	t.mu.Unlock()
-	return h, nil
+	defer t.mu.Unlock()
+	h, err := t.find(op, id, principal)
+	if err == nil {
+		delete(t.open, id)
+	}
+	return h, err
 }
 
 // closeAll closes every handle; later opens are refused. The capsule calls

@@ -13,30 +13,32 @@ import (
 	"github.com/astrid-go/astrid/hostapi"
 )
 
-// unixCapsule grants unix sockets under dir/ok/ only.
-func unixCapsule(t *testing.T, f fixture, dir string) *Capsule {
+// unixCapsule makes a directory with an ok/ subdirectory and a capsule
+// granted unix sockets under ok/ only, and opens a call of default on it.
+// The capsule is closed at cleanup (Close is idempotent).
+func unixCapsule(t *testing.T) (dir string, c *Capsule, call *Call) {
 	t.Helper()
-	return f.capsule(t, `
+	dir, _ = filepath.EvalSymlinks(t.TempDir())
+	if err := os.Mkdir(filepath.Join(dir, "ok"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	f := newFixture(t)
+	c = f.capsule(t, `
 [package]
 name = "uplink"
 version = "0.1.0"
 [capabilities]
 net_bind = ["unix:`+dir+`/ok/*"]
 `)
+	call, _ = c.Begin(context.Background(), "default")
+	t.Cleanup(func() { call.End(); c.Close() })
+	return dir, c, call
 }
 
 // A unix listener is 0600, serves a local client whose uid and pid the
 // accept reports, and removes its socket file when closed.
 func TestNetUnixListener(t *testing.T) {
-	dir, _ := filepath.EvalSymlinks(t.TempDir())
-	if err := os.Mkdir(filepath.Join(dir, "ok"), 0o700); err != nil {
-		t.Fatal(err)
-	}
-	f := newFixture(t)
-	c := unixCapsule(t, f, dir)
-	defer c.Close()
-	call, _ := c.Begin(context.Background(), "default")
-	defer call.End()
+	dir, _, call := unixCapsule(t)
 
 	sock := filepath.Join(dir, "ok", "astrid.sock")
 	ln, err := call.NetBind("unix:" + sock)
@@ -87,16 +89,8 @@ func TestNetUnixListener(t *testing.T) {
 // A stale socket file (its listener gone without removing it) is replaced;
 // anything else at the path is left alone and refused.
 func TestNetUnixStaleSocketIsReplacedOnlyIfDead(t *testing.T) {
-	dir, _ := filepath.EvalSymlinks(t.TempDir())
+	dir, _, call := unixCapsule(t)
 	ok := filepath.Join(dir, "ok")
-	if err := os.Mkdir(ok, 0o700); err != nil {
-		t.Fatal(err)
-	}
-	f := newFixture(t)
-	c := unixCapsule(t, f, dir)
-	defer c.Close()
-	call, _ := c.Begin(context.Background(), "default")
-	defer call.End()
 
 	stale := filepath.Join(ok, "stale.sock")
 	l, err := net.Listen("unix", stale)
@@ -192,14 +186,7 @@ net_bind = ["unix:`+dir+`/ok/*", "unix:`+dir+`/ok/sub/*", "unix:`+dir+`/missing/
 
 // Unloading the capsule closes its unix listener and removes the file.
 func TestNetUnixListenerEndsWithTheCapsule(t *testing.T) {
-	dir, _ := filepath.EvalSymlinks(t.TempDir())
-	if err := os.Mkdir(filepath.Join(dir, "ok"), 0o700); err != nil {
-		t.Fatal(err)
-	}
-	f := newFixture(t)
-	c := unixCapsule(t, f, dir)
-	call, _ := c.Begin(context.Background(), "default")
-	defer call.End()
+	dir, c, call := unixCapsule(t)
 	sock := filepath.Join(dir, "ok", "a.sock")
 	ln, err := call.NetBind("unix:" + sock)
 	if err != nil {
