@@ -7,7 +7,7 @@
 // gate, egress, store and dispatcher are applied), and the wasm ABI
 // (docs/abi.md, one import per method). It holds no state and does no I/O.
 //
-// Process runs (ProcessRun, foreground only) and approval questions
-// (RequestApproval) are here; net connect/bind, elicit and identity calls
-// come with later issues and are absent rather than stubbed.
+// Process runs (ProcessRun, foreground only), approval questions
+// (RequestApproval), raw sockets (Net) and the identity map (Identity) are
+// here; elicit comes with a later issue and is absent rather than stubbed.
 package hostapi

@@ -15,6 +15,8 @@ type Host interface {
 	Calls
 	Approval
 	Process
+	Net
+	Identity
 }
 
 // IPC is the capsule's access to the bus. The manifest's [publish] and

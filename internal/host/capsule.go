@@ -70,6 +70,9 @@ type Capsule struct {
 	procs  procSlots
 	runsMu sync.Mutex
 	runs   map[*run]bool
+
+	// nets are the capsule's open streams and listeners (net.go).
+	nets netTable
 }
 
 // NewCapsule binds the host to capsule m installed in installDir; config
@@ -115,10 +118,11 @@ func (c *Capsule) ID() string { return c.id }
 func (c *Capsule) Gate() *gate.Gate { return c.gate }
 
 // Close releases what the capsule holds across calls (the open directories
-// of its file grants). The runtime calls it once the capsule is unloaded; a
+// of its file grants, its sockets). The runtime calls it once the capsule is unloaded; a
 // call made after Close still works, opening what it needs for itself.
 func (c *Capsule) Close() {
 	c.roots.close()
+	c.nets.closeAll()
 	c.runsMu.Lock()
 	for r := range c.runs {
 		r.kill()

@@ -20,4 +20,9 @@
 // descendants, orphans that escaped by setsid — outlives the call, its
 // cancellation or the capsule's unload. The host must not leave a process
 // running that no call accounts for.
+//
+// So are the capsule's sockets (net.go, net_handles.go): streams and
+// listeners belong to the Capsule and the principal that opened them, not to
+// a call, and all of them close when the capsule unloads. The host must not
+// leave a socket open, or a socket file behind, for a capsule that is gone.
 package host

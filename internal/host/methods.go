@@ -62,6 +62,17 @@ const (
 	opSetCancelKey
 	opRequestApproval
 	opProcessRun
+	opNetConnect
+	opNetBind
+	opNetAccept
+	opNetRead
+	opNetWrite
+	opNetClose
+	opIdentityResolve
+	opIdentityLink
+	opIdentityUnlink
+	opIdentityListLinks
+	opIdentityCreateUser
 	numOps
 )
 
@@ -102,6 +113,20 @@ var methods = [numOps]struct {
 	opSetCancelKey:    {"SetCancelKey", instant},
 	opRequestApproval: {"RequestApproval", waits},
 	opProcessRun:      {"ProcessRun", waits},
+	// Net: a connect, accept, read or write waits on the network; a bind
+	// and a close touch the file system (a unix socket file).
+	opNetConnect: {"NetConnect", waits},
+	opNetBind:    {"NetBind", waits},
+	opNetAccept:  {"NetAccept", waits},
+	opNetRead:    {"NetRead", waits},
+	opNetWrite:   {"NetWrite", waits},
+	opNetClose:   {"NetClose", waits},
+	// Identity reads the store; its writes wait for the disk.
+	opIdentityResolve:    {"IdentityResolve", instant},
+	opIdentityLink:       {"IdentityLink", waits},
+	opIdentityUnlink:     {"IdentityUnlink", waits},
+	opIdentityListLinks:  {"IdentityListLinks", instant},
+	opIdentityCreateUser: {"IdentityCreateUser", waits},
 }
 
 // enter begins host method o: for a waiting method it hands the work the

@@ -35,11 +35,16 @@
 //	kv / <principal> / <capsule>  capsule KV for one invoking principal
 //	config / <capsule>            operator-set plain env values of a capsule
 //	secrets / <capsule>           operator-set secret env values, sealed
+//	identity / users, links, by_user  the kernel's identity map (identity.go)
 //
 // Principal ids are [A-Za-z0-9_-]{1,64}; capsule ids are lowercase ASCII
 // letters, digits and hyphens (upstream's CapsuleId rule). Keys are 1 byte
 // to 1 KiB of UTF-8 without NUL; values are at most 1 MiB (secrets 64 KiB,
 // and never empty).
+//
+// The identity map (which principal an external account speaks as) is the
+// kernel's, one for all capsules; who may read or change it is decided above
+// (internal/gate's identity levels, checked by internal/host).
 //
 // Config and secrets are scoped to the capsule, not to a principal: they are
 // what the operator configured for the install (an API key, a base URL), the

@@ -146,6 +146,7 @@ func (h *harness) load(t testing.TB, rt *Runtime, m *manifest.Manifest, installD
 	t.Cleanup(func() {
 		h.d.Unregister(m.ID())
 		_ = comp.Unload(context.Background())
+		hc.Close() // as the runtime does after an unload
 	})
 	return e.(*Engine), nil
 }
