@@ -389,7 +389,7 @@ func (p *parser) dollar(b *strings.Builder, w *word, cwd string) bool {
 		if end < 0 {
 			end = len(p.src) - p.i
 		}
-		name := p.src[min(p.i+1, p.i+end):p.i+end]
+		name := p.src[min(p.i+1, p.i+end) : p.i+end]
 		p.i += end + 1
 		p.clamp()
 		return p.variable(b, w, name)
