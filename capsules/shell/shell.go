@@ -22,8 +22,11 @@ const ID = "astrid-capsule-shell"
 // Program is what the capsule runs, as host_process grants it.
 const Program = "bash"
 
-// Timeouts of a run, in seconds: the default and the most a call may ask
-// (the call's own deadline caps it further; the host says so).
+// Timeouts of a run, in seconds: the default and the most a call may ask.
+// The call's own deadline (the kernel's call_deadline, 5 minutes by
+// default, and the orchestrator's tool-round limit through a cancel) caps
+// it further; the result then says the command timed out or was
+// cancelled.
 const (
 	defaultTimeoutSecs = 120
 	maxTimeoutSecs     = 3600
@@ -51,7 +54,7 @@ func New() *sdk.Capsule {
 type runArgs struct {
 	Command          string `json:"command" desc:"the command line, run as bash -c <command>"`
 	WorkingDirectory string `json:"working_directory,omitempty" desc:"directory to run in, relative to the workspace (default: the workspace)"`
-	TimeoutSecs      *int   `json:"timeout_secs,omitempty" desc:"seconds before the command is stopped (SIGINT, then SIGKILL): default 120, at most 3600"`
+	TimeoutSecs      *int   `json:"timeout_secs,omitempty" desc:"seconds before the command is stopped (SIGINT, then SIGKILL): default 120, at most 3600; the agent's limit on a round of tool calls and the kernel's call deadline (5 minutes unless configured) may stop it sooner"`
 }
 
 func runShellCommand(c *sdk.Call, a runArgs) (string, error) {
