@@ -1,17 +1,10 @@
 package shell_test
 
 import (
-	"context"
-	"encoding/json"
-	"os"
-	"path/filepath"
-	"slices"
 	"testing"
 
 	"github.com/astrid-go/astrid/capsules/approval"
 	"github.com/astrid-go/astrid/capsules/shell"
-	"github.com/astrid-go/astrid/internal/abi"
-	"github.com/astrid-go/astrid/internal/capsulebuild"
 	"github.com/astrid-go/astrid/ipc"
 	"github.com/astrid-go/astrid/sdk/sdktest"
 )
@@ -25,22 +18,7 @@ func TestShellWasm(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds a wasm module")
 	}
-	built, err := capsulebuild.BuildCached(context.Background(), ".", filepath.Join(os.TempDir(), "astrid-test-wasm"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	module, err := os.ReadFile(built.Wasm)
-	if err != nil {
-		t.Fatal(err)
-	}
-	meta, err := json.Marshal(capsulebuild.Meta{WasmHash: built.SHA256, File: "shell.wasm", ABIVersion: abi.Version})
-	if err != nil {
-		t.Fatal(err)
-	}
-	installed := sdktest.Capsule{
-		Manifest: append(slices.Clone(shell.Manifest), "\n[[component]]\nid = \"shell\"\nfile = \"shell.wasm\"\n"...),
-		Files:    map[string]string{"shell.wasm": string(module), capsulebuild.MetaFile: string(meta)},
-	}
+	installed := sdktest.WasmCapsule(t, ".", "shell", shell.Manifest)
 	k := sdktest.New(t,
 		sdktest.Capsule{Manifest: approval.Manifest, New: approval.New, Config: map[string]string{approval.ApproversKey: sdktest.ApproverID}},
 		installed,
