@@ -32,6 +32,9 @@ var diskPrograms = map[string]bool{
 	"mkswap": true, "shred": true, "blkdiscard": true, "cryptsetup": true,
 }
 
+// copyPrograms write to the files they are given, a device included.
+var copyPrograms = map[string]bool{"tee": true, "cp": true, "install": true, "truncate": true, "rsync": true, "ddrescue": true, "sponge": true}
+
 // shells run a command string given with -c.
 var shells = map[string]bool{"sh": true, "bash": true, "zsh": true, "dash": true, "ksh": true, "mksh": true, "ash": true, "busybox-sh": true}
 
@@ -199,7 +202,7 @@ func checkCommand(words []word, s *segment, depth int) string {
 				return "it runs " + prog + " " + a.text + ", which stops the machine"
 			}
 		}
-	case diskPrograms[prog]:
+	case diskPrograms[prog] || copyPrograms[prog]:
 		for _, a := range args {
 			if isDevice(a.text) {
 				return "it runs " + prog + " on the device " + a.text
