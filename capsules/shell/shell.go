@@ -85,7 +85,7 @@ func runShellCommand(c *sdk.Call, a runArgs) (string, error) {
 		}
 	}
 	if why := denyReason(command); why != "" {
-		c.Log(hostapi.LogWarn, "shell: refused without asking: "+why)
+		c.Log(hostapi.LogInfo, "shell: refused without asking: "+why)
 		return "", fmt.Errorf("Command '%s' is refused and was not run: %s. No approval can allow it", command, why)
 	}
 	resource := command
