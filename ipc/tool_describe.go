@@ -28,6 +28,13 @@ type ToolDescriptor struct {
 	// Mutable marks a tool that changes state, so that approval layers can
 	// ask first. It has no effect on routing.
 	Mutable bool `json:"mutable"`
+	// AsksApproval marks a tool that asks the person itself, per call,
+	// through the host approval call (the shell asks for each command),
+	// so that an approval layer does not ask a second time for the tool
+	// as a whole. Only the kernel's stamp from the providing capsule's
+	// manifest ([[tool]] asks_approval) sets it on the bus: whatever a
+	// capsule's code writes here is overwritten.
+	AsksApproval bool `json:"asks_approval,omitempty"`
 }
 
 // ToolDescribeResponse is one capsule's answer to a describe request.

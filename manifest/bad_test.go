@@ -31,6 +31,7 @@ func TestRejections(t *testing.T) {
 		{"import-requirement.toml", 6, 23, "import astrid:session: invalid version requirement"},
 		{"export-version.toml", 6, 20, `export astrid:context: invalid version: "1.0" is not a full semantic version`},
 		{"duplicate-key.toml", 4, 1, "not valid TOML"},
+		{"asks-approval-not-mutable.toml", 8, 17, `tool "run" sets asks_approval without mutable = true`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.file, func(t *testing.T) {

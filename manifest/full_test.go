@@ -85,8 +85,11 @@ func TestFullManifestHasNoDiagnostics(t *testing.T) {
 	if len(m.Commands) != 2 || m.Commands[0].Kind != CommandSlash || m.Commands[1].Kind != CommandCLI {
 		t.Errorf("commands = %+v", m.Commands)
 	}
-	if len(m.Skills) != 1 || len(m.Uplinks) != 1 || len(m.ContextFiles) != 1 || len(m.Tools) != 1 || !m.Capabilities.AllowPromptInjection {
+	if len(m.Skills) != 1 || len(m.Uplinks) != 1 || len(m.ContextFiles) != 1 || len(m.Tools) != 2 || !m.Capabilities.AllowPromptInjection {
 		t.Errorf("sections lost: %+v", m)
+	}
+	if m.Tools[0].Mutable || m.Tools[0].AsksApproval || !m.Tools[1].Mutable || !m.Tools[1].AsksApproval {
+		t.Errorf("tool flags: %+v", m.Tools)
 	}
 }
 

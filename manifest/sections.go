@@ -183,6 +183,13 @@ func (c *checker) readTools(top *table, m *Manifest) {
 		tool.DescriptionForLLM, _ = t.required("description_for_llm")
 		tool.InputSchemaWIT, _ = t.str("input_schema_wit")
 		tool.Mutable, _ = t.boolean("mutable")
+		var av *value
+		if tool.AsksApproval, av = t.boolean("asks_approval"); tool.AsksApproval && !tool.Mutable {
+			// A tool that asks before it runs changes things; saying
+			// so keeps every reader that only knows mutable (a
+			// frontend, the model's tool list) on the safe side.
+			c.errorf(av.at, t.keyPath("asks_approval"), "tool %q sets asks_approval without mutable = true: a tool that asks the person before it runs changes things", tool.Name)
+		}
 		t.rest(nil)
 		m.Tools = append(m.Tools, tool)
 	}

@@ -190,4 +190,8 @@ type Tool struct {
 	DescriptionForLLM string `json:"description_for_llm"`
 	InputSchemaWIT    string `json:"input_schema_wit,omitempty"`
 	Mutable           bool   `json:"mutable,omitempty"`
+	// AsksApproval says the tool asks the person itself, per call,
+	// through the host approval call, so an approval layer need not ask
+	// for the tool as a whole. It needs Mutable.
+	AsksApproval bool `json:"asks_approval,omitempty"`
 }

@@ -17,7 +17,10 @@ type DescribedTool struct {
 	Description string          `json:"description"`
 	InputSchema json.RawMessage `json:"input_schema"`
 	Mutable     bool            `json:"mutable"`
-	Capsule     string          `json:"capsule"`
+	// AsksApproval: the tool asks the person itself, per call (the
+	// capsule's manifest says so; the kernel stamps it, never the code).
+	AsksApproval bool   `json:"asks_approval,omitempty"`
+	Capsule      string `json:"capsule"`
 }
 
 // Catalogue is what a describe fan-out collected.
@@ -92,7 +95,7 @@ func DescribeTools(c *Call, window time.Duration) (Catalogue, error) {
 				continue
 			}
 			seen[t.Name] = true
-			cat.Tools = append(cat.Tools, DescribedTool{Name: t.Name, Description: t.Description, InputSchema: t.InputSchema, Mutable: t.Mutable, Capsule: id})
+			cat.Tools = append(cat.Tools, DescribedTool{Name: t.Name, Description: t.Description, InputSchema: t.InputSchema, Mutable: t.Mutable, AsksApproval: t.AsksApproval, Capsule: id})
 		}
 	}
 	return cat, nil

@@ -383,6 +383,45 @@ func TestAToolDescribedByAnotherCapsuleIsStillAsked(t *testing.T) {
 	notApproved(t, call.Wait(), "write_file was not approved by the user")
 }
 
+// asks_approval counts only from the capsule that provides the tool. An
+// impostor cannot even declare it for the file capsule's write_file: the
+// kernel refuses a [[tool]] entry for a tool another capsule provides (so
+// its describe answer is never stamped with it), and write_file's calls
+// are still asked about.
+func TestAsksApprovalForAnotherCapsulesToolIsRefused(t *testing.T) {
+	k := boot(t)
+	err := k.Load(sdktest.Capsule{Manifest: []byte(impostorManifest), New: newImpostor})
+	if err == nil || !strings.Contains(err.Error(), "cannot provide tool write_file") {
+		t.Fatalf("the impostor loaded (%v)", err)
+	}
+	questions := k.Approvals(alice)
+	call := k.StartTool(alice, "", "write_file", write("i.txt", "x"))
+	q, source := questions.Next()
+	if source != approval.ID || q.Action != "write_file" {
+		t.Fatalf("question %+v from %s", q, source)
+	}
+	k.Answer(alice, q.RequestID, ipc.DecisionDeny)
+	notApproved(t, call.Wait(), "write_file was not approved by the user")
+	fileIs(t, k, "i.txt", "")
+}
+
+// A capsule ahead of the provider in the fan-out whose code claims
+// asks_approval for write_file: the kernel stamps the claim away, and the
+// approval capsule would not take it from a capsule other than the
+// provider anyway; the call is asked about.
+func TestAsksApprovalClaimedInCodeIsIgnored(t *testing.T) {
+	k := boot(t, sdktest.Capsule{Manifest: []byte(bareImpostorManifest), New: newBareImpostor})
+	questions := k.Approvals(alice)
+	call := k.StartTool(alice, "", "write_file", write("j.txt", "x"))
+	q, source := questions.Next()
+	if source != approval.ID || q.Action != "write_file" {
+		t.Fatalf("question %+v from %s", q, source)
+	}
+	k.Answer(alice, q.RequestID, ipc.DecisionDeny)
+	notApproved(t, call.Wait(), "write_file was not approved by the user")
+	fileIs(t, k, "j.txt", "")
+}
+
 // Long arguments are cut visibly, and characters that would make the text
 // read as something else are shown escaped.
 func TestQuestionShowsArgumentsFaithfully(t *testing.T) {

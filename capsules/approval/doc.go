@@ -5,8 +5,10 @@
 // It intercepts tool.v1.request.execute at priority 10, ahead of the router
 // (100), holding tool_middleware (DESIGN §4c):
 //   - a read-only tool, an unknown tool (no provider: the router answers
-//     its own error), a call with an allowance, and the one re-publish of
-//     an approved call pass at once (Continue);
+//     its own error), a call with an allowance, the one re-publish of an
+//     approved call, and a tool that asks the person itself per call (its
+//     provider's manifest says asks_approval; the shell asks for each
+//     command) pass at once (Continue);
 //   - any other call of a mutable tool is kept in volatile KV and asked
 //     about on astrid.v1.approval as approval_required{request_id, action
 //     (the tool), resource (its arguments, truncated visibly past 1024
@@ -41,12 +43,15 @@
 // (volatile KV: until this kernel process stops) and always (durable KV:
 // survives a restart).
 //
-// The mutable flags come from sdk.DescribeTools (already stamped by the
-// kernel with the manifest's [[tool]] mutable), cached in volatile KV for
+// The mutable and asks_approval flags come from sdk.DescribeTools (stamped
+// by the kernel from the manifest's [[tool]] entries: mutable if the
+// manifest or the code says so, asks_approval only if the manifest does),
+// cached in volatile KV for
 // the set of capsules that answer describe, cleared on
 // astrid.v1.capsules_loaded and re-read at most a minute later by every
 // principal. A tool described by any capsule but its provider, or not
-// described at all, is treated as mutable.
+// described at all, is treated as mutable and asked about: another
+// capsule's asks_approval counts for nothing.
 //
 // It owns the questions and the allowances only: it publishes nothing on
 // tool.v1.execute.result but the refusals of calls it held, forwards

@@ -33,7 +33,7 @@ const catalogueMaxAge = 60 * 1000 * 1000 * 1000
 //
 //	<collected at, host-clock Unix nanoseconds>
 //	<the capsules asked, comma-separated, in dispatch order>
-//	<tool> <capsule> <1 if mutable, else 0>
+//	<tool> <capsule> <s if mutable and asking for itself, 1 if mutable, else 0>
 //	...
 //
 // Tool names, capsule ids and nanoseconds hold no space, comma or newline.
@@ -45,6 +45,11 @@ type verdict struct {
 	// list the tool (or another capsule's did first): it is then treated
 	// as mutable, and the question says why.
 	described bool
+	// asksItself: the provider's manifest says the tool asks the person
+	// itself, per call, through the host approval call (asks_approval,
+	// stamped by the kernel); this layer then does not ask for the tool
+	// as a whole. Only ever true with described (the provider's own word).
+	asksItself bool
 }
 
 // classify says whether provider's tool changes things, from the cached
@@ -56,15 +61,15 @@ func classify(c *sdk.Call, tool, provider string) (verdict, error) {
 		return verdict{}, err
 	}
 	if raw, ok, err := c.KVGet(catalogueKey); err == nil && ok {
-		if capsule, mutable, found := lookup(string(raw), strings.Join(responders, ","), c.Now().UnixNano(), tool); found && capsule == provider {
-			return verdict{mutable: mutable, described: true}, nil
+		if capsule, flag, found := lookup(string(raw), strings.Join(responders, ","), c.Now().UnixNano(), tool); found && capsule == provider {
+			return flagVerdict(flag), nil
 		}
 	}
 	text, err := describe(c)
 	if err != nil {
 		return verdict{}, err
 	}
-	capsule, mutable, found := lookup(text, "", 0, tool)
+	capsule, flag, found := lookup(text, "", 0, tool)
 	switch {
 	case !found:
 		c.Log(hostapi.LogWarn, fmt.Sprintf("approval: %s's tool %q is not in any describe answer; treated as mutable", provider, tool))
@@ -72,36 +77,54 @@ func classify(c *sdk.Call, tool, provider string) (verdict, error) {
 	case capsule != provider:
 		// sdk.DescribeTools keeps a name once, from the first capsule in
 		// dispatch order; a capsule describing another's tool as read-only
-		// must not talk a call past the question.
+		// (or as asking for itself) must not talk a call past the question.
 		c.Log(hostapi.LogWarn, fmt.Sprintf("approval: tool %q is described by %s but provided by %s; treated as mutable", tool, capsule, provider))
 		return verdict{mutable: true}, nil
 	}
-	return verdict{mutable: mutable, described: true}, nil
+	return flagVerdict(flag), nil
+}
+
+// The catalogue's flags.
+const (
+	flagReadOnly   = "0"
+	flagMutable    = "1"
+	flagAsksItself = "s"
+)
+
+// flagVerdict is the verdict of the provider's own describe entry.
+func flagVerdict(flag string) verdict {
+	switch flag {
+	case flagReadOnly:
+		return verdict{described: true}
+	case flagAsksItself:
+		return verdict{mutable: true, described: true, asksItself: true}
+	}
+	return verdict{mutable: true, described: true}
 }
 
 // lookup finds tool in a cached catalogue. With now > 0 the catalogue
 // counts only if it was collected for responders and less than
 // catalogueMaxAge before now.
-func lookup(text, responders string, now int64, tool string) (capsule string, mutable, found bool) {
+func lookup(text, responders string, now int64, tool string) (capsule, flag string, found bool) {
 	at, rest, _ := strings.Cut(text, "\n")
 	asked, rest, _ := strings.Cut(rest, "\n")
 	if now > 0 {
 		t, err := strconv.ParseInt(at, 10, 64)
 		if err != nil || asked != responders || now-t >= catalogueMaxAge || now < t {
-			return "", false, false
+			return "", "", false
 		}
 	}
 	rest = "\n" + rest
 	i := strings.Index(rest, "\n"+tool+" ")
 	if i < 0 {
-		return "", false, false
+		return "", "", false
 	}
 	line := rest[i+1+len(tool)+1:]
 	if j := strings.IndexByte(line, '\n'); j >= 0 {
 		line = line[:j]
 	}
 	capsule, flag, ok := strings.Cut(line, " ")
-	return capsule, flag == "1", ok
+	return capsule, flag, ok
 }
 
 // describeResponders is who answers describe now, as sdk.DescribeTools
@@ -139,9 +162,12 @@ func describe(c *sdk.Call) (string, error) {
 		if ipc.ValidateToolName(t.Name) != nil {
 			continue // no call can name it
 		}
-		flag := "0"
-		if t.Mutable {
-			flag = "1"
+		flag := flagReadOnly
+		switch {
+		case t.Mutable && t.AsksApproval:
+			flag = flagAsksItself
+		case t.Mutable:
+			flag = flagMutable
 		}
 		b.WriteString("\n" + t.Name + " " + t.Capsule + " " + flag)
 	}

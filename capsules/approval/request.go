@@ -65,7 +65,11 @@ func handleRequest(c *sdk.Call) error {
 	if err != nil {
 		return err
 	}
-	if !v.mutable {
+	if !v.mutable || v.asksItself {
+		// Read-only, or the provider asks the person itself for each
+		// call (its manifest's asks_approval): asking here too would
+		// put two questions before every call, and an allowance here
+		// would cover every command the tool could run.
 		return nil
 	}
 	if ok, err := allowed(c, provider, req.ToolName); err != nil || ok {

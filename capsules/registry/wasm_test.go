@@ -1,16 +1,10 @@
 package registry_test
 
 import (
-	"context"
-	"encoding/json"
-	"os"
-	"path/filepath"
 	"slices"
 	"testing"
 
 	"github.com/astrid-go/astrid/capsules/registry"
-	"github.com/astrid-go/astrid/internal/abi"
-	"github.com/astrid-go/astrid/internal/capsulebuild"
 	"github.com/astrid-go/astrid/internal/registryclient"
 	"github.com/astrid-go/astrid/ipc"
 	"github.com/astrid-go/astrid/sdk/sdktest"
@@ -24,22 +18,7 @@ func TestRegistryWasm(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds a wasm module")
 	}
-	built, err := capsulebuild.BuildCached(context.Background(), ".", filepath.Join(os.TempDir(), "astrid-test-wasm"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	module, err := os.ReadFile(built.Wasm)
-	if err != nil {
-		t.Fatal(err)
-	}
-	meta, err := json.Marshal(capsulebuild.Meta{WasmHash: built.SHA256, File: "registry.wasm", ABIVersion: abi.Version})
-	if err != nil {
-		t.Fatal(err)
-	}
-	installed := sdktest.Capsule{
-		Manifest: append(slices.Clone(registry.Manifest), "\n[[component]]\nid = \"registry\"\nfile = \"registry.wasm\"\n"...),
-		Files:    map[string]string{"registry.wasm": string(module), capsulebuild.MetaFile: string(meta)},
-	}
+	installed := sdktest.WasmCapsule(t, ".", "registry", registry.Manifest)
 	shadow := `{"providers": [{"id": "stolen", "request_topic": "llm.v1.request.generate.alpha"}, {"id": "own", "request_topic": "llm.v1.request.generate.shadow"}]}`
 	k := sdktest.New(t, installed,
 		fixture{id: "test-alpha", provider: "alpha", answer: entries("alpha", true, "a1", "a2")}.capsule(),

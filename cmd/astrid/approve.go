@@ -44,7 +44,12 @@ func (a *approver) decide(ctx context.Context, q ipc.ApprovalRequired) string {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	what := q.Action
-	if q.Resource != "" {
+	switch {
+	case q.Resource != "" && strings.HasPrefix(q.Resource, q.Action):
+		// A shell command: the action is its program and subcommand
+		// (or all of it), so the command alone says everything.
+		what = oneLine(q.Resource, 300)
+	case q.Resource != "":
 		what += " " + oneLine(q.Resource, 300)
 	}
 	switch {

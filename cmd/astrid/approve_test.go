@@ -43,3 +43,14 @@ func TestApproverAnswers(t *testing.T) {
 		}
 	}
 }
+
+// A shell command's question is shown once: its action (the program and
+// subcommand, or the whole command) is the start of its resource.
+func TestApproverShowsACommandOnce(t *testing.T) {
+	var out bytes.Buffer
+	q := ipc.ApprovalRequired{RequestID: "r1", Action: "git push", Resource: "git push --force origin main", Reason: "Capsule 'astrid-capsule-shell' requests approval"}
+	(&approver{yes: true, prompt: &out}).decide(context.Background(), q)
+	if got := out.String(); got != "astrid: approved (--yes): git push --force origin main\n" {
+		t.Fatalf("shown %q", got)
+	}
+}

@@ -12,6 +12,7 @@ import (
 	"github.com/astrid-go/astrid/capsules/replay"
 	"github.com/astrid-go/astrid/capsules/router"
 	"github.com/astrid-go/astrid/capsules/session"
+	"github.com/astrid-go/astrid/capsules/shell"
 	"github.com/astrid-go/astrid/internal/agentclient"
 	"github.com/astrid-go/astrid/internal/dispatch"
 	"github.com/astrid-go/astrid/internal/kernel"
@@ -28,6 +29,7 @@ func builtins() []kernel.Builtin {
 		{Manifest: approval.Manifest, New: approval.New},
 		{Manifest: fs.Manifest, New: fs.New},
 		{Manifest: fetch.Manifest, New: fetch.New},
+		{Manifest: shell.Manifest, New: shell.New},
 		{Manifest: session.Manifest, New: session.New},
 		{Manifest: replay.Manifest, New: replay.New},
 		{Manifest: anthropic.Manifest, New: anthropic.New},

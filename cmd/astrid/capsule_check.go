@@ -78,6 +78,7 @@ type checkReport struct {
 	// HighRisk names the grants that hand the capsule more than its own
 	// resources (tool_middleware: every tool call), shown first.
 	HighRisk    []string             `json:"high_risk,omitempty"`
+	Tools       []manifest.Tool      `json:"tools,omitempty"`
 	Env         []manifest.EnvVar    `json:"env,omitempty"`
 	Diagnostics manifest.Diagnostics `json:"diagnostics"`
 	granted     []string
@@ -106,6 +107,7 @@ func newCheckReport(path string, strict bool) checkReport {
 	if m.Capabilities.ToolMiddleware {
 		r.HighRisk = append(r.HighRisk, "tool_middleware")
 	}
+	r.Tools = m.Tools
 	r.Env = m.Env
 	if r.Loads {
 		if d, failed := checkIntegrity(m); failed {
@@ -192,6 +194,20 @@ func (r checkReport) writeText(w io.Writer) {
 	}
 	list(w, "exports", exps, "none")
 	list(w, "capabilities", r.granted, "none")
+	var tools []string
+	for _, t := range r.Tools {
+		s := t.Name
+		switch {
+		case t.AsksApproval:
+			// The approval capsule will not ask for this tool: the
+			// operator should know the capsule says it asks itself.
+			s += " (mutable; asks the person itself for each call, so the approval layer does not ask)"
+		case t.Mutable:
+			s += " (mutable)"
+		}
+		tools = append(tools, s)
+	}
+	list(w, "tools", tools, "none declared")
 	var env []string
 	for _, e := range r.Env {
 		s := e.Key + " (" + e.Type + ")"

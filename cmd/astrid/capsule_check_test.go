@@ -270,3 +270,17 @@ func TestCapsuleCheckToolMiddleware(t *testing.T) {
 		}
 	}
 }
+
+// An operator sees which tools say they ask the person themselves (the
+// approval layer then does not ask for them).
+func TestCapsuleCheckShowsToolsThatAskForThemselves(t *testing.T) {
+	out, code := runCheck(t, "../../capsules/shell")
+	if code != 0 || !strings.Contains(out, "tools:        run_shell_command (mutable; asks the person itself for each call, so the approval layer does not ask)") ||
+		!strings.Contains(out, "host_process") {
+		t.Fatalf("exit %d:\n%s", code, out)
+	}
+	out, _ = runCheck(t, "../../capsules/fs")
+	if !strings.Contains(out, "write_file (mutable)") || !strings.Contains(out, "read_file\n") {
+		t.Fatalf("fs:\n%s", out)
+	}
+}

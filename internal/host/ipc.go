@@ -20,7 +20,7 @@ func (call *Call) Publish(topic string, payload []byte) error {
 	if err := call.live("publish"); err != nil {
 		return err
 	}
-	if call.c.tools != nil && topic == ipc.ToolDescribeResponseTopic(call.c.id) {
+	if topic == ipc.ToolDescribeResponseTopic(call.c.id) {
 		payload = call.c.stampDescribe(payload)
 	}
 	// The dispatcher checks the payload (JSON, UTF-8) once for every
