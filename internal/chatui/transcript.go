@@ -82,7 +82,7 @@ func (m *Model) settle(all bool) {
 			if b.finished == nil && !all {
 				return
 			}
-			m.print(m.toolLines(*b)...)
+			m.print(m.toolLines(*b, all)...)
 		case noticeBlock:
 			m.print(styled(b.tone, shownLine(b.text)))
 		}

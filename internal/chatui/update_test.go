@@ -167,6 +167,7 @@ func TestApprovalsQueue(t *testing.T) {
 func TestCtrlCCancelsThenLeaves(t *testing.T) {
 	h := newHarness(t, Options{})
 	ft := h.prompt("q")
+	h.toolStarted("c1", "read_file", `{}`)
 	h.event(agentclient.Event{Kind: agentclient.EventApproval, Approval: ipc.ApprovalRequired{RequestID: "r1", Action: "a", Reason: "r"}})
 	if cmd := h.ctrlC(); cmd == nil || ft.cancels != 1 || h.m.quitting {
 		t.Fatalf("first Ctrl-C: cancels %d, quitting %v, grace timer %v", ft.cancels, h.m.quitting, cmd != nil)
@@ -178,7 +179,7 @@ func TestCtrlCCancelsThenLeaves(t *testing.T) {
 		t.Fatalf("a Ctrl-C after the window: quitting %v, cancels %d", h.m.quitting, ft.cancels)
 	}
 	h.final(ipc.OutcomeCancelled, "Cancelled.")
-	if got := h.printed(); !slices.Contains(got, "Cancelled.") || len(h.m.approvals) != 0 || h.m.turn != nil {
+	if got := h.printed(); !slices.Contains(got, "Cancelled.") || !slices.Contains(got, "⊘ read_file {} (no result: the turn ended)") || len(h.m.approvals) != 0 || h.m.turn != nil {
 		t.Fatalf("after the cancelled response: printed %q, questions %d, turn %v", got, len(h.m.approvals), h.m.turn)
 	}
 	h.mustNotShow("cancelling")

@@ -99,14 +99,18 @@ var decisionWords = map[string]string{
 // toolLines shows one tool call: while it runs, its name and arguments;
 // once done, the same line marked ✓ or ✗ with how long it took, and the
 // result folded to one line under it (the event carries only the
-// result's first 200 runes; the model reads all of it).
-func (m *Model) toolLines(b block) []string {
+// result's first 200 runes; the model reads all of it). A call that never
+// finished (ended: its turn did) is marked as such.
+func (m *Model) toolLines(b block, ended bool) []string {
 	head := shownLine(b.started.Name + " " + compactJSON(b.started.Arguments))
 	if b.decision != "" {
 		head += styled(faint, " · "+decisionWords[b.decision])
 	}
 	f := b.finished
-	if f == nil {
+	switch {
+	case f == nil && ended:
+		return []string{m.fit(styled(warn, "⊘ ") + head + styled(faint, " (no result: the turn ended)"))}
+	case f == nil:
 		return []string{m.fit(styled(accent, "⋯ ") + head)}
 	}
 	mark := styled(good, "✓ ")
@@ -143,7 +147,7 @@ func (m *Model) render() string {
 				lines = append(lines, m.wrap(l))
 			}
 		case toolBlock:
-			lines = append(lines, m.toolLines(b)...)
+			lines = append(lines, m.toolLines(b, false)...)
 		case noticeBlock:
 			lines = append(lines, m.fit(styled(b.tone, shownLine(b.text))))
 		}
