@@ -6,10 +6,31 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 )
 
 // chatSession finds the session id the chat names on its way out.
 var chatSession = regexp.MustCompile(`continue with astrid -p --session (s-[0-9a-f]{32})`)
+
+// waitForAll returns the screen once it shows every one of want: the UI
+// redraws at its frame rate, after the lines it prints above itself, so a
+// screen that shows one of them may still show the frame before.
+func (term *terminal) waitForAll(want ...string) string {
+	term.t.Helper()
+	var screen string
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		screen = term.run("capture-pane", "-p", "-J")
+		all := true
+		for _, w := range want {
+			all = all && strings.Contains(screen, w)
+		}
+		if all {
+			return screen
+		}
+	}
+	term.t.Fatalf("the terminal never showed all of %q; it shows:\n%s", want, screen)
+	return ""
+}
 
 // In a real terminal, `astrid chat` runs a replayed turn: the model's call
 // of a mutable tool is asked about inline, answered with "y", runs (the
@@ -41,7 +62,7 @@ func TestChatTurnWithApprovalInATerminal(t *testing.T) {
 	}
 
 	term.run("send-keys", "y")
-	screen = term.waitFor("Done with the file.")
+	screen = term.waitForAll("Done with the file.", "· /help")
 	for _, want := range []string{
 		`✓ write_file {"file_path":"notes.txt","content":"from the agent"} · approved once`,
 		"└ ",
@@ -86,11 +107,10 @@ func TestChatCtrlCCancelsATurnInATerminal(t *testing.T) {
 	term.run("send-keys", "Enter")
 	term.waitFor(`⋯ read_file {"file_path":"pipe"}`)
 	term.run("send-keys", "C-c")
-	screen := term.waitFor("Cancelled.")
+	screen := term.waitForAll("Cancelled.", "· /help")
 	if strings.Contains(screen, "EXIT=") || strings.Contains(screen, "⋯ read_file") || !strings.Contains(screen, `⊘ read_file {"file_path":"pipe"} (no result: the turn ended)`) {
 		t.Fatalf("after one Ctrl-C during a turn the screen shows:\n%s", screen)
 	}
-	term.waitFor("· /help")
 	term.run("send-keys", "-l", "typed after")
 	term.waitFor("› typed after")
 	term.run("send-keys", "C-c")
