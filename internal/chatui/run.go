@@ -14,17 +14,21 @@ import (
 // ctx ends, and returns the session it was in last. A turn still running
 // then is cancelled.
 func Run(ctx context.Context, o Options, in io.Reader, out io.Writer) (session string, err error) {
-	m := New(ctx, o)
+	return run(ctx, New(ctx, o), in, out)
+}
+
+// run is Run with the model given.
+func run(ctx context.Context, m *Model, in io.Reader, out io.Writer) (session string, err error) {
 	p := tea.NewProgram(m, tea.WithContext(ctx), tea.WithInput(in), tea.WithOutput(out))
 	_, err = p.Run()
 	m.leave(out)
-	if errors.Is(err, tea.ErrProgramKilled) && ctx.Err() != nil {
-		err = ctx.Err()
+	switch {
+	case err == nil, errors.Is(err, tea.ErrInterrupted):
+		return m.session, nil // left, or a SIGINT from outside (a key press is not one)
+	case errors.Is(err, tea.ErrProgramKilled) && ctx.Err() != nil:
+		return m.session, ctx.Err()
 	}
-	if err != nil {
-		return m.session, fmt.Errorf("chat: %w", err)
-	}
-	return m.session, nil
+	return m.session, fmt.Errorf("chat: %w", err)
 }
 
 // leave cancels the turn still running, if any, and writes what was not
