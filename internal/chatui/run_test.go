@@ -42,7 +42,9 @@ type scriptedBackend struct {
 	turn *scriptedTurn
 }
 
-func (b *scriptedBackend) start(context.Context, agentclient.Prompt) (turn, error) { return b.turn, nil }
+func (b *scriptedBackend) start(context.Context, agentclient.Prompt) (turn, error) {
+	return b.turn, nil
+}
 
 // The real program loop: a prompt typed on the input runs a turn whose
 // text and tool call reach the output; two Ctrl-C after it leave, with

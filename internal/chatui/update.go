@@ -14,9 +14,13 @@ import (
 	"github.com/astrid-go/astrid/ipc"
 )
 
-// Update is step followed by printing what step finished.
+// Update is step followed by printing what step finished. Leaving waits
+// for the prints on their way, so that no finished line is lost.
 func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	cmd := m.step(msg)
+	if m.quitting && !m.printing && len(m.outbox) == 0 {
+		return m, tea.Quit
+	}
 	return m, tea.Batch(cmd, m.flush())
 }
 
@@ -154,9 +158,10 @@ func (m *Model) cancelTurn() tea.Cmd {
 	return tea.Tick(agentclient.CancelGrace, func(time.Time) tea.Msg { return cancelGraceMsg{turn: t} })
 }
 
+// quit leaves once the prints on their way are done (Update).
 func (m *Model) quit() tea.Cmd {
 	m.quitting = true
-	return tea.Quit
+	return nil
 }
 
 // submit sends the prompt line: a slash command, or a prompt for a turn.

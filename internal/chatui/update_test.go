@@ -187,7 +187,8 @@ func TestCtrlCCancelsThenLeaves(t *testing.T) {
 	ft = h.prompt("again")
 	h.ctrlC()
 	h.clock.t = h.clock.t.Add(exitWindow / 2)
-	if cmd := h.ctrlC(); !h.m.quitting || cmd == nil {
+	h.printed()
+	if _, cmd := h.m.Update(tea.KeyPressMsg{Code: 'c', Mod: tea.ModCtrl}); !h.m.quitting || !quits(cmd) {
 		t.Fatal("a second Ctrl-C within the window did not leave")
 	}
 	if h.screen() != "" {
@@ -298,6 +299,39 @@ func TestUntrustedTextEscaped(t *testing.T) {
 	}
 	h.mustShow(`now\u001b]0;title\u0007 \u202eevil`)
 	h.mustShow(`why \u001b[31m`)
+}
+
+// quits reports whether cmd is (or batches) tea.Quit.
+func quits(cmd tea.Cmd) bool {
+	if cmd == nil {
+		return false
+	}
+	switch msg := cmd().(type) {
+	case tea.QuitMsg:
+		return true
+	case tea.BatchMsg:
+		return slices.ContainsFunc(msg, quits)
+	}
+	return false
+}
+
+// Leaving waits for the lines on their way above the UI.
+func TestLeaveWaitsForPrints(t *testing.T) {
+	h := newHarness(t, Options{})
+	h.typeText("/session")
+	h.m.Update(tea.KeyPressMsg{Code: tea.KeyEnter})
+	h.typeText("/help")
+	h.m.Update(tea.KeyPressMsg{Code: tea.KeyEnter})
+	h.ctrlC()
+	if _, cmd := h.m.Update(tea.KeyPressMsg{Code: 'c', Mod: tea.ModCtrl}); quits(cmd) || !h.m.quitting {
+		t.Fatal("left with a print on its way")
+	}
+	if _, cmd := h.m.Update(printedMsg{}); quits(cmd) || !h.m.printing {
+		t.Fatal("left before /help's lines went out")
+	}
+	if _, cmd := h.m.Update(printedMsg{}); !quits(cmd) {
+		t.Fatal("did not leave once everything was printed")
+	}
 }
 
 // Lines go above the UI one print at a time, in order: while a print is
