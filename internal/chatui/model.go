@@ -45,7 +45,8 @@ type Model struct {
 	// status line ("" until it answers).
 	activeModel string
 	now         func() time.Time
-	width       int
+	// width and height are the terminal's (height 0: not known yet).
+	width, height int
 
 	// The running turn (nil when idle); turnCtx bounds the wait for its
 	// next event and stopNext ends it.

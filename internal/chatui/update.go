@@ -40,7 +40,7 @@ func (m *Model) flush() tea.Cmd {
 func (m *Model) step(msg tea.Msg) tea.Cmd {
 	switch msg := msg.(type) {
 	case tea.WindowSizeMsg:
-		m.width = msg.Width
+		m.width, m.height = msg.Width, msg.Height
 	case tea.KeyPressMsg:
 		return m.key(msg)
 	case tea.PasteMsg:

@@ -353,3 +353,23 @@ func TestPrintsStayInOrder(t *testing.T) {
 		t.Fatalf("after the first print: printing %v, outbox %q", h.m.printing, h.m.outbox)
 	}
 }
+
+// A line being streamed that is taller than the screen shows its end;
+// the prompt line and the status line stay; the whole line reaches the
+// scrollback once done.
+func TestLiveTextFitsTheScreen(t *testing.T) {
+	h := newHarness(t, Options{})
+	h.send(tea.WindowSizeMsg{Width: 20, Height: 6})
+	h.prompt("q")
+	h.printed()
+	long := strings.Repeat("word ", 40) + "END"
+	h.delta(long)
+	rows := strings.Split(h.screen(), "\n")
+	if len(rows) != 6 || !strings.Contains(h.screen(), "END") || !strings.HasPrefix(rows[4], "›") || !strings.HasPrefix(rows[5], "session") {
+		t.Fatalf("the screen:\n%s", h.screen())
+	}
+	h.final(ipc.OutcomeAnswer, long)
+	if got := h.printed(); len(got) != 2 || got[0] != long {
+		t.Fatalf("printed %q", got)
+	}
+}

@@ -159,10 +159,16 @@ func (m *Model) render() string {
 		lines = append(lines, m.picker.view(m)...)
 	}
 	if m.notice != "" {
-		lines = append(lines, m.fit(styled(warn, m.notice)))
+		lines = append(lines, m.fit(styled(warn, shownLine(m.notice))))
 	}
 	lines = append(lines, m.promptLine(), m.fit(styled(faint, m.statusLine())))
-	return strings.Join(lines, "\n")
+	// A live part taller than the screen loses its top rows (they reach
+	// the scrollback whole once finished), never the prompt line.
+	rows := strings.Split(strings.Join(lines, "\n"), "\n")
+	if m.height > 0 && len(rows) > m.height {
+		rows = rows[len(rows)-m.height:]
+	}
+	return strings.Join(rows, "\n")
 }
 
 // approvalView asks about q: why (the reason), what (the action and its
@@ -213,9 +219,9 @@ func (m *Model) statusLine() string {
 	parts := []string{"session " + m.session}
 	switch {
 	case m.provider != "" && m.model != "":
-		parts = append(parts, m.provider+":"+m.model)
-	case m.provider != "":
-		parts = append(parts, m.provider)
+		parts = append(parts, shownLine(m.provider+":"+m.model))
+	case m.provider != "" || m.model != "":
+		parts = append(parts, shownLine(m.provider+m.model))
 	case m.activeModel != "":
 		parts = append(parts, shownLine(m.activeModel))
 	}
