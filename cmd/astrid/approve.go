@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/astrid-go/astrid/internal/agentclient"
 	"github.com/astrid-go/astrid/ipc"
 )
 
@@ -71,24 +72,11 @@ func (a *approver) decide(ctx context.Context, q ipc.ApprovalRequired) string {
 	if a.lines == nil {
 		a.lines = bufio.NewReader(a.tty)
 	}
-	fmt.Fprintf(a.prompt, "\n%s\n  %s\nAllow? [y] once  [s] this session  [a] always  [N] deny: ", q.Reason, what)
+	fmt.Fprintf(a.prompt, "\n%s\n  %s\nAllow? %s: ", q.Reason, what, agentclient.DecisionChoices)
 	line, err := a.lines.ReadString('\n')
 	if err != nil && line == "" {
 		fmt.Fprintln(a.prompt)
 		return ipc.DecisionDeny
 	}
-	return decisionOf(line)
-}
-
-// decisionOf reads a person's answer; anything unclear is a denial.
-func decisionOf(line string) string {
-	switch strings.ToLower(strings.TrimSpace(line)) {
-	case "y", "yes", "o", "once":
-		return ipc.DecisionApprove
-	case "s", "session":
-		return ipc.DecisionApproveSession
-	case "a", "always":
-		return ipc.DecisionApproveAlways
-	}
-	return ipc.DecisionDeny
+	return agentclient.ParseDecision(line)
 }
