@@ -19,6 +19,7 @@ import (
 	"github.com/astrid-go/astrid/internal/egress"
 	"github.com/astrid-go/astrid/internal/engine/mcp"
 	"github.com/astrid-go/astrid/internal/engine/wasm"
+	"github.com/astrid-go/astrid/internal/grants"
 	"github.com/astrid-go/astrid/internal/host"
 	"github.com/astrid-go/astrid/internal/ledger"
 	"github.com/astrid-go/astrid/internal/runtime"
@@ -167,14 +168,17 @@ func Boot(ctx context.Context, opts Options) (*Kernel, error) {
 	k.Ledger = led
 	k.hostDeps.Ledger = k.Ledger
 	k.Runtime = runtime.New(runtime.Options{
-		Dispatcher:   d,
-		Registry:     k.Registry,
-		Host:         k.hostDeps,
-		BuiltinDir:   filepath.Join(opts.Home, "builtin"),
-		CapsulesDir:  config.Layout(opts.Home).Capsules,
-		Builtins:     rb,
-		Engines:      runtime.Engines{Wasm: k.wasmEngine, MCP: k.mcpEngine},
-		Config:       k.capsuleConfig,
+		Dispatcher:  d,
+		Registry:    k.Registry,
+		Host:        k.hostDeps,
+		BuiltinDir:  filepath.Join(opts.Home, "builtin"),
+		CapsulesDir: config.Layout(opts.Home).Capsules,
+		Builtins:    rb,
+		Engines:     runtime.Engines{Wasm: k.wasmEngine, MCP: k.mcpEngine},
+		Config:      k.capsuleConfig,
+		// What the operator approved at install, in the state database:
+		// every load of an installed capsule is held to it.
+		Approvals:    grants.NewBook(st),
 		Reserved:     reserved,
 		CallDeadline: cfg.CallDeadline.Duration,
 		// Who provides each tool, kept across restarts (issue 15.7).
