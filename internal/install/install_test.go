@@ -248,7 +248,7 @@ func TestInstallRefusesHostileSources(t *testing.T) {
 		}, "leads out", nil},
 		{"link through a link", func(e *env) []string {
 			src := e.src("notes", map[string]string{"Capsule.toml": manifestText("notes"), "notes.md": "n", "a/b/f": "f"})
-			must(t, os.Symlink("..", filepath.Join(src, "a", "up")))      // a/up -> capsule root: inside
+			must(t, os.Symlink("..", filepath.Join(src, "a", "up")))     // a/up -> capsule root: inside
 			must(t, os.Symlink("a/up/..", filepath.Join(src, "escape"))) // lexically "." but really the parent
 			return []string{src}
 		}, "leads out", nil},
