@@ -71,5 +71,6 @@ answer or the iteration cap; 2 a usage error; 124 a timeout (a phase limit or --
 	root.AddCommand(newToolCmd())
 	root.AddCommand(newSessionCmd())
 	root.AddCommand(newModelsCmd())
+	root.AddCommand(newInitCmd())
 	return root
 }
