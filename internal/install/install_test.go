@@ -174,15 +174,22 @@ func TestReinstallSwapsTheDirectoryAndDeletesTheOld(t *testing.T) {
 func TestACrashedInstallLeavesTheOldOneLoadingAndIsCleanedNextTime(t *testing.T) {
 	e := newEnv(t)
 	e.install(e.src("notes", map[string]string{"Capsule.toml": manifestText("notes"), "notes.md": "v1"}))
-	// What a crash leaves: a half-staged copy asking for more, and an
-	// old install renamed aside but not yet deleted.
-	for dir, text := range map[string]string{".install-123": manifestText("notes", "[capabilities]", `fs_read = ["/"]`), ".remove-456/capsule": manifestText("old")} {
-		if err := os.MkdirAll(filepath.Join(e.caps, dir), 0o700); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(e.caps, dir, manifest.FileName), []byte(text), 0o600); err != nil {
-			t.Fatal(err)
-		}
+	// What a crash leaves: a process that staged a reinstall asking for
+	// more dies (its flock goes with it) before Commit; another died while
+	// deleting an old install it had renamed aside.
+	crashed, err := Stage(e.opts, e.src("notes", map[string]string{"Capsule.toml": manifestText("notes", "[capabilities]", `fs_read = ["/"]`), "notes.md": "v2"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	crashed.lock.unlock() // the process is gone: no Commit, no Abort
+	if err := os.MkdirAll(filepath.Join(e.caps, ".remove-456", "capsule"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(e.caps, ".remove-456", "capsule", manifest.FileName), []byte(manifestText("old")), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if h := e.hidden(); len(h) != 2 {
+		t.Fatalf("the crash left %v, want a staging and a removal directory", h)
 	}
 	cands, problems, err := runtime.Discover(nil, e.caps)
 	if err != nil || len(cands) != 1 || cands[0].Dir != filepath.Join(e.caps, "notes") || len(problems) != 0 {

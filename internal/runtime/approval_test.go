@@ -31,6 +31,19 @@ func TestBootLoadsOnlyWhatWasApproved(t *testing.T) {
 		f.install(widen.id, contextCapsule(widen.id, "x"))
 		f.edit(widen.id, contextCapsule(widen.id, "x", "[capabilities]", widen.extra))
 	}
+	// A capsule directory symlinked in by hand, from anywhere: no record.
+	elsewhere := filepath.Join(t.TempDir(), "linked")
+	if err := os.MkdirAll(elsewhere, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for name, text := range contextCapsule("linked", "from elsewhere") {
+		if err := os.WriteFile(filepath.Join(elsewhere, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Symlink(elsewhere, filepath.Join(f.capsules, "linked")); err != nil {
+		t.Fatal(err)
+	}
 	f.install("pub", contextCapsule("pub", "x"))
 	f.edit("pub", contextCapsule("pub", "x", "[publish]", `"user.v1.prompt" = "opaque"`))
 	if err := f.rt.Boot(context.Background()); err != nil {
@@ -42,6 +55,7 @@ func TestBootLoadsOnlyWhatWasApproved(t *testing.T) {
 		{"good", "ready", ""},
 		{"narrower", "ready", ""},
 		{"by-hand", "failed", "was never approved"},
+		{"linked", "failed", "was never approved"},
 		{"edited", "failed", `capsule edited asks for fs_read = ["/"], which was not approved at install; run ` + "`astrid capsule install <dir>` again"},
 		{"net", "failed", `asks for net = ["*"]`},
 		{"proc", "failed", `asks for host_process = ["sh"]`},
