@@ -77,7 +77,19 @@ func openInstallEnv() (*installEnv, error) {
 	}}, nil
 }
 
-func (e *installEnv) close() error { return e.st.Close() }
+// withInstallEnv runs fn with the install environment open, and closes it.
+func withInstallEnv(fn func(*installEnv) error) (err error) {
+	e, err := openInstallEnv()
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if cerr := e.st.Close(); err == nil {
+			err = cerr
+		}
+	}()
+	return fn(e)
+}
 
 // reservedIDs are the ids an install may not take: the built-ins', the
 // frontends' and the kernel's.
@@ -94,16 +106,11 @@ func reservedIDs() map[string]string {
 	return out
 }
 
-func runInstall(cmd *cobra.Command, args []string, yes bool) (err error) {
-	e, err := openInstallEnv()
-	if err != nil {
-		return err
-	}
-	defer func() {
-		if cerr := e.close(); err == nil {
-			err = cerr
-		}
-	}()
+func runInstall(cmd *cobra.Command, args []string, yes bool) error {
+	return withInstallEnv(func(e *installEnv) error { return runInstallIn(cmd, e, args, yes) })
+}
+
+func runInstallIn(cmd *cobra.Command, e *installEnv, args []string, yes bool) error {
 	staged, err := install.Stage(e.opts, args...)
 	if err != nil {
 		return err
@@ -119,9 +126,7 @@ func runInstall(cmd *cobra.Command, args []string, yes bool) (err error) {
 		return exitError{code: 1}
 	}
 	m := staged.Manifest
-	if err := showApprovalChange(out, e.st, m); err != nil {
-		return err
-	}
+	showApprovalChange(out, e.st, m)
 	what := "Install"
 	if staged.Replaces {
 		what = "Replace the installed"
@@ -149,18 +154,16 @@ func runInstall(cmd *cobra.Command, args []string, yes bool) (err error) {
 
 // showApprovalChange says how m's grants compare with what was approved
 // for its id before, if anything was.
-func showApprovalChange(w io.Writer, st *store.Store, m *manifest.Manifest) error {
+func showApprovalChange(w io.Writer, st *store.Store, m *manifest.Manifest) {
 	prev, ok, err := grants.NewBook(st).Approved(m.ID())
 	if err != nil || !ok {
-		return nil // an unreadable record is replaced, as a missing one is
+		return // an unreadable record is replaced, as a missing one is
 	}
-	more := grants.Beyond(prev, grants.Of(m))
-	if len(more) == 0 {
-		fmt.Fprintf(w, "  approval:     within what was approved for %s before\n", m.ID())
-		return nil
+	if more := grants.Beyond(prev, grants.Of(m)); len(more) > 0 {
+		list(w, "NEW GRANTS", more, "")
+		return
 	}
-	list(w, "NEW GRANTS", more, "")
-	return nil
+	fmt.Fprintf(w, "  approval:     within what was approved for %s before\n", m.ID())
 }
 
 // confirmGrants asks the person to approve; --yes approves. Nobody to ask
@@ -273,51 +276,8 @@ kernel's watcher, from the next change of its files).
 
 Exit status: 0 approved (or nothing new to approve); 1 refused or failed.`,
 		Args: cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) (err error) {
-			e, err := openInstallEnv()
-			if err != nil {
-				return err
-			}
-			defer func() {
-				if cerr := e.close(); err == nil {
-					err = cerr
-				}
-			}()
-			c, err := install.Find(e.opts, args[0])
-			if err != nil {
-				return err
-			}
-			out := cmd.OutOrStdout()
-			report := newCheckReport(c.Dir, false)
-			report.writeText(out)
-			if !report.Loads {
-				cmd.SilenceErrors = true
-				fmt.Fprintln(cmd.ErrOrStderr(), "astrid: not approved: the capsule does not load (see the report above)")
-				return exitError{code: 1}
-			}
-			book := grants.NewBook(e.st)
-			if err := grants.Check(book, c.Manifest); err == nil {
-				fmt.Fprintf(cmd.ErrOrStderr(), "astrid: capsule %s asks for nothing beyond what is approved; nothing to do\n", c.ID())
-				return nil
-			}
-			if err := showApprovalChange(out, e.st, c.Manifest); err != nil {
-				return err
-			}
-			if ok, err := confirmGrants(cmd, yes, fmt.Sprintf("Approve capsule %s with the grants above?", c.ID())); err != nil || !ok {
-				return err
-			}
-			// What is approved is what was shown: a manifest changed
-			// while the person read the report is not approved.
-			again, diags := manifest.Load(c.Dir)
-			if diags.Err(false) != nil || again == nil || !slices.Equal(grants.Of(again).Grants, grants.Of(c.Manifest).Grants) ||
-				!slices.Equal(grants.Of(again).MutableTools, grants.Of(c.Manifest).MutableTools) {
-				return errors.New("capsule approve: the manifest changed while it was being reviewed; run approve again")
-			}
-			if err := book.Approve(c.Manifest); err != nil {
-				return err
-			}
-			fmt.Fprintf(cmd.ErrOrStderr(), "astrid: the grants of capsule %s are approved; it loads from the next boot\n", c.ID())
-			return nil
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return withInstallEnv(func(e *installEnv) error { return runApprove(cmd, e, args[0], yes) })
 		},
 	}
 	cmd.Flags().BoolVar(&yes, "yes", false, "approve without asking (you reviewed the grants)")
@@ -336,31 +296,65 @@ Built-in capsules are part of the binary and cannot be removed.
 
 Exit status: 0 removed; 1 not installed, a built-in, or failed.`,
 		Args: cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) (err error) {
-			e, err := openInstallEnv()
-			if err != nil {
-				return err
-			}
-			defer func() {
-				if cerr := e.close(); err == nil {
-					err = cerr
-				}
-			}()
-			got, err := install.Remove(e.opts, e.st, args[0], purge)
-			if err != nil {
-				return err
-			}
-			for _, d := range got.Dirs {
-				fmt.Fprintf(cmd.ErrOrStderr(), "astrid: removed %s\n", d)
-			}
-			if got.Purged {
-				fmt.Fprintf(cmd.ErrOrStderr(), "astrid: deleted the KV, config values and secrets of capsule %s\n", args[0])
-			} else {
-				fmt.Fprintf(cmd.ErrOrStderr(), "astrid: the KV, config values and secrets of capsule %s are kept (--purge deletes them)\n", args[0])
-			}
-			return nil
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return withInstallEnv(func(e *installEnv) error { return runRemove(cmd, e, args[0], purge) })
 		},
 	}
 	cmd.Flags().BoolVar(&purge, "purge", false, "also delete the capsule's KV for every principal, its config values and its secrets")
 	return cmd
+}
+
+// runApprove shows installed capsule id's report and records its grants
+// once the person confirms them.
+func runApprove(cmd *cobra.Command, e *installEnv, id string, yes bool) error {
+	c, err := install.Find(e.opts, id)
+	if err != nil {
+		return err
+	}
+	out := cmd.OutOrStdout()
+	report := newCheckReport(c.Dir, false)
+	report.writeText(out)
+	if !report.Loads {
+		cmd.SilenceErrors = true
+		fmt.Fprintln(cmd.ErrOrStderr(), "astrid: not approved: the capsule does not load (see the report above)")
+		return exitError{code: 1}
+	}
+	book := grants.NewBook(e.st)
+	if err := grants.Check(book, c.Manifest); err == nil {
+		fmt.Fprintf(cmd.ErrOrStderr(), "astrid: capsule %s asks for nothing beyond what is approved; nothing to do\n", c.ID())
+		return nil
+	}
+	showApprovalChange(out, e.st, c.Manifest)
+	if ok, err := confirmGrants(cmd, yes, fmt.Sprintf("Approve capsule %s with the grants above?", c.ID())); err != nil || !ok {
+		return err
+	}
+	// What is approved is what was shown: a manifest changed while the
+	// person read the report is not approved.
+	again, diags := manifest.Load(c.Dir)
+	if diags.Err(false) != nil || again == nil || !slices.Equal(grants.Of(again).Grants, grants.Of(c.Manifest).Grants) ||
+		!slices.Equal(grants.Of(again).MutableTools, grants.Of(c.Manifest).MutableTools) {
+		return errors.New("capsule approve: the manifest changed while it was being reviewed; run approve again")
+	}
+	if err := book.Approve(c.Manifest); err != nil {
+		return err
+	}
+	fmt.Fprintf(cmd.ErrOrStderr(), "astrid: the grants of capsule %s are approved; it loads from the next boot\n", c.ID())
+	return nil
+}
+
+// runRemove removes installed capsule id (and its state with purge).
+func runRemove(cmd *cobra.Command, e *installEnv, id string, purge bool) error {
+	got, err := install.Remove(e.opts, e.st, id, purge)
+	if err != nil {
+		return err
+	}
+	for _, d := range got.Dirs {
+		fmt.Fprintf(cmd.ErrOrStderr(), "astrid: removed %s\n", d)
+	}
+	if got.Purged {
+		fmt.Fprintf(cmd.ErrOrStderr(), "astrid: deleted the KV, config values and secrets of capsule %s\n", id)
+	} else {
+		fmt.Fprintf(cmd.ErrOrStderr(), "astrid: the KV, config values and secrets of capsule %s are kept (--purge deletes them)\n", id)
+	}
+	return nil
 }
