@@ -168,18 +168,16 @@ func Boot(ctx context.Context, opts Options) (*Kernel, error) {
 	k.Ledger = led
 	k.hostDeps.Ledger = k.Ledger
 	k.Runtime = runtime.New(runtime.Options{
-		Dispatcher:  d,
-		Registry:    k.Registry,
-		Host:        k.hostDeps,
-		BuiltinDir:  filepath.Join(opts.Home, "builtin"),
-		CapsulesDir: config.Layout(opts.Home).Capsules,
-		Builtins:    rb,
-		Engines:     runtime.Engines{Wasm: k.wasmEngine, MCP: k.mcpEngine},
-		Config:      k.capsuleConfig,
-		// What the operator approved at install, in the state database:
-		// every load of an installed capsule is held to it.
-		Approvals:    grants.NewBook(st),
+		Dispatcher:   d,
+		Registry:     k.Registry,
+		Host:         k.hostDeps,
+		BuiltinDir:   filepath.Join(opts.Home, "builtin"),
+		CapsulesDir:  config.Layout(opts.Home).Capsules,
+		Builtins:     rb,
+		Engines:      runtime.Engines{Wasm: k.wasmEngine, MCP: k.mcpEngine},
+		Config:       k.capsuleConfig,
 		Reserved:     reserved,
+		Approvals:    grants.NewBook(st), // what the operator approved at install: every load of an installed capsule is held to it
 		CallDeadline: cfg.CallDeadline.Duration,
 		// Who provides each tool, kept across restarts (issue 15.7).
 		ProvidersFile: filepath.Join(opts.Home, "tool-providers.json"),
