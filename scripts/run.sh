@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# The main job on a fresh machine: build astrid, check and build an example
-# capsule to wasm, install it, list every tool, make real tool calls through
+# The main job on a fresh machine: build astrid, build an example capsule to
+# wasm, install it (its capsule check report and grants shown, approved with
+# --yes), list every tool, make real tool calls through
 # the kernel (the built-in fs capsule reads this README, checked against its
 # grants; the wasm capsule greets), and end with the agent: one turn of
 # `astrid -p` on the offline replay provider, which reads README.md through
@@ -17,11 +18,8 @@ scripts/build.sh bin/astrid
 ./bin/astrid version
 echo "== astrid capsule build examples/hello (a third-party capsule, to wasm)"
 ./bin/astrid capsule build examples/hello
-rm -rf "$ASTRID_HOME/capsules/hello"
-mkdir -p "$ASTRID_HOME/capsules/hello"
-cp examples/hello/Capsule.toml examples/hello/hello.wasm examples/hello/meta.json "$ASTRID_HOME/capsules/hello/"
-echo "== astrid capsule check $ASTRID_HOME/capsules/hello"
-./bin/astrid capsule check "$ASTRID_HOME/capsules/hello"
+echo "== astrid capsule install examples/hello --yes (its grants shown, then approved: --yes stands for you)"
+./bin/astrid capsule install examples/hello --yes
 echo "== astrid capsule list"
 ./bin/astrid capsule list --workspace .
 echo "== astrid tool list"

@@ -13,6 +13,10 @@ import (
 
 func TestCapsuleList(t *testing.T) {
 	home := astridHome(t)
+	// svc was copied in by hand: approved as an operator would.
+	if _, errOut, code := runAstrid(t, "", "capsule", "approve", "svc", "--yes"); code != 0 {
+		t.Fatalf("approve svc: exit %d: %s", code, errOut)
+	}
 	broken := filepath.Join(home, "capsules", "broken")
 	if err := os.MkdirAll(broken, 0o700); err != nil {
 		t.Fatal(err)

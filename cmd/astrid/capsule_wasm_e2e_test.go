@@ -73,18 +73,8 @@ GREETING = { type = "text", request = "How should greeter greet?" }
 
 	home := t.TempDir()
 	t.Setenv("ASTRID_HOME", home)
-	installed := filepath.Join(home, "capsules", "greeter")
-	if err := os.MkdirAll(installed, 0o700); err != nil {
-		t.Fatal(err)
-	}
-	for _, name := range []string{"Capsule.toml", "greeter.wasm", "meta.json"} {
-		data, err := os.ReadFile(filepath.Join(src, name))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(installed, name), data, 0o600); err != nil {
-			t.Fatal(err)
-		}
+	if out, errOut, code := runAstrid(t, "", "capsule", "install", src, "--yes"); code != 0 {
+		t.Fatalf("capsule install: exit %d\n%s%s", code, out, errOut)
 	}
 	ws := t.TempDir()
 

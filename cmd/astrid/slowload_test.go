@@ -28,6 +28,10 @@ func TestToolCallDoesNotWaitForAHungMCPServer(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "Capsule.toml"), []byte(manifest), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	// Copied in by hand, so approved as an operator would.
+	if _, errOut, code := runAstrid(t, "", "capsule", "approve", "hung", "--yes"); code != 0 {
+		t.Fatalf("approve: exit %d: %s", code, errOut)
+	}
 	ws := t.TempDir()
 	if err := os.WriteFile(filepath.Join(ws, "hello.txt"), []byte("hi there\n"), 0o644); err != nil {
 		t.Fatal(err)

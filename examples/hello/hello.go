@@ -1,8 +1,8 @@
 // Package hello is the smallest useful tool capsule: one tool, greet, whose
 // greeting the operator may set with `astrid capsule env set hello GREETING`.
 // It is an example of a third-party capsule: build it to wasm with
-// `astrid capsule build examples/hello` and install the directory into
-// $ASTRID_HOME/capsules (see the README).
+// `astrid capsule build examples/hello` and install it with
+// `astrid capsule install examples/hello` (see the README).
 package hello
 
 import (

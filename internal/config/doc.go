@@ -6,6 +6,9 @@
 // them from a Config they are handed), must not read capsules' manifests, and
 // must not open the state database (internal/store does).
 //
+// Template is the commented config.toml `astrid init` writes, generated from
+// Config and Default (template.go), so it cannot miss a key.
+//
 // config.toml, with every key at its default:
 //
 //	call_deadline = "5m"             # per call, Go duration syntax

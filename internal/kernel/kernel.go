@@ -19,6 +19,7 @@ import (
 	"github.com/astrid-go/astrid/internal/egress"
 	"github.com/astrid-go/astrid/internal/engine/mcp"
 	"github.com/astrid-go/astrid/internal/engine/wasm"
+	"github.com/astrid-go/astrid/internal/grants"
 	"github.com/astrid-go/astrid/internal/host"
 	"github.com/astrid-go/astrid/internal/ledger"
 	"github.com/astrid-go/astrid/internal/runtime"
@@ -176,6 +177,7 @@ func Boot(ctx context.Context, opts Options) (*Kernel, error) {
 		Engines:      runtime.Engines{Wasm: k.wasmEngine, MCP: k.mcpEngine},
 		Config:       k.capsuleConfig,
 		Reserved:     reserved,
+		Approvals:    grants.NewBook(st), // what the operator approved at install: every load of an installed capsule is held to it
 		CallDeadline: cfg.CallDeadline.Duration,
 		// Who provides each tool, kept across restarts (issue 15.7).
 		ProvidersFile: filepath.Join(opts.Home, "tool-providers.json"),

@@ -50,6 +50,7 @@ func TestAHungMCPServerDoesNotDelayOtherTools(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "Capsule.toml"), []byte(hungServerManifest), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	approveInstalled(t, home, "hung")
 	if err := os.WriteFile(filepath.Join(ws, "hello.txt"), []byte("hi there\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}

@@ -121,6 +121,12 @@ func capsuleDirs(root string) ([]string, []Problem, error) {
 	var out []string
 	var broken []Problem
 	for _, e := range entries {
+		if strings.HasPrefix(e.Name(), ".") {
+			// Hidden entries are the installer's (a capsule being staged,
+			// an old one being removed: internal/install), never a
+			// capsule: no capsule id starts with a dot.
+			continue
+		}
 		dir := filepath.Join(root, e.Name())
 		// Stat follows a symlinked capsule directory: the operator put it
 		// there, which is an install like any other (but see

@@ -9,9 +9,11 @@
 // one slow capsule delays only what imports from it, and lets a command wait
 // for just the capsules it needs.
 //
-// It must not make security decisions of its own beyond refusing a reload
-// that widens a capsule's grants: the ACL is enforced by internal/dispatch
-// and capabilities by internal/host. It never discovers capsules in a
+// It must not make security decisions of its own: whether an installed
+// capsule may load with the grants its manifest asks for is
+// internal/grants' decision (Check, made in one place, load, that boot,
+// Load and the watcher's reloads all go through), the ACL is enforced by
+// internal/dispatch and capabilities by internal/host. It never discovers capsules in a
 // workspace an agent was pointed at, and refuses an installed capsule whose
 // directory resolves into it.
 package runtime

@@ -15,7 +15,9 @@ import (
 	"github.com/astrid-go/astrid/internal/bus"
 	"github.com/astrid-go/astrid/internal/capsule"
 	"github.com/astrid-go/astrid/internal/dispatch"
+	"github.com/astrid-go/astrid/internal/grants"
 	"github.com/astrid-go/astrid/internal/host"
+	"github.com/astrid-go/astrid/internal/store"
 	"github.com/astrid-go/astrid/ipc"
 	"github.com/astrid-go/astrid/manifest"
 	"github.com/astrid-go/astrid/sdk"
@@ -31,6 +33,9 @@ type fixture struct {
 	rt       *Runtime
 	capsules string
 	observer dispatch.Caller
+	// book is the operator's approval records: install approves what it
+	// writes, as `astrid capsule install` does; edit does not.
+	book *grants.Book
 }
 
 type silentTarget struct{}
@@ -51,6 +56,11 @@ func newFixture(t *testing.T, builtins []Builtin, engines Engines) *fixture {
 	if err := os.MkdirAll(f.capsules, 0o700); err != nil {
 		t.Fatal(err)
 	}
+	st, err := store.Open(filepath.Join(home, "state.db"), store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.book = grants.NewBook(st)
 	if err := d.Register(dispatch.CapsuleACL{
 		ID:        "observer",
 		Publish:   []string{"static.v1.request.*"},
@@ -66,6 +76,7 @@ func newFixture(t *testing.T, builtins []Builtin, engines Engines) *fixture {
 		CapsulesDir: f.capsules,
 		Builtins:    builtins,
 		Engines:     engines,
+		Approvals:   f.book,
 		Reserved:    []string{"kernel", "observer"},
 		Logger:      log,
 	})
@@ -73,12 +84,31 @@ func newFixture(t *testing.T, builtins []Builtin, engines Engines) *fixture {
 		f.rt.Close(context.Background())
 		d.Close()
 		b.Close()
+		_ = st.Close()
 	})
 	return f
 }
 
-// install writes a capsule directory under the capsules directory.
+// install writes a capsule directory under the capsules directory and, as
+// an operator confirming `astrid capsule install` would, approves the
+// grants of the Capsule.toml it wrote (when it wrote one that parses).
 func (f *fixture) install(dir string, files map[string]string) string {
+	f.t.Helper()
+	root := f.edit(dir, files)
+	if _, ok := files[manifest.FileName]; !ok {
+		return root
+	}
+	if m, diags := manifest.Load(root); m != nil && diags.Err(false) == nil {
+		if err := f.book.Approve(m); err != nil {
+			f.t.Fatal(err)
+		}
+	}
+	return root
+}
+
+// edit writes files into a capsule directory, as someone editing it on
+// disk would: nothing is approved.
+func (f *fixture) edit(dir string, files map[string]string) string {
 	f.t.Helper()
 	root := filepath.Join(f.capsules, dir)
 	for name, text := range files {

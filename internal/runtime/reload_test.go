@@ -13,47 +13,6 @@ import (
 	"github.com/astrid-go/astrid/manifest"
 )
 
-func TestWidening(t *testing.T) {
-	base := `[capabilities]
-net = ["api.example.com"]
-fs_read = ["cwd://"]
-[publish]
-"a.b" = "opaque"
-[subscribe]
-"c.d" = { wit = "opaque", handler = "h" }
-"e.f" = "opaque"`
-	cases := []struct {
-		name string
-		next string
-		want []string // substrings of the widening; nil means none
-	}{
-		{"same", base, nil},
-		{"narrower", "[capabilities]\nnet = [\"api.example.com\"]\n[publish]\n\"a.b\" = \"opaque\"", nil},
-		{"renamed handler", strings.Replace(base, `handler = "h"`, `handler = "h2"`, 1), nil},
-		{"new net host", strings.Replace(base, `net = ["api.example.com"]`, `net = ["api.example.com", "*"]`, 1), []string{`capabilities.net adds "*"`}},
-		{"new fs root", strings.Replace(base, `fs_read = ["cwd://"]`, `fs_read = ["cwd://", "/etc"]`, 1), []string{`capabilities.fs_read adds "/etc"`}},
-		{"flag on", strings.Replace(base, `fs_read = ["cwd://"]`, "fs_read = [\"cwd://\"]\nallow_prompt_injection = true", 1), []string{"capabilities.allow_prompt_injection turns on"}},
-		{"tool plumbing on", strings.Replace(base, `fs_read = ["cwd://"]`, "fs_read = [\"cwd://\"]\ntool_middleware = true", 1), []string{"capabilities.tool_middleware turns on"}},
-		{"new publish key", strings.Replace(base, `"a.b" = "opaque"`, `"a.b" = "opaque"`+"\n"+`"a.*" = "opaque"`, 1), []string{`[publish] adds "a.*"`}},
-		{"new interceptor on a subscribed pattern", strings.Replace(base, `"e.f" = "opaque"`, `"e.f" = { wit = "opaque", handler = "g" }`, 1), []string{`interceptor adds "e.f"`}},
-		{"host process", strings.Replace(base, `fs_read = ["cwd://"]`, "fs_read = [\"cwd://\"]\nhost_process = [\"npx\"]", 1), []string{`capabilities.host_process adds "npx"`}},
-	}
-	prev := parseManifest(t, manifestText("w", base))
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			got := Widening(prev, parseManifest(t, manifestText("w", tc.next)))
-			if len(got) != len(tc.want) {
-				t.Fatalf("Widening = %q, want %q", got, tc.want)
-			}
-			for i, w := range tc.want {
-				if !strings.Contains(got[i], w) {
-					t.Errorf("Widening[%d] = %q, want %q", i, got[i], w)
-				}
-			}
-		})
-	}
-}
-
 func TestReloadReadsChangedFiles(t *testing.T) {
 	f := newFixture(t, nil, Engines{})
 	dir := f.install("notes", contextCapsule("notes", "first"))
@@ -85,9 +44,9 @@ func TestReloadRefusesWiderManifest(t *testing.T) {
 		t.Fatal(err)
 	}
 	wider := contextCapsule("notes", "evil", "[capabilities]", `net = ["*"]`)
-	f.install("notes", wider)
+	f.edit("notes", wider)
 	err := f.rt.Reload(context.Background(), "notes")
-	if !errors.Is(err, ErrWidened) || !strings.Contains(err.Error(), `capabilities.net adds "*"`) || !strings.Contains(err.Error(), "install the capsule again") {
+	if !errors.Is(err, ErrWidened) || !strings.Contains(err.Error(), `asks for net = ["*"], which was not approved at install`) || !strings.Contains(err.Error(), "astrid capsule install <dir>` again") {
 		t.Fatalf("Reload = %v, want a widening refusal telling to install again", err)
 	}
 	s := f.status("notes")
@@ -114,7 +73,7 @@ func TestReloadRefusesBrokenOrRenamed(t *testing.T) {
 			if err := f.rt.Boot(context.Background()); err != nil {
 				t.Fatal(err)
 			}
-			f.install("notes", tc.files)
+			f.edit("notes", tc.files)
 			if err := f.rt.Reload(context.Background(), "notes"); err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("Reload = %v, want %q", err, tc.want)
 			}
@@ -235,11 +194,11 @@ func TestWatcherReloadsAndRefuses(t *testing.T) {
 	}
 
 	// A widened manifest is refused; the capsule keeps running.
-	f.install("notes", contextCapsule("notes", "third", "[publish]", `"x.y" = "opaque"`))
+	f.edit("notes", contextCapsule("notes", "third", "[publish]", `"x.y" = "opaque"`))
 	if ev := nextLoaded(t, loaded); ev.state("notes") != "ready" {
 		t.Fatalf("after the widening: %+v", ev)
 	}
-	if s := f.status("notes"); !strings.Contains(s.Error, `[publish] adds "x.y"`) {
+	if s := f.status("notes"); !strings.Contains(s.Error, `asks for [publish] "x.y", which was not approved`) {
 		t.Errorf("status = %+v, want the refusal", s)
 	}
 	if got := f.askContext("notes"); !strings.Contains(got, "second, longer") {

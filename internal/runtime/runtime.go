@@ -12,6 +12,7 @@ import (
 
 	"github.com/astrid-go/astrid/internal/capsule"
 	"github.com/astrid-go/astrid/internal/dispatch"
+	"github.com/astrid-go/astrid/internal/grants"
 	"github.com/astrid-go/astrid/internal/host"
 	"github.com/astrid-go/astrid/manifest"
 )
@@ -37,6 +38,10 @@ type Options struct {
 	Engines     Engines
 	// Config returns capsule id's operator-set [env] values.
 	Config func(id string) map[string]string
+	// Approvals are the operator's approval records: an installed capsule
+	// loads only within what its record holds (grants.Check). Nil: no
+	// installed capsule loads.
+	Approvals grants.Approvals
 	// Reserved are ids no capsule may take (the kernel's own, the CLI's).
 	Reserved     []string
 	CallDeadline time.Duration
@@ -107,9 +112,9 @@ type entry struct {
 	err     error
 }
 
-// ErrWidened is returned by Reload when the capsule's new manifest asks for
-// more than the loaded one was granted.
-var ErrWidened = errors.New("the new manifest asks for more than the capsule was granted")
+// ErrWidened is wrapped by a load or reload refused because the capsule's
+// manifest asks for more than the operator approved at install.
+var ErrWidened = grants.ErrWidened
 
 // New returns a runtime with nothing loaded.
 func New(opts Options) *Runtime {
@@ -240,6 +245,9 @@ func (r *Runtime) load(ctx context.Context, c *Candidate, f EngineFactory) (err 
 			return err
 		}
 	}
+	if err := r.approved(c, f); err != nil {
+		return err
+	}
 	// The manifest's own ACL is checked before any of its code starts;
 	// what engines add, once they are ready (below).
 	if err := plumbingGranted(m, aclOf(m, capsule.Surface{})); err != nil {
@@ -293,6 +301,19 @@ func (r *Runtime) load(ctx context.Context, c *Candidate, f EngineFactory) (err 
 	}
 	r.log.Debug("capsule loaded", "capsule", id, "engines", comp.Engines(), "tools", e.tools)
 	return nil
+}
+
+// approved is the one place a load meets the operator's approval (boot,
+// Load, the watcher's loads and reloads all come through load): a capsule
+// the runtime reads from the capsules directory loads only within the
+// grants approved at install. A built-in is part of the binary, and a
+// capsule whose engines the caller builds (LoadWith) is the embedding
+// program's own decision, as a built-in is; neither has a record.
+func (r *Runtime) approved(c *Candidate, f EngineFactory) error {
+	if c.Builtin() || f != nil {
+		return nil
+	}
+	return grants.Check(r.opts.Approvals, c.Manifest)
 }
 
 // register checks that e's tools are free and registers the capsule with
@@ -419,7 +440,7 @@ func (r *Runtime) unload(ctx context.Context, id string, forget bool) error {
 // Reload unloads capsule id and loads it again from its directory (or its
 // code, for a built-in). An installed capsule's new manifest is read first:
 // one with errors, a different name, or one that asks for more than the
-// loaded one was granted is refused and the running capsule is kept.
+// operator approved is refused and the running capsule is kept.
 func (r *Runtime) Reload(ctx context.Context, id string) error {
 	r.ops.Lock()
 	defer r.ops.Unlock()
@@ -452,7 +473,7 @@ func (r *Runtime) Reload(ctx context.Context, id string) error {
 }
 
 // nextCandidate reads the capsule's directory again and checks the new
-// manifest against the one it replaces.
+// manifest, before the running capsule is unloaded, as load will.
 func (r *Runtime) nextCandidate(e *entry) (*Candidate, error) {
 	c, err := ReadCandidate(e.cand.Dir)
 	if err != nil {
@@ -461,25 +482,10 @@ func (r *Runtime) nextCandidate(e *entry) (*Candidate, error) {
 	if c.ID() != e.cand.ID() {
 		return nil, fmt.Errorf("the package was renamed to %s; remove the capsule and install it again", c.ID())
 	}
-	if wider := Widening(e.cand.Manifest, c.Manifest); len(wider) > 0 {
-		return nil, fmt.Errorf("%w (%s); install the capsule again to grant it", ErrWidened, joinShort(wider))
+	if err := r.approved(c, e.factory); err != nil {
+		return nil, err
 	}
 	return c, nil
-}
-
-func joinShort(items []string) string {
-	const most = 5
-	s := ""
-	for i, it := range items {
-		if i == most {
-			return fmt.Sprintf("%s; and %d more", s, len(items)-most)
-		}
-		if i > 0 {
-			s += "; "
-		}
-		s += it
-	}
-	return s
 }
 
 // Close stops the watcher and unloads every capsule, last loaded first.

@@ -315,11 +315,15 @@ func toolCapsule(name, tool string) map[string]string {
 		`[publish]`, fmt.Sprintf(`"tool.v1.execute.%s.result" = "opaque"`, tool))
 }
 
-func newRecordingFixture(t *testing.T, capsules, record string) *fixture {
+// newRecordingFixture is a fixture keeping its tool-provider record in
+// record; given prev, it is prev's $ASTRID_HOME booted again (its capsules
+// and their approvals).
+func newRecordingFixture(t *testing.T, prev *fixture, record string) *fixture {
 	t.Helper()
 	f := newFixture(t, nil, Engines{})
-	if capsules != "" {
-		f.rt.opts.CapsulesDir, f.capsules = capsules, capsules
+	if prev != nil {
+		f.rt.opts.CapsulesDir, f.capsules = prev.capsules, prev.capsules
+		f.rt.opts.Approvals, f.book = prev.book, prev.book
 	}
 	f.rt.opts.ProvidersFile = record
 	return f
@@ -333,7 +337,7 @@ func newRecordingFixture(t *testing.T, capsules, record string) *fixture {
 func TestToolProviderDoesNotDependOnDirectoryNames(t *testing.T) {
 	ctx := context.Background()
 	record := filepath.Join(t.TempDir(), "tool-providers.json")
-	f := newRecordingFixture(t, "", record)
+	f := newRecordingFixture(t, nil, record)
 	f.install("zzz-old", toolCapsule("zzz-old", "shared"))
 	if err := f.rt.Boot(ctx); err != nil {
 		t.Fatal(err)
@@ -360,7 +364,7 @@ func TestToolProviderDoesNotDependOnDirectoryNames(t *testing.T) {
 	f.rt.Close(ctx)
 
 	// The next boot, with both installed: the recorded provider keeps it.
-	g := newRecordingFixture(t, f.capsules, record)
+	g := newRecordingFixture(t, f, record)
 	if err := g.rt.Boot(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -373,7 +377,7 @@ func TestToolProviderDoesNotDependOnDirectoryNames(t *testing.T) {
 
 	// Without a record (lost, or never written), neither gets it, whatever
 	// the directories are called.
-	h := newRecordingFixture(t, f.capsules, "")
+	h := newRecordingFixture(t, f, "")
 	if err := h.rt.Boot(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -392,7 +396,7 @@ func TestToolProviderDoesNotDependOnDirectoryNames(t *testing.T) {
 func TestToolProviderRecordNeedsTheSameDirectory(t *testing.T) {
 	ctx := context.Background()
 	record := filepath.Join(t.TempDir(), "tool-providers.json")
-	f := newRecordingFixture(t, "", record)
+	f := newRecordingFixture(t, nil, record)
 	f.install("a", toolCapsule("one", "shared"))
 	f.install("b", toolCapsule("two", "shared"))
 	data := fmt.Sprintf(`{"shared": {"capsule": "one", "dir": %q}}`, filepath.Join(t.TempDir(), "elsewhere"))

@@ -1,6 +1,6 @@
 // Package store owns the kernel's durable state: a per-principal, per-capsule
-// key-value store, the operator's plain per-capsule config values, and the
-// operator's sealed per-capsule secrets, all in one bbolt file
+// key-value store, the operator's plain per-capsule config values, the
+// operator's sealed per-capsule secrets and approval records, all in one bbolt file
 // ($ASTRID_HOME/state.db) plus one key file ($ASTRID_HOME/secrets.key). It
 // also holds the key-value store's volatile keys (those whose first byte is
 // '~'), in memory only, bounded per namespace (volatile.go).
@@ -36,6 +36,8 @@
 //	config / <capsule>            operator-set plain env values of a capsule
 //	secrets / <capsule>           operator-set secret env values, sealed
 //	identity / users, links, by_user  the kernel's identity map (identity.go)
+//	approvals                     <capsule> = what the operator approved at
+//	                              install (internal/grants' record; opaque here)
 //
 // Principal ids are [A-Za-z0-9_-]{1,64}; capsule ids are lowercase ASCII
 // letters, digits and hyphens (upstream's CapsuleId rule). Keys are 1 byte

@@ -1,0 +1,89 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/astrid-go/astrid/internal/config"
+	"github.com/astrid-go/astrid/internal/store"
+)
+
+// In a terminal, install shows the grants and asks; "n" installs nothing.
+// "y" installs, then asks for the [env] values: a secret typed there never
+// shows on the screen and is stored sealed; a text value goes through
+// capsule env set's reading.
+func TestCapsuleInstallAsksInATerminal(t *testing.T) {
+	home := t.TempDir()
+	ws := t.TempDir()
+	src := notesSource(t, "notes", `GREETING = { type = "text", request = "Greeting?" }`)
+
+	term := newTerminal(t)
+	term.start(astridLine(home, ws, "capsule", "install", src))
+	screen := term.waitFor("Install capsule notes with the grants above? [y/N]")
+	if !strings.Contains(screen, "status:       loads") || !strings.Contains(screen, "TOKEN (secret)") {
+		t.Fatalf("the question comes without the report:\n%s", screen)
+	}
+	term.run("send-keys", "n", "Enter")
+	screen = term.waitFor("EXIT=")
+	if !strings.Contains(screen, "not approved; nothing was changed") || !strings.Contains(screen, "EXIT=1") {
+		t.Fatalf("after n:\n%s", screen)
+	}
+	if _, err := os.Stat(filepath.Join(home, "capsules", "notes")); !os.IsNotExist(err) {
+		t.Fatalf("installed after n: %v", err)
+	}
+
+	term = newTerminal(t)
+	term.start(astridLine(home, ws, "capsule", "install", src))
+	term.waitFor("[y/N]")
+	term.run("send-keys", "y", "Enter")
+	const secret = "sk-never-on-screen-42"
+	answers := map[string]string{"(not shown as you type):": secret, "Greeting?:": "Howdy"}
+	for len(answers) > 0 {
+		var prompts []string
+		for p := range answers {
+			prompts = append(prompts, p)
+		}
+		prompt := term.waitForAny(prompts...)
+		term.run("send-keys", answers[prompt], "Enter")
+		delete(answers, prompt)
+	}
+	screen = term.waitFor("EXIT=")
+	if !strings.Contains(screen, "EXIT=0") || !strings.Contains(screen, "capsule notes installed") {
+		t.Fatalf("after y:\n%s", screen)
+	}
+	if strings.Contains(screen, secret) {
+		t.Fatalf("the secret showed on the screen:\n%s", screen)
+	}
+	st, err := store.Open(config.Layout(home).State, store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	if v, ok, err := st.Secrets("notes").Get("TOKEN"); err != nil || !ok || string(v) != secret {
+		t.Errorf("TOKEN = %q, %v, %v", v, ok, err)
+	}
+	if v, ok, err := st.Config("notes").Get("GREETING"); err != nil || !ok || string(v) != "Howdy" {
+		t.Errorf("GREETING = %q, %v, %v", v, ok, err)
+	}
+}
+
+// waitForAny waits until the screen's last non-empty line ends with one
+// of prompts, and returns that prompt.
+func (term *terminal) waitForAny(prompts ...string) string {
+	term.t.Helper()
+	var screen string
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		screen = term.run("capture-pane", "-p", "-J")
+		last := strings.TrimRight(screen, " \n")
+		for _, p := range prompts {
+			if strings.HasSuffix(last, p) {
+				return p
+			}
+		}
+	}
+	term.t.Fatalf("the terminal never asked any of %q; it shows:\n%s", prompts, screen)
+	return ""
+}

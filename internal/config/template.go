@@ -1,0 +1,118 @@
+package config
+
+import (
+	"fmt"
+	"reflect"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// keyNotes explains each key of config.toml in the file `astrid init`
+// writes. Every key of Config must have one (a test holds it), so a new key
+// cannot reach the template unexplained.
+var keyNotes = map[string]string{
+	"call_deadline":                "longest a capsule call may run (Go duration syntax)",
+	"mcp_handshake_timeout":        "start + initialize of one MCP server; a command waits for it only when it needs that server's capsule",
+	"store_lock_wait":              "longest wait for state.db while another astrid process is using it",
+	"watchdog_interval":            `how often the agent's phase limits are checked (astrid.v1.watchdog.tick); "0s": never`,
+	"limits":                       "the kernel's resource limits",
+	"limits.route_budget_bytes":    "bytes queued per subscription route before the heaviest principal's oldest are evicted",
+	"limits.max_message_bytes":     "larger publishes are refused",
+	"limits.rate_bytes_per_sec":    "publish token bucket per (capsule, principal)",
+	"limits.rate_burst_bytes":      "the bucket's burst",
+	"limits.queue_depth":           "per (capsule, principal) interceptor queue; full: dropped and counted",
+	"limits.wasm_pool_size":        "instances per wasm capsule",
+	"limits.wasm_memory_mib":       "memory per wasm instance",
+	"limits.cpu_budget_ms_per_sec": "guest CPU per principal per second; 0: unlimited",
+	"limits.max_component_bytes":   "largest wasm component file; refused before it is read",
+	"egress":                       "the SSRF guard's exceptions",
+	"egress.allow":                 `local endpoints capsules may reach: "host:port" or a CIDR (a local model server)`,
+	"log":                          "the runtime's log",
+	"log.level":                    "debug | info | warn | error (info adds the capsules' and the kernel's notes)",
+}
+
+// Template is the config.toml `astrid init` writes: every key at its
+// default, commented out, each with what it does. Uncommented as is, it
+// decodes to Default().
+func Template() []byte {
+	var b strings.Builder
+	b.WriteString("# Astrid's operator configuration ($ASTRID_HOME/config.toml).\n")
+	b.WriteString("# Every key is shown at its default, commented out: uncomment a line to change it.\n")
+	b.WriteString("# The file is decoded strictly: an unknown key or a wrong type is an error naming\n")
+	b.WriteString("# file:line:col, so a typo never goes unnoticed.\n")
+	v := reflect.ValueOf(Default())
+	t := v.Type()
+	// Top-level keys first (TOML puts them before any table), then each
+	// table.
+	for pass := range 2 {
+		for i := range t.NumField() {
+			f, fv := t.Field(i), v.Field(i)
+			name := tomlName(f)
+			if name == "" {
+				continue
+			}
+			table := f.Type.Kind() == reflect.Struct && f.Type != durationType
+			if table != (pass == 1) {
+				continue
+			}
+			if !table {
+				writeKey(&b, name, name, fv)
+				continue
+			}
+			fmt.Fprintf(&b, "\n# %s\n# [%s]\n", keyNotes[name], name)
+			for j := range f.Type.NumField() {
+				sf := f.Type.Field(j)
+				if sub := tomlName(sf); sub != "" {
+					writeKey(&b, sub, name+"."+sub, fv.Field(j))
+				}
+			}
+		}
+	}
+	return []byte(b.String())
+}
+
+func tomlName(f reflect.StructField) string {
+	name, _, _ := strings.Cut(f.Tag.Get("toml"), ",")
+	if name == "-" {
+		return ""
+	}
+	return name
+}
+
+// writeKey writes one commented key with its note above it.
+func writeKey(b *strings.Builder, name, dotted string, v reflect.Value) {
+	fmt.Fprintf(b, "\n# %s\n# %s = %s\n", keyNotes[dotted], name, tomlValue(v))
+}
+
+// tomlValue spells a default in TOML.
+func tomlValue(v reflect.Value) string {
+	if v.Type() == durationType {
+		return strconv.Quote(shortDuration(v.Interface().(Duration).Duration))
+	}
+	switch v.Kind() {
+	case reflect.Int:
+		return strconv.FormatInt(v.Int(), 10)
+	case reflect.String:
+		return strconv.Quote(v.String())
+	case reflect.Slice:
+		items := make([]string, v.Len())
+		for i := range items {
+			items[i] = tomlValue(v.Index(i))
+		}
+		return "[" + strings.Join(items, ", ") + "]"
+	}
+	return fmt.Sprint(v.Interface())
+}
+
+// shortDuration writes 5m rather than 5m0s.
+func shortDuration(d time.Duration) string {
+	s := d.String()
+	if strings.HasSuffix(s, "m0s") {
+		s = strings.TrimSuffix(s, "0s")
+	}
+	if strings.HasSuffix(s, "h0m") {
+		s = strings.TrimSuffix(s, "0m")
+	}
+	return s
+}
