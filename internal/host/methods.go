@@ -62,6 +62,9 @@ const (
 	opSetCancelKey
 	opRequestApproval
 	opProcessRun
+	opProcessSpawn
+	opProcessLogs
+	opProcessKill
 	numOps
 )
 
@@ -102,6 +105,9 @@ var methods = [numOps]struct {
 	opSetCancelKey:    {"SetCancelKey", instant},
 	opRequestApproval: {"RequestApproval", waits},
 	opProcessRun:      {"ProcessRun", waits},
+	opProcessSpawn:    {"ProcessSpawn", waits},
+	opProcessLogs:     {"ProcessLogs", instant},
+	opProcessKill:     {"ProcessKill", waits},
 }
 
 // enter begins host method o: for a waiting method it hands the work the
