@@ -188,6 +188,35 @@ func New() *sdk.Capsule {
 		c.Final(out)
 		return nil
 	})
+	// bg drives a background process: Op "spawn" with Req, "logs" or
+	// "kill" with ID; it answers what the host said and its error code.
+	c.Handle("hostile.v1.bg", "bg", func(c *sdk.Call) error {
+		var q struct {
+			Op  string
+			ID  string
+			Req hostapi.ProcessSpawnRequest
+		}
+		if err := c.Decode(&q); err != nil {
+			return err
+		}
+		var v any
+		var err error
+		switch q.Op {
+		case "spawn":
+			v, err = c.ProcessSpawn(q.Req)
+		case "logs":
+			v, err = c.ProcessLogs(q.ID)
+		case "kill":
+			v, err = c.ProcessKill(q.ID)
+		}
+		msg := ""
+		if err != nil {
+			msg = err.Error()
+		}
+		out, _ := json.Marshal(map[string]any{"answer": v, "code": uint32(hostapi.CodeOf(err)), "message": msg})
+		c.Final(out)
+		return nil
+	})
 	c.Handle("hostile.v1.print", "print", func(c *sdk.Call) error {
 		fmt.Println("hello from the guest")
 		fmt.Fprintln(os.Stderr, "complaint from the guest")
