@@ -70,6 +70,10 @@ func (c *Capsule) Begin(ctx context.Context, principal string) (*Call, context.C
 // was dropped. reason is logged.
 func (call *Call) Fail(reason error) {
 	call.mu.Lock()
+	var byKey cancelledByKey
+	if errors.As(context.Cause(call.ctx), &byKey) {
+		call.cancelledReply(byKey.cause)
+	}
 	f := call.failure
 	call.failure, call.failed = failureReply{}, true
 	call.mu.Unlock()

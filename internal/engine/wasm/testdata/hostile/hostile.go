@@ -71,6 +71,13 @@ func New() *sdk.Capsule {
 		time.Sleep(time.Duration(a.MS) * time.Millisecond)
 		return fmt.Sprintf("slept %d ms", a.MS), nil
 	})
+	// The tool spin never answers: only an interrupt (its cancel key, its
+	// deadline) ends it.
+	sdk.Tool(c, "spin", "loops forever", func(*sdk.Call, struct{}) (string, error) {
+		for {
+			Spin++
+		}
+	})
 	c.Handle("hostile.v1.publish_outside", "publish_outside", func(c *sdk.Call) error {
 		return c.Publish("forbidden.v1.topic", []byte(`{}`))
 	})
