@@ -60,21 +60,6 @@ func NewCancels() *Cancels {
 // ErrCancelled is the cause a cancelled call's context carries.
 var ErrCancelled = context.Canceled
 
-// cancelledByKey is the cause of a call ended by a cancel request naming
-// its key (not by an unload or its deadline): the call's failure reply then
-// says it was cancelled (Call.Fail).
-type cancelledByKey struct{ cause error }
-
-func (e cancelledByKey) Error() string { return e.cause.Error() }
-func (e cancelledByKey) Unwrap() error { return e.cause }
-
-func byKey(cause error) error {
-	if cause == nil {
-		cause = ErrCancelled
-	}
-	return cancelledByKey{cause}
-}
-
 // register binds key to call; unbind undoes it.
 func (c *Cancels) register(principal, key string, call context.CancelCauseFunc) cancelBinding {
 	c.mu.Lock()
@@ -85,7 +70,7 @@ func (c *Cancels) register(principal, key string, call context.CancelCauseFunc) 
 	if e, ok := c.early[earlyKey{principal, key}]; ok && c.now().Sub(e.at) < earlyFor {
 		// Cancelled before it started: end it now (a CancelCauseFunc
 		// does not block, so calling it under c.mu is safe).
-		call(byKey(e.cause))
+		call(e.cause)
 	}
 	return cancelBinding{key: key, id: c.next}
 }
@@ -149,7 +134,7 @@ func (c *Cancels) cancel(principal string, cause error, keys []string) int {
 	}
 	c.mu.Unlock()
 	for _, call := range calls {
-		call(byKey(cause))
+		call(cause)
 	}
 	return len(calls)
 }
