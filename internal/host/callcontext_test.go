@@ -226,7 +226,9 @@ version = "0.1.0"
 		end  func(call *Call, ctx context.Context)
 		want string
 	}{
-		{"cancelled by its key", func(*Call, context.Context) { f.deps.Cancels.CancelFor("", errors.New("stop"), "k-cancelled by its key") }, "tool x was cancelled before it answered (stop)"},
+		{"cancelled by its key", func(*Call, context.Context) {
+			f.deps.Cancels.CancelFor("", errors.New("stop"), "k-cancelled by its key")
+		}, "tool x was cancelled before it answered (stop)"},
 		{"ended as at an unload", func(call *Call, _ context.Context) { call.End() }, "tool x failed: the capsule trapped"},
 		{"past its deadline", func(_ *Call, ctx context.Context) { <-ctx.Done() }, "tool x failed: the capsule trapped"},
 	}
