@@ -21,10 +21,8 @@ import (
 	"github.com/astrid-go/astrid/internal/agentclient"
 	"github.com/astrid-go/astrid/internal/config"
 	"github.com/astrid-go/astrid/internal/dispatch"
-	"github.com/astrid-go/astrid/internal/store"
 	"github.com/astrid-go/astrid/internal/testutil"
 	"github.com/astrid-go/astrid/ipc"
-	"github.com/astrid-go/astrid/manifest"
 	"github.com/astrid-go/astrid/sdk"
 )
 
@@ -98,21 +96,7 @@ func bootReactAgent(t *testing.T, script string, builtins ...Builtin) (*Kernel, 
 	if err != nil {
 		t.Fatal(err)
 	}
-	path := filepath.Join(ws, "script.jsonl")
-	if err := os.WriteFile(path, []byte(script), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	st, err := store.Open(config.Layout(home).State, store.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, _ := manifest.Parse(replay.Manifest, manifest.FileName, "")
-	if err := st.Config(m.ID()).Set("script", []byte(path)); err != nil {
-		t.Fatal(err)
-	}
-	if err := st.Close(); err != nil {
-		t.Fatal(err)
-	}
+	setReplayScript(t, home, ws, script)
 	k, err := Boot(context.Background(), Options{
 		Home: home, Workspace: ws, Config: config.Default(),
 		Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError})),
