@@ -7,7 +7,8 @@
 // gate, egress, store and dispatcher are applied), and the wasm ABI
 // (docs/abi.md, one import per method). It holds no state and does no I/O.
 //
-// Process runs (ProcessRun, foreground only), approval questions
+// Process runs (ProcessRun in the foreground; ProcessSpawn, ProcessLogs
+// and ProcessKill in the background), approval questions
 // (RequestApproval), raw sockets (Net) and the identity map (Identity) are
 // here; elicit comes with a later issue and is absent rather than stubbed.
 package hostapi

@@ -151,6 +151,25 @@ type Process interface {
 	// (TimedOut, Cancelled) and the error is CodeTimeout or
 	// CodeCancelled. A program that ran and exited non-zero is no error.
 	ProcessRun(req ProcessRequest) (ProcessResult, error)
+	// ProcessSpawn starts req.Program in the background, checked as
+	// ProcessRun's request is, and returns at once with its handle. It
+	// belongs to this capsule and the invoking principal: only they can
+	// read or kill it (anyone else's id is CodeNotFound). A capsule holds
+	// at most MaxBackgroundProcesses (CodeRateLimited past that) until it
+	// collects them (a ProcessLogs that reports the exit, or ProcessKill).
+	// It ends with its capsule instance (an unload, a reload, the kernel's
+	// stop); req.Persistent asks that it outlive a reload of the capsule,
+	// which needs allow_persistent (else CodeDenied naming the grant).
+	ProcessSpawn(req ProcessSpawnRequest) (ProcessHandle, error)
+	// ProcessLogs returns what the background process id wrote since the
+	// previous read and whether it still runs; once it reports the exit
+	// the id is collected and is CodeNotFound from then on.
+	ProcessLogs(id string) (ProcessLogs, error)
+	// ProcessKill ends the background process id (SIGINT to its group,
+	// SIGKILL to all of it and what escaped after ProcessGrace), waits
+	// for it and returns its last output and how it ended; the id is
+	// collected.
+	ProcessKill(id string) (ProcessLogs, error)
 }
 
 // ProcessRequest is one program run.

@@ -147,10 +147,26 @@ func (d *Dispatcher) work(c *capsule, q *queue) {
 			rn.Open()
 			d.invoke(ctx, c, j, rn)
 			c.mu.Lock()
-			more := q.n > 0
+			// The call's publish handed this goroutine another
+			// capsule's call to relay (Runner): that call, or one it
+			// relays on, may run long (a tool running a program, a
+			// guest in a loop), so the worker gives up its own queue
+			// first: what arrives for it meanwhile (a cancel, say)
+			// gets a worker, or a Runner, of its own instead of
+			// waiting behind the relay. The relay may well come back
+			// to this queue; it adopts it then, on this goroutine.
+			relay := q.n == 0 && rn.adopted.Load()
+			if relay {
+				q.running, q.inCall = false, false
+				if c.queues[q.principal] == q {
+					delete(c.queues, q.principal)
+				}
+			}
 			c.mu.Unlock()
-			if !more {
+			if relay {
 				rn.Run()
+				rn.Close()
+				return
 			}
 			rn.Close()
 			continue

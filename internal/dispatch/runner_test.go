@@ -235,3 +235,49 @@ func TestRunnerKeepsQueueOrder(t *testing.T) {
 		t.Errorf("calls out of publish order: %v", got)
 	}
 }
+
+// TestAWorkersQueueDoesNotWaitBehindItsRelay: a queue worker whose call's
+// publish left it a relay to run gives its own queue up first, so a later
+// message for its capsule (a cancel of the very call being relayed) is
+// made while the relayed call still runs, not after it.
+func TestAWorkersQueueDoesNotWaitBehindItsRelay(t *testing.T) {
+	d, _ := newTestDispatcher(t, Options{})
+	release, relaying := make(chan struct{}), make(chan struct{})
+	secondHeard := make(chan string, 2)
+	// "first" publishes "mid" for the first message only; "second" holds
+	// the relay until released; the second message for "first" must get
+	// through meanwhile.
+	var firstCalls atomic.Int64
+	register(t, d, CapsuleACL{ID: "client", Publish: []string{"req"}}, continueTarget)
+	register(t, d, CapsuleACL{ID: "first", Publish: []string{"mid"}, Subscribe: []string{"req"}, Interceptors: []Interceptor{{Pattern: "req", Handler: "h", Priority: 100}}},
+		targetFunc(func(ctx context.Context, inv Invocation) (Verdict, error) {
+			if firstCalls.Add(1) == 1 {
+				_, err := d.Publish(Caller{Capsule: "first", Principal: inv.Principal, Runner: RunnerFrom(ctx)}, "mid", json.RawMessage(`{}`))
+				return Verdict{}, err
+			}
+			secondHeard <- "first heard the second message"
+			return Verdict{}, nil
+		}))
+	register(t, d, CapsuleACL{ID: "second", Subscribe: []string{"mid"}, Interceptors: []Interceptor{{Pattern: "mid", Handler: "h", Priority: 100}}},
+		targetFunc(func(ctx context.Context, _ Invocation) (Verdict, error) {
+			if RunnerFrom(ctx) == nil {
+				t.Error("the relayed call was not made by a Runner")
+			}
+			close(relaying)
+			<-release
+			return Verdict{}, nil
+		}))
+	client := Caller{Capsule: "client", Principal: "alice"}
+	mustPublish(t, d, client, "req", `{}`)
+	// The second message goes out once the relay holds the goroutine, so
+	// it finds "first"'s queue empty of all but itself.
+	<-relaying
+	mustPublish(t, d, client, "req", `{}`)
+	select {
+	case <-secondHeard:
+	case <-time.After(waitLimit):
+		t.Fatal("the second message waited behind the relayed call")
+	}
+	close(release)
+	settle(t, d)
+}

@@ -37,6 +37,18 @@ type Call struct {
 	cancelKey string
 
 	waited atomic.Int64 // nanoseconds spent in host methods that wait (methods.go)
+	// keyCause is the cause a cancel request naming the call's key gave,
+	// so that Fail can tell a cancel by key from an unload or a deadline.
+	keyCause atomic.Pointer[error]
+}
+
+// cancelByKey ends the call for a cancel request naming its key (Cancels).
+func (call *Call) cancelByKey(cause error) {
+	if cause == nil {
+		cause = ErrCancelled
+	}
+	call.keyCause.CompareAndSwap(nil, &cause)
+	call.cancel(cause)
 }
 
 type failureReply struct {
@@ -70,6 +82,9 @@ func (c *Capsule) Begin(ctx context.Context, principal string) (*Call, context.C
 // was dropped. reason is logged.
 func (call *Call) Fail(reason error) {
 	call.mu.Lock()
+	if cause := call.keyCause.Load(); cause != nil && context.Cause(call.ctx) == *cause {
+		call.cancelledReply(*cause)
+	}
 	f := call.failure
 	call.failure, call.failed = failureReply{}, true
 	call.mu.Unlock()
@@ -196,7 +211,7 @@ func (call *Call) SetCancelKey(key string) error {
 	if call.ended {
 		return hostapi.Errorf(hostapi.CodeClosed, "set_cancel_key", "the call has ended")
 	}
-	call.unbind = append(call.unbind, call.c.deps.Cancels.register(call.principal, key, call.cancel))
+	call.unbind = append(call.unbind, call.c.deps.Cancels.register(call.principal, key, call.cancelByKey))
 	call.cancelKey = key
 	return nil
 }

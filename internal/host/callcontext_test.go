@@ -4,10 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/astrid-go/astrid/hostapi"
+	"github.com/astrid-go/astrid/internal/dispatch"
+	"github.com/astrid-go/astrid/ipc"
 )
 
 // TestTheCallsContextCarriesWhyItEnded: engines and logs read why a call
@@ -191,5 +194,78 @@ func TestACancelThatArrivesFirstStillStopsTheCall(t *testing.T) {
 	}
 	if lctx.Err() != nil {
 		t.Fatal("a cancel older than earlyFor stopped a new call")
+	}
+}
+
+// A tool call cancelled through its key answers, through its registered
+// failure reply, that it was cancelled; one that ends otherwise (the call's
+// end, as at an unload; its deadline) keeps the capsule's own wording.
+func TestACancelledToolsFailureReplySaysCancelled(t *testing.T) {
+	const toolCapsule = `
+[package]
+name = "tooly"
+version = "0.1.0"
+[subscribe]
+"tool.v1.execute.x" = { wit = "opaque", handler = "tool_execute_x" }
+[publish]
+"tool.v1.execute.x.result" = "opaque"
+`
+	f := newFixture(t)
+	c := f.capsule(t, toolCapsule)
+	if err := f.deps.Dispatcher.Register(dispatch.CapsuleACL{ID: "watcher", Subscribe: []string{"tool.v1.execute.x.result"}}, nopTarget{}); err != nil {
+		t.Fatal(err)
+	}
+	sub, err := f.deps.Dispatcher.Subscribe(dispatch.Caller{Capsule: "watcher", Principal: "default"}, "tool.v1.execute.x.result", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sub.Close()
+	own := `{"call_id":"k","result":{"call_id":"k","content":"tool x failed: the capsule trapped","is_error":true}}`
+	cases := []struct {
+		name string
+		end  func(call *Call, ctx context.Context)
+		want string
+	}{
+		{"cancelled by its key", func(*Call, context.Context) {
+			f.deps.Cancels.CancelFor("", errors.New("stop"), "k-cancelled by its key")
+		}, "tool x was cancelled before it answered (stop)"},
+		{"ended as at an unload", func(call *Call, _ context.Context) { call.End() }, "tool x failed: the capsule trapped"},
+		{"past its deadline", func(_ *Call, ctx context.Context) { <-ctx.Done() }, "tool x failed: the capsule trapped"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			parent, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			if strings.HasPrefix(tc.name, "past") {
+				parent, cancel = context.WithTimeout(parent, time.Millisecond)
+				defer cancel()
+			}
+			call, ctx := c.Begin(parent, "default")
+			defer call.End()
+			if err := call.SetFailureReply("tool.v1.execute.x.result", []byte(own)); err != nil {
+				t.Fatal(err)
+			}
+			// A key of its own: a cancelled key is remembered, and would
+			// stop the next case's call as it registers.
+			if err := call.SetCancelKey("k-" + tc.name); err != nil {
+				t.Fatal(err)
+			}
+			tc.end(call, ctx)
+			<-ctx.Done()
+			call.Fail(context.Cause(ctx))
+			wait, done := context.WithTimeout(context.Background(), testWait)
+			defer done()
+			d, err := sub.Recv(wait)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var res ipc.ToolExecuteResult
+			if err := res.UnmarshalJSON(ipc.GuestBytes(d.Envelope.Payload)); err != nil {
+				t.Fatal(err)
+			}
+			if !res.Result.IsError || !strings.HasPrefix(res.Result.Content, tc.want) {
+				t.Fatalf("failure reply %+v, want it to begin %q", res.Result, tc.want)
+			}
+		})
 	}
 }

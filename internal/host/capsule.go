@@ -39,6 +39,11 @@ type Deps struct {
 	// allowances. Without both the approval call is unavailable.
 	Bus       *bus.Bus
 	Approvals *Approvals
+	// Background holds the background processes of every capsule, so
+	// that a persistent one outlives a reload of its capsule; the
+	// kernel closes it when it stops. Nil gives each capsule a registry
+	// of its own that ends with it (tests).
+	Background *Background
 }
 
 // Capsule is the host side of one loaded capsule.
@@ -73,6 +78,9 @@ type Capsule struct {
 
 	// nets are the capsule's open streams and listeners (net.go).
 	nets netTable
+	// ownBackground: deps.Background is this capsule's alone, and
+	// ends with it.
+	ownBackground bool
 }
 
 // NewCapsule binds the host to capsule m installed in installDir; config
@@ -100,8 +108,12 @@ func NewCapsule(deps Deps, m *manifest.Manifest, installDir string, config map[s
 	if deps.Cancels == nil {
 		deps.Cancels = NewCancels()
 	}
+	ownBackground := deps.Background == nil
+	if ownBackground {
+		deps.Background = NewBackground(log)
+	}
 	c := &Capsule{deps: deps, id: id, gate: g, http: client, config: config, log: log.With("capsule", id), toolCalls: answersToolCalls(m),
-		procs: procSlots{n: make(chan struct{}, maxChildrenPerCapsule)}, runs: map[*run]bool{}}
+		procs: procSlots{n: make(chan struct{}, maxChildrenPerCapsule)}, runs: map[*run]bool{}, ownBackground: ownBackground}
 	if len(m.Tools) > 0 {
 		c.tools = make(map[string]manifest.Tool, len(m.Tools))
 		for _, t := range m.Tools {
@@ -128,6 +140,18 @@ func (c *Capsule) Close() {
 		r.kill()
 	}
 	c.runsMu.Unlock()
+	if c.ownBackground {
+		c.deps.Background.Close()
+	} else {
+		c.deps.Background.endInstance(c)
+	}
+}
+
+// Discard ends what the capsule leaves behind when it is unloaded for good
+// rather than reloaded: its persistent background processes. Call it
+// after Close.
+func (c *Capsule) Discard() {
+	c.deps.Background.endCapsule(c.id)
 }
 
 // addRun records r as a child of the capsule until done is called; a run

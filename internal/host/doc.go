@@ -18,8 +18,12 @@
 // request; proctrack_linux.go runs and ends a child): each leads its own
 // session, and nothing of a run — its group, its session, their
 // descendants, orphans that escaped by setsid — outlives the call, its
-// cancellation or the capsule's unload. The host must not leave a process
-// running that no call accounts for.
+// cancellation or the capsule's unload. Background processes
+// (background.go, logring.go) are the one kind that outlives its call: they
+// are held in the kernel's Background registry, owned by capsule and
+// principal, and end with their capsule instance (a persistent one with its
+// capsule) or the kernel. The host must not leave a process running that
+// neither a call nor that registry accounts for.
 //
 // So are the capsule's sockets (net.go, net_handles.go): streams and
 // listeners belong to the Capsule and the principal that opened them, not to

@@ -73,6 +73,9 @@ const (
 	opIdentityUnlink
 	opIdentityListLinks
 	opIdentityCreateUser
+	opProcessSpawn
+	opProcessLogs
+	opProcessKill
 	numOps
 )
 
@@ -127,6 +130,9 @@ var methods = [numOps]struct {
 	opIdentityUnlink:     {"IdentityUnlink", waits},
 	opIdentityListLinks:  {"IdentityListLinks", instant},
 	opIdentityCreateUser: {"IdentityCreateUser", waits},
+	opProcessSpawn:       {"ProcessSpawn", waits},
+	opProcessLogs:        {"ProcessLogs", instant},
+	opProcessKill:        {"ProcessKill", waits},
 }
 
 // enter begins host method o: for a waiting method it hands the work the

@@ -20,7 +20,7 @@ import (
 // session and what escaped from it), the fork-bomb guard.
 const (
 	maxChildrenPerCapsule = 8
-	maxDescendants        = 64
+	maxDescendants        = hostapi.MaxProcessDescendants
 )
 
 // refusedEnvKeys change how a program is loaded or how a shell starts, so a
@@ -40,18 +40,7 @@ func (call *Call) ProcessRun(req hostapi.ProcessRequest) (hostapi.ProcessResult,
 	if err := call.live(op); err != nil {
 		return hostapi.ProcessResult{}, err
 	}
-	env, err := checkProcessRequest(req)
-	if err != nil {
-		return hostapi.ProcessResult{}, err
-	}
-	if err := call.c.gate.HostProcess(req.Program); err != nil {
-		return hostapi.ProcessResult{}, hostapi.Errorf(hostapi.CodeDenied, op, "%v", err)
-	}
-	path, err := resolveProgram(req.Program)
-	if err != nil {
-		return hostapi.ProcessResult{}, err
-	}
-	dir, err := call.openWorkDir(req.Dir)
+	cmd, dir, err := call.prepareProcess(op, req)
 	if err != nil {
 		return hostapi.ProcessResult{}, err
 	}
@@ -67,20 +56,9 @@ func (call *Call) ProcessRun(req hostapi.ProcessRequest) (hostapi.ProcessResult,
 		ctx, cancel = context.WithTimeout(ctx, req.Timeout)
 		defer cancel()
 	}
-	cmd := exec.Command(path, req.Args...)
-	cmd.Env = env
-	// The child changes into the directory before exec, while it still
-	// holds the kernel's descriptors: the directory opened through the
-	// grant's root, not a path that could be swapped for a symlink since.
-	cmd.Dir = fmt.Sprintf("/proc/self/fd/%d", dir.Fd())
 	cmd.Stdin = bytes.NewReader(req.Stdin)
 	stdout, stderr := &cappedBuffer{max: hostapi.MaxProcessOutput}, &cappedBuffer{max: hostapi.MaxProcessOutput}
 	cmd.Stdout, cmd.Stderr = stdout, stderr
-	cmd.SysProcAttr = childProcAttr()
-	// Wait returns shortly after the child exited even if something it
-	// left behind still holds the pipes: that is killed as the run ends,
-	// so its output is not worth waiting for.
-	cmd.WaitDelay = 200 * time.Millisecond
 
 	run, err := startTracked(cmd, call.cancelKeyNow(), call.c.id, call.c.log)
 	if err != nil {
@@ -118,6 +96,40 @@ func (call *Call) ProcessRun(req hostapi.ProcessRequest) (hostapi.ProcessResult,
 	return res, nil
 }
 
+// prepareProcess checks req for op (what no grant makes safe, then
+// host_process, then the working directory) and builds its command: a
+// clean environment, its own session, run in the directory opened through
+// the grant, which the caller closes once the command started.
+func (call *Call) prepareProcess(op string, req hostapi.ProcessRequest) (*exec.Cmd, *os.File, error) {
+	env, err := checkProcessRequest(op, req)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := call.c.gate.HostProcess(req.Program); err != nil {
+		return nil, nil, hostapi.Errorf(hostapi.CodeDenied, op, "%v", err)
+	}
+	path, err := resolveProgram(op, req.Program)
+	if err != nil {
+		return nil, nil, err
+	}
+	dir, err := call.openWorkDir(op, req.Dir)
+	if err != nil {
+		return nil, nil, err
+	}
+	cmd := exec.Command(path, req.Args...)
+	cmd.Env = env
+	// The child changes into the directory before exec, while it still
+	// holds the kernel's descriptors: the directory opened through the
+	// grant's root, not a path that could be swapped for a symlink since.
+	cmd.Dir = fmt.Sprintf("/proc/self/fd/%d", dir.Fd())
+	cmd.SysProcAttr = childProcAttr()
+	// Wait returns shortly after the child exited even if something it
+	// left behind still holds the pipes: that is killed as the run ends,
+	// so its output is not worth waiting for.
+	cmd.WaitDelay = 200 * time.Millisecond
+	return cmd, dir, nil
+}
+
 // cancelKeyNow is the call's cancel key, for the log of its processes.
 func (call *Call) cancelKeyNow() string {
 	call.mu.Lock()
@@ -127,8 +139,7 @@ func (call *Call) cancelKeyNow() string {
 
 // checkProcessRequest refuses what no grant can make safe and returns the
 // child's environment: a clean one plus req.Env.
-func checkProcessRequest(req hostapi.ProcessRequest) ([]string, error) {
-	const op = "process_run"
+func checkProcessRequest(op string, req hostapi.ProcessRequest) ([]string, error) {
 	size := len(req.Program)
 	if strings.IndexByte(req.Program, 0) >= 0 {
 		return nil, hostapi.Errorf(hostapi.CodeInvalid, op, "the program name holds a NUL byte")
@@ -191,8 +202,7 @@ func refusedEnvKey(k string) string {
 // resolveProgram finds program: an absolute path as is, a bare name on
 // ProcessPath. A relative path with a slash would depend on the kernel's
 // working directory and is refused.
-func resolveProgram(program string) (string, error) {
-	const op = "process_run"
+func resolveProgram(op, program string) (string, error) {
 	switch {
 	case filepath.IsAbs(program):
 		return program, nil
@@ -210,8 +220,7 @@ func resolveProgram(program string) (string, error) {
 
 // openWorkDir opens the working directory through the granted root it
 // falls under (fs_read, else fs_write), so a symlink cannot lead out.
-func (call *Call) openWorkDir(path string) (*os.File, error) {
-	const op = "process_run"
+func (call *Call) openWorkDir(op, path string) (*os.File, error) {
 	if path == "" {
 		path = "."
 	}

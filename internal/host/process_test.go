@@ -34,20 +34,27 @@ func procCall(t *testing.T) (fixture, *Capsule, *Call) {
 	return f, c, call
 }
 
-// TestProcessRunRefusesBadInput: what an attacker would try, each refused
-// with its code before anything runs.
-func TestProcessRunRefusesBadInput(t *testing.T) {
-	f, _, call := procCall(t)
+// badProcessRequest is an attack on a process call and how it is refused.
+type badProcessRequest struct {
+	name string
+	req  hostapi.ProcessRequest
+	code hostapi.Code
+	says string
+}
+
+// badProcessRequests lists what an attacker would try with a process
+// request, each refused with its code before anything runs; it plants the
+// symlink and the file some of them need in f's workspace.
+func badProcessRequests(t *testing.T, f fixture) []badProcessRequest {
+	t.Helper()
 	outside := t.TempDir()
 	if err := os.Symlink(outside, filepath.Join(f.ws, "out")); err != nil {
 		t.Fatal(err)
 	}
-	cases := []struct {
-		name string
-		req  hostapi.ProcessRequest
-		code hostapi.Code
-		says string
-	}{
+	if err := os.WriteFile(filepath.Join(f.ws, "file"), nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return []badProcessRequest{
 		{"NUL in an argument", hostapi.ProcessRequest{Program: "sh", Args: []string{"-c", "echo a\x00b"}}, hostapi.CodeInvalid, "NUL"},
 		{"NUL in the program", hostapi.ProcessRequest{Program: "sh\x00"}, hostapi.CodeInvalid, "NUL"},
 		{"NUL in an env value", hostapi.ProcessRequest{Program: "sh", Env: map[string]string{"A": "x\x00"}}, hostapi.CodeInvalid, "NUL"},
@@ -65,9 +72,13 @@ func TestProcessRunRefusesBadInput(t *testing.T) {
 		{"working directory through a symlink out", hostapi.ProcessRequest{Program: "sh", Dir: "out"}, hostapi.CodeDenied, "symlink"},
 		{"working directory that is a file", hostapi.ProcessRequest{Program: "sh", Dir: "file"}, hostapi.CodeInvalid, "not a directory"},
 	}
-	if err := os.WriteFile(filepath.Join(f.ws, "file"), nil, 0o600); err != nil {
-		t.Fatal(err)
-	}
+}
+
+// TestProcessRunRefusesBadInput: what an attacker would try, each refused
+// with its code before anything runs.
+func TestProcessRunRefusesBadInput(t *testing.T) {
+	f, _, call := procCall(t)
+	cases := badProcessRequests(t, f)
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := call.ProcessRun(tc.req)

@@ -105,6 +105,10 @@ type run struct {
 	done  chan error
 	stop  chan struct{} // closed when the capsule unloads
 	once  sync.Once
+	// every is how often its process count is checked (monitorEvery
+	// when zero): a background process lives long, so it is checked
+	// less often than a call's run.
+	every time.Duration
 }
 
 // startTracked starts cmd as a tracked child of the call keyed key.
@@ -144,7 +148,11 @@ const monitorEvery = 50 * time.Millisecond
 // when it returns.
 func (r *run) supervise(ctx context.Context, grace time.Duration, limit int) ended {
 	defer trackPid(r.pid, false)
-	tick := time.NewTicker(monitorEvery)
+	every := r.every
+	if every <= 0 {
+		every = monitorEvery
+	}
+	tick := time.NewTicker(every)
 	defer tick.Stop()
 	var e ended
 	for {

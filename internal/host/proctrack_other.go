@@ -16,7 +16,10 @@ import (
 // child's group, so the process call is not offered at all rather than
 // offered with a leak (docs/RATIONALE.md).
 
-type run struct{}
+type run struct {
+	cmd   *exec.Cmd
+	every time.Duration
+}
 
 type ended struct {
 	ctxErr    error

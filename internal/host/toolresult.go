@@ -14,19 +14,43 @@ import (
 // kept as the capsule wrote it. size is what the capsule tried to publish.
 // The caller holds call.mu.
 func (call *Call) tooLargeReply(topic string, size int) {
+	if call.failure.topic != topic {
+		return
+	}
+	call.rewriteToolFailure(func(tool string) string {
+		return fmt.Sprintf("%s's result was not delivered: it is %d bytes, over the largest message the bus carries; ask for less (a range of lines, a narrower pattern)", tool, size)
+	})
+}
+
+// cancelledReply makes a call's registered failure reply, when it is a tool
+// result, say that the call was cancelled (a cancel request named its key)
+// rather than that the capsule "trapped, timed out or was cancelled": the
+// person who cancelled a turn sees the tool's result say so. The caller
+// holds call.mu.
+func (call *Call) cancelledReply(cause error) {
+	call.rewriteToolFailure(func(tool string) string {
+		return fmt.Sprintf("%s was cancelled before it answered (%v); whatever it had started was stopped", tool, cause)
+	})
+}
+
+// rewriteToolFailure replaces the content of the registered failure reply
+// with say(tool) ("tool <name>", or "the tool") when that
+// reply is a tool result (ToolExecuteResult); anything else is kept as the
+// capsule wrote it. The caller holds call.mu.
+func (call *Call) rewriteToolFailure(say func(what string) string) {
 	f := &call.failure
-	if f.topic != topic {
+	if f.topic == "" {
 		return
 	}
 	var res ipc.ToolExecuteResult
 	if err := res.UnmarshalJSON(f.payload); err != nil || res.CallID == "" {
 		return
 	}
-	what := "the tool's result"
-	if name, ok := ipc.ToolNameFromResultTopic(topic); ok {
-		what = "tool " + name + "'s result"
+	tool := "the tool"
+	if name, ok := ipc.ToolNameFromResultTopic(f.topic); ok {
+		tool = "tool " + name
 	}
-	res.Result.Content = fmt.Sprintf("%s was not delivered: it is %d bytes, over the largest message the bus carries; ask for less (a range of lines, a narrower pattern)", what, size)
+	res.Result.Content = say(tool)
 	res.Result.IsError = true
 	if res.Result.CallID == "" {
 		res.Result.CallID = res.CallID

@@ -49,21 +49,7 @@ func bootAgent(b *testing.B, script string) *Kernel {
 	if err := os.WriteFile(filepath.Join(ws, "README.md"), []byte("# A project\nIt has a README.\n"), 0o600); err != nil {
 		b.Fatal(err)
 	}
-	path := filepath.Join(ws, "script.jsonl")
-	if err := os.WriteFile(path, []byte(script), 0o600); err != nil {
-		b.Fatal(err)
-	}
-	st, err := store.Open(config.Layout(home).State, store.Options{})
-	if err != nil {
-		b.Fatal(err)
-	}
-	m, _ := manifest.Parse(replay.Manifest, "Capsule.toml", "")
-	if err := st.Config(m.ID()).Set("script", []byte(path)); err != nil {
-		b.Fatal(err)
-	}
-	if err := st.Close(); err != nil {
-		b.Fatal(err)
-	}
+	setReplayScript(b, home, ws, script)
 	cfg := config.Default()
 	cfg.Limits.RateBytesPerSec = 1 << 40
 	k, err := Boot(context.Background(), Options{
@@ -84,6 +70,27 @@ func bootAgent(b *testing.B, script string) *Kernel {
 	}
 	b.Cleanup(k.Close)
 	return k
+}
+
+// setReplayScript writes script into ws and sets it as the replay
+// provider's [env] script in home's state, before the kernel boots.
+func setReplayScript(tb testing.TB, home, ws, script string) {
+	tb.Helper()
+	path := filepath.Join(ws, "script.jsonl")
+	if err := os.WriteFile(path, []byte(script), 0o600); err != nil {
+		tb.Fatal(err)
+	}
+	st, err := store.Open(config.Layout(home).State, store.Options{})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	m, _ := manifest.Parse(replay.Manifest, manifest.FileName, "")
+	if err := st.Config(m.ID()).Set("script", []byte(path)); err != nil {
+		tb.Fatal(err)
+	}
+	if err := st.Close(); err != nil {
+		tb.Fatal(err)
+	}
 }
 
 // BenchmarkAgentTurn is DESIGN §7's agent benchmark: one replayed turn with

@@ -146,6 +146,9 @@ func Boot(ctx context.Context, opts Options) (*Kernel, error) {
 		Grants: k.grantsOf,
 		// The host approval call counts answers from frontends only.
 		Bus: b, Approvals: host.NewApprovals(frontendIDs(opts.Frontends), 0),
+		// Background processes outlive capsule instances (a persistent
+		// one survives a reload), never the kernel (Close).
+		Background: host.NewBackground(log),
 	}
 	runCtx, stop := context.WithCancel(context.WithoutCancel(ctx))
 	k.stop = stop
@@ -347,6 +350,9 @@ func (k *Kernel) Close() {
 		}
 		if k.Runtime != nil {
 			k.Runtime.Close(ctx)
+		}
+		if k.hostDeps.Background != nil {
+			k.hostDeps.Background.Close()
 		}
 		if k.wasm != nil {
 			if err := k.wasm.Close(ctx); err != nil {

@@ -430,6 +430,11 @@ func (r *Runtime) unload(ctx context.Context, id string, forget bool) error {
 	}
 	if e.host != nil {
 		e.host.Close()
+		if forget {
+			// Unloaded for good, not reloaded: its persistent
+			// processes end too.
+			e.host.Discard()
+		}
 	}
 	if err != nil {
 		return fmt.Errorf("runtime: unload %s: %w", id, err)

@@ -92,6 +92,9 @@ type harness struct {
 	cancels *host.Cancels
 	deps    host.Deps
 	log     *slog.Logger
+	// host is the host side of the capsule loaded last; closing it is
+	// what an unload does to the capsule's processes.
+	host *host.Capsule
 }
 
 func newHarness(t testing.TB, logs *syncBuffer) (*harness, string) {
@@ -127,6 +130,8 @@ func (h *harness) load(t testing.TB, rt *Runtime, m *manifest.Manifest, installD
 	if err != nil {
 		return nil, err
 	}
+	h.host = hc
+	t.Cleanup(hc.Close)
 	e, err := rt.Engine(m, hc)
 	if err != nil {
 		return nil, err

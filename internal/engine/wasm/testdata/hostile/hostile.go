@@ -71,6 +71,13 @@ func New() *sdk.Capsule {
 		time.Sleep(time.Duration(a.MS) * time.Millisecond)
 		return fmt.Sprintf("slept %d ms", a.MS), nil
 	})
+	// The tool spin never answers: only an interrupt (its cancel key, its
+	// deadline) ends it.
+	sdk.Tool(c, "spin", "loops forever", func(*sdk.Call, struct{}) (string, error) {
+		for {
+			Spin++
+		}
+	})
 	c.Handle("hostile.v1.publish_outside", "publish_outside", func(c *sdk.Call) error {
 		return c.Publish("forbidden.v1.topic", []byte(`{}`))
 	})
@@ -185,6 +192,35 @@ func New() *sdk.Capsule {
 			msg = err.Error()
 		}
 		out, _ := json.Marshal(map[string]any{"result": res, "code": uint32(hostapi.CodeOf(err)), "message": msg})
+		c.Final(out)
+		return nil
+	})
+	// bg drives a background process: Op "spawn" with Req, "logs" or
+	// "kill" with ID; it answers what the host said and its error code.
+	c.Handle("hostile.v1.bg", "bg", func(c *sdk.Call) error {
+		var q struct {
+			Op  string
+			ID  string
+			Req hostapi.ProcessSpawnRequest
+		}
+		if err := c.Decode(&q); err != nil {
+			return err
+		}
+		var v any
+		var err error
+		switch q.Op {
+		case "spawn":
+			v, err = c.ProcessSpawn(q.Req)
+		case "logs":
+			v, err = c.ProcessLogs(q.ID)
+		case "kill":
+			v, err = c.ProcessKill(q.ID)
+		}
+		msg := ""
+		if err != nil {
+			msg = err.Error()
+		}
+		out, _ := json.Marshal(map[string]any{"answer": v, "code": uint32(hostapi.CodeOf(err)), "message": msg})
 		c.Final(out)
 		return nil
 	})
