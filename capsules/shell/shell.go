@@ -48,6 +48,7 @@ func New() *sdk.Capsule {
 		"The person is asked to approve each command before it runs; a few catastrophic commands (rm -rf /, mkfs, shutdown, dd onto a disk, ...) are always refused. "+
 		"working_directory is relative to the workspace (default: the workspace). A command that exits non-zero is an error that shows its exit code and output. "+
 		"Long output is cut in the middle, saying how much was left out.", runShellCommand, sdk.Mutable())
+	registerBackground(c)
 	return c
 }
 
@@ -59,9 +60,6 @@ type runArgs struct {
 
 func runShellCommand(c *sdk.Call, a runArgs) (string, error) {
 	command := a.Command
-	if err := checkArgument(command); err != nil {
-		return "", err
-	}
 	timeout := defaultTimeoutSecs
 	if a.TimeoutSecs != nil {
 		if *a.TimeoutSecs < 1 || *a.TimeoutSecs > maxTimeoutSecs {
@@ -69,46 +67,8 @@ func runShellCommand(c *sdk.Call, a runArgs) (string, error) {
 		}
 		timeout = *a.TimeoutSecs
 	}
-	if strings.IndexByte(a.WorkingDirectory, 0) >= 0 {
-		return "", fmt.Errorf("working_directory holds a NUL byte")
-	}
-	if a.WorkingDirectory != "" {
-		// Checked before the person is asked, so nobody approves a
-		// command that cannot run there; the host checks it again
-		// (through the grant's root) when it starts the command.
-		fi, err := c.FSStat(a.WorkingDirectory)
-		if err != nil {
-			return "", fmt.Errorf("working_directory %s cannot be used (it must be a directory inside the workspace, not reached through a symlink out of it): %w", a.WorkingDirectory, err)
-		}
-		if !fi.IsDir {
-			return "", fmt.Errorf("working_directory %s is not a directory", a.WorkingDirectory)
-		}
-	}
-	if why := denyReason(command); why != "" {
-		c.Log(hostapi.LogInfo, "shell: refused without asking: "+why)
-		return "", fmt.Errorf("Command '%s' is refused and was not run: %s. No approval can allow it", command, why)
-	}
-	resource := command
-	if a.WorkingDirectory != "" {
-		// The person approves where it runs too; an allowance for a
-		// command in one directory is not one for another.
-		resource = fmt.Sprintf("%s\n(in %s)", command, a.WorkingDirectory)
-	}
-	if n := len(ipc.ApprovalText(resource, 0)); n > ipc.MaxApprovalResource {
-		return "", fmt.Errorf("command and working directory are %d bytes as the approval question shows them; at most %d can be shown, and a person must see all of what they approve: write a long script to a file (write_file) and run the file", n, ipc.MaxApprovalResource)
-	}
-	approved, err := c.RequestApproval(actionOf(command), resource)
-	if err != nil {
-		switch hostapi.CodeOf(err) {
-		case hostapi.CodeTimeout:
-			return "", fmt.Errorf("Command '%s' was not run: nobody answered the approval question in time: %w", command, err)
-		case hostapi.CodeCancelled:
-			return "", fmt.Errorf("Command '%s' was not run: the call was cancelled while the person was asked: %w", command, err)
-		}
-		return "", fmt.Errorf("Command '%s' was not run: the person could not be asked: %w", command, err)
-	}
-	if !approved {
-		return "", fmt.Errorf("Command '%s' was not approved by user", command)
+	if err := approve(c, command, a.WorkingDirectory, ""); err != nil {
+		return "", err
 	}
 	res, err := c.ProcessRun(hostapi.ProcessRequest{
 		Program: Program,
@@ -117,6 +77,63 @@ func runShellCommand(c *sdk.Call, a runArgs) (string, error) {
 		Timeout: time.Duration(timeout) * time.Second,
 	})
 	return outcome(command, timeout, res, err)
+}
+
+// approve checks a command and its working directory, refuses what the
+// deny list names, and asks the person about the exact command (where it
+// runs, and how: note says it runs in the background), in that order: no
+// question is asked about a command that could not run or may never run.
+func approve(c *sdk.Call, command, workDir, note string) error {
+	if err := checkArgument(command); err != nil {
+		return err
+	}
+	if strings.IndexByte(workDir, 0) >= 0 {
+		return fmt.Errorf("working_directory holds a NUL byte")
+	}
+	if workDir != "" {
+		// Checked before the person is asked, so nobody approves a
+		// command that cannot run there; the host checks it again
+		// (through the grant's root) when it starts the command.
+		fi, err := c.FSStat(workDir)
+		if err != nil {
+			return fmt.Errorf("working_directory %s cannot be used (it must be a directory inside the workspace, not reached through a symlink out of it): %w", workDir, err)
+		}
+		if !fi.IsDir {
+			return fmt.Errorf("working_directory %s is not a directory", workDir)
+		}
+	}
+	if why := denyReason(command); why != "" {
+		c.Log(hostapi.LogInfo, "shell: refused without asking: "+why)
+		return fmt.Errorf("Command '%s' is refused and was not run: %s. No approval can allow it", command, why)
+	}
+	resource := command
+	if workDir != "" {
+		// The person approves where it runs too; an allowance for a
+		// command in one directory is not one for another.
+		resource = fmt.Sprintf("%s\n(in %s)", command, workDir)
+	}
+	if note != "" {
+		// And how: an allowance for a command run to its end is not one
+		// for the same command left running.
+		resource += "\n(" + note + ")"
+	}
+	if n := len(ipc.ApprovalText(resource, 0)); n > ipc.MaxApprovalResource {
+		return fmt.Errorf("command and working directory are %d bytes as the approval question shows them; at most %d can be shown, and a person must see all of what they approve: write a long script to a file (write_file) and run the file", n, ipc.MaxApprovalResource)
+	}
+	approved, err := c.RequestApproval(actionOf(command), resource)
+	if err != nil {
+		switch hostapi.CodeOf(err) {
+		case hostapi.CodeTimeout:
+			return fmt.Errorf("Command '%s' was not run: nobody answered the approval question in time: %w", command, err)
+		case hostapi.CodeCancelled:
+			return fmt.Errorf("Command '%s' was not run: the call was cancelled while the person was asked: %w", command, err)
+		}
+		return fmt.Errorf("Command '%s' was not run: the person could not be asked: %w", command, err)
+	}
+	if !approved {
+		return fmt.Errorf("Command '%s' was not approved by user", command)
+	}
+	return nil
 }
 
 // checkArgument refuses what cannot be run or cannot be asked about: an
