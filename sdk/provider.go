@@ -3,6 +3,7 @@ package sdk
 import (
 	"encoding/json"
 	"fmt"
+	"time"
 
 	"github.com/astrid-go/astrid/hostapi"
 	"github.com/astrid-go/astrid/ipc"
@@ -66,4 +67,30 @@ func ProviderPublish(c *Call, provider, requestID string, ev ipc.StreamEvent) er
 // EncodeStreamEvent is the llm_stream_event payload of ev for requestID.
 func EncodeStreamEvent(requestID string, ev ipc.StreamEvent) ([]byte, error) {
 	return ipc.LLMStreamEvent{RequestID: requestID, Event: ev}.MarshalJSON()
+}
+
+// Backpressure bounds of PublishPatiently: the first wait, doubled each
+// time, and the most it waits in all for one event.
+const (
+	publishBackoff    = 5 * time.Millisecond
+	maxPublishBackoff = 10 * time.Second
+)
+
+// PublishPatiently publishes payload on topic, and when the principal's
+// publish budget refuses it (CodeRateLimited) waits and tries again — 5 ms,
+// doubling, up to 10 s in all — instead of dropping the event: a model that
+// streams faster than the budget allows is slowed down, not cut off. The
+// waits are Wait on waitTopic, which the capsule must be allowed to
+// subscribe to and nobody publishes. Any other error, or the budget still
+// refusing after the last wait, is returned.
+func PublishPatiently(c *Call, topic string, payload []byte, waitTopic string) error {
+	err := c.Publish(topic, payload)
+	for wait, waited := publishBackoff, time.Duration(0); hostapi.CodeOf(err) == hostapi.CodeRateLimited && waited < maxPublishBackoff; wait *= 2 {
+		if werr := c.Wait(waitTopic, wait); werr != nil {
+			break
+		}
+		waited += wait
+		err = c.Publish(topic, payload)
+	}
+	return err
 }

@@ -4,7 +4,6 @@ import (
 	_ "embed"
 	"fmt"
 	"net/http"
-	"time"
 
 	sdkapi "github.com/anthropics/anthropic-sdk-go/v2"
 	"github.com/anthropics/anthropic-sdk-go/v2/option"
@@ -21,12 +20,6 @@ var Manifest []byte
 
 // Provider is the provider id: the last segment of its topics.
 const Provider = "anthropic"
-
-// Waits for the publish budget when a stream outruns it.
-const (
-	publishBackoff    = 5 * time.Millisecond
-	maxPublishBackoff = 10 * time.Second
-)
 
 // retryWaitTopic is never published; a Recv on it is the handler's bounded
 // wait before its one retry.
@@ -162,16 +155,9 @@ func newStreamOut(c *sdk.Call, requestID string) *streamOut {
 func (o *streamOut) publish(ev ipc.StreamEvent) error {
 	b, err := sdk.EncodeStreamEvent(o.requestID, ev)
 	if err == nil {
-		err = o.c.Publish(ipc.LLMStreamTopic(Provider), b)
 		// A fast stream can outrun the principal's publish budget: wait
 		// for it (backpressure) rather than drop an event or the stream.
-		for wait, waited := publishBackoff, time.Duration(0); hostapi.CodeOf(err) == hostapi.CodeRateLimited && waited < maxPublishBackoff; wait *= 2 {
-			if werr := o.c.Wait(retryWaitTopic, wait); werr != nil {
-				break
-			}
-			waited += wait
-			err = o.c.Publish(ipc.LLMStreamTopic(Provider), b)
-		}
+		err = sdk.PublishPatiently(o.c, ipc.LLMStreamTopic(Provider), b, retryWaitTopic)
 	}
 	if err != nil {
 		// The requester can no longer be told; the failure reply may.

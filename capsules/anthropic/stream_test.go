@@ -351,13 +351,18 @@ func TestMissingKey(t *testing.T) {
 	}
 }
 
-// A stream faster than the principal's publish budget (2 MiB of burst)
-// waits for it: every delta arrives, in order, and the stream ends in Done
-// rather than a dropped event or a silent end.
+// A stream faster than the principal's publish budget (here 128 KiB/s,
+// 16 KiB of burst) waits for it: the budget refuses publishes, yet every
+// delta arrives, in order, and the stream ends in Done rather than a
+// dropped event or a silent end.
 func TestAStreamFasterThanThePublishBudget(t *testing.T) {
-	const n = 40000
+	const n = 5000
 	api := newFakeAPI(t, reply{body: manyDeltas(n), chunk: 1 << 16})
-	evs := generate(t, api, nil, ipc.LLMRequest{})
+	k := sdktest.NewWithPublishRate(t, 128<<10, 16<<10, provider(api, nil))
+	evs := k.Generate(anthropic.Provider, ipc.LLMRequest{RequestID: "req-budget", Messages: []ipc.Message{ipc.TextMessage(ipc.RoleUser, "Hello")}})
+	if k.RateLimited() == 0 {
+		t.Fatal("the publish budget never refused the stream: the test proves nothing")
+	}
 	deltas := 0
 	for _, ev := range evs {
 		if ev.Kind == ipc.StreamTextDelta {

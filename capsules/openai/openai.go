@@ -163,7 +163,9 @@ func (p *publisher) emit(ev ipc.StreamEvent) error {
 	}
 	out, err := p.enc.encode(ev)
 	if err == nil {
-		err = p.c.Publish(ipc.LLMStreamTopic(Provider), out)
+		// A fast stream can outrun the principal's publish budget: wait
+		// for it (backpressure) rather than drop an event or the stream.
+		err = sdk.PublishPatiently(p.c, ipc.LLMStreamTopic(Provider), out, waitTopic)
 	}
 	if err != nil {
 		p.err = &busError{err: fmt.Errorf("request %q: %w", p.enc.requestID, err)}

@@ -2,6 +2,7 @@ package openai_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"reflect"
 	"strings"
@@ -422,5 +423,32 @@ func TestOnlyTheOperatorsServerIsReached(t *testing.T) {
 	o = fold(t, bootAt(t, redirect).Generate(openai.Provider, ask("r-redir", "hi")))
 	if o.end.Kind != ipc.StreamError || len(other.requests()) != 0 || !strings.Contains(o.end.Text, "failed") {
 		t.Fatalf("a redirect to another loopback port was followed: %+v, %d requests", o, len(other.requests()))
+	}
+}
+
+// A stream faster than the principal's publish budget (here 128 KiB/s,
+// 16 KiB of burst; about 700 KiB of events) waits for it: the budget
+// refuses publishes, yet every delta arrives, in order, and the stream ends
+// in Done rather than a dropped event or an error.
+func TestAStreamFasterThanThePublishBudget(t *testing.T) {
+	const n = 5000
+	srv := newWireServer(t, reply{body: tokenStream(n), piece: 64 << 10})
+	k := sdktest.NewWithPublishRate(t, 128<<10, 16<<10, sdktest.Capsule{Manifest: openai.Manifest, New: openai.New,
+		Config: map[string]string{"base_url": srv.URL + "/v1", "model": "test-model"}})
+	evs := k.Generate(openai.Provider, ask("r1", "go"))
+	if k.RateLimited() == 0 {
+		t.Fatal("the publish budget never refused the stream: the test proves nothing")
+	}
+	deltas := 0
+	for _, ev := range evs {
+		if ev.Kind == ipc.StreamTextDelta {
+			if want := fmt.Sprintf(" tok%d", deltas); ev.Text != want {
+				t.Fatalf("delta %d is %q", deltas, ev.Text)
+			}
+			deltas++
+		}
+	}
+	if deltas != n || len(evs) == 0 || evs[len(evs)-1].Kind != ipc.StreamDone {
+		t.Fatalf("%d deltas of %d, last %+v", deltas, n, evs[len(evs)-1])
 	}
 }

@@ -212,3 +212,17 @@ func testConfig() config.Config {
 	cfg.Limits.CPUBudgetMsPerSec = 0
 	return cfg
 }
+
+// NewWithPublishRate is New with every (capsule, principal)'s publish
+// budget set to bytesPerSec with a burst of burst bytes, for a test of what
+// a capsule does when the budget refuses it (a stream that must slow down,
+// say). RateLimited tells whether the budget was reached.
+func NewWithPublishRate(t testing.TB, bytesPerSec, burst int, capsules ...Capsule) *Kernel {
+	t.Helper()
+	cfg := testConfig()
+	cfg.Limits.RateBytesPerSec, cfg.Limits.RateBurstBytes = bytesPerSec, burst
+	return bootFresh(t, cfg, capsules)
+}
+
+// RateLimited is how many publishes the publish budget has refused so far.
+func (k *Kernel) RateLimited() uint64 { return k.k.Dispatcher.Stats().RateLimited }
