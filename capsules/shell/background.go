@@ -48,9 +48,9 @@ func spawnBackground(c *sdk.Call, a spawnArgs) (string, error) {
 	}})
 	if err != nil {
 		if hostapi.CodeOf(err) == hostapi.CodeRateLimited {
-			return "", fmt.Errorf("Command '%s' was not started: %d background processes already run; stop one with kill_process (or read the logs of one that ended): %w", a.Command, hostapi.MaxBackgroundProcesses, err)
+			return "", modelError("Command '%s' was not started: %d background processes already run; stop one with kill_process (or read the logs of one that ended): %w", a.Command, hostapi.MaxBackgroundProcesses, err)
 		}
-		return "", fmt.Errorf("Command '%s' could not be started: %w", a.Command, err)
+		return "", modelError("Command '%s' could not be started: %w", a.Command, err)
 	}
 	return fmt.Sprintf("Background process started with id: %s\nRead its output with read_process_logs and stop it with kill_process.", h.ID), nil
 }

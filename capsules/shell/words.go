@@ -54,14 +54,13 @@ type heredoc struct {
 // parser splits src into segments; nested command texts (backticks, -c
 // strings) get their own parser.
 type parser struct {
-	src      string
-	i        int
-	segs     []*segment
-	pending  []heredoc
-	nested   []string // command texts found inside backticks
-	tooDeep  bool
-	depth    int
-	finished bool
+	src     string
+	i       int
+	segs    []*segment
+	pending []heredoc
+	nested  []string // command texts found inside backticks
+	tooDeep bool
+	depth   int
 }
 
 // maxNesting bounds $( ) inside $( ): deeper is refused, not guessed.

@@ -186,6 +186,9 @@ func TestCtrlCCancelsThenLeaves(t *testing.T) {
 
 	ft = h.prompt("again")
 	h.ctrlC()
+	if ft.cancels != 1 {
+		t.Fatalf("the first Ctrl-C during the new turn sent %d cancels, want 1", ft.cancels)
+	}
 	h.clock.t = h.clock.t.Add(exitWindow / 2)
 	h.printed()
 	if _, cmd := h.m.Update(tea.KeyPressMsg{Code: 'c', Mod: tea.ModCtrl}); !h.m.quitting || !quits(cmd) {

@@ -118,9 +118,9 @@ func bootReactAgent(t *testing.T, script string, builtins ...Builtin) (*Kernel, 
 
 // interruptedTurn runs a prompt through agentclient.Run, as `astrid -p`
 // does, and interrupts it (the context `astrid -p` cancels on Ctrl-C) once
-// started says the tool is running. It returns the final response, Run's
-// error, and the tool's own result, heard on the consolidated topic.
-func interruptedTurn(t *testing.T, k *Kernel, started func()) (ipc.AgentResponse, error, ipc.ToolCallResult) {
+// started says the tool is running. It returns the final response, the
+// tool's own result, heard on the consolidated topic, and Run's error.
+func interruptedTurn(t *testing.T, k *Kernel, started func()) (ipc.AgentResponse, ipc.ToolCallResult, error) {
 	t.Helper()
 	watcher := dispatch.Caller{Capsule: toolWatcher, Principal: ipc.DefaultPrincipal}
 	results, err := k.Dispatcher.Subscribe(watcher, ipc.ToolExecuteResultTopic, true)
@@ -143,19 +143,17 @@ func interruptedTurn(t *testing.T, k *Kernel, started func()) (ipc.AgentResponse
 	}
 	wait, cancel := context.WithTimeout(context.Background(), testTimeout)
 	defer cancel()
-	for {
-		d, err := results.Recv(wait)
-		if err != nil {
-			t.Fatalf("the cancelled tool never answered: %v (final %+v %v)", err, final, runErr)
-		}
-		var r ipc.ToolExecuteResult
-		if err := r.UnmarshalJSON(ipc.GuestBytes(d.Envelope.Payload)); err != nil {
-			t.Fatal(err)
-		}
-		// react names the call itself (the provider's id is not
-		// unique across turns); the turn has this one call.
-		return final, runErr, r.Result
+	d, err := results.Recv(wait)
+	if err != nil {
+		t.Fatalf("the cancelled tool never answered: %v (final %+v %v)", err, final, runErr)
 	}
+	var r ipc.ToolExecuteResult
+	if err := r.UnmarshalJSON(ipc.GuestBytes(d.Envelope.Payload)); err != nil {
+		t.Fatal(err)
+	}
+	// react names the call itself (the provider's id is not unique across
+	// turns); the turn has this one call, so the first result is its.
+	return final, r.Result, runErr
 }
 
 // The issue's Show line, through react: a tool running `sleep 600`, and one
@@ -169,7 +167,7 @@ func TestReactCancelKillsAToolsProcesses(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			k, ws := bootReactAgent(t, toolCallScript("run_script", `{"name":"`+tc.name+`"}`), Builtin{Manifest: runnerToolManifest, New: newRunnerTool})
 			var pids []int
-			final, runErr, result := interruptedTurn(t, k, func() {
+			final, result, runErr := interruptedTurn(t, k, func() {
 				pids = testutil.PidFile(t, testTimeout, filepath.Join(ws, "pid"))
 			})
 			if final.Outcome != ipc.OutcomeCancelled || !errors.Is(runErr, context.Canceled) {
@@ -206,7 +204,7 @@ func TestReactCancelKillsAToolsProcesses(t *testing.T) {
 func TestReactCancelInterruptsASpinningWasmTool(t *testing.T) {
 	k, _ := bootReactAgent(t, toolCallScript("spin", `{}`))
 	loadHostileWasmWith(t, k, nil)
-	final, runErr, result := interruptedTurn(t, k, func() {})
+	final, result, runErr := interruptedTurn(t, k, func() {})
 	if final.Outcome != ipc.OutcomeCancelled || !errors.Is(runErr, context.Canceled) {
 		t.Fatalf("final %+v, %v: want outcome cancelled", final, runErr)
 	}
