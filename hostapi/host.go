@@ -15,6 +15,7 @@ type Host interface {
 	Calls
 	Approval
 	Process
+	Elicit
 }
 
 // IPC is the capsule's access to the bus. The manifest's [publish] and

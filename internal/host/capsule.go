@@ -39,6 +39,9 @@ type Deps struct {
 	// allowances. Without both the approval call is unavailable.
 	Bus       *bus.Bus
 	Approvals *Approvals
+	// Elicits holds who may answer the elicit call and how long a question
+	// waits; without it (and Bus) the elicit call is unavailable.
+	Elicits *Elicits
 }
 
 // Capsule is the host side of one loaded capsule.

@@ -62,6 +62,7 @@ const (
 	opSetCancelKey
 	opRequestApproval
 	opProcessRun
+	opElicit
 	numOps
 )
 
@@ -102,6 +103,7 @@ var methods = [numOps]struct {
 	opSetCancelKey:    {"SetCancelKey", instant},
 	opRequestApproval: {"RequestApproval", waits},
 	opProcessRun:      {"ProcessRun", waits},
+	opElicit:          {"Elicit", waits},
 }
 
 // enter begins host method o: for a waiting method it hands the work the

@@ -145,6 +145,7 @@ func Boot(ctx context.Context, opts Options) (*Kernel, error) {
 		Grants: k.grantsOf,
 		// The host approval call counts answers from frontends only.
 		Bus: b, Approvals: host.NewApprovals(frontendIDs(opts.Frontends), 0),
+		Elicits: host.NewElicits(frontendIDs(opts.Frontends), 0),
 	}
 	runCtx, stop := context.WithCancel(context.WithoutCancel(ctx))
 	k.stop = stop
