@@ -117,6 +117,10 @@ func runPrompt(cmd *cobra.Command, f *promptFlags) error {
 			if err := t.Answer(ev.Approval.RequestID, approve.decide(ctx, ev.Approval)); err != nil {
 				fmt.Fprintln(cmd.ErrOrStderr(), "astrid: the approval answer was not delivered:", err)
 			}
+		case agentclient.EventElicit:
+			if err := t.AnswerElicit(approve.elicit(ctx, ev.Elicit)); err != nil {
+				fmt.Fprintln(cmd.ErrOrStderr(), "astrid: the answer was not delivered:", err)
+			}
 		case agentclient.EventFinal:
 			printer.final(ev.Final)
 		}

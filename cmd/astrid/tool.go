@@ -134,7 +134,7 @@ astrid process kept the state database busy past store_lock_wait; 130 when inter
 			// get ready delays its own tools, not this call. The wait counts
 			// against the call's timeout.
 			approve := newApprover(yes, cmd.ErrOrStderr())
-			res, err := waitAndCall(ctx, k, f.principal, args[0], raw, timeout, approve.decide)
+			res, err := waitAndCall(ctx, k, f.principal, args[0], raw, timeout, approve.decide, approve.elicit)
 			if err != nil {
 				fmt.Fprintln(cmd.ErrOrStderr(), "astrid:", err)
 				return exitError{code: callExitCode(err)}
@@ -231,7 +231,7 @@ are named on stderr).`,
 // waitAndCall waits, within timeout, for the capsules that may provide
 // tool name to finish loading, then makes the call with what is left of
 // timeout.
-func waitAndCall(ctx context.Context, k *kernel.Kernel, principal, name string, args json.RawMessage, timeout time.Duration, approve toolclient.Approver) (ipc.ToolCallResult, error) {
+func waitAndCall(ctx context.Context, k *kernel.Kernel, principal, name string, args json.RawMessage, timeout time.Duration, approve toolclient.Approver, elicit toolclient.Elicitor) (ipc.ToolCallResult, error) {
 	start := time.Now()
 	wctx, cancel := context.WithTimeout(ctx, timeout)
 	err := k.Runtime.WaitForTool(wctx, name)
@@ -246,7 +246,7 @@ func waitAndCall(ctx context.Context, k *kernel.Kernel, principal, name string, 
 	if left <= 0 {
 		return ipc.ToolCallResult{}, fmt.Errorf("tool %s: timed out waiting for its capsule to load: %w", name, context.DeadlineExceeded)
 	}
-	return callInterruptibly(ctx, k, principal, name, args, left, approve)
+	return callInterruptibly(ctx, k, principal, name, args, left, approve, elicit)
 }
 
 // callInterruptibly makes the call on its own goroutine so that Ctrl-C ends
@@ -255,14 +255,14 @@ func waitAndCall(ctx context.Context, k *kernel.Kernel, principal, name string, 
 // stuck in a system call (a read of a hung mount) does not return. After an
 // interrupt the call gets the unload grace to end, then the command reports
 // the interruption anyway.
-func callInterruptibly(ctx context.Context, k *kernel.Kernel, principal, name string, args json.RawMessage, timeout time.Duration, approve toolclient.Approver) (ipc.ToolCallResult, error) {
+func callInterruptibly(ctx context.Context, k *kernel.Kernel, principal, name string, args json.RawMessage, timeout time.Duration, approve toolclient.Approver, elicit toolclient.Elicitor) (ipc.ToolCallResult, error) {
 	type outcome struct {
 		res ipc.ToolCallResult
 		err error
 	}
 	done := make(chan outcome, 1)
 	go func() {
-		res, err := toolclient.CallToolApproving(ctx, k.Frontend(), principal, name, args, timeout, approve)
+		res, err := toolclient.CallToolAsking(ctx, k.Frontend(), principal, name, args, timeout, approve, elicit)
 		done <- outcome{res, err}
 	}()
 	select {
