@@ -26,25 +26,31 @@ const maxElicitTries = 3
 func (a *approver) elicit(ctx context.Context, q ipc.ElicitRequest) ipc.ElicitResponse {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	declined := ipc.ElicitResponse{RequestID: q.RequestID}
-	f := q.Field
 	if a.tty == nil {
 		fmt.Fprintf(a.prompt, "astrid: capsule %s asked for %s; nobody can answer here (no terminal), so it was told the question was declined\n",
-			q.CapsuleID, oneLine(ipc.ApprovalText(f.Key, 0), 100))
-		return declined
+			q.CapsuleID, oneLine(ipc.ApprovalText(q.Field.Key, 0), 100))
+		return ipc.ElicitResponse{RequestID: q.RequestID}
 	}
+	return a.ask(ctx, q.RequestID, fmt.Sprintf("Capsule '%s' asks for %s", q.CapsuleID, ipc.ApprovalText(q.Field.Key, 100)), q.Field)
+}
+
+// ask asks the person on the terminal for f under header, letting them
+// try again while the answer does not fit; the caller holds a.mu and has
+// checked that there is a terminal.
+func (a *approver) ask(ctx context.Context, id, header string, f ipc.OnboardingField) ipc.ElicitResponse {
+	declined := ipc.ElicitResponse{RequestID: id}
 	if ctx.Err() != nil {
 		return declined
 	}
 	if a.lines == nil {
 		a.lines = bufio.NewReader(a.tty)
 	}
-	fmt.Fprintf(a.prompt, "\nCapsule '%s' asks for %s\n", q.CapsuleID, ipc.ApprovalText(f.Key, 100))
+	fmt.Fprintf(a.prompt, "\n%s\n", header)
 	if f.Description != nil && *f.Description != "" {
 		fmt.Fprintf(a.prompt, "  %s\n", ipc.ApprovalText(*f.Description, 1024))
 	}
 	for try := 0; try < maxElicitTries; try++ {
-		r, retry, err := a.askField(q.RequestID, f)
+		r, retry, err := a.askField(id, f)
 		if err != nil {
 			fmt.Fprintf(a.prompt, "astrid: %v; the question was declined\n", err)
 			return declined

@@ -31,6 +31,10 @@ type kernelFlags struct {
 	// background: boot returns once the built-ins are loaded (not a flag;
 	// a command that waits for what it needs sets it).
 	background bool
+	// person, when it has a terminal, is asked for the required [env]
+	// values a capsule has none of while the kernel loads (not a flag;
+	// the commands that ask a person questions set it).
+	person *approver
 }
 
 func (f *kernelFlags) register(cmd *cobra.Command) {
@@ -63,12 +67,22 @@ func bootKernel(cmd *cobra.Command, f kernelFlags) (*kernel.Kernel, context.Cont
 	k, err := kernel.Boot(ctx, kernel.Options{
 		Home: home, Workspace: ws, Config: cfg, Logger: logger, Builtins: builtins(), Frontends: frontends(),
 		LoadInBackground: f.background, ConfigFallback: configFallback(os.Getenv),
+		AskEnv: f.askEnv(),
 	})
 	if err != nil {
 		cancel()
 		return nil, nil, nil, err
 	}
 	return k, ctx, func() { k.Close(); cancel() }, nil
+}
+
+// askEnv is the kernel's EnvAsker: the person's terminal, when there is
+// one.
+func (f kernelFlags) askEnv() kernel.EnvAsker {
+	if f.person == nil || f.person.tty == nil {
+		return nil
+	}
+	return f.person.askEnv
 }
 
 func newToolCmd() *cobra.Command {
@@ -124,6 +138,8 @@ astrid process kept the state database busy past store_lock_wait; 130 when inter
 				}
 			}
 			f.background = true
+			approve := newApprover(yes, cmd.ErrOrStderr())
+			f.person = approve
 			k, ctx, stop, err := bootKernel(cmd, f)
 			if err != nil {
 				return err
@@ -133,7 +149,6 @@ astrid process kept the state database busy past store_lock_wait; 130 when inter
 			// (the router is a built-in, loaded by now): a capsule slow to
 			// get ready delays its own tools, not this call. The wait counts
 			// against the call's timeout.
-			approve := newApprover(yes, cmd.ErrOrStderr())
 			res, err := waitAndCall(ctx, k, f.principal, args[0], raw, timeout, approve.decide, approve.elicit)
 			if err != nil {
 				fmt.Fprintln(cmd.ErrOrStderr(), "astrid:", err)

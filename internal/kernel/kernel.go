@@ -62,6 +62,12 @@ type Options struct {
 	// slow to get ready does not delay it. Close cancels what is still
 	// loading.
 	LoadInBackground bool
+	// AskEnv, set when a person is present (a command in a terminal), is
+	// asked for the required [env] values a capsule has none of; what it
+	// returns is stored as `astrid capsule env set` stores it and the load
+	// goes on. Nil: such a capsule fails to load, its error naming the
+	// command that sets each value.
+	AskEnv EnvAsker
 }
 
 // Kernel is one running kernel.
@@ -176,6 +182,7 @@ func Boot(ctx context.Context, opts Options) (*Kernel, error) {
 		Builtins:     rb,
 		Engines:      runtime.Engines{Wasm: k.wasmEngine, MCP: k.mcpEngine},
 		Config:       k.capsuleConfig,
+		AskEnv:       k.askEnv(opts.AskEnv),
 		Reserved:     reserved,
 		CallDeadline: cfg.CallDeadline.Duration,
 		// Who provides each tool, kept across restarts (issue 15.7).

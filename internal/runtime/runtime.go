@@ -37,6 +37,10 @@ type Options struct {
 	Engines     Engines
 	// Config returns capsule id's operator-set [env] values.
 	Config func(id string) map[string]string
+	// AskEnv, when set (a person is present), is asked for a capsule's
+	// required [env] values that Config has none of; nil fails such a
+	// load with the command that sets them (resolveEnv).
+	AskEnv EnvAsker
 	// Reserved are ids no capsule may take (the kernel's own, the CLI's).
 	Reserved     []string
 	CallDeadline time.Duration
@@ -242,7 +246,10 @@ func (r *Runtime) load(ctx context.Context, c *Candidate, f EngineFactory) (err 
 	if dir == "" {
 		dir = filepath.Join(r.opts.BuiltinDir, id)
 	}
-	env := r.opts.Config(id)
+	env, err := resolveEnv(ctx, id, m, r.opts.Config(id), r.opts.AskEnv)
+	if err != nil {
+		return err
+	}
 	h, err := host.NewCapsule(r.opts.Host, m, dir, env)
 	if err != nil {
 		return err
