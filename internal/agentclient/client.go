@@ -125,10 +125,10 @@ type Turn struct {
 	closed sync.Once
 
 	// Read and written by Next's goroutine only.
-	calls map[string]bool        // call ids this turn announced
-	held  []Event                // questions for calls not announced yet
-	ready []Event                // released questions, delivered next
-	final *ipc.AgentResponse     // set once the turn ended
+	calls map[string]bool    // call ids this turn announced
+	held  []Event            // questions for calls not announced yet
+	ready []Event            // released questions, delivered next
+	final *ipc.AgentResponse // set once the turn ended
 }
 
 // Start publishes p's prompt and returns the turn, whose events Next
