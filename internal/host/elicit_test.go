@@ -62,28 +62,10 @@ type elicitPerson struct {
 
 func listenElicit(t *testing.T, f fixture, principal string) *elicitPerson {
 	t.Helper()
-	r, err := f.deps.Dispatcher.Subscribe(dispatch.Caller{Capsule: testFrontend, Principal: principal}, ipc.ElicitRequestTopic, true)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := &elicitPerson{t: t, f: f, questions: make(chan ipc.ElicitRequest, 16)}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		for {
-			d, err := r.Recv(ctx)
-			if err != nil {
-				return
-			}
-			var q ipc.ElicitRequest
-			if d.Envelope.SourceID == ipc.KernelSourceID && q.UnmarshalJSON(ipc.GuestBytes(d.Envelope.Payload)) == nil {
-				p.questions <- q
-			}
-		}
-	}()
-	t.Cleanup(func() { cancel(); <-done; r.Close() })
-	return p
+	questions := frontendHears(t, f, principal, ipc.ElicitRequestTopic, func(e *ipc.Envelope) (q ipc.ElicitRequest, ok bool) {
+		return q, e.SourceID == ipc.KernelSourceID && q.UnmarshalJSON(ipc.GuestBytes(e.Payload)) == nil
+	})
+	return &elicitPerson{t: t, f: f, questions: questions}
 }
 
 func (p *elicitPerson) next() ipc.ElicitRequest {

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/astrid-go/astrid/hostapi"
-	"github.com/astrid-go/astrid/internal/dispatch"
 	"github.com/astrid-go/astrid/ipc"
 )
 
@@ -15,16 +14,7 @@ import (
 // ABI: a select's choice, an array's values, and a cancel as CodeDeclined.
 func TestElicitFromAGuest(t *testing.T) {
 	f := loadHostile(t, Options{})
-	if err := f.d.Register(dispatch.CapsuleACL{ID: testFrontend,
-		Publish: []string{ipc.ElicitResponseTopic("*")}, Subscribe: []string{ipc.ElicitRequestTopic}}, frontendTarget{}); err != nil {
-		t.Fatal(err)
-	}
-	frontend := dispatch.Caller{Capsule: testFrontend, Principal: ipc.DefaultPrincipal}
-	questions, err := f.d.Subscribe(frontend, ipc.ElicitRequestTopic, true)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer questions.Close()
+	frontend, questions := asFrontend(t, f, ipc.ElicitRequestTopic, ipc.ElicitResponseTopic("*"))
 	eu := "eu-west-1"
 	for _, tc := range []struct {
 		name     string
