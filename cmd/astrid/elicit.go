@@ -50,8 +50,11 @@ func (a *approver) ask(ctx context.Context, id, header string, f ipc.OnboardingF
 		fmt.Fprintf(a.prompt, "  %s\n", ipc.ApprovalText(*f.Description, 1024))
 	}
 	for try := 0; try < maxElicitTries; try++ {
-		r, retry, err := a.askField(id, f)
+		r, retry, err := a.askField(ctx, id, f)
 		if err != nil {
+			if ctx.Err() != nil {
+				err = errors.New("interrupted")
+			}
 			fmt.Fprintf(a.prompt, "astrid: %v; the question was declined\n", err)
 			return declined
 		}
@@ -69,7 +72,7 @@ var errNoAnswer = errors.New("no answer (end of input)")
 // askField asks for f once. retry is true when the answer does not fit and
 // the person may try again; an empty line takes the default, and a line
 // of "-" alone declines.
-func (a *approver) askField(id string, f ipc.OnboardingField) (r ipc.ElicitResponse, retry bool, err error) {
+func (a *approver) askField(ctx context.Context, id string, f ipc.OnboardingField) (r ipc.ElicitResponse, retry bool, err error) {
 	r.RequestID = id
 	prompt := ipc.ApprovalText(f.Prompt, 300)
 	def := ""
@@ -99,9 +102,9 @@ func (a *approver) askField(id string, f ipc.OnboardingField) (r ipc.ElicitRespo
 		if !ok {
 			return r, false, errors.New("this terminal cannot hide a secret")
 		}
-		line, err = withoutEcho(tty, a.readLine)
+		line, err = withoutEcho(tty, func() (string, error) { return a.readLine(ctx) })
 	} else {
-		line, err = a.readLine()
+		line, err = a.readLine(ctx)
 	}
 	if err != nil {
 		return r, false, err
@@ -141,14 +144,33 @@ func (a *approver) askField(id string, f ipc.OnboardingField) (r ipc.ElicitRespo
 	return r, false, nil
 }
 
-// readLine reads one line from the terminal, without its newline.
-func (a *approver) readLine() (string, error) {
-	line, err := a.lines.ReadString('\n')
-	if err != nil && line == "" {
+// readLine reads one line from the terminal, without its newline, or
+// gives up when ctx ends (Ctrl-C while a capsule loads: the kernel's close
+// waits for the load, which must not wait for a line nobody will type).
+// The read itself cannot be interrupted; it goes on in the background of
+// a command that is ending.
+func (a *approver) readLine(ctx context.Context) (string, error) {
+	type read struct {
+		line string
+		err  error
+	}
+	got := make(chan read, 1)
+	go func() {
+		line, err := a.lines.ReadString('\n')
+		got <- read{line, err}
+	}()
+	var r read
+	select {
+	case r = <-got:
+	case <-ctx.Done():
+		fmt.Fprintln(a.prompt)
+		return "", ctx.Err()
+	}
+	if r.err != nil && r.line == "" {
 		fmt.Fprintln(a.prompt)
 		return "", errNoAnswer
 	}
-	return trimNewline(line), nil
+	return trimNewline(r.line), nil
 }
 
 func defaultHint(has bool) string {

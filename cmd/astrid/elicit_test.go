@@ -144,4 +144,16 @@ func TestElicitInATerminal(t *testing.T) {
 	if !strings.Contains(screen, "declined") || strings.Contains(screen, "EXIT=0") {
 		t.Fatalf("a declined question:\n%s", screen)
 	}
+
+	// Ctrl-C while the load asks ends the command: the load stops
+	// waiting for the line.
+	home = t.TempDir()
+	term = newTerminal(t)
+	term.start(line())
+	term.waitFor("Enter the test token")
+	term.run("send-keys", "C-c")
+	screen = term.waitFor("EXIT=")
+	if !strings.Contains(screen, "EXIT=130") {
+		t.Fatalf("after Ctrl-C at the load's question:\n%s", screen)
+	}
 }

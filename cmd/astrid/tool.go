@@ -70,7 +70,14 @@ func bootKernel(cmd *cobra.Command, f kernelFlags) (*kernel.Kernel, context.Cont
 		AskEnv: f.askEnv(),
 	})
 	if err != nil {
+		interrupted := ctx.Err() != nil
 		cancel()
+		if interrupted {
+			// Ctrl-C while a capsule loaded (a person asked for an
+			// [env] value): an interruption, not a failure.
+			fmt.Fprintln(cmd.ErrOrStderr(), "astrid: interrupted while the capsules loaded")
+			return nil, nil, nil, exitError{code: 130}
+		}
 		return nil, nil, nil, err
 	}
 	return k, ctx, func() { k.Close(); cancel() }, nil
