@@ -9,6 +9,6 @@
 //
 // Process runs (ProcessRun in the foreground; ProcessSpawn, ProcessLogs
 // and ProcessKill in the background), approval questions
-// (RequestApproval), raw sockets (Net) and the identity map (Identity) are
-// here; elicit comes with a later issue and is absent rather than stubbed.
+// (RequestApproval), questions for a value (Elicit), raw sockets (Net) and
+// the identity map (Identity) are here.
 package hostapi

@@ -25,13 +25,14 @@ const (
 	CodeInternal     Code = 11 // a host bug; details in the kernel log
 	CodeNotSupported Code = 12 // this host does not implement the call
 	CodeIO           Code = 13 // an I/O error from the OS or the network
+	CodeDeclined     Code = 14 // the person declined to answer (Elicit)
 )
 
 var codeNames = map[Code]string{
 	CodeOK: "ok", CodeDenied: "denied", CodeNotFound: "not found", CodeInvalid: "invalid argument",
 	CodeTimeout: "timeout", CodeClosed: "closed", CodeTooLarge: "too large", CodeRateLimited: "rate limited",
 	CodeExists: "exists", CodeUnavailable: "unavailable", CodeCancelled: "cancelled", CodeInternal: "internal error",
-	CodeNotSupported: "not supported", CodeIO: "i/o error",
+	CodeNotSupported: "not supported", CodeIO: "i/o error", CodeDeclined: "declined",
 }
 
 func (c Code) String() string {

@@ -17,6 +17,7 @@ type Host interface {
 	Process
 	Net
 	Identity
+	Elicit
 }
 
 // IPC is the capsule's access to the bus. The manifest's [publish] and

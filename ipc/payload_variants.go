@@ -113,6 +113,9 @@ type ElicitRequest struct {
 	RequestID string          `json:"request_id"`
 	CapsuleID string          `json:"capsule_id"`
 	Field     OnboardingField `json:"field"`
+	// CallID is the tool call the question holds up, when there is one
+	// (as ApprovalRequired.CallID); upstream has no such field.
+	CallID string `json:"call_id,omitempty"`
 }
 
 // ElicitResponse answers an ElicitRequest. Neither Value nor Values set

@@ -10,4 +10,5 @@ func (c *checker) crossCheck(top *table, m *Manifest) {
 		c.errorf(at, "imports", "[imports] is not allowed on an uplink capsule (capabilities.uplink = true): uplinks load before every other capsule and cannot depend on them; remove the imports or the uplink flag")
 	}
 	c.checkToolPlumbing(top, m)
+	c.checkElicitAnswers(top, m)
 }

@@ -86,8 +86,13 @@ func TestToolPlumbingNeedsGrant(t *testing.T) {
 				t.Errorf("no error names %q and %q:\n%s", tc.topic, ToolMiddlewareGrant, render(diags))
 			}
 			granted := head + "[capabilities]\ntool_middleware = true\n" + tc.body
-			if _, diags := Parse([]byte(granted), "Capsule.toml", ""); diags.HasErrors() {
-				t.Errorf("with the grant:\n%s", render(diags))
+			_, diags = Parse([]byte(granted), "Capsule.toml", "")
+			for _, d := range diags {
+				// The widest wildcards also reach the elicit answers,
+				// which no grant opens (TestElicitAnswersAreTheHostsAlone).
+				if d.Severity == Error && !strings.Contains(d.Message, "elicit questions") {
+					t.Errorf("with the grant:\n%s", render(diags))
+				}
 			}
 		})
 	}

@@ -19,8 +19,9 @@ var Manifest []byte
 // ID is the capsule's id (its manifest's package name).
 const ID = "astrid-capsule-approval"
 
-// Config keys ([env]) and their defaults. The kernel does not apply a
-// manifest's defaults (an unset key is absent), so the code does.
+// Config keys ([env]) and their defaults. The kernel fills a key the
+// operator left unset with the manifest's default; the code keeps the same
+// defaults for a host that does not (a unit test's).
 const (
 	TimeoutKey     = "approval_timeout_secs"
 	ApproversKey   = "approvers"

@@ -10,8 +10,8 @@ import (
 	"github.com/astrid-go/astrid/sdk"
 )
 
-// The defaults of the [env] keys an operator leaves unset (the kernel does
-// not apply a manifest's defaults).
+// The values the code uses for [env] keys that are empty (the manifest's
+// default for most of them, which the kernel fills in when unset).
 const (
 	DefaultBaseURL       = "https://api.openai.com/v1"
 	DefaultModel         = "gpt-4.1-mini"

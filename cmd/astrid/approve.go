@@ -16,7 +16,8 @@ import (
 // approver answers the approval questions of one command (`astrid -p`,
 // `astrid tool call`): --yes approves each call once; with a terminal the
 // person is asked there; with neither every question is denied, and the
-// command says once how to allow them. Questions are asked one at a time.
+// command says once how to allow them. It answers elicit questions too
+// (elicit.go). Questions are asked one at a time.
 type approver struct {
 	yes bool
 	// tty is where a person answers (nil: nobody can).

@@ -24,7 +24,7 @@ import (
 // builtins are the capsules linked into astrid, in load order; the kernel
 // loads what it is given and imports none of them.
 func builtins() []kernel.Builtin {
-	return []kernel.Builtin{
+	return append([]kernel.Builtin{
 		{Manifest: router.Manifest, New: router.New},
 		{Manifest: approval.Manifest, New: approval.New},
 		{Manifest: fs.Manifest, New: fs.New},
@@ -37,8 +37,11 @@ func builtins() []kernel.Builtin {
 		{Manifest: registry.Manifest, New: registry.New},
 		{Manifest: promptbuilder.Manifest, New: promptbuilder.New},
 		{Manifest: react.Manifest, New: react.New},
-	}
+	}, testBuiltins...)
 }
+
+// testBuiltins are appended to builtins by this package's tests.
+var testBuiltins []kernel.Builtin
 
 // frontends are the identities astrid's commands act under on the bus.
 func frontends() []dispatch.CapsuleACL {

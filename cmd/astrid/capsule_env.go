@@ -164,23 +164,11 @@ func checkEnvValue(def manifest.EnvVar, value string) error {
 	if value == "" {
 		return errors.New("the value is empty (nothing was read from standard input)")
 	}
-	if def.Type == manifest.EnvSelect && len(def.EnumValues) > 0 && !slices.Contains(def.EnumValues, value) {
-		return fmt.Errorf("%q is not one of %s", value, strings.Join(def.EnumValues, ", "))
-	}
-	return nil
+	return def.Check(value)
 }
 
 // storeEnvValue keeps a key in exactly one place: the sealed secrets for a
 // secret, the plain configuration otherwise.
 func storeEnvValue(st *store.Store, id string, def manifest.EnvVar, value string) error {
-	if def.Type == manifest.EnvSecret {
-		if err := st.Secrets(id).Set(def.Key, []byte(value)); err != nil {
-			return err
-		}
-		return st.Config(id).Delete(def.Key)
-	}
-	if err := st.Config(id).Set(def.Key, []byte(value)); err != nil {
-		return err
-	}
-	return st.Secrets(id).Delete(def.Key)
+	return st.SetEnv(id, def.Key, def.Type == manifest.EnvSecret, []byte(value))
 }

@@ -41,7 +41,9 @@ func TestCapsuleList(t *testing.T) {
 	if fs.State != "ready" || !fs.Builtin || !slices.Contains(fs.Tools, "read_file") || !slices.Equal(fs.Engines, []string{"native", "static"}) {
 		t.Errorf("fs = %+v", fs)
 	}
-	if s := byID["svc"]; s.State != "ready" || s.Dir == "" {
+	// svc declares required [env] values that nobody set: it fails alone,
+	// naming the command that sets them.
+	if s := byID["svc"]; s.State != "failed" || s.Dir == "" || !strings.Contains(s.Error, "astrid capsule env set svc API_KEY") {
 		t.Errorf("svc = %+v", s)
 	}
 	if s := byID["broken"]; s.State != "failed" || !strings.Contains(s.Error, "no version") {

@@ -58,7 +58,7 @@ file = "greeter.wasm"
 "tool.v1.response.describe.greeter" = "opaque"
 
 [env]
-GREETING = { type = "text", request = "How should greeter greet?" }
+GREETING = { type = "text", request = "How should greeter greet?", default = "Hello" }
 `,
 	}
 	for name, body := range files {

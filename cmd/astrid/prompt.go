@@ -89,6 +89,8 @@ func runPrompt(cmd *cobra.Command, f *promptFlags) error {
 		}
 	}
 	f.background = true
+	approve := newApprover(f.yes, cmd.ErrOrStderr())
+	f.person = approve
 	k, ctx, stop, err := bootKernel(cmd, f.kernelFlags)
 	if err != nil {
 		return err
@@ -99,7 +101,6 @@ func runPrompt(cmd *cobra.Command, f *promptFlags) error {
 	defer cancel()
 
 	printer := newTurnPrinter(cmd.OutOrStdout(), cmd.ErrOrStderr(), f.asJSON)
-	approve := newApprover(f.yes, cmd.ErrOrStderr())
 	prompt := agentclient.Prompt{
 		Principal: f.principal, SessionID: session, Text: text,
 		Context: ipc.PromptContext{Provider: f.provider, Model: f.model},
@@ -116,6 +117,10 @@ func runPrompt(cmd *cobra.Command, f *promptFlags) error {
 			printer.approval(ev.Approval)
 			if err := t.Answer(ev.Approval.RequestID, approve.decide(ctx, ev.Approval)); err != nil {
 				fmt.Fprintln(cmd.ErrOrStderr(), "astrid: the approval answer was not delivered:", err)
+			}
+		case agentclient.EventElicit:
+			if err := t.AnswerElicit(approve.elicit(ctx, ev.Elicit)); err != nil {
+				fmt.Fprintln(cmd.ErrOrStderr(), "astrid: the answer was not delivered:", err)
 			}
 		case agentclient.EventFinal:
 			printer.final(ev.Final)

@@ -31,6 +31,10 @@ type kernelFlags struct {
 	// background: boot returns once the built-ins are loaded (not a flag;
 	// a command that waits for what it needs sets it).
 	background bool
+	// person, when it has a terminal, is asked for the required [env]
+	// values a capsule has none of while the kernel loads (not a flag;
+	// the commands that ask a person questions set it).
+	person *approver
 }
 
 func (f *kernelFlags) register(cmd *cobra.Command) {
@@ -63,12 +67,29 @@ func bootKernel(cmd *cobra.Command, f kernelFlags) (*kernel.Kernel, context.Cont
 	k, err := kernel.Boot(ctx, kernel.Options{
 		Home: home, Workspace: ws, Config: cfg, Logger: logger, Builtins: builtins(), Frontends: frontends(),
 		LoadInBackground: f.background, ConfigFallback: configFallback(os.Getenv),
+		AskEnv: f.askEnv(),
 	})
 	if err != nil {
+		interrupted := ctx.Err() != nil
 		cancel()
+		if interrupted {
+			// Ctrl-C while a capsule loaded (a person asked for an
+			// [env] value): an interruption, not a failure.
+			fmt.Fprintln(cmd.ErrOrStderr(), "astrid: interrupted while the capsules loaded")
+			return nil, nil, nil, exitError{code: 130}
+		}
 		return nil, nil, nil, err
 	}
 	return k, ctx, func() { k.Close(); cancel() }, nil
+}
+
+// askEnv is the kernel's EnvAsker: the person's terminal, when there is
+// one.
+func (f kernelFlags) askEnv() kernel.EnvAsker {
+	if f.person == nil || f.person.tty == nil {
+		return nil
+	}
+	return f.person.askEnv
 }
 
 func newToolCmd() *cobra.Command {
@@ -124,6 +145,8 @@ astrid process kept the state database busy past store_lock_wait; 130 when inter
 				}
 			}
 			f.background = true
+			approve := newApprover(yes, cmd.ErrOrStderr())
+			f.person = approve
 			k, ctx, stop, err := bootKernel(cmd, f)
 			if err != nil {
 				return err
@@ -133,8 +156,7 @@ astrid process kept the state database busy past store_lock_wait; 130 when inter
 			// (the router is a built-in, loaded by now): a capsule slow to
 			// get ready delays its own tools, not this call. The wait counts
 			// against the call's timeout.
-			approve := newApprover(yes, cmd.ErrOrStderr())
-			res, err := waitAndCall(ctx, k, f.principal, args[0], raw, timeout, approve.decide)
+			res, err := waitAndCall(ctx, k, f.principal, args[0], raw, timeout, approve.decide, approve.elicit)
 			if err != nil {
 				fmt.Fprintln(cmd.ErrOrStderr(), "astrid:", err)
 				return exitError{code: callExitCode(err)}
@@ -231,7 +253,7 @@ are named on stderr).`,
 // waitAndCall waits, within timeout, for the capsules that may provide
 // tool name to finish loading, then makes the call with what is left of
 // timeout.
-func waitAndCall(ctx context.Context, k *kernel.Kernel, principal, name string, args json.RawMessage, timeout time.Duration, approve toolclient.Approver) (ipc.ToolCallResult, error) {
+func waitAndCall(ctx context.Context, k *kernel.Kernel, principal, name string, args json.RawMessage, timeout time.Duration, approve toolclient.Approver, elicit toolclient.Elicitor) (ipc.ToolCallResult, error) {
 	start := time.Now()
 	wctx, cancel := context.WithTimeout(ctx, timeout)
 	err := k.Runtime.WaitForTool(wctx, name)
@@ -246,7 +268,7 @@ func waitAndCall(ctx context.Context, k *kernel.Kernel, principal, name string, 
 	if left <= 0 {
 		return ipc.ToolCallResult{}, fmt.Errorf("tool %s: timed out waiting for its capsule to load: %w", name, context.DeadlineExceeded)
 	}
-	return callInterruptibly(ctx, k, principal, name, args, left, approve)
+	return callInterruptibly(ctx, k, principal, name, args, left, approve, elicit)
 }
 
 // callInterruptibly makes the call on its own goroutine so that Ctrl-C ends
@@ -255,14 +277,14 @@ func waitAndCall(ctx context.Context, k *kernel.Kernel, principal, name string, 
 // stuck in a system call (a read of a hung mount) does not return. After an
 // interrupt the call gets the unload grace to end, then the command reports
 // the interruption anyway.
-func callInterruptibly(ctx context.Context, k *kernel.Kernel, principal, name string, args json.RawMessage, timeout time.Duration, approve toolclient.Approver) (ipc.ToolCallResult, error) {
+func callInterruptibly(ctx context.Context, k *kernel.Kernel, principal, name string, args json.RawMessage, timeout time.Duration, approve toolclient.Approver, elicit toolclient.Elicitor) (ipc.ToolCallResult, error) {
 	type outcome struct {
 		res ipc.ToolCallResult
 		err error
 	}
 	done := make(chan outcome, 1)
 	go func() {
-		res, err := toolclient.CallToolApproving(ctx, k.Frontend(), principal, name, args, timeout, approve)
+		res, err := toolclient.CallToolAsking(ctx, k.Frontend(), principal, name, args, timeout, approve, elicit)
 		done <- outcome{res, err}
 	}()
 	select {

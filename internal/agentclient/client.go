@@ -27,13 +27,13 @@ const ClientID = "astrid-agent-client"
 const agentEvents = "agent.v1.*"
 
 // ACL is the agent frontend's identity, for kernel.Options.Frontends: it may
-// send prompts and approval answers, and hear the agent's events and
-// approval questions; nothing else.
+// send prompts, approval and elicit answers, and hear the agent's events
+// and the approval and elicit questions; nothing else.
 func ACL() dispatch.CapsuleACL {
 	return dispatch.CapsuleACL{
 		ID:        ClientID,
-		Publish:   []string{ipc.UserPromptTopic, ipc.ApprovalResponseTopic("*")},
-		Subscribe: []string{agentEvents, ipc.ApprovalRequestTopic},
+		Publish:   []string{ipc.UserPromptTopic, ipc.ApprovalResponseTopic("*"), ipc.ElicitResponseTopic("*")},
+		Subscribe: []string{agentEvents, ipc.ApprovalRequestTopic, ipc.ElicitRequestTopic},
 	}
 }
 
@@ -87,6 +87,7 @@ const (
 	EventToolFinished                      // ToolFinished: its result came back
 	EventApproval                          // Approval: a question to answer with Turn.Answer
 	EventFinal                             // Final: the turn's end; nothing follows
+	EventElicit                            // Elicit: a question to answer with Turn.AnswerElicit
 )
 
 // Event is one event of a turn.
@@ -97,14 +98,16 @@ type Event struct {
 	ToolFinished ipc.AgentToolFinished
 	Approval     ipc.ApprovalRequired
 	Final        ipc.AgentResponse
+	Elicit       ipc.ElicitRequest
 }
 
 // CancelGrace is how long Run waits for the final response after it sent
 // a cancel because its context ended.
 const CancelGrace = 2 * time.Second
 
-// maxHeldApprovals bounds the approval questions kept back until the tool
-// call they hold up is announced (the two arrive on different routes).
+// maxHeldApprovals bounds the approval and elicit questions kept back until
+// the tool call they hold up is announced (the two arrive on different
+// routes).
 const maxHeldApprovals = 64
 
 // Turn is one running turn. Next is for one goroutine; Answer and Cancel
@@ -122,10 +125,10 @@ type Turn struct {
 	closed sync.Once
 
 	// Read and written by Next's goroutine only.
-	calls map[string]bool        // call ids this turn announced
-	held  []ipc.ApprovalRequired // questions for calls not announced yet
-	ready []Event                // released questions, delivered next
-	final *ipc.AgentResponse     // set once the turn ended
+	calls map[string]bool    // call ids this turn announced
+	held  []Event            // questions for calls not announced yet
+	ready []Event            // released questions, delivered next
+	final *ipc.AgentResponse // set once the turn ended
 }
 
 // Start publishes p's prompt and returns the turn, whose events Next
@@ -156,7 +159,7 @@ func Start(ctx context.Context, k Kernel, p Prompt) (*Turn, error) {
 		in: make(chan bus.Delivery), calls: map[string]bool{},
 	}
 	// Subscribed before the prompt goes out, so no event is missed.
-	for _, pattern := range []string{agentEvents, ipc.ApprovalRequestTopic} {
+	for _, pattern := range []string{agentEvents, ipc.ApprovalRequestTopic, ipc.ElicitRequestTopic} {
 		r, err := k.Subscribe(t.caller, pattern, true)
 		if err != nil {
 			t.closeRoutes()
@@ -242,8 +245,11 @@ func (t *Turn) Next(ctx context.Context) (Event, error) {
 func (t *Turn) accept(d bus.Delivery) (Event, bool) {
 	e := d.Envelope
 	body := ipc.GuestBytes(e.Payload)
-	if e.Topic == ipc.ApprovalRequestTopic {
+	switch e.Topic {
+	case ipc.ApprovalRequestTopic:
 		return t.acceptApproval(e.SourceID, body)
+	case ipc.ElicitRequestTopic:
+		return t.acceptElicit(e.SourceID, body)
 	}
 	if !slices.Contains(t.k.Interceptors(ipc.UserPromptTopic), e.SourceID) {
 		return Event{}, false // only the agent speaks for a turn
@@ -299,23 +305,52 @@ func (t *Turn) acceptApproval(source string, body []byte) (Event, bool) {
 	if json.Unmarshal(body, &q) != nil || q.RequestID == "" {
 		return Event{}, false
 	}
-	if q.CallID == "" || t.calls[q.CallID] {
-		return Event{Kind: EventApproval, Approval: q}, true
+	return t.question(q.CallID, Event{Kind: EventApproval, Approval: q})
+}
+
+// acceptElicit is acceptApproval for an elicit question, which only the
+// kernel asks (the host elicit call): one from a capsule granted the topic
+// is a phishing attempt and is dropped.
+func (t *Turn) acceptElicit(source string, body []byte) (Event, bool) {
+	if source != ipc.KernelSourceID {
+		return Event{}, false
+	}
+	var q ipc.ElicitRequest
+	if json.Unmarshal(body, &q) != nil || q.RequestID == "" {
+		return Event{}, false
+	}
+	return t.question(q.CallID, Event{Kind: EventElicit, Elicit: q})
+}
+
+// question delivers ev, a question about callID, now when the call is one
+// of this turn's (or it names none), or keeps it back until the call is
+// announced.
+func (t *Turn) question(callID string, ev Event) (Event, bool) {
+	if callID == "" || t.calls[callID] {
+		return ev, true
 	}
 	if len(t.held) < maxHeldApprovals {
-		t.held = append(t.held, q)
+		t.held = append(t.held, ev)
 	}
 	return Event{}, false
+}
+
+// questionCall is the tool call a held question is about.
+func questionCall(ev Event) string {
+	if ev.Kind == EventElicit {
+		return ev.Elicit.CallID
+	}
+	return ev.Approval.CallID
 }
 
 // release queues the held questions about callID for delivery.
 func (t *Turn) release(callID string) {
 	kept := t.held[:0]
-	for _, q := range t.held {
-		if q.CallID == callID {
-			t.ready = append(t.ready, Event{Kind: EventApproval, Approval: q})
+	for _, ev := range t.held {
+		if questionCall(ev) == callID {
+			t.ready = append(t.ready, ev)
 		} else {
-			kept = append(kept, q)
+			kept = append(kept, ev)
 		}
 	}
 	t.held = kept
@@ -342,6 +377,27 @@ func (t *Turn) Answer(requestID, decision string) error {
 	caller.Continues = true
 	if _, err := t.k.Publish(caller, topic, payload); err != nil {
 		return fmt.Errorf("agentclient: approval answer not sent: %w", err)
+	}
+	return nil
+}
+
+// AnswerElicit answers elicit question r.RequestID with r (neither value
+// set: the person declined) on astrid.v1.elicit.response.<id>. The answer
+// is checked against nothing here: the host checks it against its
+// question; it is never logged, as it may be a secret.
+func (t *Turn) AnswerElicit(r ipc.ElicitResponse) error {
+	topic := ipc.ElicitResponseTopic(r.RequestID)
+	if err := ipc.ValidateTopic(topic); err != nil || r.RequestID == "" || strings.Contains(r.RequestID, ".") {
+		return fmt.Errorf("agentclient: elicit request id %q cannot name a topic", r.RequestID)
+	}
+	payload, err := ipc.EncodePayload(r)
+	if err != nil {
+		return err
+	}
+	caller := t.caller
+	caller.Continues = true
+	if _, err := t.k.Publish(caller, topic, payload); err != nil {
+		return fmt.Errorf("agentclient: elicit answer not sent: %w", err)
 	}
 	return nil
 }
@@ -443,6 +499,8 @@ func (ev Event) Value() any {
 		return ev.Approval
 	case EventFinal:
 		return ev.Final
+	case EventElicit:
+		return ev.Elicit
 	}
 	return nil
 }

@@ -1,12 +1,10 @@
 package host
 
 import (
-	"context"
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -132,13 +130,6 @@ func (call *Call) ask(a *Approvals, b *bus.Bus, action, resource string) (string
 		return "", hostapi.Errorf(hostapi.CodeInternal, op, "request id: %v", err)
 	}
 	id := "appr-" + hex.EncodeToString(raw[:])
-	// Subscribed before the question goes out, so no answer is missed;
-	// scoped, so only this principal's answers arrive.
-	r, err := b.Subscribe(bus.RouteSpec{Owner: ipc.KernelSourceID, Pattern: ipc.ApprovalResponseTopic(id), Principal: call.principal, Scoped: true})
-	if err != nil {
-		return "", hostapi.Errorf(hostapi.CodeUnavailable, op, "%v", err)
-	}
-	defer r.Close()
 	call.mu.Lock()
 	callID := call.cancelKey
 	call.mu.Unlock()
@@ -146,37 +137,25 @@ func (call *Call) ask(a *Approvals, b *bus.Bus, action, resource string) (string
 		RequestID: id, Action: action, Resource: ipc.ApprovalText(resource, ipc.MaxApprovalResource),
 		Reason: fmt.Sprintf("Capsule '%s' requests approval", call.c.id), CallID: callID,
 	}.MarshalJSON()
-	if err == nil {
-		_, err = call.c.deps.Dispatcher.PublishKernelFor(call.principal, ipc.ApprovalRequestTopic, q)
-	}
 	if err != nil {
-		return "", hostapi.Errorf(hostapi.CodeUnavailable, op, "question not published: %v", err)
+		return "", hostapi.Errorf(hostapi.CodeInternal, op, "question: %v", err)
 	}
-	ctx, cancel := context.WithTimeout(call.ctx, a.window)
-	defer cancel()
-	for {
-		d, err := r.Recv(ctx)
-		if err != nil {
-			if cerr := call.live(op); cerr != nil {
-				return "", cerr
+	var decision string
+	err = call.askFrontend(b, frontendQuestion{
+		op: op, id: id, topic: ipc.ApprovalRequestTopic, payload: q, answers: ipc.ApprovalResponseTopic(id),
+		trusted: a.approvers, window: a.window,
+		take: func(payload []byte) bool {
+			var ans struct {
+				RequestID string `json:"request_id"`
+				Decision  string `json:"decision"`
 			}
-			if errors.Is(err, context.DeadlineExceeded) {
-				return "", hostapi.Errorf(hostapi.CodeTimeout, op, "no answer within %s", a.window)
+			if json.Unmarshal(payload, &ans) != nil || (ans.RequestID != "" && ans.RequestID != id) {
+				call.c.log.Warn("approval: ignored an answer that is not this question's", "request_id", id)
+				return false
 			}
-			return "", hostapi.Errorf(hostapi.CodeClosed, op, "%v", err)
-		}
-		if !slices.Contains(a.approvers, d.Envelope.SourceID) {
-			call.c.log.Warn("approval: ignored an answer from a source that is not a frontend", "source", d.Envelope.SourceID, "request_id", id)
-			continue
-		}
-		var ans struct {
-			RequestID string `json:"request_id"`
-			Decision  string `json:"decision"`
-		}
-		if json.Unmarshal(ipc.GuestBytes(d.Envelope.Payload), &ans) != nil || (ans.RequestID != "" && ans.RequestID != id) {
-			call.c.log.Warn("approval: ignored an answer that is not this question's", "source", d.Envelope.SourceID, "request_id", id)
-			continue
-		}
-		return ans.Decision, nil
-	}
+			decision = ans.Decision
+			return true
+		},
+	})
+	return decision, err
 }

@@ -54,11 +54,21 @@ type person struct {
 // them to the returned person until the test ends.
 func listen(t *testing.T, f fixture, principal string) *person {
 	t.Helper()
-	r, err := f.deps.Dispatcher.Subscribe(dispatch.Caller{Capsule: testFrontend, Principal: principal}, ipc.ApprovalRequestTopic, true)
+	questions := frontendHears(t, f, principal, ipc.ApprovalRequestTopic, func(e *ipc.Envelope) (q ipc.ApprovalRequired, ok bool) {
+		return q, q.UnmarshalJSON(ipc.GuestBytes(e.Payload)) == nil
+	})
+	return &person{t: t, f: f, principal: principal, questions: questions}
+}
+
+// frontendHears subscribes testFrontend to principal's messages on topic
+// and forwards those decode takes, until the test ends.
+func frontendHears[Q any](t *testing.T, f fixture, principal, topic string, decode func(*ipc.Envelope) (Q, bool)) chan Q {
+	t.Helper()
+	r, err := f.deps.Dispatcher.Subscribe(dispatch.Caller{Capsule: testFrontend, Principal: principal}, topic, true)
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := &person{t: t, f: f, principal: principal, questions: make(chan ipc.ApprovalRequired, 16)}
+	out := make(chan Q, 16)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() {
@@ -68,14 +78,13 @@ func listen(t *testing.T, f fixture, principal string) *person {
 			if err != nil {
 				return
 			}
-			var q ipc.ApprovalRequired
-			if err := q.UnmarshalJSON(ipc.GuestBytes(d.Envelope.Payload)); err == nil {
-				p.questions <- q
+			if q, ok := decode(d.Envelope); ok {
+				out <- q
 			}
 		}
 	}()
 	t.Cleanup(func() { cancel(); <-done; r.Close() })
-	return p
+	return out
 }
 
 func (p *person) next() ipc.ApprovalRequired {

@@ -44,6 +44,9 @@ type Deps struct {
 	// kernel closes it when it stops. Nil gives each capsule a registry
 	// of its own that ends with it (tests).
 	Background *Background
+	// Elicits holds who may answer the elicit call and how long a question
+	// waits; without it (and Bus) the elicit call is unavailable.
+	Elicits *Elicits
 }
 
 // Capsule is the host side of one loaded capsule.

@@ -76,6 +76,7 @@ const (
 	opProcessSpawn
 	opProcessLogs
 	opProcessKill
+	opElicit
 	numOps
 )
 
@@ -133,6 +134,7 @@ var methods = [numOps]struct {
 	opProcessSpawn:       {"ProcessSpawn", waits},
 	opProcessLogs:        {"ProcessLogs", instant},
 	opProcessKill:        {"ProcessKill", waits},
+	opElicit:             {"Elicit", waits},
 }
 
 // enter begins host method o: for a waiting method it hands the work the

@@ -38,7 +38,7 @@ net = ["api.example.com"]
 "tool.v1.execute.fetch.result" = "opaque"
 
 [env]
-base_url = { type = "text", description = "where to fetch" }
+base_url = { type = "text", description = "where to fetch", default = "" }
 `)
 
 type fetchArgs struct {

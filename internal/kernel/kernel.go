@@ -63,6 +63,12 @@ type Options struct {
 	// slow to get ready does not delay it. Close cancels what is still
 	// loading.
 	LoadInBackground bool
+	// AskEnv, set when a person is present (a command in a terminal), is
+	// asked for the required [env] values a capsule has none of; what it
+	// returns is stored as `astrid capsule env set` stores it and the load
+	// goes on. Nil: such a capsule fails to load, its error naming the
+	// command that sets each value.
+	AskEnv EnvAsker
 }
 
 // Kernel is one running kernel.
@@ -149,6 +155,7 @@ func Boot(ctx context.Context, opts Options) (*Kernel, error) {
 		// Background processes outlive capsule instances (a persistent
 		// one survives a reload), never the kernel (Close).
 		Background: host.NewBackground(log),
+		Elicits:    host.NewElicits(frontendIDs(opts.Frontends), 0),
 	}
 	runCtx, stop := context.WithCancel(context.WithoutCancel(ctx))
 	k.stop = stop
@@ -179,6 +186,7 @@ func Boot(ctx context.Context, opts Options) (*Kernel, error) {
 		Builtins:     rb,
 		Engines:      runtime.Engines{Wasm: k.wasmEngine, MCP: k.mcpEngine},
 		Config:       k.capsuleConfig,
+		AskEnv:       k.askEnv(opts.AskEnv),
 		Reserved:     reserved,
 		Approvals:    grants.NewBook(st), // what the operator approved at install: every load of an installed capsule is held to it
 		CallDeadline: cfg.CallDeadline.Duration,

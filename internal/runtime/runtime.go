@@ -42,6 +42,10 @@ type Options struct {
 	// loads only within what its record holds (grants.Check). Nil: no
 	// installed capsule loads.
 	Approvals grants.Approvals
+	// AskEnv, when set (a person is present), is asked for a capsule's
+	// required [env] values that Config has none of; nil fails such a
+	// load with the command that sets them (resolveEnv).
+	AskEnv EnvAsker
 	// Reserved are ids no capsule may take (the kernel's own, the CLI's).
 	Reserved     []string
 	CallDeadline time.Duration
@@ -257,7 +261,10 @@ func (r *Runtime) load(ctx context.Context, c *Candidate, f EngineFactory) (err 
 	if dir == "" {
 		dir = filepath.Join(r.opts.BuiltinDir, id)
 	}
-	env := r.opts.Config(id)
+	env, err := resolveEnv(ctx, id, m, r.opts.Config(id), r.opts.AskEnv)
+	if err != nil {
+		return err
+	}
 	h, err := host.NewCapsule(r.opts.Host, m, dir, env)
 	if err != nil {
 		return err

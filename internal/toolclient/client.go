@@ -25,8 +25,8 @@ const ClientID = "astrid-cli"
 func ACL() dispatch.CapsuleACL {
 	return dispatch.CapsuleACL{
 		ID:        ClientID,
-		Publish:   []string{ipc.ToolRequestExecuteTopic, ipc.ToolRequestDescribeTopic, ipc.ToolRequestCancelTopic, ipc.ApprovalResponseTopic("*")},
-		Subscribe: []string{ipc.ToolExecuteResultTopic, "tool.v1.response.describe.*", ipc.ApprovalRequestTopic},
+		Publish:   []string{ipc.ToolRequestExecuteTopic, ipc.ToolRequestDescribeTopic, ipc.ToolRequestCancelTopic, ipc.ApprovalResponseTopic("*"), ipc.ElicitResponseTopic("*")},
+		Subscribe: []string{ipc.ToolExecuteResultTopic, "tool.v1.response.describe.*", ipc.ApprovalRequestTopic, ipc.ElicitRequestTopic},
 	}
 }
 
@@ -66,23 +66,29 @@ func CallTool(ctx context.Context, k Kernel, principal, name string, args json.R
 // CallToolWithID is CallTool with a caller-chosen call id. On timeout or
 // cancellation of ctx it publishes tool.v1.request.cancel for the id.
 func CallToolWithID(ctx context.Context, k Kernel, principal, callID, name string, args json.RawMessage, timeout time.Duration) (ipc.ToolCallResult, error) {
-	return callTool(ctx, k, principal, callID, name, args, timeout, nil)
+	return callTool(ctx, k, principal, callID, name, args, timeout, nil, nil)
 }
 
 // CallToolApproving is CallTool for a frontend that answers approval
 // questions about the call (a mutable tool held by an approval layer) with
 // approve.
 func CallToolApproving(ctx context.Context, k Kernel, principal, name string, args json.RawMessage, timeout time.Duration, approve Approver) (ipc.ToolCallResult, error) {
-	return callTool(ctx, k, principal, NewCallID(), name, args, timeout, approve)
+	return callTool(ctx, k, principal, NewCallID(), name, args, timeout, approve, nil)
 }
 
-func callTool(ctx context.Context, k Kernel, principal, callID, name string, args json.RawMessage, timeout time.Duration, approve Approver) (ipc.ToolCallResult, error) {
+// CallToolAsking is CallToolApproving for a frontend that also answers the
+// elicit questions the call's tool asks (hostapi.Elicit) with elicit.
+func CallToolAsking(ctx context.Context, k Kernel, principal, name string, args json.RawMessage, timeout time.Duration, approve Approver, elicit Elicitor) (ipc.ToolCallResult, error) {
+	return callTool(ctx, k, principal, NewCallID(), name, args, timeout, approve, elicit)
+}
+
+func callTool(ctx context.Context, k Kernel, principal, callID, name string, args json.RawMessage, timeout time.Duration, approve Approver, elicit Elicitor) (ipc.ToolCallResult, error) {
 	c, err := New(k, principal)
 	if err != nil {
 		return ipc.ToolCallResult{}, err
 	}
 	defer c.Close()
-	c.Approve = approve
+	c.Approve, c.Elicit = approve, elicit
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	res, err := c.Call(ctx, callID, name, args)
@@ -114,6 +120,10 @@ type ToolClient struct {
 	// for a person's decision) with one of the ipc.Decision* values. Left
 	// nil, nobody answers and the approval layer's timeout decides.
 	Approve Approver
+	// Elicit, if set before a Call, answers the elicit questions the
+	// host asks on behalf of that call's tool. Left nil, nobody answers
+	// and the host's elicit window decides.
+	Elicit Elicitor
 }
 
 // Approver decides an approval question; it may block while a person
@@ -155,6 +165,13 @@ func (c *ToolClient) Call(ctx context.Context, callID, name string, args json.Ra
 	}
 	if c.Approve != nil {
 		stopAnswering, err := c.answerApprovals(ctx, callID)
+		if err != nil {
+			return ipc.ToolCallResult{}, err
+		}
+		defer stopAnswering()
+	}
+	if c.Elicit != nil {
+		stopAnswering, err := c.answerElicits(ctx, callID)
 		if err != nil {
 			return ipc.ToolCallResult{}, err
 		}

@@ -30,8 +30,9 @@ type Capsule struct {
 	Manifest []byte
 	New      func() *sdk.Capsule
 	// Config holds the capsule's [env] values, stored before boot as
-	// `astrid capsule env set` stores them (the kernel does not apply a
-	// manifest's defaults: an unset key is absent).
+	// `astrid capsule env set` stores them. A key left unset takes the
+	// manifest's default; a required key (no default) left unset fails
+	// the boot, as it fails a load (internal/runtime: resolveEnv).
 	Config map[string]string
 	// KV seeds the capsule's KV before boot: principal → key → value, as
 	// an earlier run (or an older version of the capsule) left it.

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/astrid-go/astrid/hostapi"
+	"github.com/astrid-go/astrid/internal/bus"
 	"github.com/astrid-go/astrid/internal/dispatch"
 	"github.com/astrid-go/astrid/ipc"
 )
@@ -15,16 +16,7 @@ import (
 // approved, then denied.
 func TestApprovalRequestFromAGuest(t *testing.T) {
 	f := loadHostile(t, Options{})
-	if err := f.d.Register(dispatch.CapsuleACL{ID: testFrontend,
-		Publish: []string{ipc.ApprovalResponseTopic("*")}, Subscribe: []string{ipc.ApprovalRequestTopic}}, frontendTarget{}); err != nil {
-		t.Fatal(err)
-	}
-	frontend := dispatch.Caller{Capsule: testFrontend, Principal: ipc.DefaultPrincipal}
-	questions, err := f.d.Subscribe(frontend, ipc.ApprovalRequestTopic, true)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer questions.Close()
+	frontend, questions := asFrontend(t, f, ipc.ApprovalRequestTopic, ipc.ApprovalResponseTopic("*"))
 	for _, tc := range []struct {
 		decision string
 		want     bool
@@ -71,4 +63,20 @@ type frontendTarget struct{}
 
 func (frontendTarget) Intercept(context.Context, dispatch.Invocation) (dispatch.Verdict, error) {
 	return dispatch.Verdict{}, dispatch.ErrNotSupported
+}
+
+// asFrontend registers testFrontend, which hears questions and publishes
+// on answers, and subscribes it to the default principal's questions.
+func asFrontend(t *testing.T, f *fixture, questions, answers string) (dispatch.Caller, *bus.Route) {
+	t.Helper()
+	if err := f.d.Register(dispatch.CapsuleACL{ID: testFrontend, Publish: []string{answers}, Subscribe: []string{questions}}, frontendTarget{}); err != nil {
+		t.Fatal(err)
+	}
+	frontend := dispatch.Caller{Capsule: testFrontend, Principal: ipc.DefaultPrincipal}
+	r, err := f.d.Subscribe(frontend, questions, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(r.Close)
+	return frontend, r
 }

@@ -173,6 +173,16 @@ func New() *sdk.Capsule {
 		c.Final(out)
 		return nil
 	})
+	c.Handle("hostile.v1.elicit", "elicit", func(c *sdk.Call) error {
+		var q hostapi.ElicitRequest
+		if err := c.Decode(&q); err != nil {
+			return err
+		}
+		ans, err := c.Elicit(q)
+		out, _ := json.Marshal(map[string]any{"answer": ans, "code": uint32(hostapi.CodeOf(err))})
+		c.Final(out)
+		return nil
+	})
 	c.Handle("hostile.v1.run", "run", func(c *sdk.Call) error {
 		var q struct {
 			Key string

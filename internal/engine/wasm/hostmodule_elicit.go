@@ -1,0 +1,34 @@
+package wasm
+
+import (
+	"encoding/json"
+
+	"github.com/tetratelabs/wazero/api"
+
+	"github.com/astrid-go/astrid/hostapi"
+)
+
+// elicitImports are the host elicit call's imports.
+var elicitImports = []importDef{
+	{name: "elicit", params: p(2), fn: func(st *callState, mod api.Module, s []uint64) ([]byte, error) {
+		raw, err := arg(mod, s[0], s[1], "question")
+		if err != nil {
+			return nil, err
+		}
+		var q hostapi.ElicitRequest
+		if err := json.Unmarshal(raw, &q); err != nil {
+			return nil, hostapi.Errorf(hostapi.CodeInvalid, "elicit", "question: %v", err)
+		}
+		ans, err := st.call.Elicit(q)
+		if err != nil {
+			return nil, err
+		}
+		return json.Marshal(ans)
+	}},
+}
+
+// Appended by a variable's initialiser, not an init function: every
+// package-level variable is set before any init runs, and the init of
+// hostmodule.go (which sorts first) lists importDefs into hostImportNames,
+// the names a module may import.
+var _ = func() bool { importDefs = append(importDefs, elicitImports...); return true }()

@@ -1,0 +1,181 @@
+package host
+
+import (
+	"slices"
+	"strings"
+	"time"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/astrid-go/astrid/hostapi"
+	"github.com/astrid-go/astrid/ipc"
+)
+
+// DefaultElicitWindow is how long an elicit question waits for an answer:
+// longer than an approval's, since a person may have to look a value (an
+// API key) up first.
+const DefaultElicitWindow = 5 * time.Minute
+
+// Elicits is the kernel-wide state of the host elicit call.
+type Elicits struct {
+	// frontends are the source ids whose answers count: the kernel's
+	// frontends (reserved against capsule ids), never a capsule that was
+	// merely granted the response topics.
+	frontends []string
+	window    time.Duration
+}
+
+// NewElicits returns the elicit state: answers count from frontends; a
+// question waits window (DefaultElicitWindow when 0).
+func NewElicits(frontends []string, window time.Duration) *Elicits {
+	if window <= 0 {
+		window = DefaultElicitWindow
+	}
+	return &Elicits{frontends: slices.Clone(frontends), window: window}
+}
+
+// Elicit implements hostapi.Elicit.
+func (call *Call) Elicit(q hostapi.ElicitRequest) (hostapi.ElicitAnswer, error) {
+	defer call.leave(call.enter(opElicit))
+	const op = "elicit"
+	if err := call.live(op); err != nil {
+		return hostapi.ElicitAnswer{}, err
+	}
+	e, b := call.c.deps.Elicits, call.c.deps.Bus
+	if e == nil || b == nil {
+		return hostapi.ElicitAnswer{}, hostapi.Errorf(hostapi.CodeUnavailable, op, "this kernel has no frontend to ask")
+	}
+	field, err := elicitField(q)
+	if err != nil {
+		return hostapi.ElicitAnswer{}, err
+	}
+	id, err := newRequestID()
+	if err != nil {
+		return hostapi.ElicitAnswer{}, hostapi.Errorf(hostapi.CodeInternal, op, "request id: %v", err)
+	}
+	call.mu.Lock()
+	callID := call.cancelKey
+	call.mu.Unlock()
+	payload, err := ipc.ElicitRequest{RequestID: id, CapsuleID: call.c.id, Field: field, CallID: callID}.MarshalJSON()
+	if err != nil {
+		return hostapi.ElicitAnswer{}, hostapi.Errorf(hostapi.CodeInternal, op, "question: %v", err)
+	}
+	var ans ipc.ElicitResponse
+	err = call.askFrontend(b, frontendQuestion{
+		op: op, id: id, topic: ipc.ElicitRequestTopic, payload: payload, answers: ipc.ElicitResponseTopic(id),
+		trusted: e.frontends, window: e.window,
+		take: func(p []byte) bool {
+			var r ipc.ElicitResponse
+			// Neither the answer nor the decoder's error (which may
+			// quote it) is logged: it may be a secret.
+			if r.UnmarshalJSON(p) != nil || r.RequestID != id {
+				call.c.log.Warn("elicit: ignored an answer that is not this question's", "request_id", id)
+				return false
+			}
+			if err := field.CheckAnswer(r); err != nil {
+				call.c.log.Warn("elicit: ignored an answer that does not fit the question", "request_id", id, "key", field.Key, "problem", err.Error())
+				return false
+			}
+			ans = r
+			return true
+		},
+	})
+	if err != nil {
+		return hostapi.ElicitAnswer{}, err
+	}
+	if ans.Cancelled() {
+		return hostapi.ElicitAnswer{}, hostapi.Errorf(hostapi.CodeDeclined, op, "the person declined to give %s", field.Key)
+	}
+	if ans.Value != nil {
+		return hostapi.ElicitAnswer{Value: *ans.Value}, nil
+	}
+	return hostapi.ElicitAnswer{Values: ans.Values}, nil
+}
+
+// elicitField checks a question and writes it as the wire's field: shown
+// text without control characters, sizes bounded, a select's options and
+// default consistent, and no default for a secret (it would travel in the
+// question, which every frontend of the principal hears).
+func elicitField(q hostapi.ElicitRequest) (ipc.OnboardingField, error) {
+	const op = "elicit"
+	if q.Key == "" || len(q.Key) > hostapi.MaxElicitKey || strings.ContainsFunc(q.Key, func(r rune) bool {
+		return !(r < utf8.RuneSelf && (unicode.IsLetter(r) || unicode.IsDigit(r) || r == '_' || r == '-' || r == '.'))
+	}) {
+		return ipc.OnboardingField{}, hostapi.Errorf(hostapi.CodeInvalid, op, "a key is 1 to %d ASCII letters, digits, '_', '-' or '.'", hostapi.MaxElicitKey)
+	}
+	var kind ipc.FieldKind
+	switch q.Kind {
+	case hostapi.ElicitText:
+		kind = ipc.FieldText
+	case hostapi.ElicitSecret:
+		kind = ipc.FieldSecret
+	case hostapi.ElicitSelect:
+		kind = ipc.FieldEnum
+	case hostapi.ElicitArray:
+		kind = ipc.FieldArray
+	default:
+		return ipc.OnboardingField{}, hostapi.Errorf(hostapi.CodeInvalid, op, "kind %q: want text, secret, select or array", q.Kind)
+	}
+	prompt, err := shownText("prompt", q.Prompt)
+	if err != nil {
+		return ipc.OnboardingField{}, err
+	}
+	if prompt == "" {
+		prompt = q.Key
+	}
+	f := ipc.OnboardingField{Key: q.Key, Prompt: prompt, FieldType: ipc.FieldType{Kind: kind}}
+	if q.Description != "" {
+		d, err := shownText("description", q.Description)
+		if err != nil {
+			return ipc.OnboardingField{}, err
+		}
+		f.Description = &d
+	}
+	if kind == ipc.FieldEnum {
+		if len(q.Options) == 0 || len(q.Options) > hostapi.MaxElicitOptions {
+			return ipc.OnboardingField{}, hostapi.Errorf(hostapi.CodeInvalid, op, "a select has 1 to %d options, not %d", hostapi.MaxElicitOptions, len(q.Options))
+		}
+		for i, o := range q.Options {
+			if o == "" || len(o) > hostapi.MaxElicitOption || !utf8.ValidString(o) || strings.ContainsFunc(o, unicode.IsControl) {
+				return ipc.OnboardingField{}, hostapi.Errorf(hostapi.CodeInvalid, op, "option %d is not 1 to %d bytes of text without control characters", i, hostapi.MaxElicitOption)
+			}
+			if slices.Contains(q.Options[:i], o) {
+				return ipc.OnboardingField{}, hostapi.Errorf(hostapi.CodeInvalid, op, "option %q is listed twice", o)
+			}
+		}
+		f.FieldType.Options = slices.Clone(q.Options)
+	} else if len(q.Options) > 0 {
+		return ipc.OnboardingField{}, hostapi.Errorf(hostapi.CodeInvalid, op, "only a select has options")
+	}
+	if q.Default != nil {
+		switch {
+		case kind == ipc.FieldSecret:
+			return ipc.OnboardingField{}, hostapi.Errorf(hostapi.CodeInvalid, op, "a secret has no default")
+		case kind == ipc.FieldEnum && !slices.Contains(f.FieldType.Options, *q.Default):
+			return ipc.OnboardingField{}, hostapi.Errorf(hostapi.CodeInvalid, op, "the default is not one of the options")
+		}
+		d, err := shownText("default", *q.Default)
+		if err != nil {
+			return ipc.OnboardingField{}, err
+		}
+		f.Default = &d
+	}
+	return f, nil
+}
+
+// shownText is s as a question shows it: control characters removed,
+// trimmed, at most MaxElicitPrompt bytes.
+func shownText(what, s string) (string, error) {
+	if len(s) > hostapi.MaxElicitPrompt {
+		return "", hostapi.Errorf(hostapi.CodeTooLarge, "elicit", "the %s holds %d bytes, more than %d", what, len(s), hostapi.MaxElicitPrompt)
+	}
+	if !utf8.ValidString(s) {
+		return "", hostapi.Errorf(hostapi.CodeInvalid, "elicit", "the %s is not UTF-8", what)
+	}
+	return strings.TrimSpace(strings.Map(func(r rune) rune {
+		if unicode.IsControl(r) || unicode.Is(unicode.Cf, r) {
+			return -1
+		}
+		return r
+	}, s)), nil
+}
