@@ -88,9 +88,18 @@ type importDef struct {
 	outsideCall bool
 }
 
+// hostImportNames are the names a guest may import.
 var hostImportNames = map[string]bool{"now": true}
 
-func init() {
+func init() { registerImports(nil) }
+
+// registerImports adds defs to the host module and their names to what a
+// guest may import. Each area's file (hostmodule_<area>.go) calls it from
+// its init; the literal above is registered by this file's, which runs
+// first (files initialise in name order) and also lists the literal's
+// names.
+func registerImports(defs []importDef) {
+	importDefs = append(importDefs, defs...)
 	for _, d := range importDefs {
 		hostImportNames[d.name] = true
 	}

@@ -27,8 +27,4 @@ var elicitImports = []importDef{
 	}},
 }
 
-// Appended by a variable's initialiser, not an init function: every
-// package-level variable is set before any init runs, and the init of
-// hostmodule.go (which sorts first) lists importDefs into hostImportNames,
-// the names a module may import.
-var _ = func() bool { importDefs = append(importDefs, elicitImports...); return true }()
+func init() { registerImports(elicitImports) }

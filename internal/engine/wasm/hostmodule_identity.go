@@ -76,10 +76,4 @@ func jsonArg(mod api.Module, s []uint64, op string, v any) error {
 	return nil
 }
 
-// See hostmodule_net.go's init.
-func init() {
-	importDefs = append(importDefs, identityImports...)
-	for _, d := range identityImports {
-		hostImportNames[d.name] = true
-	}
-}
+func init() { registerImports(identityImports) }

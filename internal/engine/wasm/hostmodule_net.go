@@ -69,12 +69,4 @@ func netTimeout(ms uint64) time.Duration {
 	return time.Duration(v) * time.Millisecond
 }
 
-// hostmodule.go's init has already listed the names of the literal's
-// imports by the time this file's init runs (files initialise in name
-// order), so these add their own.
-func init() {
-	importDefs = append(importDefs, netImports...)
-	for _, d := range netImports {
-		hostImportNames[d.name] = true
-	}
-}
+func init() { registerImports(netImports) }

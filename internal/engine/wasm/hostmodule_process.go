@@ -52,11 +52,4 @@ var processImports = []importDef{
 	}},
 }
 
-// The names are registered here too: hostmodule.go's init, which lists the
-// names a guest may import, may run before this one.
-func init() {
-	importDefs = append(importDefs, processImports...)
-	for _, d := range processImports {
-		hostImportNames[d.name] = true
-	}
-}
+func init() { registerImports(processImports) }
