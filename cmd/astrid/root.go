@@ -72,5 +72,6 @@ answer or the iteration cap; 2 a usage error; 124 a timeout (a phase limit or --
 	root.AddCommand(newSessionCmd())
 	root.AddCommand(newModelsCmd())
 	root.AddCommand(newChatCmd())
+	root.AddCommand(newDaemonCmd(), newStartCmd(), newStopCmd(), newStatusCmd())
 	return root
 }
