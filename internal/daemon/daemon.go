@@ -39,8 +39,8 @@ type Options struct {
 	// Reload asks for every installed capsule to be reloaded (SIGHUP).
 	Reload <-chan struct{}
 	// Ready, when set, is called once the daemon serves (its pid file is
-	// written).
-	Ready          func(pid int)
+	// written), with its kernel (tests drive turns through it).
+	Ready          func(k *kernel.Kernel)
 	StatusInterval time.Duration
 	LogMaxBytes    int64
 	LogKeep        int
@@ -117,7 +117,7 @@ func Run(ctx context.Context, opts Options) (err error) {
 	}
 	log.Info("daemon ready", "pid", os.Getpid(), "boot_ms", time.Since(started).Milliseconds(), "socket", p.Socket)
 	if opts.Ready != nil {
-		opts.Ready(os.Getpid())
+		opts.Ready(k)
 	}
 	tick := time.NewTicker(opts.StatusInterval)
 	defer tick.Stop()

@@ -3,6 +3,7 @@ package daemon
 import (
 	"fmt"
 	"os"
+	"path/filepath"
 	"sync"
 )
 
@@ -33,6 +34,9 @@ func openRotating(path string, maxBytes int64, keep int) (*rotatingFile, error) 
 	if keep <= 0 {
 		keep = DefaultLogKeep
 	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return nil, err
+	}
 	r := &rotatingFile{path: path, maxBytes: maxBytes, keep: keep}
 	if err := r.open(); err != nil {
 		return nil, err
@@ -44,12 +48,12 @@ func openRotating(path string, maxBytes int64, keep int) (*rotatingFile, error) 
 func (r *rotatingFile) open() error {
 	f, err := os.OpenFile(r.path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
 	if err != nil {
-		return fmt.Errorf("daemon: log file: %w", err)
+		return fmt.Errorf("log file: %w", err)
 	}
 	fi, err := f.Stat()
 	if err != nil {
 		f.Close()
-		return fmt.Errorf("daemon: log file: %w", err)
+		return fmt.Errorf("log file: %w", err)
 	}
 	r.f, r.size = f, fi.Size()
 	return nil
