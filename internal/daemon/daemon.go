@@ -145,8 +145,43 @@ func shutdown(k *kernel.Kernel, tr *turns, p Paths, log *slog.Logger, grace time
 	}
 	if n, unanswered := tr.cancelAll(grace); n > 0 {
 		log.Info("running turns cancelled", "turns", n, "unanswered", unanswered)
+		// The final responses are published; let their frontends' routes
+		// hand them over before the kernel closes the routes.
+		if left := drainRoutes(k, grace); left > 0 {
+			log.Warn("messages still queued for their receivers at shutdown", "messages", left)
+		}
+		// A receiver that has taken a final response still checks it came
+		// from the agent (agentclient asks who intercepts user.v1.prompt),
+		// which stops being true once the agent unloads: give it a moment.
+		time.Sleep(answerSettle)
 	}
 }
+
+// drainRoutes waits, up to limit, until no bus route but the daemon's own
+// holds a message its receiver has not taken, and returns how many are
+// left.
+func drainRoutes(k *kernel.Kernel, limit time.Duration) int {
+	deadline := time.Now().Add(limit)
+	for {
+		queued := 0
+		for _, r := range k.Bus.Stats().Routes {
+			if r.Owner != ClientID {
+				queued += r.QueuedMessages
+			}
+		}
+		if queued == 0 || time.Now().After(deadline) {
+			return queued
+		}
+		time.Sleep(drainPoll)
+	}
+}
+
+// answerSettle is how long a shutdown lets frontends act on the final
+// responses they have taken before the capsules unload.
+const answerSettle = 100 * time.Millisecond
+
+// drainPoll is how often drainRoutes looks at the routes.
+const drainPoll = 5 * time.Millisecond
 
 // reload reloads every installed capsule (the built-ins are the binary's:
 // a new binary needs a restart) and loads new ones, as the watcher does

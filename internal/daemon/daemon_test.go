@@ -225,10 +225,10 @@ func TestShutdownCancelsRunningTurns(t *testing.T) {
 		t.Fatal(err)
 	}
 	final, ok := <-finals
-	if !ok || final.Outcome != ipc.OutcomeCancelled {
-		t.Fatalf("final response: %+v (%v), want outcome cancelled", final, ok)
-	}
 	log, _ := os.ReadFile(PathsOf(d.home).Log)
+	if !ok || final.Outcome != ipc.OutcomeCancelled {
+		t.Fatalf("final response: %+v (%v), want outcome cancelled; log:\n%s", final, ok, log)
+	}
 	if !strings.Contains(string(log), `"msg":"running turns cancelled","turns":1,"unanswered":0`) {
 		t.Errorf("log does not record the cancelled turn:\n%s", log)
 	}
