@@ -41,6 +41,9 @@ output shown).`,
 			if pid, err := daemon.Running(home); err == nil {
 				return &daemon.RunningError{Home: home, Pid: pid}
 			}
+			if err := daemon.CheckHome(home); err != nil {
+				return err
+			}
 			if ws == "" {
 				if ws, err = os.Getwd(); err != nil {
 					return err

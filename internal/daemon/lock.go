@@ -146,3 +146,19 @@ func writeFileAtomic(path string, data []byte, perm os.FileMode) error {
 	}
 	return os.Rename(tmp.Name(), path)
 }
+
+// CheckHome reports whether a daemon could keep its files in home: its run
+// directory must be writable. The error names a read-only file system or a
+// missing permission as such.
+func CheckHome(home string) error {
+	p := PathsOf(home)
+	if err := os.MkdirAll(p.Run, 0o700); err != nil {
+		return homeError(home, err)
+	}
+	f, err := os.CreateTemp(p.Run, ".probe-*")
+	if err != nil {
+		return homeError(home, err)
+	}
+	f.Close()
+	return os.Remove(f.Name())
+}
