@@ -124,6 +124,22 @@ func TestDaemonProcessLifecycle(t *testing.T) {
 		return strings.Contains(string(b), `"msg":"capsule reloaded","capsule":"notes","action":"reloaded"`)
 	})
 
+	// A reload that fails keeps the running capsule, and status says why.
+	writeCapsule(t, filepath.Join(home, "capsules", "notes"), map[string]string{
+		"Capsule.toml": notesManifest + "[[command]]\nname = \"c\"\nfile = \"c.toml\"\n", "c.toml": "= broken"})
+	if err := syscall.Kill(pid, syscall.SIGHUP); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "status to show the failed reload", func() bool {
+		rep, _ := statusOf(t, home)
+		for _, c := range rep.Capsules {
+			if c.ID == "notes" {
+				return c.State == "ready" && strings.Contains(c.Error, "the running capsule is kept") && strings.Contains(c.Error, "c.toml")
+			}
+		}
+		return false
+	})
+
 	// kill -9: the files stay, the lock goes with the process.
 	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
