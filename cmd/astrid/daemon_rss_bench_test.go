@@ -22,13 +22,8 @@ import (
 //
 //	go test -run '^$' -bench DaemonIdleRSS -benchtime 1x ./cmd/astrid/
 func BenchmarkDaemonIdleRSS(b *testing.B) {
-	dir := b.TempDir()
-	bin := filepath.Join(dir, "astrid")
-	build := exec.Command("go", "build", "-o", bin, ".")
-	if out, err := build.CombinedOutput(); err != nil {
-		b.Fatalf("go build: %v\n%s", err, out)
-	}
-	home, ws := filepath.Join(dir, "home"), b.TempDir()
+	bin := buildAstrid(b)
+	home, ws := filepath.Join(b.TempDir(), "home"), b.TempDir()
 	for b.Loop() {
 		cmd := exec.Command(bin, "daemon", "--detached", "--workspace", ws)
 		cmd.Env = append(os.Environ(), "ASTRID_HOME="+home)
@@ -53,6 +48,19 @@ func BenchmarkDaemonIdleRSS(b *testing.B) {
 			b.Fatalf("daemon exit: %v", err)
 		}
 	}
+}
+
+// buildAstrid builds the product binary, as `make build` does, into a
+// temporary directory and returns its path.
+func buildAstrid(b *testing.B) string {
+	b.Helper()
+	bin := filepath.Join(b.TempDir(), "astrid")
+	build := exec.Command("go", "build", "-o", bin, ".")
+	build.Env = append(os.Environ(), "CGO_ENABLED=0", "GOFLAGS=-buildvcs=false")
+	if out, err := build.CombinedOutput(); err != nil {
+		b.Fatalf("go build: %v\n%s", err, out)
+	}
+	return bin
 }
 
 // procMemKiB reads VmRSS and VmHWM of pid.
