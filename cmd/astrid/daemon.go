@@ -14,10 +14,11 @@ import (
 	"github.com/astrid-go/astrid/internal/kernel"
 )
 
-// daemonBuiltins are the capsules only the daemon loads, after the
+// daemonBuiltins are the capsules only the daemon of home loads, after the
 // product's built-ins (builtins): the CLI uplink, which serves
 // daemon.SocketPath(home).
-func daemonBuiltins() []kernel.Builtin {
+func daemonBuiltins(home string) []kernel.Builtin {
+	_ = daemon.SocketPath(home) // the uplink's socket
 	return []kernel.Builtin{
 		// The CLI uplink capsule's constructor goes here (branch h-uplink).
 	}
@@ -67,7 +68,7 @@ $ASTRID_HOME is not writable, a built-in capsule failed).`,
 			go forwardReloads(ctx, hup, reload)
 			opts := daemon.Options{
 				Home: home, Workspace: ws, Config: cfg,
-				Builtins:  append(builtins(), daemonBuiltins()...),
+				Builtins:  append(builtins(), daemonBuiltins(home)...),
 				Frontends: frontends(), ConfigFallback: configFallback(os.Getenv),
 				Reload: reload,
 			}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/astrid-go/astrid/internal/daemon"
 	"github.com/astrid-go/astrid/internal/store"
+	"github.com/astrid-go/astrid/internal/testutil"
 )
 
 // daemonPatience bounds the waits of the daemon's process tests for what
@@ -124,6 +125,20 @@ func TestDaemonProcessLifecycle(t *testing.T) {
 		return strings.Contains(string(b), `"msg":"capsule reloaded","capsule":"notes","action":"reloaded"`)
 	})
 
+	// The watcher is on: a capsule copied in while the daemon runs loads
+	// without a signal.
+	writeCapsule(t, filepath.Join(home, "capsules", "later"), map[string]string{
+		"Capsule.toml": strings.ReplaceAll(notesManifest, `name = "notes"`+"\nversion", `name = "later"`+"\nversion"), "notes.md": "later"})
+	waitFor(t, "the watcher to load a capsule copied in", func() bool {
+		rep, _ := statusOf(t, home)
+		for _, c := range rep.Capsules {
+			if c.ID == "later" {
+				return c.State == "ready"
+			}
+		}
+		return false
+	})
+
 	// A reload that fails keeps the running capsule, and status says why.
 	writeCapsule(t, filepath.Join(home, "capsules", "notes"), map[string]string{
 		"Capsule.toml": notesManifest + "[[command]]\nname = \"c\"\nfile = \"c.toml\"\n", "c.toml": "= broken"})
@@ -206,3 +221,39 @@ func TestDaemonStartOnReadOnlyHome(t *testing.T) {
 		}
 	}
 }
+
+// The foreground daemon logs to the terminal as text (and to the file as
+// JSON), and Ctrl-C stops it cleanly: exit 0, run files removed.
+func TestDaemonForegroundInterrupt(t *testing.T) {
+	home, ws := t.TempDir(), t.TempDir()
+	cmd := astridProcess(home, "daemon", "--workspace", ws)
+	var stderr testutil.SyncBuffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = cmd.Process.Kill() }()
+	waitFor(t, "the foreground daemon to be ready", func() bool {
+		pid, err := daemon.Running(home)
+		return err == nil && pid == cmd.Process.Pid
+	})
+	if err := cmd.Process.Signal(os.Interrupt); err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("exit after SIGINT: %v; stderr:\n%s", err, stderr.String())
+	}
+	for _, want := range []string{`msg="daemon ready"`, `msg="daemon stopping"`, `msg="daemon stopped"`} {
+		if !strings.Contains(stderr.String(), want) {
+			t.Errorf("the terminal log has no %s:\n%s", want, stderr.String())
+		}
+	}
+	log, _ := os.ReadFile(daemon.PathsOf(home).Log)
+	if !strings.Contains(string(log), `"msg":"daemon stopped"`) {
+		t.Errorf("the log file has no JSON stop record:\n%s", log)
+	}
+	if _, err := os.Stat(daemon.PathsOf(home).Pid); !os.IsNotExist(err) {
+		t.Errorf("pid file after SIGINT: %v", err)
+	}
+}
+
