@@ -256,4 +256,3 @@ func TestDaemonForegroundInterrupt(t *testing.T) {
 		t.Errorf("pid file after SIGINT: %v", err)
 	}
 }
-
