@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"net"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -161,6 +162,10 @@ func TestOneDaemonPerHomeAndCleanShutdown(t *testing.T) {
 	if !errors.As(err, &running) || running.Pid != os.Getpid() || !strings.Contains(err.Error(), "pid "+strconv.Itoa(os.Getpid())) {
 		t.Fatalf("second daemon: %v, want a RunningError naming pid %d", err, os.Getpid())
 	}
+	// The refused daemon touched none of the running one's files.
+	if got, err := readPid(p.Pid); err != nil || got != os.Getpid() {
+		t.Fatalf("pid file after a refused second daemon: %d, %v", got, err)
+	}
 	st, err := ReadStatus(d.home)
 	if err != nil || st.Pid != os.Getpid() || len(st.Capsules) != 5 || st.Capsules[0].State != "ready" {
 		t.Fatalf("status: %+v, %v", st, err)
@@ -186,6 +191,56 @@ func TestOneDaemonPerHomeAndCleanShutdown(t *testing.T) {
 		if !strings.Contains(string(log), want) {
 			t.Errorf("log has no %s:\n%s", want, log)
 		}
+	}
+}
+
+// The files a killed daemon left (a pid file naming a dead process, a
+// socket nobody serves, a status snapshot) are removed by the next daemon
+// once it holds the lock, and replaced by its own.
+func TestStaleRunFilesAreCleaned(t *testing.T) {
+	home := t.TempDir()
+	p := PathsOf(home)
+	if err := os.MkdirAll(p.Run, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	l, err := net.Listen("unix", p.Socket)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l.(*net.UnixListener).SetUnlinkOnClose(false)
+	l.Close()
+	for path, body := range map[string]string{p.Pid: "999999\n", p.Status: `{"pid":999999}`} {
+		if err := os.WriteFile(path, []byte(body), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ready := make(chan struct{})
+	ctx, stop := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		done <- Run(ctx, Options{Home: home, Workspace: t.TempDir(), Config: config.Default(), Ready: func(*kernel.Kernel) { close(ready) }})
+	}()
+	select {
+	case <-ready:
+	case err := <-done:
+		t.Fatalf("daemon did not start over stale files: %v", err)
+	}
+	if _, err := os.Stat(p.Socket); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("stale socket still there: %v", err)
+	}
+	if pid, err := readPid(p.Pid); err != nil || pid != os.Getpid() {
+		t.Errorf("pid file: %d, %v", pid, err)
+	}
+	if st, err := ReadStatus(home); err != nil || st.Pid != os.Getpid() {
+		t.Errorf("status file: %+v, %v", st, err)
+	}
+	stop()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	log, _ := os.ReadFile(p.Log)
+	if !strings.Contains(string(log), "left behind") || !strings.Contains(string(log), "astrid.sock") {
+		t.Errorf("the log does not name the stale files it removed:\n%s", log)
 	}
 }
 
