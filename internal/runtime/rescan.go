@@ -3,6 +3,7 @@ package runtime
 import (
 	"context"
 	"fmt"
+	"time"
 )
 
 // RescanResult is what Rescan did with one installed capsule.
@@ -19,9 +20,15 @@ type RescanResult struct {
 // (Reload: atomically, never with wider grants), a new directory is loaded,
 // and a capsule whose directory is gone is unloaded. The built-ins are the
 // binary's and are left alone. A daemon's SIGHUP runs it. The watcher, if
-// on, may reload a capsule it saw change once more afterwards; a reload of
-// unchanged files is harmless.
+// on, takes the directories as they are now as handled, so it does not
+// reload what Rescan just did (an MCP server restarted twice).
 func (r *Runtime) Rescan(ctx context.Context) []RescanResult {
+	r.mu.Lock()
+	w := r.watching
+	r.mu.Unlock()
+	if w != nil {
+		w.settle(time.Now())
+	}
 	dirs, _, err := capsuleDirs(r.opts.CapsulesDir)
 	if err != nil {
 		return []RescanResult{{Dir: r.opts.CapsulesDir, Err: fmt.Errorf("runtime: rescan: %w", err)}}

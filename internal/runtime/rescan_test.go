@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 // Rescan does the watcher's work for every installed capsule at once: a
@@ -47,5 +48,29 @@ func TestRescan(t *testing.T) {
 		if s.ID == "gone" {
 			t.Errorf("gone is still listed: %+v", s)
 		}
+	}
+}
+
+// A change Rescan handled is not handled again by the watcher (settle); a
+// change made after it still is.
+func TestWatcherSettle(t *testing.T) {
+	f := newFixture(t, nil, Engines{})
+	dir := f.install("notes", contextCapsule("notes", "first"))
+	w := newWatcher(f.capsules, 500*time.Millisecond)
+	t0 := time.Unix(1000, 0)
+	w.scan(t0)
+	if err := os.WriteFile(filepath.Join(dir, "notes.md"), []byte("second, longer"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	w.settle(t0.Add(100 * time.Millisecond))
+	if changed, removed := w.scan(t0.Add(5 * time.Second)); len(changed)+len(removed) != 0 {
+		t.Fatalf("after settle the watcher still acts: changed %v removed %v", changed, removed)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "notes.md"), []byte("third, longer still"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	w.scan(t0.Add(6 * time.Second))
+	if changed, _ := w.scan(t0.Add(7 * time.Second)); len(changed) != 1 || changed[0] != dir {
+		t.Fatalf("a change after settle: changed %v, want %s", changed, dir)
 	}
 }

@@ -77,6 +77,7 @@ type Runtime struct {
 
 	watchStop context.CancelFunc
 	watchDone chan struct{}
+	watching  *watcher // the running watcher, nil when none (Rescan settles it)
 }
 
 // AnswerDropped answers a call the dispatcher dropped, through the host of
