@@ -17,12 +17,7 @@ import (
 //	GOMAXPROCS=2 go test -run '^$' -bench PromptProcess -count 5 ./cmd/astrid/
 func BenchmarkPromptProcess(b *testing.B) {
 	dir := b.TempDir()
-	bin := filepath.Join(dir, "astrid")
-	build := exec.Command("go", "build", "-o", bin, ".")
-	build.Env = append(os.Environ(), "CGO_ENABLED=0", "GOFLAGS=-buildvcs=false")
-	if out, err := build.CombinedOutput(); err != nil {
-		b.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := buildAstrid(b)
 	home, ws := filepath.Join(dir, "home"), filepath.Join(dir, "ws")
 	if err := os.MkdirAll(ws, 0o700); err != nil {
 		b.Fatal(err)

@@ -26,6 +26,19 @@ func (r *Registry) Add(c *Composite) error {
 	return nil
 }
 
+// Replace puts c in place of the loaded capsule with its id, in one step,
+// and returns the one it replaced (false when none was loaded: then c is
+// not added).
+func (r *Registry) Replace(c *Composite) (*Composite, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	old, ok := r.capsules[c.ID()]
+	if ok {
+		r.capsules[c.ID()] = c
+	}
+	return old, ok
+}
+
 // Remove drops id and returns what it held.
 func (r *Registry) Remove(id string) (*Composite, bool) {
 	r.mu.Lock()

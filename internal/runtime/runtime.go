@@ -86,6 +86,7 @@ type Runtime struct {
 
 	watchStop context.CancelFunc
 	watchDone chan struct{}
+	watching  *watcher // the running watcher, nil when none (Rescan settles it)
 }
 
 // AnswerDropped answers a call the dispatcher dropped, through the host of
@@ -238,24 +239,44 @@ func (r *Runtime) load(ctx context.Context, c *Candidate, f EngineFactory) (err 
 		}
 		r.record(e)
 	}()
+	surface, discard, err := r.build(ctx, e)
+	if err != nil {
+		return err
+	}
+	if err := r.register(id, m, surface, e.comp, e); err != nil {
+		discard()
+		return err
+	}
+	r.log.Debug("capsule loaded", "capsule", id, "engines", e.comp.Engines(), "tools", e.tools)
+	return nil
+}
+
+// build makes e's capsule ready to serve without registering it: checks,
+// host, engines loaded and ready, tools known. It fills e.host, e.comp and
+// e.tools, and returns the surface its engines add and discard, which
+// unloads the engines and closes the host if the capsule is not used after
+// all; on an error it has discarded them itself.
+func (r *Runtime) build(ctx context.Context, e *entry) (surface capsule.Surface, discard func(), err error) {
+	c, m := e.cand, e.cand.Manifest
+	id := c.ID()
 	if slices.Contains(r.opts.Reserved, id) {
-		return fmt.Errorf("capsule id %q is reserved", id)
+		return surface, nil, fmt.Errorf("capsule id %q is reserved", id)
 	}
 	if err := r.toolsFree(id, toolNames(m, capsule.Surface{})); err != nil {
-		return err
+		return surface, nil, err
 	}
 	if !c.Builtin() && c.Dir != "" {
 		if err := checkInstallDir(c.Dir, r.opts.Host.Workspace); err != nil {
-			return err
+			return surface, nil, err
 		}
 	}
-	if err := r.approved(c, f); err != nil {
-		return err
+	if err := r.approved(c, e.factory); err != nil {
+		return surface, nil, err
 	}
 	// The manifest's own ACL is checked before any of its code starts;
-	// what engines add, once they are ready (below).
+	// what engines add, once they are ready (register).
 	if err := plumbingGranted(m, aclOf(m, capsule.Surface{})); err != nil {
-		return err
+		return surface, nil, err
 	}
 	dir := c.Dir
 	if dir == "" {
@@ -263,11 +284,11 @@ func (r *Runtime) load(ctx context.Context, c *Candidate, f EngineFactory) (err 
 	}
 	env, err := resolveEnv(ctx, id, m, r.opts.Config(id), r.opts.AskEnv)
 	if err != nil {
-		return err
+		return surface, nil, err
 	}
 	h, err := host.NewCapsule(r.opts.Host, m, dir, env)
 	if err != nil {
-		return err
+		return surface, nil, err
 	}
 	e.host = h
 	defer func() {
@@ -275,39 +296,34 @@ func (r *Runtime) load(ctx context.Context, c *Candidate, f EngineFactory) (err 
 			h.Close()
 		}
 	}()
-	factory := f
+	factory := e.factory
 	if factory == nil {
 		factory = r.engineFactory(c, env)
 	}
-	if f == nil || declaresStatic(m) {
+	if e.factory == nil || declaresStatic(m) {
 		factory = withStatic(factory, m)
 	}
 	engines, err := factory(h)
 	if err != nil {
-		return err
+		return surface, nil, err
 	}
 	comp := capsule.NewComposite(m, r.opts.CallDeadline, r.log, engines...)
 	e.comp = comp
 	if err := comp.Load(ctx); err != nil {
-		return err
+		return surface, nil, err
 	}
-	undo := func() {
+	unload := func() {
 		if uerr := comp.Unload(context.WithoutCancel(ctx)); uerr != nil {
 			r.log.Warn("unload after a failed load", "capsule", id, "err", uerr)
 		}
 	}
 	if err := comp.WaitReady(ctx, r.opts.ReadyTimeout); err != nil {
-		undo()
-		return err
+		unload()
+		return surface, nil, err
 	}
-	surface := comp.Surface()
+	surface = comp.Surface()
 	e.tools = toolNames(m, surface)
-	if err := r.register(id, m, surface, comp, e); err != nil {
-		undo()
-		return err
-	}
-	r.log.Debug("capsule loaded", "capsule", id, "engines", comp.Engines(), "tools", e.tools)
-	return nil
+	return surface, func() { unload(); h.Close() }, nil
 }
 
 // approved is the one place a load meets the operator's approval (boot,
@@ -449,10 +465,13 @@ func (r *Runtime) unload(ctx context.Context, id string, forget bool) error {
 	return nil
 }
 
-// Reload unloads capsule id and loads it again from its directory (or its
-// code, for a built-in). An installed capsule's new manifest is read first:
-// one with errors, a different name, or one that asks for more than the
-// operator approved is refused and the running capsule is kept.
+// Reload loads capsule id again from its directory (or its code, for a
+// built-in), atomically: the running capsule serves until the new one is
+// ready, then the new one takes its place in one step (replace.go). An
+// installed capsule's new manifest is read first: one with errors, a
+// different name, or one that asks for more than the operator approved is
+// refused; a new one that fails to load or get ready is discarded. Either
+// way the running capsule is kept and its status says why (List's Error).
 func (r *Runtime) Reload(ctx context.Context, id string) error {
 	r.ops.Lock()
 	defer r.ops.Unlock()
@@ -476,10 +495,16 @@ func (r *Runtime) Reload(ctx context.Context, id string) error {
 		}
 		next = c
 	}
-	if err := r.unload(ctx, id, false); err != nil {
-		r.log.Warn("unload before reload", "capsule", id, "err", err)
+	r.mu.Lock()
+	loaded := e.loaded
+	r.mu.Unlock()
+	var err error
+	if loaded {
+		err = r.replace(ctx, e, next)
+	} else {
+		// Nothing serves: load it as a boot would.
+		err = r.load(ctx, next, e.factory)
 	}
-	err := r.load(ctx, next, e.factory)
 	r.publishLoaded()
 	return err
 }

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"io/fs"
 	"path/filepath"
+	"sync"
 	"time"
 )
 
@@ -48,7 +49,7 @@ func (r *Runtime) Watch(opts WatchOptions) error {
 	w.scan(time.Now()) // what is there now is what Boot loaded
 	ctx, stop := context.WithCancel(context.Background())
 	done := make(chan struct{})
-	r.watchStop, r.watchDone = stop, done
+	r.watchStop, r.watchDone, r.watching = stop, done, w
 	go func() {
 		defer close(done)
 		t := time.NewTicker(opts.Interval)
@@ -74,7 +75,7 @@ func (r *Runtime) Watch(opts WatchOptions) error {
 func (r *Runtime) stopWatch() {
 	r.mu.Lock()
 	stop, done := r.watchStop, r.watchDone
-	r.watchStop, r.watchDone = nil, nil
+	r.watchStop, r.watchDone, r.watching = nil, nil, nil
 	r.mu.Unlock()
 	if stop != nil {
 		stop()
@@ -158,8 +159,34 @@ func (r *Runtime) setProblem(p Problem) {
 type watcher struct {
 	root     string
 	debounce time.Duration
-	dirs     map[string]*dirState
-	started  bool
+
+	mu      sync.Mutex // scan runs on the watcher's goroutine, settle on Rescan's
+	dirs    map[string]*dirState
+	started bool
+}
+
+// settle records the capsule directories as they are now as acted on, so
+// that a change Rescan has just handled is not handled again by the next
+// scan; a change made after settle still is.
+func (w *watcher) settle(now time.Time) {
+	dirs, _, err := capsuleDirs(w.root)
+	if err != nil {
+		return
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	present := map[string]bool{}
+	for _, d := range dirs {
+		present[d] = true
+		fp := fingerprint(d)
+		w.dirs[d] = &dirState{seen: fp, settled: fp, changedAt: now}
+	}
+	for d := range w.dirs {
+		if !present[d] {
+			delete(w.dirs, d)
+		}
+	}
+	w.started = true
 }
 
 type dirState struct {
@@ -177,6 +204,8 @@ func newWatcher(root string, debounce time.Duration) *watcher {
 // disappeared, each once its state has held for the debounce time. The
 // first scan only records what is there.
 func (w *watcher) scan(now time.Time) (changed, removed []string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
 	first := !w.started
 	w.started = true
 	present := map[string]string{}

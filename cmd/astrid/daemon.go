@@ -1,0 +1,101 @@
+package main
+
+import (
+	"context"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"syscall"
+
+	"github.com/spf13/cobra"
+
+	"github.com/astrid-go/astrid/internal/config"
+	"github.com/astrid-go/astrid/internal/daemon"
+	"github.com/astrid-go/astrid/internal/kernel"
+)
+
+// daemonBuiltins are the capsules only the daemon of home loads, after the
+// product's built-ins (builtins): the CLI uplink, which serves
+// daemon.SocketPath(home).
+func daemonBuiltins(home string) []kernel.Builtin {
+	_ = daemon.SocketPath(home) // the uplink's socket
+	return []kernel.Builtin{
+		// The CLI uplink capsule's constructor goes here (branch h-uplink).
+	}
+}
+
+func newDaemonCmd() *cobra.Command {
+	var ws string
+	var detached bool
+	cmd := &cobra.Command{
+		Use:   "daemon",
+		Short: "Run the Astrid daemon in the foreground",
+		Long: `Runs one kernel for $ASTRID_HOME until it is stopped: the built-in capsules and the
+installed ones stay loaded, and clients reach it through $ASTRID_HOME/run/astrid.sock.
+One daemon per home: a second one is refused, naming the running one's pid. Files a
+killed daemon left in $ASTRID_HOME/run are cleaned at the next start.
+
+The log goes to $ASTRID_HOME/logs/daemon.log (JSON lines, rotated at 10 MiB, three
+kept) and, in the foreground, to the terminal as text. SIGTERM or Ctrl-C stops it:
+running agent turns are cancelled and answered, capsules unloaded in reverse load
+order, the store closed. SIGHUP reloads every installed capsule (a failed reload
+keeps the running one); changes in $ASTRID_HOME/capsules are also picked up by
+themselves. ` + "`astrid start`" + ` runs it in the background.
+
+Exit status: 0 after a clean stop; 1 when it could not start (another daemon runs,
+$ASTRID_HOME is not writable, a built-in capsule failed).`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			home, err := config.Home()
+			if err != nil {
+				return err
+			}
+			cfg, err := config.Load(filepath.Join(home, "config.toml"))
+			if err != nil {
+				return err
+			}
+			if ws == "" {
+				if ws, err = os.Getwd(); err != nil {
+					return err
+				}
+			}
+			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			reload := make(chan struct{}, 1)
+			hup := make(chan os.Signal, 1)
+			signal.Notify(hup, syscall.SIGHUP)
+			defer signal.Stop(hup)
+			go forwardReloads(ctx, hup, reload)
+			opts := daemon.Options{
+				Home: home, Workspace: ws, Config: cfg,
+				Builtins:  append(builtins(), daemonBuiltins(home)...),
+				Frontends: frontends(), ConfigFallback: configFallback(os.Getenv),
+				Reload: reload,
+			}
+			if !detached {
+				opts.Console = cmd.ErrOrStderr()
+			}
+			return daemon.Run(ctx, opts)
+		},
+	}
+	cmd.Flags().StringVar(&ws, "workspace", "", "directory the tools work on (default: the current directory)")
+	cmd.Flags().BoolVar(&detached, "detached", false, "log to the log file only (astrid start sets it)")
+	_ = cmd.Flags().MarkHidden("detached")
+	return cmd
+}
+
+// forwardReloads turns each SIGHUP into one reload request; requests that
+// arrive while one is pending are merged.
+func forwardReloads(ctx context.Context, hup <-chan os.Signal, reload chan<- struct{}) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-hup:
+			select {
+			case reload <- struct{}{}:
+			default:
+			}
+		}
+	}
+}

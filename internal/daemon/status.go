@@ -1,0 +1,96 @@
+package daemon
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/astrid-go/astrid/internal/bus"
+	"github.com/astrid-go/astrid/internal/dispatch"
+	"github.com/astrid-go/astrid/internal/kernel"
+	"github.com/astrid-go/astrid/internal/runtime"
+)
+
+// DefaultStatusInterval is how often the daemon rewrites its status file.
+const DefaultStatusInterval = 2 * time.Second
+
+// Status is what `astrid status` shows of a running daemon: a snapshot the
+// daemon writes to run/status.json (atomically) at boot, after a reload and
+// every few seconds. The uplink can later serve the same value live.
+type Status struct {
+	Pid       int       `json:"pid"`
+	Home      string    `json:"home"`
+	Workspace string    `json:"workspace"`
+	Started   time.Time `json:"started"`
+	Updated   time.Time `json:"updated"`
+	// Turns is the number of agent turns running.
+	Turns    int              `json:"turns"`
+	Capsules []runtime.Status `json:"capsules"`
+	Dispatch dispatch.Stats   `json:"dispatch"`
+	Bus      BusStats         `json:"bus"`
+	// Principals is each principal's use of the CPU ledger.
+	Principals map[string]PrincipalUsage `json:"principals"`
+}
+
+// BusStats is the bus's counters without the per-route detail.
+type BusStats struct {
+	Published      uint64 `json:"published"`
+	Delivered      uint64 `json:"delivered"`
+	Unrouted       uint64 `json:"unrouted"`
+	Rejected       uint64 `json:"rejected_too_large"`
+	Evicted        uint64 `json:"evicted"`
+	DroppedOnClose uint64 `json:"dropped_on_close"`
+	Lagged         uint64 `json:"lagged"`
+	Routes         int    `json:"routes"`
+}
+
+// PrincipalUsage is one principal's line of the CPU ledger.
+type PrincipalUsage struct {
+	CPUMicros int64  `json:"cpu_us"`
+	Calls     uint64 `json:"calls"`
+	Refused   uint64 `json:"refused"`
+}
+
+func busStats(s bus.Stats) BusStats {
+	return BusStats{
+		Published: s.Published, Delivered: s.Delivered, Unrouted: s.Unrouted, Rejected: s.Rejected,
+		Evicted: s.Evicted, DroppedOnClose: s.DroppedOnClose, Lagged: s.Lagged, Routes: len(s.Routes),
+	}
+}
+
+// snapshot reads k's counters now.
+func snapshot(k *kernel.Kernel, base Status, running int) Status {
+	s := base
+	s.Updated = time.Now().UTC()
+	s.Turns = running
+	s.Capsules = k.Runtime.List()
+	s.Dispatch = k.Dispatcher.Stats()
+	s.Bus = busStats(k.Bus.Stats())
+	s.Principals = map[string]PrincipalUsage{}
+	for p, u := range k.Ledger.Snapshot() {
+		s.Principals[p] = PrincipalUsage{CPUMicros: u.CPU.Microseconds(), Calls: u.Calls, Refused: u.Refused}
+	}
+	return s
+}
+
+func writeStatus(path string, s Status) error {
+	data, err := json.MarshalIndent(s, "", "  ")
+	if err != nil {
+		return err
+	}
+	return writeFileAtomic(path, append(data, '\n'), 0o600)
+}
+
+// ReadStatus reads the status file of the daemon running for home.
+func ReadStatus(home string) (Status, error) {
+	var s Status
+	data, err := os.ReadFile(PathsOf(home).Status)
+	if err != nil {
+		return s, fmt.Errorf("daemon: status: %w", err)
+	}
+	if err := json.Unmarshal(data, &s); err != nil {
+		return s, fmt.Errorf("daemon: status file %s: %w", PathsOf(home).Status, err)
+	}
+	return s, nil
+}
