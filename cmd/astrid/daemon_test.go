@@ -93,6 +93,10 @@ func TestDaemonProcessLifecycle(t *testing.T) {
 		t.Fatalf("-p: exit %d: %s %s", code, out, errOut)
 	}
 	writeCapsule(t, filepath.Join(home, "capsules", "notes"), map[string]string{"Capsule.toml": notesManifest, "notes.md": "first"})
+	// Copied in by hand, so approved as an operator would (it would not load otherwise).
+	if _, errOut, code := runAstrid(t, "", "capsule", "approve", "notes", "--yes"); code != 0 {
+		t.Fatalf("approve notes: exit %d: %s", code, errOut)
+	}
 
 	if out, code := runProcess(t, home, "status"); code != exitNotRunning || !strings.Contains(out, "not running") {
 		t.Fatalf("status before start: exit %d: %s", code, out)
@@ -125,10 +129,14 @@ func TestDaemonProcessLifecycle(t *testing.T) {
 		return strings.Contains(string(b), `"msg":"capsule reloaded","capsule":"notes","action":"reloaded"`)
 	})
 
-	// The watcher is on: a capsule copied in while the daemon runs loads
+	// The watcher is on: a capsule installed while the daemon runs loads
 	// without a signal.
-	writeCapsule(t, filepath.Join(home, "capsules", "later"), map[string]string{
+	src := filepath.Join(t.TempDir(), "later")
+	writeCapsule(t, src, map[string]string{
 		"Capsule.toml": strings.ReplaceAll(notesManifest, `name = "notes"`+"\nversion", `name = "later"`+"\nversion"), "notes.md": "later"})
+	if _, errOut, code := runAstrid(t, "", "capsule", "install", src, "--yes"); code != 0 {
+		t.Fatalf("install later: exit %d: %s", code, errOut)
+	}
 	waitFor(t, "the watcher to load a capsule copied in", func() bool {
 		rep, _ := statusOf(t, home)
 		for _, c := range rep.Capsules {
