@@ -165,7 +165,10 @@ func (call *Call) ask(a *Approvals, b *bus.Bus, action, resource string) (string
 			}
 			return "", hostapi.Errorf(hostapi.CodeClosed, op, "%v", err)
 		}
-		if !slices.Contains(a.approvers, d.Envelope.SourceID) {
+		// An uplink relays its connected person's answer under its own
+		// id; the route is scoped to the call's principal, so the answer
+		// is that person's.
+		if !slices.Contains(a.approvers, d.Envelope.SourceID) && !call.c.isUplink(d.Envelope.SourceID) {
 			call.c.log.Warn("approval: ignored an answer from a source that is not a frontend", "source", d.Envelope.SourceID, "request_id", id)
 			continue
 		}

@@ -141,7 +141,7 @@ func Boot(ctx context.Context, opts Options) (*Kernel, error) {
 	}
 	k.hostDeps = host.Deps{
 		Dispatcher: d, Store: st, Cancels: k.Cancels, Logger: log,
-		Workspace: ws, HomesDir: filepath.Join(opts.Home, "home"), Egress: eg,
+		Workspace: ws, HomesDir: filepath.Join(opts.Home, "home"), RunDir: config.Layout(opts.Home).Run, Egress: eg,
 		Grants: k.grantsOf,
 		// The host approval call counts answers from frontends only.
 		Bus: b, Approvals: host.NewApprovals(frontendIDs(opts.Frontends), 0),

@@ -291,6 +291,8 @@ func (r *Runtime) load(ctx context.Context, c *Candidate, f EngineFactory) (err 
 		undo()
 		return err
 	}
+	// A service publishes: it starts once the capsule's ACL is registered.
+	comp.Start()
 	r.log.Debug("capsule loaded", "capsule", id, "engines", comp.Engines(), "tools", e.tools)
 	return nil
 }
