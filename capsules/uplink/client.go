@@ -82,7 +82,13 @@ func (c *client) run(ctx context.Context) {
 			c.send(uplinkwire.Errorf(0, uplinkwire.CodeBadFrame, "%v", err))
 			continue
 		}
-		c.send(c.handle(f))
+		reply, after := c.handle(f)
+		c.send(reply)
+		if after != nil {
+			// After the answer is queued: a subscription's first event
+			// must not reach the client before its id does.
+			after()
+		}
 	}
 }
 
@@ -111,53 +117,57 @@ func (c *client) handshake() bool {
 	return c.send(uplinkwire.Frame{Op: uplinkwire.OpWelcome, Version: uplinkwire.Version, Principal: c.principal})
 }
 
-// handle answers one request.
-func (c *client) handle(f uplinkwire.Frame) uplinkwire.Frame {
+// handle answers one request; after, if not nil, runs once the answer is
+// queued.
+func (c *client) handle(f uplinkwire.Frame) (reply uplinkwire.Frame, after func()) {
 	ok := uplinkwire.Frame{Op: uplinkwire.OpOK, ID: f.ID}
 	switch f.Op {
 	case uplinkwire.OpPublish:
 		if !allowed(ingress, f.Topic) {
-			return uplinkwire.Errorf(f.ID, uplinkwire.CodeNotAllowed, "clients may not publish on %q", f.Topic)
+			return uplinkwire.Errorf(f.ID, uplinkwire.CodeNotAllowed, "clients may not publish on %q", f.Topic), nil
 		}
 		payload := []byte(f.Payload)
 		if len(payload) == 0 {
 			payload = []byte("{}")
 		}
 		if err := c.srv.up.PublishAs(c.principal, f.Topic, payload); err != nil {
-			return uplinkwire.Errorf(f.ID, uplinkwire.CodeFailed, "%v", err)
+			return uplinkwire.Errorf(f.ID, uplinkwire.CodeFailed, "%v", err), nil
 		}
-		return ok
+		return ok, nil
 	case uplinkwire.OpSubscribe:
 		if !allowed(egress, f.Pattern) {
-			return uplinkwire.Errorf(f.ID, uplinkwire.CodeNotAllowed, "clients may not subscribe to %q", f.Pattern)
+			return uplinkwire.Errorf(f.ID, uplinkwire.CodeNotAllowed, "clients may not subscribe to %q", f.Pattern), nil
 		}
-		sub, err := c.subscribe(f.Pattern)
+		sub, hs, err := c.subscribe(f.Pattern)
 		if err != nil {
-			return uplinkwire.Errorf(f.ID, codeOf(err), "%v", err)
+			return uplinkwire.Errorf(f.ID, codeOf(err), "%v", err), nil
 		}
 		ok.Sub = sub
-		return ok
+		return ok, func() {
+			c.wg.Add(1)
+			go c.pump(sub, hs)
+		}
 	case uplinkwire.OpUnsubscribe:
 		if !c.unsubscribe(f.Sub) {
-			return uplinkwire.Errorf(f.ID, uplinkwire.CodeNotFound, "no subscription %d", f.Sub)
+			return uplinkwire.Errorf(f.ID, uplinkwire.CodeNotFound, "no subscription %d", f.Sub), nil
 		}
-		return ok
+		return ok, nil
 	case uplinkwire.OpInterceptors:
 		ids, err := c.h.Interceptors(f.Topic)
 		if err != nil {
-			return uplinkwire.Errorf(f.ID, uplinkwire.CodeFailed, "%v", err)
+			return uplinkwire.Errorf(f.ID, uplinkwire.CodeFailed, "%v", err), nil
 		}
 		ok.IDs = ids
-		return ok
+		return ok, nil
 	case uplinkwire.OpHoldsGrant:
 		held, err := c.h.HoldsGrant(f.Capsule, f.Grant)
 		if err != nil {
-			return uplinkwire.Errorf(f.ID, uplinkwire.CodeFailed, "%v", err)
+			return uplinkwire.Errorf(f.ID, uplinkwire.CodeFailed, "%v", err), nil
 		}
 		ok.Held = held
-		return ok
+		return ok, nil
 	}
-	return uplinkwire.Errorf(f.ID, uplinkwire.CodeBadFrame, "unknown op %q", f.Op)
+	return uplinkwire.Errorf(f.ID, uplinkwire.CodeBadFrame, "unknown op %q", f.Op), nil
 }
 
 // errLimit is a subscription over maxSubsPerClient.
@@ -174,27 +184,25 @@ func codeOf(err error) string {
 	return uplinkwire.CodeFailed
 }
 
-// subscribe opens a subscription for the client's principal and starts
-// its pump.
-func (c *client) subscribe(pattern string) (uint64, error) {
+// subscribe opens a subscription for the client's principal; the caller
+// starts its pump.
+func (c *client) subscribe(pattern string) (uint64, hostapi.SubscriptionID, error) {
 	c.mu.Lock()
 	if len(c.subs) >= maxSubsPerClient {
 		c.mu.Unlock()
-		return 0, errLimit{}
+		return 0, 0, errLimit{}
 	}
 	c.mu.Unlock()
 	hs, err := c.srv.up.SubscribeAs(c.principal, pattern)
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	c.mu.Lock()
 	c.nextSub++
 	id := c.nextSub
 	c.subs[id] = hs
 	c.mu.Unlock()
-	c.wg.Add(1)
-	go c.pump(id, hs)
-	return id, nil
+	return id, hs, nil
 }
 
 // unsubscribe ends subscription id; its pump sees it closed.

@@ -1,0 +1,202 @@
+package daemonclient_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/astrid-go/astrid/capsules/approval"
+	"github.com/astrid-go/astrid/capsules/fs"
+	"github.com/astrid-go/astrid/capsules/promptbuilder"
+	"github.com/astrid-go/astrid/capsules/react"
+	"github.com/astrid-go/astrid/capsules/registry"
+	"github.com/astrid-go/astrid/capsules/replay"
+	"github.com/astrid-go/astrid/capsules/router"
+	"github.com/astrid-go/astrid/capsules/session"
+	"github.com/astrid-go/astrid/capsules/uplink"
+	"github.com/astrid-go/astrid/internal/agentclient"
+	"github.com/astrid-go/astrid/internal/config"
+	"github.com/astrid-go/astrid/internal/daemonclient"
+	"github.com/astrid-go/astrid/internal/dispatch"
+	"github.com/astrid-go/astrid/internal/kernel"
+	"github.com/astrid-go/astrid/internal/registryclient"
+	"github.com/astrid-go/astrid/internal/toolclient"
+	"github.com/astrid-go/astrid/ipc"
+)
+
+// The client packages take a daemon connection as their kernel.
+var (
+	_ toolclient.Kernel     = (*daemonclient.Client)(nil)
+	_ agentclient.Kernel    = (*daemonclient.Client)(nil)
+	_ registryclient.Kernel = (*daemonclient.Client)(nil)
+)
+
+// testWait bounds what a test waits for, so a broken uplink fails rather
+// than hangs; it is never what a test measures.
+const testWait = time.Minute
+
+const writeScript = `{"match": {"tool_results": ["w1"]}}
+{"TextDelta": "Done with the file."}
+"Done"
+{"match": {"user": "write"}}
+{"ToolCallStart": {"id": "w1", "name": "write_file"}}
+{"ToolCallDelta": {"id": "w1", "args_delta": "{\"file_path\":\"notes.txt\",\"content\":\"from the agent\"}"}}
+{"ToolCallEnd": {"id": "w1"}}
+"Done"
+`
+
+type daemon struct {
+	k    *kernel.Kernel
+	home string
+	ws   string
+}
+
+// boot starts a kernel with the uplink as a built-in, as the daemon does,
+// and the agent's capsules behind it.
+func boot(t *testing.T, s uplink.Settings) *daemon {
+	t.Helper()
+	// A short home: a unix socket path is at most 108 bytes.
+	home, err := os.MkdirTemp("", "up")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(home) })
+	ws := t.TempDir()
+	if err := os.WriteFile(filepath.Join(ws, "README.md"), []byte("# Demo\nIt holds a README.\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	script := filepath.Join(ws, "script.jsonl")
+	if err := os.WriteFile(script, []byte(writeScript), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	k, err := kernel.Boot(context.Background(), kernel.Options{
+		Home: home, Workspace: ws, Config: config.Default(),
+		Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError})),
+		Builtins: []kernel.Builtin{
+			{Manifest: uplink.Manifest, New: uplink.NewWith(s)},
+			{Manifest: router.Manifest, New: router.New},
+			{Manifest: approval.Manifest, New: approval.New},
+			{Manifest: fs.Manifest, New: fs.New},
+			{Manifest: session.Manifest, New: session.New},
+			{Manifest: replay.Manifest, New: replay.New},
+			{Manifest: registry.Manifest, New: registry.New},
+			{Manifest: promptbuilder.Manifest, New: promptbuilder.New},
+			{Manifest: react.Manifest, New: react.New},
+		},
+		Frontends:      []dispatch.CapsuleACL{toolclient.ACL()},
+		ConfigFallback: map[string]map[string]string{"astrid-capsule-replay": {"script": script}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(k.Close)
+	d := &daemon{k: k, home: home, ws: ws}
+	d.waitListening(t)
+	return d
+}
+
+func owner() uplink.Settings { return uplink.Settings{OwnerUID: os.Getuid()} }
+
+// waitListening waits for the uplink's service to bind its socket (it
+// starts once the capsule is registered, on its own goroutine).
+func (d *daemon) waitListening(t *testing.T) {
+	t.Helper()
+	deadline := time.Now().Add(testWait)
+	for {
+		if _, err := os.Stat(daemonclient.SocketPath(d.home)); err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the uplink never listened")
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+func (d *daemon) dial(t *testing.T) *daemonclient.Client {
+	t.Helper()
+	c, err := daemonclient.Dial(context.Background(), d.home, daemonclient.Options{Timeout: testWait})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+func TestDialWithoutDaemonIsErrNoDaemon(t *testing.T) {
+	_, err := daemonclient.Dial(context.Background(), t.TempDir(), daemonclient.Options{})
+	if !errors.Is(err, daemonclient.ErrNoDaemon) {
+		t.Fatalf("err = %v, want ErrNoDaemon", err)
+	}
+	// A stale socket file (a killed daemon) is no daemon either.
+	home := t.TempDir()
+	if err := os.MkdirAll(filepath.Dir(daemonclient.SocketPath(home)), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(daemonclient.SocketPath(home), nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := daemonclient.Dial(context.Background(), home, daemonclient.Options{}); !errors.Is(err, daemonclient.ErrNoDaemon) {
+		t.Fatalf("stale socket file: err = %v, want ErrNoDaemon", err)
+	}
+}
+
+func TestHandshakeAndToolCall(t *testing.T) {
+	d := boot(t, owner())
+	c := d.dial(t)
+	if c.Principal() != ipc.DefaultPrincipal {
+		t.Fatalf("principal = %q, want the owner's %q", c.Principal(), ipc.DefaultPrincipal)
+	}
+	info, err := os.Stat(daemonclient.SocketPath(d.home))
+	if err != nil || info.Mode().Perm() != 0o600 {
+		t.Fatalf("socket mode = %v, %v; want 0600", info.Mode(), err)
+	}
+	res, err := toolclient.CallTool(context.Background(), c, c.Principal(), "read_file", json.RawMessage(`{"file_path":"README.md"}`), testWait)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.IsError || !strings.Contains(string(res.Content), "It holds a README.") {
+		t.Fatalf("read_file over the socket = %+v", res)
+	}
+	tools, _, err := toolclient.ListTools(context.Background(), c, c.Principal(), 2*time.Second)
+	if err != nil || len(tools) == 0 {
+		t.Fatalf("ListTools over the socket = %v, %v", tools, err)
+	}
+}
+
+// A replayed agent turn over the socket: the agent's write_file is held by
+// the approval layer, the question reaches the client, the client's answer
+// (relayed by the uplink) is accepted, and the file is written.
+func TestAgentTurnWithApprovalOverSocket(t *testing.T) {
+	d := boot(t, owner())
+	c := d.dial(t)
+	ctx, cancel := context.WithTimeout(context.Background(), testWait)
+	defer cancel()
+	asked := 0
+	resp, err := agentclient.Run(ctx, c, agentclient.Prompt{Text: "write the notes", SessionID: agentclient.NewSessionID()}, func(turn *agentclient.Turn, ev agentclient.Event) {
+		if ev.Kind == agentclient.EventApproval {
+			asked++
+			if err := turn.Answer(ev.Approval.RequestID, ipc.DecisionApprove); err != nil {
+				t.Errorf("answer: %v", err)
+			}
+		}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if asked != 1 {
+		t.Fatalf("%d approval questions reached the client, want 1", asked)
+	}
+	if !strings.Contains(resp.Text, "Done with the file.") {
+		t.Fatalf("response = %+v", resp)
+	}
+	if b, err := os.ReadFile(filepath.Join(d.ws, "notes.txt")); err != nil || string(b) != "from the agent" {
+		t.Fatalf("notes.txt = %q, %v: the approved call did not run", b, err)
+	}
+}
