@@ -123,12 +123,12 @@ func DialSocket(ctx context.Context, path string, opts Options) (*Client, error)
 func (c *Client) handshake(name string) error {
 	_ = c.conn.SetDeadline(time.Now().Add(c.timeout))
 	defer func() { _ = c.conn.SetDeadline(time.Time{}) }()
-	if err := c.write(uplinkwire.Frame{Op: uplinkwire.OpHello, Version: uplinkwire.Version, Client: name}); err != nil {
-		return fmt.Errorf("daemon: handshake: %w", err)
-	}
+	// A daemon that refuses the peer answers and closes before reading
+	// the hello: a failed write still leaves its answer to read.
+	werr := c.write(uplinkwire.Frame{Op: uplinkwire.OpHello, Version: uplinkwire.Version, Client: name})
 	body, err := uplinkwire.Read(c.conn)
 	if err != nil {
-		return fmt.Errorf("daemon: handshake: %w", err)
+		return fmt.Errorf("daemon: handshake: %w", errors.Join(werr, err))
 	}
 	f, err := uplinkwire.Decode(body)
 	if err != nil {

@@ -26,6 +26,7 @@ import (
 	"github.com/astrid-go/astrid/internal/dispatch"
 	"github.com/astrid-go/astrid/internal/kernel"
 	"github.com/astrid-go/astrid/internal/registryclient"
+	"github.com/astrid-go/astrid/internal/testutil"
 	"github.com/astrid-go/astrid/internal/toolclient"
 	"github.com/astrid-go/astrid/ipc"
 )
@@ -55,6 +56,7 @@ type daemon struct {
 	k    *kernel.Kernel
 	home string
 	ws   string
+	logs *testutil.SyncBuffer // warnings and errors
 }
 
 // boot starts a kernel with the uplink as a built-in, as the daemon does,
@@ -75,9 +77,10 @@ func boot(t *testing.T, s uplink.Settings) *daemon {
 	if err := os.WriteFile(script, []byte(writeScript), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	logs := &testutil.SyncBuffer{}
 	k, err := kernel.Boot(context.Background(), kernel.Options{
 		Home: home, Workspace: ws, Config: config.Default(),
-		Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError})),
+		Logger: slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelWarn})),
 		Builtins: []kernel.Builtin{
 			{Manifest: uplink.Manifest, New: uplink.NewWith(s)},
 			{Manifest: router.Manifest, New: router.New},
@@ -96,7 +99,7 @@ func boot(t *testing.T, s uplink.Settings) *daemon {
 		t.Fatal(err)
 	}
 	t.Cleanup(k.Close)
-	d := &daemon{k: k, home: home, ws: ws}
+	d := &daemon{k: k, home: home, ws: ws, logs: logs}
 	d.waitListening(t)
 	return d
 }
