@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/astrid-go/astrid/capsules/uplink"
 	"github.com/astrid-go/astrid/internal/daemonclient"
@@ -27,7 +28,12 @@ type raw struct {
 
 func (d *daemon) raw(t *testing.T) *raw {
 	t.Helper()
+	deadline := time.Now().Add(testWait)
 	conn, err := net.Dial("unix", daemonclient.SocketPath(d.home))
+	for err != nil && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond) // not listening yet (see dial)
+		conn, err = net.Dial("unix", daemonclient.SocketPath(d.home))
+	}
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -111,6 +117,10 @@ func TestPeerUIDMapping(t *testing.T) {
 		// user's".
 		d := boot(t, uplink.Settings{OwnerUID: me + 1})
 		_, err := daemonclient.Dial(context.Background(), d.home, daemonclient.Options{Timeout: testWait})
+		for errors.Is(err, daemonclient.ErrNoDaemon) {
+			time.Sleep(time.Millisecond) // not listening yet (see dial)
+			_, err = daemonclient.Dial(context.Background(), d.home, daemonclient.Options{Timeout: testWait})
+		}
 		var de *daemonclient.Error
 		if !errors.As(err, &de) || de.Code != uplinkwire.CodeRefused {
 			t.Fatalf("err = %v, want a refusal", err)

@@ -101,8 +101,7 @@ func DialSocket(ctx context.Context, path string, opts Options) (*Client, error)
 	if opts.Client == "" {
 		opts.Client = "astrid"
 	}
-	d := net.Dialer{Timeout: opts.Timeout}
-	conn, err := d.DialContext(ctx, "unix", path)
+	conn, err := dialUnix(ctx, path, opts.Timeout)
 	if err != nil {
 		if errors.Is(err, syscall.ENOENT) || errors.Is(err, syscall.ECONNREFUSED) {
 			return nil, fmt.Errorf("%w (%s: %v)", ErrNoDaemon, path, err)
@@ -345,5 +344,28 @@ func (c *Client) unsubscribe(id uint64) {
 	c.mu.Unlock()
 	if err := c.write(f); err != nil {
 		c.log.Debug("daemon: unsubscribe", "sub", id, "err", err)
+	}
+}
+
+// dialUnix connects to path. A full listen backlog (EAGAIN: many clients
+// connecting at once) is retried, with a growing pause, until timeout.
+func dialUnix(ctx context.Context, path string, timeout time.Duration) (net.Conn, error) {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	var d net.Dialer
+	pause := time.Millisecond
+	for {
+		conn, err := d.DialContext(ctx, "unix", path)
+		if err == nil || !errors.Is(err, syscall.EAGAIN) {
+			return conn, err
+		}
+		t := time.NewTimer(pause)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return nil, err
+		case <-t.C:
+		}
+		pause = min(2*pause, 100*time.Millisecond)
 	}
 }
