@@ -19,7 +19,7 @@ func TestAllowlistsAreTheManifest(t *testing.T) {
 	}
 	pub, sub := Allowlists()
 	for _, l := range []struct {
-		name      string
+		name       string
 		code, toml []string
 	}{{"publish", pub, m.PublishPatterns()}, {"subscribe", sub, m.SubscribePatterns()}} {
 		slices.Sort(l.code)
