@@ -2,7 +2,6 @@ package sdk
 
 import (
 	"encoding/binary"
-	"errors"
 	"time"
 
 	"github.com/astrid-go/astrid/hostapi"
@@ -91,20 +90,9 @@ func readFull(n hostapi.Net, stream hostapi.NetHandle, buf []byte, deadline time
 	return got, nil
 }
 
-// ErrMidFrame marks a ReadFrame timeout after the frame had begun
-// (errors.Is): unlike a timeout before its first byte, which leaves the
-// stream ready for the next frame, the stream must be closed.
-var ErrMidFrame = errors.New("the stream is mid-frame")
-
-// midFrameError is a CodeTimeout that is also ErrMidFrame.
-type midFrameError struct{ err *hostapi.Error }
-
-func (m midFrameError) Error() string   { return m.err.Error() }
-func (m midFrameError) Unwrap() []error { return []error{m.err, ErrMidFrame} }
-
 func frameTimeout(midFrame bool) error {
 	if midFrame {
-		return midFrameError{hostapi.Errorf(hostapi.CodeTimeout, "read_frame", "the frame did not arrive whole in time; the stream is mid-frame, close it")}
+		return hostapi.Errorf(hostapi.CodeTimeout, "read_frame", "the frame did not arrive whole in time; the stream is mid-frame, close it")
 	}
 	return hostapi.Errorf(hostapi.CodeTimeout, "read_frame", "no frame arrived in time")
 }

@@ -57,19 +57,21 @@ func (c *client) run(ctx context.Context) {
 		return
 	}
 	for ctx.Err() == nil {
-		body, err := sdk.ReadFrame(c.h, c.stream, uplinkwire.MaxFrame, readWait)
-		switch hostapi.CodeOf(err) {
-		case hostapi.CodeOK:
-		case hostapi.CodeTimeout:
+		body, err := readFrame(c.h, c.stream, readWait)
+		switch {
+		case err == nil:
+		case errors.Is(err, errMidFrame):
+			// Cut by time (not by the peer leaving or the unload): say so.
+			if code := hostapi.CodeOf(err); code == hostapi.CodeTimeout || code == hostapi.CodeInternal {
+				c.fatal(uplinkwire.Errorf(0, uplinkwire.CodeBadFrame, "a frame started and did not finish within %s", frameWait))
+			}
+			return
+		case hostapi.CodeOf(err) == hostapi.CodeTimeout:
 			if c.gone() {
 				return
 			}
-			if errors.Is(err, sdk.ErrMidFrame) {
-				c.fatal(uplinkwire.Errorf(0, uplinkwire.CodeBadFrame, "a frame started and did not finish within %s", readWait))
-				return
-			}
 			continue
-		case hostapi.CodeTooLarge:
+		case hostapi.CodeOf(err) == hostapi.CodeTooLarge:
 			c.fatal(uplinkwire.Errorf(0, uplinkwire.CodeTooLarge, "%v", err))
 			return
 		default:
@@ -94,9 +96,9 @@ func (c *client) run(ctx context.Context) {
 
 // handshake reads the hello and answers welcome, or an error and false.
 func (c *client) handshake() bool {
-	body, err := sdk.ReadFrame(c.h, c.stream, uplinkwire.MaxFrame, c.srv.s.HandshakeTimeout)
+	body, err := readFrame(c.h, c.stream, c.srv.s.HandshakeTimeout)
 	if err != nil {
-		if hostapi.CodeOf(err) == hostapi.CodeTooLarge {
+		if hostapi.CodeOf(err) == hostapi.CodeTooLarge && !errors.Is(err, errMidFrame) {
 			c.fatal(uplinkwire.Errorf(0, uplinkwire.CodeTooLarge, "%v", err))
 		}
 		return false
