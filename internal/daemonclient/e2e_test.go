@@ -61,7 +61,7 @@ type daemon struct {
 
 // boot starts a kernel with the uplink as a built-in, as the daemon does,
 // and the agent's capsules behind it.
-func boot(t *testing.T, s uplink.Settings) *daemon {
+func boot(t testing.TB, s uplink.Settings) *daemon {
 	t.Helper()
 	// A short home: a unix socket path is at most 108 bytes.
 	home, err := os.MkdirTemp("", "up")
@@ -104,7 +104,7 @@ func boot(t *testing.T, s uplink.Settings) *daemon {
 
 func owner() uplink.Settings { return uplink.Settings{OwnerUID: os.Getuid()} }
 
-func (d *daemon) dial(t *testing.T) *daemonclient.Client {
+func (d *daemon) dial(t testing.TB) *daemonclient.Client {
 	t.Helper()
 	deadline := time.Now().Add(testWait)
 	for {
