@@ -3,13 +3,17 @@ package kernel
 import (
 	"context"
 	"errors"
+	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
+	"runtime"
+	"strings"
 	"sync/atomic"
 	"testing"
 
 	"github.com/astrid-go/astrid/hostapi"
+	"github.com/astrid-go/astrid/internal/capsule"
 	"github.com/astrid-go/astrid/internal/config"
 	"github.com/astrid-go/astrid/internal/dispatch"
 	"github.com/astrid-go/astrid/sdk"
@@ -82,5 +86,47 @@ func TestNativeServiceRunsUntilUnload(t *testing.T) {
 	}
 	if !stopped.Load() {
 		t.Fatal("unload returned while the service still ran")
+	}
+}
+
+// A service that ends with an error marks its capsule failed, with why.
+func TestAFailedServiceShowsInTheCapsulesHealth(t *testing.T) {
+	ws, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	k, err := Boot(context.Background(), Options{
+		Home: t.TempDir(), Workspace: ws, Config: config.Default(),
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer k.Close()
+	done := make(chan struct{})
+	newCode := func() *sdk.Capsule {
+		c := sdk.New("a failing service")
+		c.Serve(func(context.Context, hostapi.Host) error {
+			defer close(done)
+			return errors.New("cannot bind: the socket is in use")
+		})
+		return c
+	}
+	if err := k.LoadNative(context.Background(), Builtin{Manifest: []byte(serviceManifest), New: newCode}); err != nil {
+		t.Fatal(err)
+	}
+	<-done
+	for {
+		c, ok := k.Registry.Get("svc")
+		if !ok {
+			t.Fatal("svc is not loaded")
+		}
+		if h := c.Health(); h.State == capsule.Failed {
+			if h.Err == nil || !strings.Contains(h.Err.Error(), "socket is in use") {
+				t.Fatalf("health error = %v", h.Err)
+			}
+			return
+		}
+		runtime.Gosched() // the health is set just after the service returns
 	}
 }

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"runtime/debug"
+
+	"github.com/astrid-go/astrid/internal/capsule"
 )
 
 // service is a running sdk service (sdk.Capsule.Serve).
@@ -43,7 +45,10 @@ func (e *Engine) Start() {
 		case cctx.Err() != nil:
 			e.host.Logger().Debug("service stopped", "err", err)
 		case err != nil:
+			// Shown as the capsule's state (capsule list, status): a
+			// daemon whose uplink could not bind must say why.
 			e.host.Logger().Error("service ended", "err", err)
+			e.SetHealth(capsule.Failed, fmt.Errorf("service: %w", err))
 		default:
 			e.host.Logger().Warn("service returned while its capsule is loaded")
 		}
