@@ -10,7 +10,6 @@ import (
 
 	"github.com/astrid-go/astrid/hostapi"
 	"github.com/astrid-go/astrid/internal/uplinkwire"
-	"github.com/astrid-go/astrid/sdk"
 )
 
 // client is one connected frontend: its reader (run), its writer and one
@@ -20,11 +19,12 @@ type client struct {
 	h         hostapi.Host
 	stream    hostapi.NetHandle
 	principal string
+	in        frameReader // used by the reader (run) only
 
 	// out is the bounded outbound queue: whoever produces a frame for
 	// the client (its reader's answers, its pumps' events) puts it here
 	// without waiting; a full queue disconnects the client.
-	out  chan []byte
+	out  chan []byte   // framed frames (framed)
 	done chan struct{} // closed once the client is going away
 	stop sync.Once
 
@@ -37,7 +37,7 @@ type client struct {
 
 func newClient(srv *server, stream hostapi.NetHandle, principal string) *client {
 	return &client{
-		srv: srv, h: srv.h, stream: stream, principal: principal,
+		srv: srv, h: srv.h, stream: stream, principal: principal, in: frameReader{n: srv.h, stream: stream},
 		out: make(chan []byte, srv.s.ClientQueue), done: make(chan struct{}),
 		subs: map[uint64]hostapi.SubscriptionID{},
 	}
@@ -57,7 +57,7 @@ func (c *client) run(ctx context.Context) {
 		return
 	}
 	for ctx.Err() == nil {
-		body, err := readFrame(c.h, c.stream, readWait)
+		body, err := c.in.next(readWait)
 		switch {
 		case err == nil:
 		case errors.Is(err, errMidFrame):
@@ -96,7 +96,7 @@ func (c *client) run(ctx context.Context) {
 
 // handshake reads the hello and answers welcome, or an error and false.
 func (c *client) handshake() bool {
-	body, err := readFrame(c.h, c.stream, c.srv.s.HandshakeTimeout)
+	body, err := c.in.next(c.srv.s.HandshakeTimeout)
 	if err != nil {
 		if hostapi.CodeOf(err) == hostapi.CodeTooLarge && !errors.Is(err, errMidFrame) {
 			c.fatal(uplinkwire.Errorf(0, uplinkwire.CodeTooLarge, "%v", err))
@@ -252,11 +252,12 @@ func (c *client) pump(id uint64, hs hostapi.SubscriptionID) {
 // full is disconnected (it is not reading); false means the client is
 // going away.
 func (c *client) send(f uplinkwire.Frame) bool {
-	b, err := uplinkwire.Encode(f)
+	body, err := uplinkwire.Encode(f)
 	if err != nil {
 		c.h.Log(hostapi.LogWarn, fmt.Sprintf("uplink: a frame for %s dropped: %v", c.principal, err))
-		b, _ = uplinkwire.Encode(uplinkwire.Errorf(f.ID, uplinkwire.CodeTooLarge, "the answer was over the frame limit (%s on %s)", f.Op, f.Topic))
+		body, _ = uplinkwire.Encode(uplinkwire.Errorf(f.ID, uplinkwire.CodeTooLarge, "the answer was over the frame limit (%s on %s)", f.Op, f.Topic))
 	}
+	b := framed(body)
 	select {
 	case <-c.done:
 		return false
@@ -301,7 +302,7 @@ func (c *client) writer() {
 	for {
 		select {
 		case b := <-c.out:
-			if err := sdk.WriteFrame(c.h, c.stream, b); err != nil {
+			if err := writeFramed(c.h, c.stream, b); err != nil {
 				c.end()
 				_ = c.h.NetClose(c.stream)
 				return
@@ -310,7 +311,7 @@ func (c *client) writer() {
 			for {
 				select {
 				case b := <-c.out:
-					if sdk.WriteFrame(c.h, c.stream, b) != nil {
+					if writeFramed(c.h, c.stream, b) != nil {
 						_ = c.h.NetClose(c.stream)
 						return
 					}

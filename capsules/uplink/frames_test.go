@@ -35,7 +35,7 @@ func (s *scriptedNet) NetRead(_ hostapi.NetHandle, max int, _ time.Duration) ([]
 	panic("bad step")
 }
 
-func TestReadFrame(t *testing.T) {
+func TestFrameReader(t *testing.T) {
 	timeout := hostapi.Errorf(hostapi.CodeTimeout, "net_read", "nothing")
 	closed := hostapi.Errorf(hostapi.CodeClosed, "net_read", "gone")
 	for _, tc := range []struct {
@@ -56,7 +56,8 @@ func TestReadFrame(t *testing.T) {
 		{"one byte over", []any{[]byte{0, 0x10, 0, 1}}, "", hostapi.CodeTooLarge, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			body, err := readFrame(&scriptedNet{steps: tc.steps}, 1, time.Second)
+			r := &frameReader{n: &scriptedNet{steps: tc.steps}, stream: 1}
+			body, err := r.next(time.Second)
 			if hostapi.CodeOf(err) != tc.code || errors.Is(err, errMidFrame) != tc.midFrame {
 				t.Fatalf("err = %v (code %s, mid-frame %v), want %s, mid-frame %v", err, hostapi.CodeOf(err), errors.Is(err, errMidFrame), tc.code, tc.midFrame)
 			}
@@ -64,5 +65,20 @@ func TestReadFrame(t *testing.T) {
 				t.Fatalf("body = %q, want %q", body, tc.body)
 			}
 		})
+	}
+}
+
+// Frames that arrive together are read one by one, from the buffer.
+func TestFrameReaderKeepsWhatFollowsAFrame(t *testing.T) {
+	net := &scriptedNet{steps: []any{[]byte("\x00\x00\x00\x01a\x00\x00\x00\x02bc\x00\x00"), []byte("\x00\x01d")}}
+	r := &frameReader{n: net, stream: 1}
+	for _, want := range []string{"a", "bc", "d"} {
+		body, err := r.next(time.Second)
+		if err != nil || string(body) != want {
+			t.Fatalf("next = %q, %v; want %q", body, err, want)
+		}
+	}
+	if _, err := r.next(time.Second); hostapi.CodeOf(err) != hostapi.CodeTimeout {
+		t.Fatalf("after the frames: %v, want a timeout", err)
 	}
 }

@@ -107,7 +107,7 @@ func (srv *server) connection(ctx context.Context, conn hostapi.NetConn) {
 // refuse answers err and closes the stream.
 func (srv *server) refuse(stream hostapi.NetHandle, f uplinkwire.Frame) {
 	if b, err := uplinkwire.Encode(f); err == nil {
-		_ = sdk.WriteFrame(srv.h, stream, b)
+		_ = writeFramed(srv.h, stream, framed(b))
 	}
 }
 
