@@ -1,9 +1,12 @@
 package config
 
 import (
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/astrid-go/astrid/internal/dispatch"
 )
 
 // Uplink configures the daemon's socket uplink (DESIGN §8): who may connect
@@ -25,9 +28,6 @@ type Uplink struct {
 // MaxUplinkClients caps Uplink.MaxClients (the uplink's socket handles,
 // hostapi.MaxUplinkNetHandles, hold the listener and every client).
 const MaxUplinkClients = 1000
-
-// maxPrincipalBytes mirrors the dispatcher's principal limit.
-const maxPrincipalBytes = 64
 
 // UIDPrincipals parses Principals: uid → principal.
 func (u Uplink) UIDPrincipals() (map[int]string, error) {
@@ -53,19 +53,13 @@ func (u Uplink) UIDPrincipals() (map[int]string, error) {
 	return out, nil
 }
 
-// checkPrincipal accepts what the dispatcher accepts as a principal:
-// 1 to 64 ASCII letters, digits, '-' and '_'.
+// checkPrincipal accepts what the dispatcher accepts as a principal, and
+// not the empty one (the system's).
 func checkPrincipal(p string) error {
-	if p == "" || len(p) > maxPrincipalBytes {
-		return fmt.Errorf("a principal is 1 to %d bytes, got %d", maxPrincipalBytes, len(p))
+	if p == "" {
+		return errors.New("the principal is empty")
 	}
-	for i := 0; i < len(p); i++ {
-		c := p[i]
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_') {
-			return fmt.Errorf("principal %q has %q; principals use ASCII letters, digits, '-' and '_'", p, c)
-		}
-	}
-	return nil
+	return dispatch.ValidatePrincipal(p)
 }
 
 // validate reports the uplink's problems through bad.
