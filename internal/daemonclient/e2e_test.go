@@ -26,6 +26,7 @@ import (
 	"github.com/astrid-go/astrid/internal/dispatch"
 	"github.com/astrid-go/astrid/internal/kernel"
 	"github.com/astrid-go/astrid/internal/registryclient"
+	"github.com/astrid-go/astrid/internal/sessionclient"
 	"github.com/astrid-go/astrid/internal/testutil"
 	"github.com/astrid-go/astrid/internal/toolclient"
 	"github.com/astrid-go/astrid/ipc"
@@ -192,5 +193,77 @@ func TestAgentTurnWithApprovalOverSocket(t *testing.T) {
 	}
 	if b, err := os.ReadFile(filepath.Join(d.ws, "notes.txt")); err != nil || string(b) != "from the agent" {
 		t.Fatalf("notes.txt = %q, %v: the approved call did not run", b, err)
+	}
+}
+
+// Session and registry commands work over the socket as in-process: after
+// a turn, its session is listed for the connection's principal, and the
+// registry lists the replay provider's model.
+func TestSessionAndRegistryOverSocket(t *testing.T) {
+	d := boot(t, owner())
+	c := d.dial(t)
+	ctx, cancel := context.WithTimeout(context.Background(), testWait)
+	defer cancel()
+	session := agentclient.NewSessionID()
+	if _, err := agentclient.Run(ctx, c, agentclient.Prompt{Text: "write the notes", SessionID: session}, func(turn *agentclient.Turn, ev agentclient.Event) {
+		if ev.Kind == agentclient.EventApproval {
+			_ = turn.Answer(ev.Approval.RequestID, ipc.DecisionDeny)
+		}
+	}); err != nil {
+		t.Fatal(err)
+	}
+	list, err := sessionclient.List(ctx, c, c.Principal(), true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, s := range list {
+		found = found || s.SessionID == session
+	}
+	if !found {
+		t.Fatalf("session %s not listed over the socket: %+v", session, list)
+	}
+	reply, err := registryclient.List(ctx, c, c.Principal())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(mustJSON(t, reply)), "replay") {
+		t.Fatalf("the registry over the socket lists no replay model: %+v", reply)
+	}
+}
+
+func mustJSON(t *testing.T, v any) []byte {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// A daemon that goes away mid-wait ends the client's waits with
+// ErrDisconnected, and its requests fail rather than hang.
+func TestDaemonGoingAwayEndsEveryWait(t *testing.T) {
+	d := boot(t, owner())
+	c := d.dial(t)
+	sub, err := c.Subscribe(dispatch.Caller{}, "agent.v1.*", true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := make(chan error, 1)
+	go func() {
+		_, err := sub.Recv(context.Background())
+		got <- err
+	}()
+	d.k.Close()
+	if err := <-got; !errors.Is(err, daemonclient.ErrDisconnected) {
+		t.Fatalf("Recv after the daemon stopped: %v, want ErrDisconnected", err)
+	}
+	<-c.Done()
+	if _, err := c.Publish(dispatch.Caller{}, ipc.UserPromptTopic, json.RawMessage(`{}`)); !errors.Is(err, daemonclient.ErrDisconnected) {
+		t.Fatalf("Publish after the daemon stopped: %v, want ErrDisconnected", err)
+	}
+	if _, err := os.Stat(daemonclient.SocketPath(d.home)); !os.IsNotExist(err) {
+		t.Fatalf("the socket file outlived the uplink: %v", err)
 	}
 }
