@@ -2,6 +2,7 @@ package daemonclient_test
 
 import (
 	"encoding/json"
+	"errors"
 	"testing"
 
 	"github.com/astrid-go/astrid/internal/testutil"
@@ -26,3 +27,18 @@ func BenchmarkToolCall(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkSocketRequest is the socket's floor: one request and its answer
+// (interceptors of a topic), nothing dispatched.
+func BenchmarkSocketRequest(b *testing.B) {
+	d := boot(b, owner())
+	c := d.dial(b)
+	testutil.ClosedLoop(b, 100, func() error {
+		if len(c.Interceptors("tool.v1.request.execute")) == 0 {
+			return errNoRouter
+		}
+		return nil
+	})
+}
+
+var errNoRouter = errors.New("no router")
