@@ -22,6 +22,7 @@ type Capsule struct {
 	tools       []*tool
 	publishes   []string
 	subscribes  []string
+	service     Service
 }
 
 type binding struct {

@@ -29,7 +29,7 @@ const maxReasonRunes = 200
 // answer this capsule ignores is no business of the chain's.
 func handleResponse(c *sdk.Call) error {
 	requestID := strings.TrimPrefix(c.Topic(), "astrid.v1.approval.response.")
-	if !slices.Contains(approvers(c), c.SourceID()) {
+	if !slices.Contains(approvers(c), c.SourceID()) && !relayedByUplink(c) {
 		c.Log(hostapi.LogWarn, fmt.Sprintf("approval: ignored an answer to %q from %q, which is not an approver frontend (%s)", requestID, c.SourceID(), ApproversKey))
 		return nil
 	}
@@ -108,4 +108,13 @@ func clip(s string, n int) string {
 		return s
 	}
 	return string([]rune(s)[:n]) + "…"
+}
+
+// relayedByUplink reports whether the answer came from a loaded uplink
+// capsule ([capabilities] uplink = true): it relays the answer of the
+// person connected to it, under that person's principal, which the
+// question's record is then checked against like any approver's.
+func relayedByUplink(c *sdk.Call) bool {
+	held, err := c.HoldsGrant(c.SourceID(), hostapi.GrantUplink)
+	return err == nil && held
 }

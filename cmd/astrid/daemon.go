@@ -17,11 +17,16 @@ import (
 // daemonBuiltins are the capsules only the daemon of home loads, after the
 // product's built-ins (builtins): the CLI uplink, which serves
 // daemon.SocketPath(home).
-func daemonBuiltins(home string) []kernel.Builtin {
-	_ = daemon.SocketPath(home) // the uplink's socket
-	return []kernel.Builtin{
-		// The CLI uplink capsule's constructor goes here (branch h-uplink).
+// daemonBuiltins are the daemon's capsules: the CLI uplink first (an
+// uplink loads before every other capsule; it serves
+// $ASTRID_HOME/run/astrid.sock, daemon.SocketPath), then the product's
+// built-ins.
+func daemonBuiltins(cfg config.Config) ([]kernel.Builtin, error) {
+	up, err := uplinkBuiltin(cfg)
+	if err != nil {
+		return nil, err
 	}
+	return append([]kernel.Builtin{up}, builtins()...), nil
 }
 
 func newDaemonCmd() *cobra.Command {
@@ -66,9 +71,13 @@ $ASTRID_HOME is not writable, a built-in capsule failed).`,
 			signal.Notify(hup, syscall.SIGHUP)
 			defer signal.Stop(hup)
 			go forwardReloads(ctx, hup, reload)
+			bis, err := daemonBuiltins(cfg)
+			if err != nil {
+				return err
+			}
 			opts := daemon.Options{
 				Home: home, Workspace: ws, Config: cfg,
-				Builtins:  append(builtins(), daemonBuiltins(home)...),
+				Builtins:  bis,
 				Frontends: frontends(), ConfigFallback: configFallback(os.Getenv),
 				Reload: reload,
 			}

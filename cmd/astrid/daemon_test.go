@@ -1,7 +1,11 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
+	"github.com/astrid-go/astrid/internal/daemonclient"
+	"github.com/astrid-go/astrid/internal/toolclient"
+	"github.com/astrid-go/astrid/ipc"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -114,6 +118,25 @@ func TestDaemonProcessLifecycle(t *testing.T) {
 	}
 	if out, code := runProcess(t, home, "status"); code != 0 || !strings.Contains(out, "running, pid "+strconv.Itoa(pid)) || !strings.Contains(out, "notes") {
 		t.Fatalf("status: exit %d: %s", code, out)
+	}
+
+	// A client reaches the daemon's kernel through the socket the uplink
+	// capsule serves: a tool call reads a file of the daemon's workspace.
+	if err := os.WriteFile(filepath.Join(ws, "through-the-socket.txt"), []byte("served by the daemon"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var client *daemonclient.Client
+	waitFor(t, "the uplink to accept a client", func() bool {
+		c, err := dialDaemon(context.Background(), home)
+		if err == nil {
+			client = c
+		}
+		return err == nil
+	})
+	res, err := toolclient.CallTool(context.Background(), client, ipc.DefaultPrincipal, "read_file", []byte(`{"file_path":"through-the-socket.txt"}`), daemonPatience)
+	client.Close()
+	if err != nil || res.IsError || !strings.Contains(res.Content, "served by the daemon") {
+		t.Fatalf("tool call through the daemon: %+v, %v", res, err)
 	}
 
 	// SIGHUP reloads the changed capsule (the log says the reload did, not

@@ -42,7 +42,7 @@ func ACL() dispatch.CapsuleACL {
 // topic T". The kernel's Frontend is one.
 type Kernel interface {
 	Publish(from dispatch.Caller, topic string, payload json.RawMessage) (dispatch.Result, error)
-	Subscribe(from dispatch.Caller, pattern string, scoped bool) (*bus.Route, error)
+	Subscribe(from dispatch.Caller, pattern string, scoped bool) (bus.Subscription, error)
 	Interceptors(topic string) []string
 	Logger() *slog.Logger
 }
@@ -118,7 +118,7 @@ type Turn struct {
 	session string
 	turnID  string
 
-	routes []*bus.Route
+	routes []bus.Subscription
 	in     chan bus.Delivery
 	stop   context.CancelFunc
 	wg     sync.WaitGroup
@@ -196,7 +196,7 @@ func userInput(text, session string, pc ipc.PromptContext) (json.RawMessage, err
 }
 
 // forward hands r's deliveries to Next until ctx ends.
-func (t *Turn) forward(ctx context.Context, r *bus.Route) {
+func (t *Turn) forward(ctx context.Context, r bus.Subscription) {
 	defer t.wg.Done()
 	for {
 		d, err := r.Recv(ctx)

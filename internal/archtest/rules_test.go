@@ -62,9 +62,19 @@ var capsuleLibraries = map[string][]string{
 	"capsules/http": {"golang.org/x/net/html", "golang.org/x/net/html/atom", "net/url"},
 }
 
+// nativeServices are the built-in capsules that serve connections natively
+// (an sdk service, DESIGN §8: the uplink), with the standard packages that
+// takes beyond capsuleStd; every other rule of a capsule holds for them
+// (docs/RATIONALE.md: "Why is the uplink a native service capsule?").
+var nativeServices = map[string][]string{
+	"capsules/uplink": {"context", "encoding/binary", "sync"},
+}
+
 // libraryOK reports whether the capsule p may import or depend on imp
-// through capsuleLibraries.
-func libraryOK(p, imp string) bool { return slices.Contains(capsuleLibraries[p], imp) }
+// through capsuleLibraries or nativeServices.
+func libraryOK(p, imp string) bool {
+	return slices.Contains(capsuleLibraries[p], imp) || slices.Contains(nativeServices[p], imp)
+}
 
 // nativeImportOK reports whether the native provider p may import the
 // package imp from outside the module.

@@ -24,6 +24,8 @@ type Config struct {
 	// astrid.v1.watchdog.tick (for each principal it has seen), which the
 	// agent's phase limits are enforced on; 0 or less: never.
 	WatchdogInterval Duration `toml:"watchdog_interval"`
+	// Uplink is the daemon's socket (uplink.go).
+	Uplink Uplink `toml:"uplink"`
 }
 
 // Limits are the kernel's resource limits (DESIGN §4 and §4b).
@@ -71,6 +73,7 @@ func Default() Config {
 		Log:                 Log{Level: "warn"},
 		StoreLockWait:       Duration{5 * time.Second},
 		WatchdogInterval:    Duration{5 * time.Second},
+		Uplink:              Uplink{MaxClients: 64, ClientQueue: 256},
 	}
 }
 

@@ -94,6 +94,11 @@ allow = ["127.0.0.1:11434", "localhost:8080", "[::1]:9000", "10.0.0.0/8", "fd00:
 
 [log]
 level = "debug"
+
+[uplink]
+max_clients = 8
+client_queue = 16
+principals = ["1001=alice", "1002 = bob"]
 `)
 	c, err := Load(path)
 	if err != nil {
@@ -117,6 +122,7 @@ level = "debug"
 		Log:                 Log{Level: "debug"},
 		StoreLockWait:       Duration{250 * time.Millisecond},
 		WatchdogInterval:    Duration{time.Second},
+		Uplink:              Uplink{MaxClients: 8, ClientQueue: 16, Principals: []string{"1001=alice", "1002 = bob"}},
 	}
 	if !reflect.DeepEqual(c, want) {
 		t.Fatalf("Load =\n%+v\nwant\n%+v", c, want)
@@ -328,6 +334,7 @@ func TestSchemaListsEveryKey(t *testing.T) {
 		"limits.rate_bytes_per_sec", "limits.route_budget_bytes", "limits.wasm_memory_mib",
 		"limits.wasm_pool_size", "log", "log.level", "limits.max_component_bytes", "mcp_handshake_timeout",
 		"store_lock_wait", "watchdog_interval",
+		"uplink", "uplink.client_queue", "uplink.max_clients", "uplink.principals",
 	}
 	for _, k := range want {
 		if schema[k] == "" {

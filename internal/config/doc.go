@@ -39,4 +39,13 @@
 //	level = "warn"                   # debug | info | warn | error (the
 //	                                 # commands print their own results; info
 //	                                 # adds the capsules' and the kernel's notes)
+//
+//	[uplink]                         # the daemon's socket, run/astrid.sock
+//	max_clients  = 64                # connected at once (1-1000); one more is
+//	                                 # answered with an error and closed
+//	client_queue = 256               # frames waiting for one client; a client
+//	                                 # that lets more pile up is disconnected
+//	principals   = []                # "uid=principal" ("1001=alice"): who other
+//	                                 # local users act as; the daemon owner's
+//	                                 # uid is "default", other uids are refused
 package config

@@ -87,6 +87,7 @@ func (c Config) validate(file string, at map[string]written) error {
 			bad("egress.allow["+strconv.Itoa(i)+"]", "%v", err)
 		}
 	}
+	c.Uplink.validate(bad)
 	return errors.Join(probs...)
 }
 

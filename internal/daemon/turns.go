@@ -43,7 +43,7 @@ type turns struct {
 	running map[turnKey]bool
 	ended   chan struct{} // signalled at every final response
 
-	routes []*bus.Route
+	routes []bus.Subscription
 	wg     sync.WaitGroup
 	stop   context.CancelFunc
 	closed sync.Once
@@ -52,7 +52,7 @@ type turns struct {
 // Kernel is what the tracker needs of the kernel: kernel.Frontend is one.
 type Kernel interface {
 	Publish(from dispatch.Caller, topic string, payload json.RawMessage) (dispatch.Result, error)
-	Subscribe(from dispatch.Caller, pattern string, scoped bool) (*bus.Route, error)
+	Subscribe(from dispatch.Caller, pattern string, scoped bool) (bus.Subscription, error)
 }
 
 func startTurns(k Kernel, log *slog.Logger) (*turns, error) {
@@ -76,7 +76,7 @@ func startTurns(k Kernel, log *slog.Logger) (*turns, error) {
 	return t, nil
 }
 
-func (t *turns) listen(ctx context.Context, r *bus.Route) {
+func (t *turns) listen(ctx context.Context, r bus.Subscription) {
 	defer t.wg.Done()
 	for {
 		d, err := r.Recv(ctx)

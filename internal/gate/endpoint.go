@@ -126,6 +126,12 @@ func (g *Gate) parseNetBind(written []string) {
 		if strings.HasPrefix(pattern, "///") {
 			pattern = pattern[2:]
 		}
+		abs, reason := g.runPath(pattern)
+		if reason != "" {
+			g.markInert("net_bind", w, reason)
+			continue
+		}
+		pattern = abs
 		if reason := unixPattern(pattern); reason != "" {
 			g.markInert("net_bind", w, reason)
 			continue
@@ -163,6 +169,7 @@ func (h host) loopback() bool {
 // TCP entries, where the host must be localhost or a loopback address whatever
 // the entries say. A unix: entry never grants a TCP bind, nor the reverse.
 func (g *Gate) NetBind(addr string) error {
+	addr = g.ResolveBind(addr)
 	if p, ok := strings.CutPrefix(addr, "unix:"); ok {
 		return g.netBindUnix(addr, p)
 	}

@@ -15,6 +15,7 @@ type Env struct {
 	InstallDir string // the capsule's install directory: cwd:// resolves here
 	Workspace  string // the workspace root: `*` and relative request paths resolve here
 	HomesDir   string // $ASTRID_HOME/home: home:// resolves to HomesDir/<principal>
+	RunDir     string // $ASTRID_HOME/run: run:// in a unix net_bind resolves here
 }
 
 // Gate answers capability questions for one capsule. It is immutable.
@@ -40,7 +41,7 @@ func New(caps manifest.Capabilities, env Env) (*Gate, error) {
 	for _, root := range []struct {
 		name string
 		dir  *string
-	}{{"InstallDir", &env.InstallDir}, {"Workspace", &env.Workspace}, {"HomesDir", &env.HomesDir}} {
+	}{{"InstallDir", &env.InstallDir}, {"Workspace", &env.Workspace}, {"HomesDir", &env.HomesDir}, {"RunDir", &env.RunDir}} {
 		if *root.dir == "" {
 			continue
 		}

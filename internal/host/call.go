@@ -16,7 +16,9 @@ import (
 
 // Call is the hostapi.Host of one handler call: bound to the capsule, the
 // invoking principal and the call's context. It is used by the goroutine
-// running the call; End releases what the call opened.
+// running the call, or, for a native service (sdk.Capsule.Serve), by the
+// service's goroutines at once: its methods are safe for that. End
+// releases what the call opened.
 type Call struct {
 	c         *Capsule
 	principal string

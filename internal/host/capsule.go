@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"sync"
 
+	"github.com/astrid-go/astrid/hostapi"
 	"github.com/astrid-go/astrid/internal/bus"
 	"github.com/astrid-go/astrid/internal/dispatch"
 	"github.com/astrid-go/astrid/internal/egress"
@@ -25,6 +26,8 @@ type Deps struct {
 	// homes ($ASTRID_HOME/home).
 	Workspace string
 	HomesDir  string
+	// RunDir is $ASTRID_HOME/run, where run:// socket grants resolve.
+	RunDir string
 	// Egress carries the operator allowlist and, in tests, an injected
 	// resolver and dialer. CheckHost/CheckConn are filled in per capsule.
 	Egress egress.Options
@@ -84,13 +87,16 @@ type Capsule struct {
 	// ownBackground: deps.Background is this capsule's alone, and
 	// ends with it.
 	ownBackground bool
+	// uplink is [capabilities] uplink: the capsule may act for other
+	// principals (uplink.go) and hold more sockets.
+	uplink bool
 }
 
 // NewCapsule binds the host to capsule m installed in installDir; config
 // holds the capsule's operator-set [env] values.
 func NewCapsule(deps Deps, m *manifest.Manifest, installDir string, config map[string]string) (*Capsule, error) {
 	id := m.ID()
-	g, err := gate.New(m.Capabilities, gate.Env{InstallDir: installDir, Workspace: deps.Workspace, HomesDir: deps.HomesDir})
+	g, err := gate.New(m.Capabilities, gate.Env{InstallDir: installDir, Workspace: deps.Workspace, HomesDir: deps.HomesDir, RunDir: deps.RunDir})
 	if err != nil {
 		return nil, fmt.Errorf("host: capsule %s: %w", id, err)
 	}
@@ -117,6 +123,10 @@ func NewCapsule(deps Deps, m *manifest.Manifest, installDir string, config map[s
 	}
 	c := &Capsule{deps: deps, id: id, gate: g, http: client, config: config, log: log.With("capsule", id), toolCalls: answersToolCalls(m),
 		procs: procSlots{n: make(chan struct{}, maxChildrenPerCapsule)}, runs: map[*run]bool{}, ownBackground: ownBackground}
+	if m.Capabilities.Uplink {
+		c.uplink = true
+		c.nets.limit = hostapi.MaxUplinkNetHandles
+	}
 	if len(m.Tools) > 0 {
 		c.tools = make(map[string]manifest.Tool, len(m.Tools))
 		for _, t := range m.Tools {

@@ -74,7 +74,10 @@ func (call *Call) askFrontend(b *bus.Bus, q frontendQuestion) error {
 			}
 			return hostapi.Errorf(hostapi.CodeClosed, q.op, "%v", err)
 		}
-		if !slices.Contains(q.trusted, d.Envelope.SourceID) {
+		// An uplink relays its connected person's answer under its own
+		// id; the route is scoped to the call's principal, so the answer
+		// is that person's.
+		if !slices.Contains(q.trusted, d.Envelope.SourceID) && !call.c.isUplink(d.Envelope.SourceID) {
 			call.c.log.Warn(q.op+": ignored an answer from a source that is not a frontend", "source", d.Envelope.SourceID, "request_id", q.id)
 			continue
 		}

@@ -13,8 +13,8 @@ func (call *Call) HoldsGrant(capsuleID, grant string) (bool, error) {
 	defer call.leave(call.enter(opHoldsGrant))
 	pick, ok := grantFlags[grant]
 	if !ok {
-		return false, hostapi.Errorf(hostapi.CodeInvalid, "holds_grant", "%q is not a grant this call answers about (%s or %s)",
-			grant, hostapi.GrantPromptInjection, hostapi.GrantToolMiddleware)
+		return false, hostapi.Errorf(hostapi.CodeInvalid, "holds_grant", "%q is not a grant this call answers about (%s, %s or %s)",
+			grant, hostapi.GrantPromptInjection, hostapi.GrantToolMiddleware, hostapi.GrantUplink)
 	}
 	if call.c.deps.Grants == nil {
 		return false, hostapi.Errorf(hostapi.CodeNotSupported, "holds_grant", "this host has no capsule registry")
@@ -27,4 +27,5 @@ func (call *Call) HoldsGrant(capsuleID, grant string) (bool, error) {
 var grantFlags = map[string]func(manifest.Capabilities) bool{
 	hostapi.GrantPromptInjection: func(c manifest.Capabilities) bool { return c.AllowPromptInjection },
 	hostapi.GrantToolMiddleware:  func(c manifest.Capabilities) bool { return c.ToolMiddleware },
+	hostapi.GrantUplink:          func(c manifest.Capabilities) bool { return c.Uplink },
 }

@@ -60,18 +60,7 @@ func (call *Call) Subscribe(pattern string) (hostapi.SubscriptionID, error) {
 	if err != nil {
 		return 0, hostapi.Errorf(codeOfDispatch(err), "subscribe", "%v", err)
 	}
-	call.mu.Lock()
-	defer call.mu.Unlock()
-	if call.ended {
-		r.Close()
-		return 0, hostapi.Errorf(hostapi.CodeClosed, "subscribe", "the call has ended")
-	}
-	if call.subs == nil {
-		call.subs = map[hostapi.SubscriptionID]*bus.Route{}
-	}
-	call.nextSub++
-	call.subs[call.nextSub] = r
-	return call.nextSub, nil
+	return call.keep("subscribe", r)
 }
 
 func (call *Call) route(op string, sub hostapi.SubscriptionID) (*bus.Route, error) {

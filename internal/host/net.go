@@ -6,6 +6,7 @@ import (
 	"io"
 	"net"
 	"net/netip"
+	"os"
 	"strconv"
 	"strings"
 	"syscall"
@@ -95,6 +96,13 @@ func (call *Call) NetBind(addr string) (hostapi.NetListener, error) {
 	}
 	if err := call.c.gate.NetBind(addr); err != nil {
 		return hostapi.NetListener{}, hostapi.Errorf(hostapi.CodeDenied, op, "%v", err)
+	}
+	if resolved := call.c.gate.ResolveBind(addr); resolved != addr {
+		// run://: the kernel's own directory, made private if missing.
+		addr = resolved
+		if err := os.MkdirAll(call.c.gate.RunDir(), 0o700); err != nil {
+			return hostapi.NetListener{}, hostapi.Errorf(hostapi.CodeIO, op, "run directory: %v", err)
+		}
 	}
 	if err := call.c.nets.reserve(op); err != nil {
 		return hostapi.NetListener{}, err

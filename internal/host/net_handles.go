@@ -40,6 +40,7 @@ type netTable struct {
 	closed   bool
 	next     hostapi.NetHandle
 	reserved int // slots taken by opens in progress
+	limit    int // open handles allowed; 0 is hostapi.MaxNetHandles
 	open     map[hostapi.NetHandle]*netHandle
 
 	dialOnce sync.Once
@@ -55,8 +56,12 @@ func (t *netTable) reserve(op string) error {
 	if t.closed {
 		return hostapi.Errorf(hostapi.CodeClosed, op, "the capsule has unloaded")
 	}
-	if len(t.open)+t.reserved >= hostapi.MaxNetHandles {
-		return hostapi.Errorf(hostapi.CodeRateLimited, op, "the capsule already holds %d streams and listeners (close one first)", hostapi.MaxNetHandles)
+	limit := t.limit
+	if limit == 0 {
+		limit = hostapi.MaxNetHandles
+	}
+	if len(t.open)+t.reserved >= limit {
+		return hostapi.Errorf(hostapi.CodeRateLimited, op, "the capsule already holds %d streams and listeners (close one first)", limit)
 	}
 	t.reserved++
 	return nil

@@ -148,7 +148,7 @@ func Boot(ctx context.Context, opts Options) (*Kernel, error) {
 	}
 	k.hostDeps = host.Deps{
 		Dispatcher: d, Store: st, Cancels: k.Cancels, Logger: log,
-		Workspace: ws, HomesDir: filepath.Join(opts.Home, "home"), Egress: eg,
+		Workspace: ws, HomesDir: filepath.Join(opts.Home, "home"), RunDir: config.Layout(opts.Home).Run, Egress: eg,
 		Grants: k.grantsOf,
 		// The host approval call counts answers from frontends only.
 		Bus: b, Approvals: host.NewApprovals(frontendIDs(opts.Frontends), 0),
@@ -416,3 +416,14 @@ func (f Frontend) HoldsToolMiddleware(id string) bool { return f.registry.HoldsT
 
 // Logger is the kernel's logger, for what a frontend's client refuses.
 func (f Frontend) Logger() *slog.Logger { return f.log }
+
+// Subscribe is the dispatcher's Subscribe as a frontend's clients take it:
+// a bus.Subscription (which a remote kernel, the daemon's socket, offers
+// too).
+func (f Frontend) Subscribe(from dispatch.Caller, pattern string, scoped bool) (bus.Subscription, error) {
+	r, err := f.Dispatcher.Subscribe(from, pattern, scoped)
+	if err != nil {
+		return nil, err // not a typed nil in the interface
+	}
+	return r, nil
+}

@@ -35,7 +35,7 @@ func ACL() dispatch.CapsuleACL {
 // Kernel is the part of the kernel a frontend reaches.
 type Kernel interface {
 	Publish(from dispatch.Caller, topic string, payload json.RawMessage) (dispatch.Result, error)
-	Subscribe(from dispatch.Caller, pattern string, scoped bool) (*bus.Route, error)
+	Subscribe(from dispatch.Caller, pattern string, scoped bool) (bus.Subscription, error)
 	Interceptors(topic string) []string
 }
 

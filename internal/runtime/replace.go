@@ -32,7 +32,9 @@ func (r *Runtime) replace(ctx context.Context, old *entry, next *Candidate) erro
 		r.log.Warn("reload failed", "capsule", id, "err", err)
 		return err
 	}
-	// The new instance serves; the old one finishes what it had, then goes.
+	// The new instance serves (a service starts now that its ACL is
+	// registered); the old one finishes what it had, then goes.
+	e.comp.Start()
 	retire()
 	if err := old.comp.Unload(context.WithoutCancel(ctx)); err != nil {
 		r.log.Warn("unload of the replaced capsule", "capsule", id, "err", err)

@@ -247,6 +247,8 @@ func (r *Runtime) load(ctx context.Context, c *Candidate, f EngineFactory) (err 
 		discard()
 		return err
 	}
+	// A service publishes: it starts once the capsule's ACL is registered.
+	e.comp.Start()
 	r.log.Debug("capsule loaded", "capsule", id, "engines", e.comp.Engines(), "tools", e.tools)
 	return nil
 }

@@ -36,9 +36,8 @@ func ACL() dispatch.CapsuleACL {
 // kernel's *dispatch.Dispatcher is one.
 type Kernel interface {
 	Publish(from dispatch.Caller, topic string, payload json.RawMessage) (dispatch.Result, error)
-	Subscribe(from dispatch.Caller, pattern string, scoped bool) (*bus.Route, error)
+	Subscribe(from dispatch.Caller, pattern string, scoped bool) (bus.Subscription, error)
 	Interceptors(topic string) []string
-	NewRunner() *dispatch.Runner
 	// HoldsToolMiddleware reports whether a capsule is loaded and holds
 	// the privileged tool-plumbing grant (DESIGN §4c): only such a capsule,
 	// or the kernel itself, may publish a consolidated tool result.
@@ -114,7 +113,7 @@ type ToolClient struct {
 	k      Kernel
 	caller dispatch.Caller // with runner, for the request
 	runner *dispatch.Runner
-	sub    *bus.Route
+	sub    bus.Subscription
 	// Approve, if set before a Call, answers the approval questions asked
 	// about that call (an approval capsule holding a mutable tool's call
 	// for a person's decision) with one of the ipc.Decision* values. Left
@@ -140,9 +139,22 @@ func New(k Kernel, principal string) (*ToolClient, error) {
 	if err != nil {
 		return nil, err
 	}
-	runner := k.NewRunner()
-	caller.Runner = runner
+	// In-process, the waiting caller runs the calls its publish causes; a
+	// remote kernel (the daemon's socket) has no Runner to offer.
+	var runner *dispatch.Runner
+	if rk, ok := k.(RunnerKernel); ok {
+		runner = rk.NewRunner()
+		caller.Runner = runner
+	}
 	return &ToolClient{k: k, caller: caller, runner: runner, sub: sub}, nil
+}
+
+// RunnerKernel is a Kernel in this process, whose Runner lets a waiting
+// caller make the interceptor calls its publish causes (the kernel's
+// Frontend is one).
+type RunnerKernel interface {
+	Kernel
+	NewRunner() *dispatch.Runner
 }
 
 // Close ends the subscription.
@@ -177,6 +189,12 @@ func (c *ToolClient) Call(ctx context.Context, callID, name string, args json.Ra
 		}
 		defer stopAnswering()
 	}
+	if c.runner == nil {
+		if _, err := c.k.Publish(c.caller, ipc.ToolRequestExecuteTopic, req); err != nil {
+			return ipc.ToolCallResult{}, err
+		}
+		return c.await(ctx, callID, name)
+	}
 	c.runner.Open()
 	_, err = c.k.Publish(c.caller, ipc.ToolRequestExecuteTopic, req)
 	if err != nil {
@@ -194,6 +212,12 @@ func (c *ToolClient) Call(ctx context.Context, callID, name string, args json.Ra
 		// answered, the caller asked to stop waiting.
 		return ipc.ToolCallResult{}, ctx.Err()
 	}
+	return c.await(ctx, callID, name)
+}
+
+// await waits for callID's consolidated result until ctx ends; then it
+// publishes the call's cancel and returns ctx's error.
+func (c *ToolClient) await(ctx context.Context, callID, name string) (ipc.ToolCallResult, error) {
 	for {
 		d, err := c.sub.Recv(ctx)
 		if err != nil {

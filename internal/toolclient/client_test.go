@@ -20,6 +20,10 @@ func (frontend) HoldsToolMiddleware(string) bool { return false }
 
 func (frontend) Logger() *slog.Logger { return slog.New(slog.DiscardHandler) }
 
+func (f frontend) Subscribe(from dispatch.Caller, pattern string, scoped bool) (bus.Subscription, error) {
+	return f.Dispatcher.Subscribe(from, pattern, scoped)
+}
+
 // newDispatcher is a dispatcher with the client's identity registered, as
 // the kernel registers Options.Frontends, and no capsule.
 func newDispatcher(t *testing.T) frontend {

@@ -38,7 +38,7 @@ type Approvals struct {
 // astrid.v1.approval. The route is closed when the test ends.
 func (k *Kernel) Approvals(principal string) *Approvals {
 	k.t.Helper()
-	sub, err := k.k.Frontend().Subscribe(dispatch.Caller{Capsule: ApproverID, Principal: principal}, ipc.ApprovalRequestTopic, true)
+	sub, err := k.k.Dispatcher.Subscribe(dispatch.Caller{Capsule: ApproverID, Principal: principal}, ipc.ApprovalRequestTopic, true)
 	if err != nil {
 		k.t.Fatalf("sdktest: subscribe %s: %v", ipc.ApprovalRequestTopic, err)
 	}

@@ -49,7 +49,7 @@ func (k *Kernel) DescribeLLM() json.RawMessage {
 func (k *Kernel) llmAsk(listen, topic string, payload []byte) (*bus.Route, error) {
 	f := k.k.Frontend()
 	caller := dispatch.Caller{Capsule: llmClientID, Principal: ipc.DefaultPrincipal}
-	sub, err := f.Subscribe(caller, listen, true)
+	sub, err := f.Dispatcher.Subscribe(caller, listen, true)
 	if err != nil {
 		return nil, err
 	}

@@ -24,7 +24,7 @@ func promptClientACL() dispatch.CapsuleACL {
 func (k *Kernel) PromptListen(principal, pattern string) *Replies {
 	k.t.Helper()
 	caller := dispatch.Caller{Capsule: promptClientID, Principal: principal}
-	sub, err := k.k.Frontend().Subscribe(caller, pattern, true)
+	sub, err := k.k.Dispatcher.Subscribe(caller, pattern, true)
 	if err != nil {
 		k.t.Fatalf("sdktest: subscribe %s: %v", pattern, err)
 	}

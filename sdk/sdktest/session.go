@@ -40,7 +40,7 @@ func (k *Kernel) SessionPublish(principal, topic string, payload any) {
 func (k *Kernel) SessionListen(principal, pattern string) *Replies {
 	k.t.Helper()
 	caller := dispatch.Caller{Capsule: sessionClientID, Principal: principal}
-	sub, err := k.k.Frontend().Subscribe(caller, pattern, true)
+	sub, err := k.k.Dispatcher.Subscribe(caller, pattern, true)
 	if err != nil {
 		k.t.Fatalf("sdktest: subscribe %s: %v", pattern, err)
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime/debug"
+	"sync"
 	"time"
 
 	"github.com/astrid-go/astrid/hostapi"
@@ -19,10 +20,16 @@ type Engine struct {
 	code *sdk.Capsule
 	host *host.Capsule
 
+	svcMu sync.Mutex
+	svc   *service // the running sdk service, if any (service.go)
+
 	capsule.HealthCell
 }
 
-var _ capsule.Engine = (*Engine)(nil)
+var (
+	_ capsule.Engine  = (*Engine)(nil)
+	_ capsule.Starter = (*Engine)(nil)
+)
 
 // New binds capsule code to its host.
 func New(code *sdk.Capsule, h *host.Capsule) *Engine {
@@ -41,10 +48,11 @@ func (e *Engine) Load(context.Context) error {
 // WaitReady implements capsule.Engine.
 func (e *Engine) WaitReady(ctx context.Context) error { return ctx.Err() }
 
-// Unload implements capsule.Engine.
-func (e *Engine) Unload(context.Context) error {
-	e.SetHealth(capsule.Unloaded, nil)
-	return nil
+// Unload implements capsule.Engine; it stops the capsule's service.
+func (e *Engine) Unload(ctx context.Context) error {
+	err := e.stopService(ctx)
+	e.SetHealth(capsule.Unloaded, err)
+	return err
 }
 
 // Invoke implements capsule.Engine. The handler runs on the caller's

@@ -1,0 +1,137 @@
+package uplink
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/astrid-go/astrid/hostapi"
+	"github.com/astrid-go/astrid/internal/uplinkwire"
+	"github.com/astrid-go/astrid/sdk"
+)
+
+// New is the uplink with Settings{} (no owner: every peer is refused unless
+// mapped); the daemon uses NewWith.
+func New() *sdk.Capsule { return NewWith(Settings{OwnerUID: -1})() }
+
+// NewWith returns the constructor of an uplink under s, for a
+// kernel.Builtin: {Manifest: uplink.Manifest, New: uplink.NewWith(s)}.
+func NewWith(s Settings) func() *sdk.Capsule {
+	s = s.withDefaults()
+	return func() *sdk.Capsule {
+		c := sdk.New("Serves the daemon's socket to the CLI")
+		c.Serve(func(ctx context.Context, h hostapi.Host) error {
+			return serve(ctx, h, s)
+		})
+		return c
+	}
+}
+
+// server is one listening uplink.
+type server struct {
+	s  Settings
+	h  hostapi.Host
+	up hostapi.Uplink
+
+	mu      sync.Mutex
+	clients int           // connected and handshaken or handshaking
+	freed   chan struct{} // signalled when a socket handle is given back
+	wg      sync.WaitGroup
+}
+
+// acceptWait bounds one accept, so the loop notices an unload even on a
+// host whose accept were not cancelled with the call.
+const acceptWait = 30 * time.Second
+
+func serve(ctx context.Context, h hostapi.Host, s Settings) error {
+	up, ok := h.(hostapi.Uplink)
+	if !ok {
+		return errors.New("uplink: this host cannot act for other principals (hostapi.Uplink)")
+	}
+	ln, err := h.NetBind(Socket)
+	if err != nil {
+		return fmt.Errorf("uplink: %w", err)
+	}
+	h.Log(hostapi.LogInfo, "uplink: listening on "+ln.Addr)
+	srv := &server{s: s, h: h, up: up, freed: make(chan struct{}, 1)}
+	defer srv.wg.Wait()
+	defer func() { _ = h.NetClose(ln.Handle) }()
+	for ctx.Err() == nil {
+		conn, err := h.NetAccept(ln.Handle, acceptWait)
+		switch hostapi.CodeOf(err) {
+		case hostapi.CodeOK:
+		case hostapi.CodeTimeout:
+			continue
+		case hostapi.CodeRateLimited:
+			// Every socket handle is taken: wait for one to be given back
+			// (the connection waits in the backlog meanwhile).
+			select {
+			case <-srv.freed:
+			case <-ctx.Done():
+			}
+			continue
+		default:
+			if ctx.Err() != nil {
+				return nil
+			}
+			return fmt.Errorf("uplink: accept: %w", err)
+		}
+		srv.wg.Add(1)
+		go srv.connection(ctx, conn)
+	}
+	return nil
+}
+
+// connection runs one accepted stream to its end.
+func (srv *server) connection(ctx context.Context, conn hostapi.NetConn) {
+	defer srv.wg.Done()
+	defer srv.giveBack(conn.Handle)
+	principal, ok := srv.s.principalOf(conn.Peer.UID)
+	if !ok {
+		srv.h.Log(hostapi.LogWarn, fmt.Sprintf("uplink: refused a peer with uid %d (pid %d): no principal is mapped to it ([uplink] principals)", conn.Peer.UID, conn.Peer.PID))
+		srv.refuse(conn.Handle, uplinkwire.Errorf(0, uplinkwire.CodeRefused, "uid %d may not use this daemon", conn.Peer.UID))
+		return
+	}
+	if !srv.take() {
+		srv.h.Log(hostapi.LogWarn, fmt.Sprintf("uplink: refused a client of %s: %d clients are connected", principal, srv.s.MaxClients))
+		srv.refuse(conn.Handle, uplinkwire.Errorf(0, uplinkwire.CodeTooManyClients, "the daemon serves at most %d clients at once", srv.s.MaxClients))
+		return
+	}
+	defer srv.leave()
+	c := newClient(srv, conn.Handle, principal)
+	c.run(ctx)
+}
+
+// refuse answers err and closes the stream.
+func (srv *server) refuse(stream hostapi.NetHandle, f uplinkwire.Frame) {
+	if b, err := uplinkwire.Encode(f); err == nil {
+		_ = writeFramed(srv.h, stream, framed(b))
+	}
+}
+
+// giveBack closes a stream and wakes an accept waiting for a handle.
+func (srv *server) giveBack(stream hostapi.NetHandle) {
+	_ = srv.h.NetClose(stream)
+	select {
+	case srv.freed <- struct{}{}:
+	default:
+	}
+}
+
+func (srv *server) take() bool {
+	srv.mu.Lock()
+	defer srv.mu.Unlock()
+	if srv.clients >= srv.s.MaxClients {
+		return false
+	}
+	srv.clients++
+	return true
+}
+
+func (srv *server) leave() {
+	srv.mu.Lock()
+	srv.clients--
+	srv.mu.Unlock()
+}

@@ -1,0 +1,70 @@
+package uplink
+
+import (
+	_ "embed"
+	"time"
+)
+
+// Manifest is the uplink's Capsule.toml.
+//
+//go:embed Capsule.toml
+var Manifest []byte
+
+// ID is the uplink capsule's id (its manifest's package name).
+const ID = "astrid-uplink"
+
+// Socket is the address the uplink listens on: the kernel resolves run://
+// to $ASTRID_HOME/run, so the socket is $ASTRID_HOME/run/astrid.sock.
+const Socket = "unix:run://astrid.sock"
+
+// Settings are the operator's choices (config.toml [uplink], DESIGN §8).
+type Settings struct {
+	// OwnerUID is the daemon owner's uid; its peers act as "default"
+	// unless Principals maps it. -1: nobody is the owner.
+	OwnerUID int
+	// Principals maps other peers' uids to principals; a uid in neither
+	// is refused.
+	Principals map[int]string
+	// MaxClients is how many clients may be connected at once.
+	MaxClients int
+	// ClientQueue is how many frames may wait for one client.
+	ClientQueue int
+	// HandshakeTimeout bounds the wait for a client's hello (0: 10 s).
+	HandshakeTimeout time.Duration
+}
+
+// The defaults of the zero Settings fields.
+const (
+	defaultMaxClients       = 64
+	defaultClientQueue      = 256
+	defaultHandshakeTimeout = 10 * time.Second
+	// maxSubsPerClient bounds one client's subscriptions.
+	maxSubsPerClient = 32
+	// defaultPrincipal is who the daemon owner acts as.
+	defaultPrincipal = "default"
+)
+
+func (s Settings) withDefaults() Settings {
+	if s.MaxClients <= 0 {
+		s.MaxClients = defaultMaxClients
+	}
+	if s.ClientQueue <= 0 {
+		s.ClientQueue = defaultClientQueue
+	}
+	if s.HandshakeTimeout <= 0 {
+		s.HandshakeTimeout = defaultHandshakeTimeout
+	}
+	return s
+}
+
+// principalOf maps a peer uid to its principal; ok is false for a peer who
+// may not connect.
+func (s Settings) principalOf(uid int) (string, bool) {
+	if p, ok := s.Principals[uid]; ok {
+		return p, true
+	}
+	if uid >= 0 && uid == s.OwnerUID {
+		return defaultPrincipal, true
+	}
+	return "", false
+}

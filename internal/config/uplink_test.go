@@ -1,0 +1,45 @@
+package config
+
+import (
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+func TestUplinkPrincipals(t *testing.T) {
+	got, err := Uplink{Principals: []string{"1001=alice", " 1002 = bob "}}.UIDPrincipals()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := map[int]string{1001: "alice", 1002: "bob"}; !reflect.DeepEqual(got, want) {
+		t.Fatalf("UIDPrincipals = %v, want %v", got, want)
+	}
+	for _, bad := range []string{"alice", "x=alice", "-1=alice", "1001=", "1001=al ice", "1001=../root", "1001=" + strings.Repeat("a", 65)} {
+		if _, err := (Uplink{Principals: []string{bad}}).UIDPrincipals(); err == nil {
+			t.Errorf("%q accepted", bad)
+		}
+	}
+	if _, err := (Uplink{Principals: []string{"1=a", "1=b"}}).UIDPrincipals(); err == nil {
+		t.Error("one uid mapped to two principals accepted")
+	}
+}
+
+func TestUplinkValidation(t *testing.T) {
+	for _, tc := range []struct{ body, key string }{
+		{"[uplink]\nmax_clients = 0\n", "uplink.max_clients"},
+		{"[uplink]\nmax_clients = 1001\n", "uplink.max_clients"},
+		{"[uplink]\nclient_queue = 0\n", "uplink.client_queue"},
+		{"[uplink]\nprincipals = [\"root\"]\n", "uplink.principals"},
+	} {
+		path := filepath.Join(t.TempDir(), "config.toml")
+		if err := os.WriteFile(path, []byte(tc.body), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		_, err := Load(path)
+		if err == nil || !strings.Contains(err.Error(), tc.key) {
+			t.Errorf("%q: err = %v, want one naming %s", tc.body, err, tc.key)
+		}
+	}
+}

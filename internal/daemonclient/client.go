@@ -1,0 +1,371 @@
+package daemonclient
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"path/filepath"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/astrid-go/astrid/hostapi"
+	"github.com/astrid-go/astrid/internal/bus"
+	"github.com/astrid-go/astrid/internal/config"
+	"github.com/astrid-go/astrid/internal/dispatch"
+	"github.com/astrid-go/astrid/internal/uplinkwire"
+)
+
+// SocketName is the daemon's socket in $ASTRID_HOME/run.
+const SocketName = "astrid.sock"
+
+// SocketPath is the daemon's socket for home.
+func SocketPath(home string) string { return filepath.Join(config.Layout(home).Run, SocketName) }
+
+// ErrNoDaemon is returned by Dial when no daemon listens on the socket.
+var ErrNoDaemon = errors.New("no astrid daemon is running")
+
+// ErrDisconnected ends every wait once the connection is gone.
+var ErrDisconnected = errors.New("the daemon connection closed")
+
+// Error is the daemon's refusal of a request (an error frame).
+type Error struct {
+	Code    string // uplinkwire.Code*
+	Message string
+}
+
+func (e *Error) Error() string { return "daemon: " + e.Code + ": " + e.Message }
+
+// Options tune a connection; the zero value is fine.
+type Options struct {
+	// Client names the frontend in the daemon's log ("astrid").
+	Client string
+	// Logger receives what the client refuses or drops.
+	Logger *slog.Logger
+	// Timeout bounds the dial, the handshake and each request's answer
+	// (0: 30 s).
+	Timeout time.Duration
+	// SubscriptionBuffer bounds the events one subscription holds for
+	// its reader (0: 4096); past it the oldest are dropped and counted in
+	// the next delivery's Lost, as a bus route does.
+	SubscriptionBuffer int
+}
+
+// Client is one connection to the daemon. It is safe for concurrent use.
+type Client struct {
+	conn      net.Conn
+	principal string
+	log       *slog.Logger
+	timeout   time.Duration
+	subBuf    int
+
+	wmu sync.Mutex // one frame written at a time
+
+	mu      sync.Mutex
+	nextID  uint64
+	pending map[uint64]*pending
+	subs    map[uint64]*subscription
+	err     error // why the connection ended, once it has
+
+	done   chan struct{} // closed when the reader stops
+	closed sync.Once
+}
+
+type pending struct {
+	reply     chan uplinkwire.Frame // buffered 1
+	subscribe bool                  // an OK opens a subscription
+	sub       *subscription
+}
+
+// Dial connects to the daemon of home and shakes hands. ErrNoDaemon (wrapped)
+// means nothing listens there; any other error means something does but
+// the connection failed (refused, another version).
+func Dial(ctx context.Context, home string, opts Options) (*Client, error) {
+	return DialSocket(ctx, SocketPath(home), opts)
+}
+
+// DialSocket is Dial on an explicit socket path.
+func DialSocket(ctx context.Context, path string, opts Options) (*Client, error) {
+	if opts.Timeout <= 0 {
+		opts.Timeout = 30 * time.Second
+	}
+	if opts.SubscriptionBuffer <= 0 {
+		opts.SubscriptionBuffer = 4096
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	if opts.Client == "" {
+		opts.Client = "astrid"
+	}
+	conn, err := dialUnix(ctx, path, opts.Timeout)
+	if err != nil {
+		if errors.Is(err, syscall.ENOENT) || errors.Is(err, syscall.ECONNREFUSED) {
+			return nil, fmt.Errorf("%w (%s: %v)", ErrNoDaemon, path, err)
+		}
+		return nil, fmt.Errorf("daemon: dial %s: %w", path, err)
+	}
+	c := &Client{conn: conn, log: opts.Logger, timeout: opts.Timeout, subBuf: opts.SubscriptionBuffer,
+		pending: map[uint64]*pending{}, subs: map[uint64]*subscription{}, done: make(chan struct{})}
+	if err := c.handshake(opts.Client); err != nil {
+		_ = conn.Close()
+		return nil, err
+	}
+	go c.read()
+	return c, nil
+}
+
+// handshake sends the hello and reads the welcome.
+func (c *Client) handshake(name string) error {
+	_ = c.conn.SetDeadline(time.Now().Add(c.timeout))
+	defer func() { _ = c.conn.SetDeadline(time.Time{}) }()
+	// A daemon that refuses the peer answers and closes before reading
+	// the hello: a failed write still leaves its answer to read.
+	werr := c.write(uplinkwire.Frame{Op: uplinkwire.OpHello, Version: uplinkwire.Version, Client: name})
+	body, err := uplinkwire.Read(c.conn)
+	if err != nil {
+		return fmt.Errorf("daemon: handshake: %w", errors.Join(werr, err))
+	}
+	f, err := uplinkwire.Decode(body)
+	if err != nil {
+		return fmt.Errorf("daemon: handshake: %w", err)
+	}
+	switch {
+	case f.Op == uplinkwire.OpError:
+		return &Error{Code: f.Code, Message: f.Error}
+	case f.Op != uplinkwire.OpWelcome:
+		return fmt.Errorf("daemon: handshake: the daemon answered %q, not a welcome", f.Op)
+	case f.Version != uplinkwire.Version:
+		return fmt.Errorf("daemon: handshake: the daemon speaks version %d, this client %d", f.Version, uplinkwire.Version)
+	}
+	c.principal = f.Principal
+	return nil
+}
+
+// Principal is who the daemon lets this connection act as.
+func (c *Client) Principal() string { return c.principal }
+
+// Logger implements the client packages' Kernel.
+func (c *Client) Logger() *slog.Logger { return c.log }
+
+// Done is closed when the connection has ended; Err then says why.
+func (c *Client) Done() <-chan struct{} { return c.done }
+
+// Err is why the connection ended (nil while it lasts).
+func (c *Client) Err() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.err
+}
+
+// Close ends the connection and every wait on it.
+func (c *Client) Close() error {
+	err := c.conn.Close()
+	<-c.done
+	if errors.Is(err, net.ErrClosed) {
+		return nil
+	}
+	return err
+}
+
+// write sends one frame.
+func (c *Client) write(f uplinkwire.Frame) error {
+	b, err := uplinkwire.Encode(f)
+	if err != nil {
+		return err
+	}
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	_ = c.conn.SetWriteDeadline(time.Now().Add(c.timeout))
+	return uplinkwire.Write(c.conn, b)
+}
+
+// request sends f with a fresh id and waits for its answer.
+func (c *Client) request(f uplinkwire.Frame, p *pending) (uplinkwire.Frame, error) {
+	if p == nil {
+		p = &pending{}
+	}
+	p.reply = make(chan uplinkwire.Frame, 1)
+	c.mu.Lock()
+	if c.err != nil {
+		err := c.err
+		c.mu.Unlock()
+		return uplinkwire.Frame{}, err
+	}
+	c.nextID++
+	f.ID = c.nextID
+	c.pending[f.ID] = p
+	c.mu.Unlock()
+	forget := func() {
+		c.mu.Lock()
+		delete(c.pending, f.ID)
+		c.mu.Unlock()
+	}
+	if err := c.write(f); err != nil {
+		forget()
+		return uplinkwire.Frame{}, fmt.Errorf("daemon: %s: %w", f.Op, err)
+	}
+	t := time.NewTimer(c.timeout)
+	defer t.Stop()
+	select {
+	case r := <-p.reply:
+		if r.Op == uplinkwire.OpError {
+			return r, &Error{Code: r.Code, Message: r.Error}
+		}
+		return r, nil
+	case <-c.done:
+		forget()
+		return uplinkwire.Frame{}, c.Err()
+	case <-t.C:
+		forget()
+		return uplinkwire.Frame{}, fmt.Errorf("daemon: %s: no answer within %s", f.Op, c.timeout)
+	}
+}
+
+// read is the connection's one reader: answers to their requests, events
+// to their subscriptions. It never waits for either.
+func (c *Client) read() {
+	err := c.readLoop()
+	c.mu.Lock()
+	if c.err == nil {
+		c.err = fmt.Errorf("%w: %w", ErrDisconnected, err)
+	}
+	subs := c.subs
+	c.subs = map[uint64]*subscription{}
+	c.mu.Unlock()
+	for _, s := range subs {
+		s.wake()
+	}
+	close(c.done)
+	_ = c.conn.Close()
+}
+
+func (c *Client) readLoop() error {
+	for {
+		body, err := uplinkwire.Read(c.conn)
+		if err != nil {
+			return err
+		}
+		f, err := uplinkwire.Decode(body)
+		if err != nil {
+			// Skip what does not parse (docs/uplink.md: clients tolerate
+			// frames they do not understand).
+			c.log.Warn("daemon: a frame that does not parse was skipped", "err", err)
+			continue
+		}
+		switch f.Op {
+		case uplinkwire.OpEvent:
+			c.mu.Lock()
+			s := c.subs[f.Sub]
+			c.mu.Unlock()
+			if s != nil {
+				s.push(f)
+			}
+		case uplinkwire.OpOK, uplinkwire.OpError:
+			if f.ID == 0 {
+				// About the connection, not a request: the daemon
+				// closes it next (too large, slow, ...).
+				c.mu.Lock()
+				c.err = fmt.Errorf("%w: %w", ErrDisconnected, &Error{Code: f.Code, Message: f.Error})
+				c.mu.Unlock()
+				continue
+			}
+			c.mu.Lock()
+			p := c.pending[f.ID]
+			delete(c.pending, f.ID)
+			if p != nil && p.subscribe && f.Op == uplinkwire.OpOK {
+				// Registered here, before the next frame is read: the
+				// subscription's first event may be that frame.
+				p.sub = newSubscription(c, f.Sub)
+				c.subs[f.Sub] = p.sub
+			}
+			c.mu.Unlock()
+			if p != nil {
+				p.reply <- f
+			}
+		default:
+			c.log.Warn("daemon: a frame of an unknown op was skipped", "op", f.Op)
+		}
+	}
+}
+
+// Publish implements the client packages' Kernel: it publishes on topic
+// for the connection's principal (from is not sent: the daemon decides who
+// the peer is). The Result is empty: the daemon does not say who heard.
+func (c *Client) Publish(_ dispatch.Caller, topic string, payload json.RawMessage) (dispatch.Result, error) {
+	_, err := c.request(uplinkwire.Frame{Op: uplinkwire.OpPublish, Topic: topic, Payload: payload}, nil)
+	return dispatch.Result{}, err
+}
+
+// Subscribe implements the client packages' Kernel: a subscription to
+// pattern, always scoped to the connection's principal.
+func (c *Client) Subscribe(_ dispatch.Caller, pattern string, _ bool) (bus.Subscription, error) {
+	p := &pending{subscribe: true}
+	if _, err := c.request(uplinkwire.Frame{Op: uplinkwire.OpSubscribe, Pattern: pattern}, p); err != nil {
+		return nil, err
+	}
+	return p.sub, nil
+}
+
+// Interceptors implements the client packages' Kernel; a failed request
+// answers none (and is logged).
+func (c *Client) Interceptors(topic string) []string {
+	r, err := c.request(uplinkwire.Frame{Op: uplinkwire.OpInterceptors, Topic: topic}, nil)
+	if err != nil {
+		c.log.Warn("daemon: interceptors", "topic", topic, "err", err)
+		return nil
+	}
+	return r.IDs
+}
+
+// HoldsToolMiddleware implements toolclient.Kernel.
+func (c *Client) HoldsToolMiddleware(capsuleID string) bool {
+	r, err := c.request(uplinkwire.Frame{Op: uplinkwire.OpHoldsGrant, Capsule: capsuleID, Grant: hostapi.GrantToolMiddleware}, nil)
+	if err != nil {
+		c.log.Warn("daemon: holds_grant", "capsule", capsuleID, "err", err)
+		return false
+	}
+	return r.Held
+}
+
+// unsubscribe tells the daemon, without waiting for its answer.
+func (c *Client) unsubscribe(id uint64) {
+	c.mu.Lock()
+	delete(c.subs, id)
+	if c.err != nil {
+		c.mu.Unlock()
+		return
+	}
+	c.nextID++
+	f := uplinkwire.Frame{Op: uplinkwire.OpUnsubscribe, ID: c.nextID, Sub: id}
+	c.mu.Unlock()
+	if err := c.write(f); err != nil {
+		c.log.Debug("daemon: unsubscribe", "sub", id, "err", err)
+	}
+}
+
+// dialUnix connects to path. A full listen backlog (EAGAIN: many clients
+// connecting at once) is retried, with a growing pause, until timeout.
+func dialUnix(ctx context.Context, path string, timeout time.Duration) (net.Conn, error) {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	var d net.Dialer
+	pause := time.Millisecond
+	for {
+		conn, err := d.DialContext(ctx, "unix", path)
+		if err == nil || !errors.Is(err, syscall.EAGAIN) {
+			return conn, err
+		}
+		t := time.NewTimer(pause)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return nil, err
+		case <-t.C:
+		}
+		pause = min(2*pause, 100*time.Millisecond)
+	}
+}

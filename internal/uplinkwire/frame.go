@@ -1,0 +1,96 @@
+package uplinkwire
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+)
+
+// Version is the protocol version this build speaks; a hello naming
+// another is refused with CodeVersion.
+const Version = 1
+
+// MaxFrame caps one frame's JSON body, both ways.
+const MaxFrame = 1 << 20
+
+// The ops. A client sends OpHello first, then requests; every request
+// carries an ID its answer (OpOK, OpError) echoes. The server sends OpEvent
+// frames for the client's subscriptions whenever they come.
+const (
+	OpHello        = "hello"        // client: Version, Client
+	OpWelcome      = "welcome"      // server: Version, Principal
+	OpPublish      = "publish"      // client: ID, Topic, Payload
+	OpSubscribe    = "subscribe"    // client: ID, Pattern → OK with Sub
+	OpUnsubscribe  = "unsubscribe"  // client: ID, Sub
+	OpInterceptors = "interceptors" // client: ID, Topic → OK with IDs
+	OpHoldsGrant   = "holds_grant"  // client: ID, Capsule, Grant → OK with Held
+	OpOK           = "ok"           // server: ID, and Sub, IDs or Held
+	OpEvent        = "event"        // server: Sub, Topic, Payload, Source, Principal, Lost
+	OpError        = "error"        // server: ID (0 when about no request), Code, Error
+)
+
+// Error codes.
+const (
+	CodeVersion        = "version"          // hello's version is not Version
+	CodeHandshake      = "handshake"        // the first frame was not a hello
+	CodeRefused        = "refused"          // the peer's uid maps to no principal
+	CodeTooManyClients = "too_many_clients" // the server is at its client limit
+	CodeBadFrame       = "bad_frame"        // the frame is not a JSON object of a known op
+	CodeTooLarge       = "too_large"        // a frame over MaxFrame: the connection closes
+	CodeNotAllowed     = "not_allowed"      // the topic or pattern is not in the allowlist
+	CodeSlow           = "slow"             // the client's queue filled: it is disconnected
+	CodeLimit          = "limit"            // too many subscriptions
+	CodeNotFound       = "not_found"        // no such subscription
+	CodeFailed         = "failed"           // the kernel refused (Error says why)
+)
+
+// Frame is every frame's shape; an op uses the fields its comment names.
+type Frame struct {
+	Op        string          `json:"op"`
+	ID        uint64          `json:"id,omitempty"`
+	Version   int             `json:"version,omitempty"`
+	Client    string          `json:"client,omitempty"`
+	Principal string          `json:"principal,omitempty"`
+	Topic     string          `json:"topic,omitempty"`
+	Pattern   string          `json:"pattern,omitempty"`
+	Payload   json.RawMessage `json:"payload,omitempty"`
+	Sub       uint64          `json:"sub,omitempty"`
+	Source    string          `json:"source,omitempty"`
+	Lost      uint64          `json:"lost,omitempty"`
+	Capsule   string          `json:"capsule,omitempty"`
+	Grant     string          `json:"grant,omitempty"`
+	IDs       []string        `json:"ids,omitempty"`
+	Held      bool            `json:"held,omitempty"`
+	Code      string          `json:"code,omitempty"`
+	Error     string          `json:"error,omitempty"`
+}
+
+// Decode parses one frame body. A body that is not a JSON object with an
+// op is an error.
+func Decode(body []byte) (Frame, error) {
+	var f Frame
+	if err := json.Unmarshal(body, &f); err != nil {
+		return Frame{}, fmt.Errorf("not a JSON frame: %w", err)
+	}
+	if f.Op == "" {
+		return Frame{}, errors.New("the frame has no op")
+	}
+	return f, nil
+}
+
+// Encode renders f as a frame body.
+func Encode(f Frame) ([]byte, error) {
+	b, err := json.Marshal(f)
+	if err != nil {
+		return nil, fmt.Errorf("uplinkwire: encode %s: %w", f.Op, err)
+	}
+	if len(b) > MaxFrame {
+		return nil, fmt.Errorf("uplinkwire: a %s frame of %d bytes is over the %d-byte limit", f.Op, len(b), MaxFrame)
+	}
+	return b, nil
+}
+
+// Errorf is an error frame about request id.
+func Errorf(id uint64, code, format string, args ...any) Frame {
+	return Frame{Op: OpError, ID: id, Code: code, Error: fmt.Sprintf(format, args...)}
+}
