@@ -70,8 +70,7 @@ type Client struct {
 	subs    map[uint64]*subscription
 	err     error // why the connection ended, once it has
 
-	done   chan struct{} // closed when the reader stops
-	closed sync.Once
+	done chan struct{} // closed when the reader stops
 }
 
 type pending struct {
