@@ -73,8 +73,16 @@ func TestCapsuleInstallApproveRemove(t *testing.T) {
 	if !strings.Contains(errOut, "capsule notes installed in "+installed) || !strings.Contains(errOut, "astrid capsule env set notes TOKEN") {
 		t.Errorf("install's notes: %s", errOut)
 	}
+	// Its required secret has no value yet (--yes asks nothing): it does
+	// not load, and says which command sets it; once set, it loads.
+	if state, listing := capsuleState(t, ws, "notes"); state != "failed" || !strings.Contains(listing, "astrid capsule env set notes TOKEN") {
+		t.Fatalf("after install without its TOKEN, notes is %q:\n%s", state, listing)
+	}
+	if _, errOut, code := runAstrid(t, "s3cret", "capsule", "env", "set", "notes", "TOKEN"); code != 0 {
+		t.Fatalf("env set TOKEN: exit %d: %s", code, errOut)
+	}
 	if state, listing := capsuleState(t, ws, "notes"); state != "ready" {
-		t.Fatalf("after install, notes is %q:\n%s", state, listing)
+		t.Fatalf("after install and env set, notes is %q:\n%s", state, listing)
 	}
 
 	// Edited on disk to read everything: refused at the next boot, with why.

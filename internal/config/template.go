@@ -30,6 +30,10 @@ var keyNotes = map[string]string{
 	"egress.allow":                 `local endpoints capsules may reach: "host:port" or a CIDR (a local model server)`,
 	"log":                          "the runtime's log",
 	"log.level":                    "debug | info | warn | error (info adds the capsules' and the kernel's notes)",
+	"uplink":                       "the daemon's socket ($ASTRID_HOME/run/astrid.sock) and who may use it",
+	"uplink.max_clients":           "clients connected at once; one more is answered with an error and closed",
+	"uplink.client_queue":          "frames waiting for one client; a client that lets more pile up is disconnected",
+	"uplink.principals":            `peer uid → principal, "uid=principal" each ("1001=alice"); the daemon owner's uid is "default", any other uid not listed is refused`,
 }
 
 // Template is the config.toml `astrid init` writes: every key at its

@@ -41,6 +41,9 @@ func TestTemplateHasEveryKeyAtItsDefault(t *testing.T) {
 	if len(cfg.Egress.Allow) == 0 {
 		cfg.Egress.Allow = nil // allow = [] is the default's nil
 	}
+	if len(cfg.Uplink.Principals) == 0 {
+		cfg.Uplink.Principals = nil // likewise principals = []
+	}
 	if !reflect.DeepEqual(cfg, Default()) {
 		t.Errorf("the uncommented template decodes to %+v, want Default() %+v", cfg, Default())
 	}
