@@ -1,0 +1,86 @@
+package main
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// daemonFor starts a daemon for $ASTRID_HOME working on ws and returns once
+// its socket accepts a client; the test's cleanup kills it.
+func daemonFor(t *testing.T, ws string) (home string) {
+	t.Helper()
+	home = os.Getenv("ASTRID_HOME")
+	startedPid(t, home, ws)
+	c, err := dialDaemon(context.Background(), home)
+	if err != nil {
+		t.Fatalf("astrid start returned before its socket accepted a client: %v", err)
+	}
+	c.Close()
+	return home
+}
+
+// The tool commands talk to the running daemon: a call works on the
+// daemon's workspace, not the current directory (which --no-daemon uses),
+// a mutable call is approved with --yes and refused without it exactly as
+// in-process, and a --workspace or --principal the daemon cannot honour is
+// refused with a reason.
+func TestToolCommandsThroughTheDaemon(t *testing.T) {
+	ws := promptHome(t, plainScript)
+	if err := os.WriteFile(filepath.Join(ws, "only-in-ws.txt"), []byte("served by the daemon"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	inProcessList, errOut, code := runAstrid(t, "", "tool", "list", "--workspace", ws)
+	if code != 0 {
+		t.Fatalf("tool list in-process: exit %d: %s", code, errOut)
+	}
+	daemonFor(t, ws)
+
+	read := []string{"tool", "call", "read_file", `{"file_path":"only-in-ws.txt"}`}
+	if out, errOut, code := runAstrid(t, "", read...); code != 0 || out != "served by the daemon\n" {
+		t.Fatalf("tool call through the daemon (its workspace, not the cwd): exit %d: %q %s", code, out, errOut)
+	}
+	if out, errOut, code := runAstrid(t, "", append(read, "--workspace", ws)...); code != 0 || out != "served by the daemon\n" {
+		t.Fatalf("tool call naming the daemon's own workspace: exit %d: %q %s", code, out, errOut)
+	}
+	// --no-daemon boots in-process on the current directory, which has no such file.
+	if out, errOut, code := runAstrid(t, "", append(read, "--no-daemon")...); code != 1 || out != "" || errOut == "" {
+		t.Fatalf("--no-daemon should work on the cwd and fail: exit %d: %q %s", code, out, errOut)
+	}
+	if out, errOut, code := runAstrid(t, "", append([]string{"--no-daemon"}, append(read, "--workspace", ws)...)...); code != 0 || out != "served by the daemon\n" {
+		t.Fatalf("--no-daemon --workspace: exit %d: %q %s", code, out, errOut)
+	}
+
+	other := t.TempDir()
+	if _, errOut, code := runAstrid(t, "", append(read, "--workspace", other)...); code == 0 || !strings.Contains(errOut, "the running daemon works on "+ws) {
+		t.Fatalf("another --workspace through the daemon: exit %d: %s", code, errOut)
+	}
+	if _, errOut, code := runAstrid(t, "", append(read, "--principal", "bob")...); code == 0 || !strings.Contains(errOut, `serves you as principal "default"`) {
+		t.Fatalf("another --principal through the daemon: exit %d: %s", code, errOut)
+	}
+
+	// Approvals: denied without a terminal, allowed with --yes.
+	write := []string{"tool", "call", "write_file", `{"file_path":"written.txt","content":"by the daemon"}`}
+	if _, errOut, code := runAstrid(t, "", write...); code != 1 {
+		t.Fatalf("a mutable call without --yes through the daemon: exit %d: %s", code, errOut)
+	}
+	if _, err := os.Stat(filepath.Join(ws, "written.txt")); !os.IsNotExist(err) {
+		t.Fatalf("the denied write happened (%v)", err)
+	}
+	if _, errOut, code := runAstrid(t, "", append(write, "--yes")...); code != 0 {
+		t.Fatalf("a mutable call with --yes through the daemon: exit %d: %s", code, errOut)
+	}
+	if b, err := os.ReadFile(filepath.Join(ws, "written.txt")); err != nil || string(b) != "by the daemon" {
+		t.Fatalf("the approved write: %q, %v", b, err)
+	}
+	if _, errOut, code := runAstrid(t, "", "tool", "call", "no_such_tool"); code != 1 || errOut == "" {
+		t.Fatalf("an unknown tool through the daemon: exit %d: %s", code, errOut)
+	}
+
+	out, errOut, code := runAstrid(t, "", "tool", "list")
+	if code != 0 || out != inProcessList {
+		t.Fatalf("tool list through the daemon differs from in-process: exit %d: %s\n--- daemon\n%s\n--- in-process\n%s", code, errOut, out, inProcessList)
+	}
+}
