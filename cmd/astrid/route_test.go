@@ -84,3 +84,48 @@ func TestToolCommandsThroughTheDaemon(t *testing.T) {
 		t.Fatalf("tool list through the daemon differs from in-process: exit %d: %s\n--- daemon\n%s\n--- in-process\n%s", code, errOut, out, inProcessList)
 	}
 }
+
+// astrid -p, session and models talk to the running daemon: the demo turn
+// reads the README of the daemon's workspace (the current directory has
+// none), the session it kept is listed, shown and deleted through the
+// daemon, exit statuses are those of in-process, and models list prints
+// what --no-daemon prints.
+func TestPromptSessionsAndModelsThroughTheDaemon(t *testing.T) {
+	ws := promptHome(t, "")
+	modelsInProcess, errOut, code := runAstrid(t, "", "models", "list", "--workspace", ws)
+	if code != 0 {
+		t.Fatalf("models list in-process: exit %d: %s", code, errOut)
+	}
+	daemonFor(t, ws)
+
+	out, errOut, code := runAstrid(t, "", "-p", "What does README.md say?", "--session", "s-d")
+	if code != 0 || !strings.Contains(out, "I read README.md") {
+		t.Fatalf("-p through the daemon: exit %d, stdout %q, stderr:\n%s", code, out, errOut)
+	}
+	if !strings.Contains(errOut, `→ read_file {"file_path":"README.md"}`) || !strings.Contains(errOut, "# Demo workspace") || !strings.Contains(errOut, "session s-d (continue with --session s-d)") {
+		t.Fatalf("-p through the daemon: stderr lacks the tool call's notes or the session:\n%s", errOut)
+	}
+	if _, errOut, code := runAstrid(t, "", "-p", "again", "--timeout", "1ns"); code != 124 || !strings.Contains(errOut, "--timeout") {
+		t.Fatalf("-p --timeout 1ns through the daemon: exit %d: %s", code, errOut)
+	}
+	if _, errOut, code := runAstrid(t, "", "-p", "again", "--workspace", t.TempDir()); code == 0 || !strings.Contains(errOut, "the running daemon works on") {
+		t.Fatalf("-p with another --workspace through the daemon: exit %d: %s", code, errOut)
+	}
+
+	if out, errOut, code := runAstrid(t, "", "session", "list"); code != 0 || !strings.Contains(out, "s-d") {
+		t.Fatalf("session list through the daemon: exit %d\n%s%s", code, out, errOut)
+	}
+	if out, errOut, code := runAstrid(t, "", "session", "show", "s-d"); code != 0 || !strings.Contains(out, "user: What does README.md say?") {
+		t.Fatalf("session show through the daemon: exit %d\n%s%s", code, out, errOut)
+	}
+	if _, errOut, code := runAstrid(t, "", "session", "delete", "s-d"); code != 0 || !strings.Contains(errOut, "deleted session s-d") {
+		t.Fatalf("session delete through the daemon: exit %d, %s", code, errOut)
+	}
+	if _, errOut, code := runAstrid(t, "", "session", "delete", "s-d"); code != 1 || !strings.Contains(errOut, "no session s-d") {
+		t.Fatalf("second session delete through the daemon: exit %d, %s", code, errOut)
+	}
+
+	if out, errOut, code := runAstrid(t, "", "models", "list"); code != 0 || out != modelsInProcess {
+		t.Fatalf("models list through the daemon: exit %d: %s\n--- daemon\n%s--- in-process\n%s", code, errOut, out, modelsInProcess)
+	}
+}
