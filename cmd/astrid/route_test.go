@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/astrid-go/astrid/internal/testutil"
 )
 
 // daemonFor starts a daemon for $ASTRID_HOME working on ws and returns once
@@ -127,5 +129,41 @@ func TestPromptSessionsAndModelsThroughTheDaemon(t *testing.T) {
 
 	if out, errOut, code := runAstrid(t, "", "models", "list"); code != 0 || out != modelsInProcess {
 		t.Fatalf("models list through the daemon: exit %d: %s\n--- daemon\n%s--- in-process\n%s", code, errOut, out, modelsInProcess)
+	}
+}
+
+// Ctrl-C of `astrid -p` through the daemon cancels the turn in the daemon
+// (its tool call waits on a FIFO), exits 130 saying so, and the daemon
+// goes on serving.
+func TestPromptInterruptThroughTheDaemon(t *testing.T) {
+	home, ws := t.TempDir(), t.TempDir()
+	pendingFIFO(t, ws)
+	script := filepath.Join(ws, "script.jsonl")
+	if err := os.WriteFile(script, []byte(pipeScript), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	set := astridProcess(home, "capsule", "env", "set", "astrid-capsule-replay", "script")
+	set.Stdin = strings.NewReader(script)
+	if out, err := set.CombinedOutput(); err != nil {
+		t.Fatalf("env set: %v\n%s", err, out)
+	}
+	startedPid(t, home, ws)
+
+	cmd := astridProcess(home, "-p", "read the pipe") // no --workspace: the daemon's
+	stderr := &testutil.SyncBuffer{}
+	cmd.Stderr = stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill() })
+	waitFor(t, "the tool call to start through the daemon", func() bool { return strings.Contains(stderr.String(), "→ read_file") })
+	if err := cmd.Process.Signal(os.Interrupt); err != nil {
+		t.Fatal(err)
+	}
+	if code := waitExit(t, cmd, stderr); code != 130 || !strings.Contains(stderr.String(), "interrupted; the turn was cancelled") {
+		t.Fatalf("exit %d after Ctrl-C through the daemon; stderr: %s", code, stderr.String())
+	}
+	if out, code := runProcess(t, home, "tool", "call", "list_directory", `{"dir_path":"."}`); code != 0 || !strings.Contains(out, "script.jsonl") {
+		t.Fatalf("a tool call after the interrupted turn: exit %d: %s", code, out)
 	}
 }
