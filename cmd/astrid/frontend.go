@@ -33,9 +33,6 @@ type frontend struct {
 	local *kernel.Kernel
 }
 
-// viaDaemon reports whether the command talks to a running daemon.
-func (fe frontend) viaDaemon() bool { return fe.local == nil }
-
 // waitForTool waits for the capsules that may provide tool name to finish
 // loading. In-process they load in the background; a daemon has loaded
 // its capsules by the time its socket serves, so there is nothing to wait
