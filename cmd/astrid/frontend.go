@@ -91,7 +91,7 @@ func attachDaemon(cmd *cobra.Command, f kernelFlags) (frontend, context.Context,
 	stop := func() { c.Close(); cancel() }
 	if err := matchDaemon(home, c, f); err != nil {
 		stop()
-		return frontend{}, nil, nil, err
+		return frontend{}, nil, nil, usage(cmd, err) // exit 2, as each command's help says of usage errors
 	}
 	return frontend{k: c}, ctx, stop, nil
 }

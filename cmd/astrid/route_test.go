@@ -56,10 +56,10 @@ func TestToolCommandsThroughTheDaemon(t *testing.T) {
 	}
 
 	other := t.TempDir()
-	if _, errOut, code := runAstrid(t, "", append(read, "--workspace", other)...); code == 0 || !strings.Contains(errOut, "the running daemon works on "+ws) {
+	if _, errOut, code := runAstrid(t, "", append(read, "--workspace", other)...); code != 2 || !strings.Contains(errOut, "the running daemon works on "+ws) {
 		t.Fatalf("another --workspace through the daemon: exit %d: %s", code, errOut)
 	}
-	if _, errOut, code := runAstrid(t, "", append(read, "--principal", "bob")...); code == 0 || !strings.Contains(errOut, `serves you as principal "default"`) {
+	if _, errOut, code := runAstrid(t, "", append(read, "--principal", "bob")...); code != 2 || !strings.Contains(errOut, `serves you as principal "default"`) {
 		t.Fatalf("another --principal through the daemon: exit %d: %s", code, errOut)
 	}
 
@@ -110,7 +110,7 @@ func TestPromptSessionsAndModelsThroughTheDaemon(t *testing.T) {
 	if _, errOut, code := runAstrid(t, "", "-p", "again", "--timeout", "1ns"); code != 124 || !strings.Contains(errOut, "--timeout") {
 		t.Fatalf("-p --timeout 1ns through the daemon: exit %d: %s", code, errOut)
 	}
-	if _, errOut, code := runAstrid(t, "", "-p", "again", "--workspace", t.TempDir()); code == 0 || !strings.Contains(errOut, "the running daemon works on") {
+	if _, errOut, code := runAstrid(t, "", "-p", "again", "--workspace", t.TempDir()); code != 2 || !strings.Contains(errOut, "the running daemon works on") {
 		t.Fatalf("-p with another --workspace through the daemon: exit %d: %s", code, errOut)
 	}
 
