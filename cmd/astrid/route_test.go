@@ -3,8 +3,10 @@ package main
 import (
 	"context"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/astrid-go/astrid/internal/testutil"
@@ -132,10 +134,10 @@ func TestPromptSessionsAndModelsThroughTheDaemon(t *testing.T) {
 	}
 }
 
-// Ctrl-C of `astrid -p` through the daemon cancels the turn in the daemon
-// (its tool call waits on a FIFO), exits 130 saying so, and the daemon
-// goes on serving.
-func TestPromptInterruptThroughTheDaemon(t *testing.T) {
+// pipeDaemon starts a daemon whose replayed turn blocks in a tool call
+// reading a FIFO; it returns the home and the daemon's pid.
+func pipeDaemon(t *testing.T) (home string, pid int) {
+	t.Helper()
 	home, ws := t.TempDir(), t.TempDir()
 	pendingFIFO(t, ws)
 	script := filepath.Join(ws, "script.jsonl")
@@ -147,8 +149,13 @@ func TestPromptInterruptThroughTheDaemon(t *testing.T) {
 	if out, err := set.CombinedOutput(); err != nil {
 		t.Fatalf("env set: %v\n%s", err, out)
 	}
-	startedPid(t, home, ws)
+	return home, startedPid(t, home, ws)
+}
 
+// startPipeTurn starts `astrid -p` on the daemon of home and returns once
+// its tool call is pending.
+func startPipeTurn(t *testing.T, home string) (*exec.Cmd, *testutil.SyncBuffer) {
+	t.Helper()
 	cmd := astridProcess(home, "-p", "read the pipe") // no --workspace: the daemon's
 	stderr := &testutil.SyncBuffer{}
 	cmd.Stderr = stderr
@@ -157,6 +164,15 @@ func TestPromptInterruptThroughTheDaemon(t *testing.T) {
 	}
 	t.Cleanup(func() { _ = cmd.Process.Kill() })
 	waitFor(t, "the tool call to start through the daemon", func() bool { return strings.Contains(stderr.String(), "→ read_file") })
+	return cmd, stderr
+}
+
+// Ctrl-C of `astrid -p` through the daemon cancels the turn in the daemon
+// (its tool call waits on a FIFO), exits 130 saying so, and the daemon
+// goes on serving.
+func TestPromptInterruptThroughTheDaemon(t *testing.T) {
+	home, _ := pipeDaemon(t)
+	cmd, stderr := startPipeTurn(t, home)
 	if err := cmd.Process.Signal(os.Interrupt); err != nil {
 		t.Fatal(err)
 	}
@@ -165,5 +181,18 @@ func TestPromptInterruptThroughTheDaemon(t *testing.T) {
 	}
 	if out, code := runProcess(t, home, "tool", "call", "list_directory", `{"dir_path":"."}`); code != 0 || !strings.Contains(out, "script.jsonl") {
 		t.Fatalf("a tool call after the interrupted turn: exit %d: %s", code, out)
+	}
+}
+
+// kill -9 of the daemon mid-turn: the client says the daemon went away and
+// exits 1 instead of waiting; a restarted daemon serves the same home.
+func TestPromptWhenTheDaemonDiesMidTurn(t *testing.T) {
+	home, pid := pipeDaemon(t)
+	cmd, stderr := startPipeTurn(t, home)
+	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	if code := waitExit(t, cmd, stderr); code != 1 || !strings.Contains(stderr.String(), "daemon") {
+		t.Fatalf("exit %d after the daemon was killed mid-turn; stderr: %s", code, stderr.String())
 	}
 }
