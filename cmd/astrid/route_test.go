@@ -185,7 +185,7 @@ func TestPromptInterruptThroughTheDaemon(t *testing.T) {
 }
 
 // kill -9 of the daemon mid-turn: the client says the daemon went away and
-// exits 1 instead of waiting; a restarted daemon serves the same home.
+// exits 1 instead of waiting.
 func TestPromptWhenTheDaemonDiesMidTurn(t *testing.T) {
 	home, pid := pipeDaemon(t)
 	cmd, stderr := startPipeTurn(t, home)
