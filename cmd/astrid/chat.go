@@ -7,12 +7,15 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/astrid-go/astrid/internal/agentclient"
 	"github.com/astrid-go/astrid/internal/chatui"
 	"github.com/astrid-go/astrid/internal/config"
+	"github.com/astrid-go/astrid/internal/daemon"
+	"github.com/astrid-go/astrid/internal/daemonclient"
 	"github.com/astrid-go/astrid/internal/sessionclient"
 	"github.com/astrid-go/astrid/ipc"
 )
@@ -38,9 +41,10 @@ another), /models lists the models and chooses one, /help lists the keys.
 Ctrl-C cancels the running turn; pressed twice, or with no turn running, it leaves.
 The session is named at the end: continue it with astrid -p --session <id>.
 
-For now astrid chat boots the kernel in-process, as astrid -p does (logs go to
-$ASTRID_HOME/logs/chat.log, not the screen); once astrid daemon exists it will attach
-to the running daemon instead. It needs a terminal; scripts use astrid -p.`,
+astrid chat talks to the running daemon of $ASTRID_HOME; when none runs it starts one
+(as astrid start does, on --workspace or the current directory) and says so; astrid stop
+ends it. --no-daemon boots the kernel in-process instead (its log in
+$ASTRID_HOME/logs/chat.log, not the screen). It needs a terminal; scripts use astrid -p.`,
 		Example: `  astrid chat
   astrid chat --session s-0123abcd
   astrid chat --provider replay --workspace /tmp/project`,
@@ -86,12 +90,68 @@ func runChat(cmd *cobra.Command, f *chatFlags) error {
 	return nil
 }
 
-// chatKernel is where astrid chat finds its kernel — the one place to
-// change when the daemon exists (attach to its socket, start one if none
-// runs). Today it boots one in-process, as astrid -p does, with the
-// kernel's log in $ASTRID_HOME/logs/chat.log so that it does not write
+// chatStartTimeout bounds how long astrid chat waits for the daemon it
+// starts (or finds starting) to serve.
+const chatStartTimeout = time.Minute
+
+// chatKernel is where astrid chat finds its kernel: the running daemon of
+// $ASTRID_HOME, started first (as astrid start does, saying so) when none
+// runs. --no-daemon boots one in-process instead, as astrid -p does, with
+// the kernel's log in $ASTRID_HOME/logs/chat.log so that it does not write
 // over the UI.
 func chatKernel(cmd *cobra.Command, f kernelFlags) (agentclient.Kernel, context.Context, func(), error) {
+	if noDaemon, _ := cmd.Flags().GetBool(noDaemonFlag); noDaemon {
+		return chatInProcess(cmd, f)
+	}
+	fe, ctx, stop, err := attachDaemon(cmd, f)
+	if errors.Is(err, daemonclient.ErrNoDaemon) {
+		if err := ensureDaemon(cmd, f); err != nil {
+			return nil, nil, nil, err
+		}
+		fe, ctx, stop, err = attachDaemon(cmd, f)
+	}
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	return fe.k, ctx, stop, nil
+}
+
+// ensureDaemon starts the daemon of $ASTRID_HOME on f's workspace (the
+// current directory by default) and tells the person so; a daemon already
+// starting is waited for instead.
+func ensureDaemon(cmd *cobra.Command, f kernelFlags) error {
+	home, err := config.Home()
+	if err != nil {
+		return err
+	}
+	if pid, err := daemon.Running(home); err == nil {
+		for deadline := time.Now().Add(chatStartTimeout); !serves(home); time.Sleep(pollInterval) {
+			if time.Now().After(deadline) {
+				return fmt.Errorf("the daemon of %s (pid %d) did not serve within %s; see %s", home, pid, chatStartTimeout, daemon.PathsOf(home).Log)
+			}
+		}
+		return nil
+	}
+	if err := daemon.CheckHome(home); err != nil {
+		return err
+	}
+	ws := f.workspace
+	if ws == "" {
+		if ws, err = os.Getwd(); err != nil {
+			return err
+		}
+	}
+	pid, err := startDetached(home, ws, chatStartTimeout)
+	if err != nil {
+		return fmt.Errorf("no daemon runs for %s and starting one failed: %w", home, err)
+	}
+	fmt.Fprintf(cmd.ErrOrStderr(), "astrid chat: no daemon ran for %s; started one (pid %d, workspace %s); astrid stop ends it\n", home, pid, ws)
+	return nil
+}
+
+// chatInProcess boots the kernel in-process for astrid chat --no-daemon,
+// its log in $ASTRID_HOME/logs/chat.log.
+func chatInProcess(cmd *cobra.Command, f kernelFlags) (agentclient.Kernel, context.Context, func(), error) {
 	home, err := config.Home()
 	if err != nil {
 		return nil, nil, nil, err

@@ -7,7 +7,20 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/astrid-go/astrid/internal/daemon"
 )
+
+// stopDaemonAtCleanup stops the daemon a test's astrid chat starts.
+func stopDaemonAtCleanup(t *testing.T, home string) {
+	t.Cleanup(func() {
+		if _, err := daemon.Running(home); err == nil {
+			if out, code := runProcess(t, home, "stop"); code != 0 {
+				t.Errorf("stop the chat's daemon: exit %d: %s", code, out)
+			}
+		}
+	})
+}
 
 // chatSession finds the session id the chat names on its way out.
 var chatSession = regexp.MustCompile(`continue with astrid -p --session (s-[0-9a-f]{32})`)
@@ -32,7 +45,8 @@ func (term *terminal) waitForAll(want ...string) string {
 	return ""
 }
 
-// In a real terminal, `astrid chat` runs a replayed turn: the model's call
+// In a real terminal, `astrid chat` starts a daemon (none runs) and runs a
+// replayed turn through it: the model's call
 // of a mutable tool is asked about inline, answered with "y", runs (the
 // file is written), folds to one line, and the answer streams in below
 // it. Two Ctrl-C with no turn running leave, naming the session, which
@@ -40,6 +54,7 @@ func (term *terminal) waitForAll(want ...string) string {
 func TestChatTurnWithApprovalInATerminal(t *testing.T) {
 	ws := promptHome(t, writeScript)
 	home := os.Getenv("ASTRID_HOME")
+	stopDaemonAtCleanup(t, home)
 	term := newTerminal(t)
 	term.start(astridLine(home, ws, "chat"))
 	term.waitFor("/help")
@@ -86,6 +101,10 @@ func TestChatTurnWithApprovalInATerminal(t *testing.T) {
 	if !strings.Contains(screen, "EXIT=0") || m == nil {
 		t.Fatalf("leaving the chat shows:\n%s", screen)
 	}
+	// No daemon ran: the chat started one, which outlives it.
+	if pid, err := daemon.Running(home); err != nil || pid == 0 {
+		t.Fatalf("the daemon astrid chat started is not running: pid %d, %v", pid, err)
+	}
 	out, errOut, code := runAstrid(t, "", "session", "show", m[1])
 	if code != 0 || !strings.Contains(out, "write the notes") || !strings.Contains(out, "Done with the file.") {
 		t.Fatalf("session show %s: exit %d\n%s\n%s", m[1], code, out, errOut)
@@ -99,6 +118,7 @@ func TestChatCtrlCCancelsATurnInATerminal(t *testing.T) {
 	ws := promptHome(t, pipeScript)
 	pendingFIFO(t, ws)
 	home := os.Getenv("ASTRID_HOME")
+	stopDaemonAtCleanup(t, home)
 	term := newTerminal(t)
 	term.start(astridLine(home, ws, "chat"))
 	term.waitFor("/help")

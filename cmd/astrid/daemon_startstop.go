@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -63,7 +64,9 @@ output shown).`,
 }
 
 // startDetached re-executes this binary as `astrid daemon --detached` in a
-// session of its own and waits until it has written its pid file.
+// session of its own and waits until it has written its pid file and its
+// socket accepts a client (the uplink binds just after the kernel boots,
+// so the pid file alone is not "ready").
 func startDetached(home, ws string, timeout time.Duration) (int, error) {
 	exe, err := os.Executable()
 	if err != nil {
@@ -96,7 +99,7 @@ func startDetached(home, ws string, timeout time.Duration) (int, error) {
 			_ = child.Process.Signal(syscall.SIGTERM)
 			return 0, fmt.Errorf("the daemon was not ready within %s; stopped it. Its output:\n%s", timeout, tail(p.Output, 20))
 		case <-tick.C:
-			if pid, err := daemon.Running(home); err == nil && pid == child.Process.Pid {
+			if pid, err := daemon.Running(home); err == nil && pid == child.Process.Pid && serves(home) {
 				return pid, nil
 			}
 		}
@@ -172,4 +175,15 @@ func stopDaemon(home string, timeout time.Duration) (int, error) {
 		time.Sleep(pollInterval)
 	}
 	return 0, fmt.Errorf("the daemon (pid %d) did not stop within %s; see %s", pid, timeout, daemon.PathsOf(home).Log)
+}
+
+// serves reports whether the daemon of home accepts a client on its socket
+// (the handshake included).
+func serves(home string) bool {
+	c, err := dialDaemon(context.Background(), home)
+	if err != nil {
+		return false
+	}
+	c.Close()
+	return true
 }

@@ -11,8 +11,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/astrid-go/astrid/internal/kernel"
 	"github.com/astrid-go/astrid/internal/registryclient"
+	"github.com/astrid-go/astrid/internal/toolclient"
 	"github.com/astrid-go/astrid/ipc"
 )
 
@@ -42,8 +42,8 @@ func newModelsListCmd() *cobra.Command {
 		Short: "List every model the loaded providers offer, marking the active one",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return withRegistry(cmd, f, func(ctx context.Context, k *kernel.Kernel) error {
-				r, err := registryclient.List(ctx, k.Frontend(), f.principal)
+			return withRegistry(cmd, f, func(ctx context.Context, k toolclient.Kernel) error {
+				r, err := registryclient.List(ctx, k, f.principal)
 				if err != nil {
 					return err
 				}
@@ -79,8 +79,8 @@ was chosen (astrid models set) or is the default, and what it lacks if its
 provider is not ready. Exit status: 0, or 1 when no provider is loaded.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return withRegistry(cmd, f, func(ctx context.Context, k *kernel.Kernel) error {
-				r, err := registryclient.Current(ctx, k.Frontend(), f.principal)
+			return withRegistry(cmd, f, func(ctx context.Context, k toolclient.Kernel) error {
+				r, err := registryclient.Current(ctx, k, f.principal)
 				if err != nil {
 					return err
 				}
@@ -116,8 +116,8 @@ Exit status: 0 when chosen, 1 when no provider offers that model.`,
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return withRegistry(cmd, f, func(ctx context.Context, k *kernel.Kernel) error {
-				r, err := registryclient.Set(ctx, k.Frontend(), f.principal, args[0])
+			return withRegistry(cmd, f, func(ctx context.Context, k toolclient.Kernel) error {
+				r, err := registryclient.Set(ctx, k, f.principal, args[0])
 				if errors.Is(err, registryclient.ErrRejected) {
 					fmt.Fprintln(cmd.ErrOrStderr(), "astrid:", err)
 					return exitError{code: 1}
@@ -144,8 +144,8 @@ func newModelsUnsetCmd() *cobra.Command {
 		Short: "Forget this principal's choice, so the default model applies",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return withRegistry(cmd, f, func(ctx context.Context, k *kernel.Kernel) error {
-				r, err := registryclient.Unset(ctx, k.Frontend(), f.principal)
+			return withRegistry(cmd, f, func(ctx context.Context, k toolclient.Kernel) error {
+				r, err := registryclient.Unset(ctx, k, f.principal)
 				if err != nil {
 					return err
 				}
@@ -159,17 +159,17 @@ func newModelsUnsetCmd() *cobra.Command {
 	return cmd
 }
 
-// withRegistry boots a kernel and runs do with a context bounded by
+// withRegistry opens the frontend (the daemon or an in-process kernel) and runs do with a context bounded by
 // modelsTimeout.
-func withRegistry(cmd *cobra.Command, f kernelFlags, do func(context.Context, *kernel.Kernel) error) error {
-	k, ctx, stop, err := bootKernel(cmd, f)
+func withRegistry(cmd *cobra.Command, f kernelFlags, do func(context.Context, toolclient.Kernel) error) error {
+	fe, ctx, stop, err := openFrontend(cmd, f)
 	if err != nil {
 		return err
 	}
 	defer stop()
 	ctx, cancel := context.WithTimeout(ctx, modelsTimeout)
 	defer cancel()
-	return do(ctx, k)
+	return do(ctx, fe.k)
 }
 
 // writeModels prints the table of models, the active one marked "*".

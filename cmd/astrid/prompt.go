@@ -71,7 +71,8 @@ func promptText(cmd *cobra.Command, f *promptFlags) (string, error) {
 	return text, nil
 }
 
-// runPrompt is `astrid -p`: one agent turn in-process.
+// runPrompt is `astrid -p`: one agent turn, through the running daemon or
+// in-process.
 func runPrompt(cmd *cobra.Command, f *promptFlags) error {
 	text, err := promptText(cmd, f)
 	if err != nil {
@@ -91,7 +92,7 @@ func runPrompt(cmd *cobra.Command, f *promptFlags) error {
 	f.background = true
 	approve := newApprover(f.yes, cmd.ErrOrStderr())
 	f.person = approve
-	k, ctx, stop, err := bootKernel(cmd, f.kernelFlags)
+	fe, ctx, stop, err := openFrontend(cmd, f.kernelFlags)
 	if err != nil {
 		return err
 	}
@@ -105,7 +106,7 @@ func runPrompt(cmd *cobra.Command, f *promptFlags) error {
 		Principal: f.principal, SessionID: session, Text: text,
 		Context: ipc.PromptContext{Provider: f.provider, Model: f.model},
 	}
-	final, err := agentclient.Run(ctx, k.Frontend(), prompt, func(t *agentclient.Turn, ev agentclient.Event) {
+	final, err := agentclient.Run(ctx, fe.k, prompt, func(t *agentclient.Turn, ev agentclient.Event) {
 		switch ev.Kind {
 		case agentclient.EventDelta:
 			printer.delta(ev.Delta)

@@ -44,3 +44,44 @@ func BenchmarkPromptProcess(b *testing.B) {
 		run("", "-p", "plain")
 	}
 }
+
+// BenchmarkPromptProcessDaemon is issue 19's client benchmark: `astrid -p`
+// for a replayed turn without tools against a running daemon (astrid
+// start), from exec to exit; target ≤ 30 ms. Run:
+//
+//	GOMAXPROCS=2 go test -run '^$' -bench PromptProcessDaemon -count 5 ./cmd/astrid/
+func BenchmarkPromptProcessDaemon(b *testing.B) {
+	dir := b.TempDir()
+	bin := buildAstrid(b)
+	home, ws := filepath.Join(dir, "home"), filepath.Join(dir, "ws")
+	if err := os.MkdirAll(ws, 0o700); err != nil {
+		b.Fatal(err)
+	}
+	script := filepath.Join(ws, "script.jsonl")
+	if err := os.WriteFile(script, []byte(plainScript), 0o600); err != nil {
+		b.Fatal(err)
+	}
+	run := func(stdin string, args ...string) string {
+		cmd := exec.Command(bin, args...)
+		cmd.Dir = ws
+		cmd.Env = append(os.Environ(), config.HomeEnv+"="+home)
+		if stdin != "" {
+			cmd.Stdin = strings.NewReader(stdin)
+		}
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			b.Fatalf("astrid %v: %v\n%s", args, err, out)
+		}
+		return string(out)
+	}
+	run(script, "capsule", "env", "set", "astrid-capsule-replay", "script")
+	run("", "start", "--workspace", ws)
+	b.Cleanup(func() { run("", "stop") })
+	if out := run("", "-p", "plain"); !strings.Contains(out, "Just an answer.") {
+		b.Fatalf("-p through the daemon: %s", out)
+	}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		run("", "-p", "plain")
+	}
+}

@@ -70,10 +70,26 @@ func astridLine(home, ws string, args ...string) string {
 // In a terminal, `astrid -p` asks before a mutable call, shows what the call
 // would do, and does what the person answers: "n" denies (the model hears
 // it), "y" allows this call, "a" allows the tool for good — the next run,
-// a new process, is not asked.
+// a new process, is not asked. The same in-process and through a running
+// daemon (the question is relayed over its socket and answered here).
 func TestPromptAsksInATerminal(t *testing.T) {
+	for _, viaDaemon := range []bool{false, true} {
+		name := "in-process"
+		if viaDaemon {
+			name = "through the daemon"
+		}
+		t.Run(name, func(t *testing.T) { promptAsksInATerminal(t, viaDaemon) })
+	}
+}
+
+func promptAsksInATerminal(t *testing.T, viaDaemon bool) {
 	ws := promptHome(t, writeScript)
 	home := os.Getenv("ASTRID_HOME")
+	cwd := ws
+	if viaDaemon {
+		startedPid(t, home, ws)
+		cwd = t.TempDir() // the file lands in the daemon's workspace, not here
+	}
 	for _, step := range []struct {
 		answer, want string
 		written      bool
@@ -86,7 +102,7 @@ func TestPromptAsksInATerminal(t *testing.T) {
 			t.Fatal(err)
 		}
 		term := newTerminal(t)
-		term.start(astridLine(home, ws, "-p", "write the notes"))
+		term.start(astridLine(home, cwd, "-p", "write the notes"))
 		screen := term.waitFor("Allow? [y] once")
 		if !strings.Contains(screen, `write_file {"content":"from the agent","file_path":"notes.txt"}`) || !strings.Contains(screen, "astrid-capsule-fs") {
 			t.Fatalf("the question does not show the call and who provides it:\n%s", screen)
@@ -103,7 +119,7 @@ func TestPromptAsksInATerminal(t *testing.T) {
 	}
 	// "always" holds in the next process: no question, the call runs.
 	term := newTerminal(t)
-	term.start(astridLine(home, ws, "-p", "write the notes"))
+	term.start(astridLine(home, cwd, "-p", "write the notes"))
 	screen := term.waitFor("EXIT=")
 	if strings.Contains(screen, "Allow?") || !strings.Contains(screen, "✓ write_file") || !strings.Contains(screen, "EXIT=0") {
 		t.Fatalf("after \"always\" the next run shows:\n%s", screen)

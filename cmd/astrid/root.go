@@ -66,6 +66,7 @@ answer or the iteration cap; 2 a usage error; 124 a timeout (a phase limit or --
 		SilenceErrors: true, // main prints errors, except exitError, which has been explained already
 	}
 	pf.register(root)
+	root.PersistentFlags().Bool(noDaemonFlag, false, "boot a kernel in-process even when a daemon runs for $ASTRID_HOME")
 	root.AddCommand(newVersionCmd())
 	root.AddCommand(newCapsuleCmd())
 	root.AddCommand(newToolCmd())

@@ -10,7 +10,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/astrid-go/astrid/internal/kernel"
 	"github.com/astrid-go/astrid/internal/sessionclient"
 	"github.com/astrid-go/astrid/ipc"
 )
@@ -38,12 +37,12 @@ func newSessionListCmd() *cobra.Command {
 		Short: "List the principal's sessions, newest last",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			k, ctx, stop, err := bootForSessions(cmd, f)
+			fe, ctx, stop, err := bootForSessions(cmd, f)
 			if err != nil {
 				return err
 			}
 			defer stop()
-			list, err := sessionclient.List(ctx, k.Frontend(), f.principal, all)
+			list, err := sessionclient.List(ctx, fe.k, f.principal, all)
 			if err != nil {
 				return err
 			}
@@ -78,18 +77,18 @@ func newSessionShowCmd() *cobra.Command {
 tool call with its result. Exit status: 0 when shown, 1 when there is no such session.`,
 		Args: oneSessionID,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			k, ctx, stop, err := bootForSessions(cmd, f)
+			fe, ctx, stop, err := bootForSessions(cmd, f)
 			if err != nil {
 				return err
 			}
 			defer stop()
-			if _, ok, err := sessionclient.Meta(ctx, k.Frontend(), f.principal, args[0]); err != nil {
+			if _, ok, err := sessionclient.Meta(ctx, fe.k, f.principal, args[0]); err != nil {
 				return err
 			} else if !ok {
 				fmt.Fprintf(cmd.ErrOrStderr(), "astrid: no session %s (astrid session list shows them)\n", args[0])
 				return exitError{code: 1}
 			}
-			msgs, err := sessionclient.Messages(ctx, k.Frontend(), f.principal, args[0])
+			msgs, err := sessionclient.Messages(ctx, fe.k, f.principal, args[0])
 			if err != nil {
 				return err
 			}
@@ -115,12 +114,12 @@ func newSessionDeleteCmd() *cobra.Command {
 		Long:  `Deletes a session. Exit status: 0 when deleted, 1 when there was no such session.`,
 		Args:  oneSessionID,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			k, ctx, stop, err := bootForSessions(cmd, f)
+			fe, ctx, stop, err := bootForSessions(cmd, f)
 			if err != nil {
 				return err
 			}
 			defer stop()
-			deleted, err := sessionclient.Delete(ctx, k.Frontend(), f.principal, args[0])
+			deleted, err := sessionclient.Delete(ctx, fe.k, f.principal, args[0])
 			if err != nil {
 				return err
 			}
@@ -183,13 +182,14 @@ func oneSessionID(cmd *cobra.Command, args []string) error {
 	return nil
 }
 
-// bootForSessions boots a kernel for a session command, with ctx bounded by
+// bootForSessions opens the frontend (the daemon or an in-process kernel)
+// for a session command, with ctx bounded by
 // sessionTimeout.
-func bootForSessions(cmd *cobra.Command, f kernelFlags) (*kernel.Kernel, context.Context, func(), error) {
-	k, ctx, stop, err := bootKernel(cmd, f)
+func bootForSessions(cmd *cobra.Command, f kernelFlags) (frontend, context.Context, func(), error) {
+	fe, ctx, stop, err := openFrontend(cmd, f)
 	if err != nil {
-		return nil, nil, nil, err
+		return frontend{}, nil, nil, err
 	}
 	ctx, cancel := context.WithTimeout(ctx, sessionTimeout)
-	return k, ctx, func() { cancel(); stop() }, nil
+	return fe, ctx, func() { cancel(); stop() }, nil
 }

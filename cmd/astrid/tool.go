@@ -108,7 +108,8 @@ func newToolCallCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "call <name> ['<json arguments>' | - | @file]",
 		Short: "Call a tool through the bus, as an agent would",
-		Long: `Boots a kernel in-process, publishes tool.v1.request.execute with a fresh call id,
+		Long: `Talks to the running daemon of $ASTRID_HOME (astrid start), or boots a kernel
+in-process when none runs or --no-daemon is given; publishes tool.v1.request.execute with a fresh call id,
 and prints the tool's result. The router forwards the call to the capsule that provides
 the tool; every file or network effect is checked against that capsule's grants.
 A tool that changes things (mutable) is held by the approval capsule until a person
@@ -147,7 +148,7 @@ astrid process kept the state database busy past store_lock_wait; 130 when inter
 			f.background = true
 			approve := newApprover(yes, cmd.ErrOrStderr())
 			f.person = approve
-			k, ctx, stop, err := bootKernel(cmd, f)
+			fe, ctx, stop, err := openFrontend(cmd, f)
 			if err != nil {
 				return err
 			}
@@ -156,7 +157,7 @@ astrid process kept the state database busy past store_lock_wait; 130 when inter
 			// (the router is a built-in, loaded by now): a capsule slow to
 			// get ready delays its own tools, not this call. The wait counts
 			// against the call's timeout.
-			res, err := waitAndCall(ctx, k, f.principal, args[0], raw, timeout, approve.decide, approve.elicit)
+			res, err := waitAndCall(ctx, fe, f.principal, args[0], raw, timeout, approve.decide, approve.elicit)
 			if err != nil {
 				fmt.Fprintln(cmd.ErrOrStderr(), "astrid:", err)
 				return exitError{code: callExitCode(err)}
@@ -213,12 +214,12 @@ capsule that intercepts the request has answered (or --window passes; late capsu
 are named on stderr).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			k, ctx, stop, err := bootKernel(cmd, f)
+			fe, ctx, stop, err := openFrontend(cmd, f)
 			if err != nil {
 				return err
 			}
 			defer stop()
-			tools, missing, err := toolclient.ListTools(ctx, k.Frontend(), f.principal, window)
+			tools, missing, err := toolclient.ListTools(ctx, fe.k, f.principal, window)
 			if err != nil {
 				return err
 			}
@@ -253,10 +254,10 @@ are named on stderr).`,
 // waitAndCall waits, within timeout, for the capsules that may provide
 // tool name to finish loading, then makes the call with what is left of
 // timeout.
-func waitAndCall(ctx context.Context, k *kernel.Kernel, principal, name string, args json.RawMessage, timeout time.Duration, approve toolclient.Approver, elicit toolclient.Elicitor) (ipc.ToolCallResult, error) {
+func waitAndCall(ctx context.Context, fe frontend, principal, name string, args json.RawMessage, timeout time.Duration, approve toolclient.Approver, elicit toolclient.Elicitor) (ipc.ToolCallResult, error) {
 	start := time.Now()
 	wctx, cancel := context.WithTimeout(ctx, timeout)
-	err := k.Runtime.WaitForTool(wctx, name)
+	err := fe.waitForTool(wctx, name)
 	cancel()
 	if err != nil {
 		if ctx.Err() != nil {
@@ -268,7 +269,7 @@ func waitAndCall(ctx context.Context, k *kernel.Kernel, principal, name string, 
 	if left <= 0 {
 		return ipc.ToolCallResult{}, fmt.Errorf("tool %s: timed out waiting for its capsule to load: %w", name, context.DeadlineExceeded)
 	}
-	return callInterruptibly(ctx, k, principal, name, args, left, approve, elicit)
+	return callInterruptibly(ctx, fe.k, principal, name, args, left, approve, elicit)
 }
 
 // callInterruptibly makes the call on its own goroutine so that Ctrl-C ends
@@ -277,14 +278,14 @@ func waitAndCall(ctx context.Context, k *kernel.Kernel, principal, name string, 
 // stuck in a system call (a read of a hung mount) does not return. After an
 // interrupt the call gets the unload grace to end, then the command reports
 // the interruption anyway.
-func callInterruptibly(ctx context.Context, k *kernel.Kernel, principal, name string, args json.RawMessage, timeout time.Duration, approve toolclient.Approver, elicit toolclient.Elicitor) (ipc.ToolCallResult, error) {
+func callInterruptibly(ctx context.Context, k toolclient.Kernel, principal, name string, args json.RawMessage, timeout time.Duration, approve toolclient.Approver, elicit toolclient.Elicitor) (ipc.ToolCallResult, error) {
 	type outcome struct {
 		res ipc.ToolCallResult
 		err error
 	}
 	done := make(chan outcome, 1)
 	go func() {
-		res, err := toolclient.CallToolAsking(ctx, k.Frontend(), principal, name, args, timeout, approve, elicit)
+		res, err := toolclient.CallToolAsking(ctx, k, principal, name, args, timeout, approve, elicit)
 		done <- outcome{res, err}
 	}()
 	select {

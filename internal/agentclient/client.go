@@ -123,6 +123,12 @@ type Turn struct {
 	stop   context.CancelFunc
 	wg     sync.WaitGroup
 	closed sync.Once
+	// lost is closed when a subscription ends under the turn (the daemon
+	// went away, the kernel closed); lostErr says why. Without it Next
+	// would wait for events that can no longer come.
+	lost     chan struct{}
+	lostErr  error
+	lostOnce sync.Once
 
 	// Read and written by Next's goroutine only.
 	calls map[string]bool    // call ids this turn announced
@@ -180,6 +186,7 @@ func Start(ctx context.Context, k Kernel, p Prompt) (*Turn, error) {
 	}
 	fwdCtx, stop := context.WithCancel(context.Background())
 	t.stop = stop
+	t.lost = make(chan struct{})
 	for _, r := range t.routes {
 		t.wg.Add(1)
 		go t.forward(fwdCtx, r)
@@ -201,6 +208,12 @@ func (t *Turn) forward(ctx context.Context, r bus.Subscription) {
 	for {
 		d, err := r.Recv(ctx)
 		if err != nil {
+			if ctx.Err() == nil { // not our own Close
+				t.lostOnce.Do(func() {
+					t.lostErr = fmt.Errorf("agentclient: the turn's events stopped: %w", err)
+					close(t.lost)
+				})
+			}
 			return
 		}
 		select {
@@ -232,6 +245,16 @@ func (t *Turn) Next(ctx context.Context) (Event, error) {
 		select {
 		case <-ctx.Done():
 			return Event{}, ctx.Err()
+		case <-t.lost:
+			select {
+			case d := <-t.in: // what came before the end first
+				if ev, ok := t.accept(d); ok {
+					return ev, nil
+				}
+				continue
+			default:
+			}
+			return Event{}, t.lostErr
 		case d := <-t.in:
 			if ev, ok := t.accept(d); ok {
 				return ev, nil

@@ -1,0 +1,128 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"syscall"
+
+	"github.com/spf13/cobra"
+
+	"github.com/astrid-go/astrid/internal/config"
+	"github.com/astrid-go/astrid/internal/daemon"
+	"github.com/astrid-go/astrid/internal/daemonclient"
+	"github.com/astrid-go/astrid/internal/kernel"
+	"github.com/astrid-go/astrid/internal/toolclient"
+	"github.com/astrid-go/astrid/ipc"
+)
+
+// noDaemonFlag is the global flag that forces a command to boot its kernel
+// in-process even when a daemon runs for $ASTRID_HOME.
+const noDaemonFlag = "no-daemon"
+
+// frontend is the kernel a client command talks to: the daemon's, over its
+// socket, or one booted in-process for this command. toolclient.Kernel is
+// the widest of the client packages' Kernel interfaces, so k serves the
+// tool, agent, registry and session clients alike.
+type frontend struct {
+	k toolclient.Kernel
+	// local is the in-process kernel; nil through the daemon.
+	local *kernel.Kernel
+}
+
+// waitForTool waits for the capsules that may provide tool name to finish
+// loading. In-process they load in the background; a daemon has loaded
+// its capsules by the time its socket serves, so there is nothing to wait
+// for.
+func (fe frontend) waitForTool(ctx context.Context, name string) error {
+	if fe.local == nil {
+		return nil
+	}
+	return fe.local.Runtime.WaitForTool(ctx, name)
+}
+
+// openFrontend is the one seam between a client command and a kernel: the
+// running daemon of $ASTRID_HOME when there is one (and --no-daemon is not
+// given), else a kernel booted in-process as bootKernel does. Ctrl-C or
+// SIGTERM cancels ctx; stop closes the connection or unloads the kernel.
+func openFrontend(cmd *cobra.Command, f kernelFlags) (frontend, context.Context, func(), error) {
+	noDaemon, _ := cmd.Flags().GetBool(noDaemonFlag)
+	if !noDaemon {
+		fe, ctx, stop, err := attachDaemon(cmd, f)
+		switch {
+		case err == nil:
+			return fe, ctx, stop, nil
+		case !errors.Is(err, daemonclient.ErrNoDaemon):
+			return frontend{}, nil, nil, err
+		}
+	}
+	k, ctx, stop, err := bootKernel(cmd, f)
+	if err != nil {
+		return frontend{}, nil, nil, err
+	}
+	return frontend{k: k.Frontend(), local: k}, ctx, stop, nil
+}
+
+// attachDaemon connects to the daemon of $ASTRID_HOME; errors.Is(err,
+// daemonclient.ErrNoDaemon) when none runs. The daemon owns the workspace
+// and maps this user to a principal, so a --workspace or --principal that
+// differs from the daemon's is refused rather than silently ignored
+// (docs/RATIONALE.md, "Why does a client command refuse a --workspace ...").
+func attachDaemon(cmd *cobra.Command, f kernelFlags) (frontend, context.Context, func(), error) {
+	if err := ipc.ValidatePrincipal(f.principal); err != nil {
+		return frontend{}, nil, nil, fmt.Errorf("--principal: %w", err)
+	}
+	home, err := config.Home()
+	if err != nil {
+		return frontend{}, nil, nil, err
+	}
+	ctx, cancel := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+	c, err := dialDaemon(ctx, home)
+	if err != nil {
+		cancel()
+		if errors.Is(err, daemonclient.ErrNoDaemon) {
+			return frontend{}, nil, nil, err
+		}
+		return frontend{}, nil, nil, fmt.Errorf("the daemon of %s: %w (--%s boots a kernel in-process instead)", home, err, noDaemonFlag)
+	}
+	stop := func() { c.Close(); cancel() }
+	if err := matchDaemon(home, c, f); err != nil {
+		stop()
+		return frontend{}, nil, nil, usage(cmd, err) // exit 2, as each command's help says of usage errors
+	}
+	return frontend{k: c}, ctx, stop, nil
+}
+
+// matchDaemon refuses a --workspace or --principal the running daemon
+// cannot honour for this client.
+func matchDaemon(home string, c *daemonclient.Client, f kernelFlags) error {
+	if f.principal != c.Principal() {
+		return fmt.Errorf("--principal %s: the daemon serves you as principal %q; stop it (astrid stop) or use --%s to act as another principal", f.principal, c.Principal(), noDaemonFlag)
+	}
+	if f.workspace == "" {
+		return nil
+	}
+	st, err := daemon.ReadStatus(home)
+	if err != nil {
+		return fmt.Errorf("--workspace: cannot tell the running daemon's workspace: %w", err)
+	}
+	if !sameDir(f.workspace, st.Workspace) {
+		return fmt.Errorf("--workspace %s: the running daemon works on %s; a client cannot change it (restart the daemon with astrid start --workspace, or use --%s)", f.workspace, st.Workspace, noDaemonFlag)
+	}
+	return nil
+}
+
+// sameDir reports whether a and b name the same directory.
+func sameDir(a, b string) bool {
+	ia, errA := os.Stat(a)
+	ib, errB := os.Stat(b)
+	if errA == nil && errB == nil {
+		return os.SameFile(ia, ib)
+	}
+	absA, errA := filepath.Abs(a)
+	absB, errB := filepath.Abs(b)
+	return errA == nil && errB == nil && absA == absB
+}
