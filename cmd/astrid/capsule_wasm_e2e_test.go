@@ -95,4 +95,35 @@ GREETING = { type = "text", request = "How should greeter greet?", default = "He
 	if code != 0 || strings.TrimSpace(out) != "Howdy, Ada!" {
 		t.Fatalf("tool call after env set: exit %d, stdout %q, stderr %s", code, out, errOut)
 	}
+
+	// The same, all while a daemon runs (issue 19's Show): the call goes
+	// through the daemon; a reinstall with a changed tool is picked up by
+	// the running daemon; after remove the tool is gone from it.
+	startedPid(t, home, ws)
+	t.Cleanup(func() { runProcess(t, home, "stop") })
+	out, errOut, code = runAstrid(t, "", "tool", "call", "greet", `{"name":"Ada"}`, "--workspace", ws)
+	if code != 0 || strings.TrimSpace(out) != "Howdy, Ada!" {
+		t.Fatalf("tool call through the daemon: exit %d, stdout %q, stderr %s", code, out, errOut)
+	}
+	changed := files["Capsule.toml"] + "\n[[tool]]\nname = \"greet\"\ndescription_for_llm = \"Greets a person warmly, by name\"\n"
+	if err := os.WriteFile(filepath.Join(src, "Capsule.toml"), []byte(changed), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if out, errOut, code := runAstrid(t, "", "capsule", "install", src, "--yes"); code != 0 {
+		t.Fatalf("reinstall while the daemon runs: exit %d\n%s%s", code, out, errOut)
+	}
+	waitFor(t, "the daemon to serve the reinstalled tool", func() bool {
+		out, _, code := runAstrid(t, "", "tool", "list", "--workspace", ws)
+		return code == 0 && strings.Contains(out, "Greets a person warmly, by name")
+	})
+	if out, errOut, code := runAstrid(t, "", "tool", "call", "greet", `{"name":"Ada"}`, "--workspace", ws); code != 0 || strings.TrimSpace(out) != "Howdy, Ada!" {
+		t.Fatalf("tool call after the reinstall: exit %d, stdout %q, stderr %s", code, out, errOut)
+	}
+	if out, errOut, code := runAstrid(t, "", "capsule", "remove", "greeter"); code != 0 {
+		t.Fatalf("remove while the daemon runs: exit %d\n%s%s", code, out, errOut)
+	}
+	waitFor(t, "the daemon to drop the removed tool", func() bool {
+		_, errOut, code := runAstrid(t, "", "tool", "call", "greet", `{"name":"Ada"}`, "--workspace", ws)
+		return code == 1 && strings.Contains(errOut, "greet")
+	})
 }
