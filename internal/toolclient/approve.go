@@ -5,15 +5,16 @@ import (
 	"encoding/json"
 	"sync"
 
+	"github.com/astrid-go/astrid/internal/bus"
 	"github.com/astrid-go/astrid/ipc"
 )
 
-// answerApprovals listens, until the returned stop is called, for approval
-// questions about callID (asked of this principal only: the route is
-// scoped) and answers each with c.Approve. It subscribes before the call is
-// published, so no question can be missed.
-func (c *ToolClient) answerApprovals(ctx context.Context, callID string) (stop func(), err error) {
-	sub, err := c.k.Subscribe(c.plainCaller(), ipc.ApprovalRequestTopic, true)
+// answerQuestions listens on topic (of this principal only: the route is
+// scoped) until the returned stop is called, handing each question to
+// handle on its own goroutine, one at a time. It subscribes before the call
+// is published, so no question can be missed.
+func (c *ToolClient) answerQuestions(ctx context.Context, topic string, handle func(context.Context, bus.Delivery)) (stop func(), err error) {
+	sub, err := c.k.Subscribe(c.plainCaller(), topic, true)
 	if err != nil {
 		return nil, err
 	}
@@ -27,12 +28,7 @@ func (c *ToolClient) answerApprovals(ctx context.Context, callID string) (stop f
 			if err != nil {
 				return
 			}
-			var q ipc.ApprovalRequired
-			if json.Unmarshal(ipc.GuestBytes(d.Envelope.Payload), &q) != nil || q.CallID != callID || q.RequestID == "" {
-				continue
-			}
-			decision := c.Approve(ctx, q)
-			answer(c, q.RequestID, decision)
+			handle(ctx, d)
 		}
 	}()
 	return func() {
@@ -42,16 +38,29 @@ func (c *ToolClient) answerApprovals(ctx context.Context, callID string) (stop f
 	}, nil
 }
 
-// answer publishes decision on the question's scoped response topic.
-func answer(c *ToolClient, requestID, decision string) {
-	p, err := ipc.EncodePayload(ipc.ApprovalResponse{RequestID: requestID, Decision: decision})
-	if err == nil {
-		caller := c.plainCaller()
-		// An answer continues work already admitted.
-		caller.Continues = true
-		_, err = c.k.Publish(caller, ipc.ApprovalResponseTopic(requestID), p)
-	}
-	if err != nil {
-		c.k.Logger().Warn("approval answer not published", "request_id", requestID, "err", err)
-	}
+// answerApprovals answers, with c.Approve, the approval questions about
+// callID until the returned stop is called.
+func (c *ToolClient) answerApprovals(ctx context.Context, callID string) (stop func(), err error) {
+	return c.answerQuestions(ctx, ipc.ApprovalRequestTopic, func(ctx context.Context, d bus.Delivery) {
+		var q ipc.ApprovalRequired
+		if json.Unmarshal(ipc.GuestBytes(d.Envelope.Payload), &q) != nil || q.CallID != callID || q.RequestID == "" {
+			return
+		}
+		p, err := ipc.EncodePayload(ipc.ApprovalResponse{RequestID: q.RequestID, Decision: c.Approve(ctx, q)})
+		if err == nil {
+			err = c.publishAnswer(ipc.ApprovalResponseTopic(q.RequestID), p)
+		}
+		if err != nil {
+			c.k.Logger().Warn("approval answer not published", "request_id", q.RequestID, "err", err)
+		}
+	})
+}
+
+// publishAnswer publishes an answer on its question's scoped response
+// topic; an answer continues work already admitted.
+func (c *ToolClient) publishAnswer(topic string, payload json.RawMessage) error {
+	caller := c.plainCaller()
+	caller.Continues = true
+	_, err := c.k.Publish(caller, topic, payload)
+	return err
 }
