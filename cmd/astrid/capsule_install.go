@@ -5,10 +5,12 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"syscall"
 
 	"github.com/spf13/cobra"
 
 	"github.com/astrid-go/astrid/internal/config"
+	"github.com/astrid-go/astrid/internal/daemon"
 	"github.com/astrid-go/astrid/internal/grants"
 	"github.com/astrid-go/astrid/internal/install"
 	"github.com/astrid-go/astrid/internal/store"
@@ -338,8 +340,26 @@ func runApprove(cmd *cobra.Command, e *installEnv, id string, yes bool) error {
 	if err := book.Approve(c.Manifest); err != nil {
 		return err
 	}
-	fmt.Fprintf(cmd.ErrOrStderr(), "astrid: the grants of capsule %s are approved; it loads from the next boot\n", c.ID())
+	fmt.Fprintf(cmd.ErrOrStderr(), "astrid: the grants of capsule %s are approved; %s\n", c.ID(), reloadRunningDaemon(e.home))
 	return nil
+}
+
+// reloadRunningDaemon asks the daemon running for home, if any, to rescan
+// its capsules (SIGHUP), so an approval — which changes no file the
+// watcher could see — takes effect without a restart. It says what
+// happened, for the approve command's last line.
+func reloadRunningDaemon(home string) string {
+	pid, err := daemon.Running(home)
+	switch {
+	case err != nil:
+		return "it loads from the next boot"
+	case pid == 0:
+		return "a daemon is starting: it loads there from its next reload (astrid stop; astrid start)"
+	}
+	if err := syscall.Kill(pid, syscall.SIGHUP); err != nil {
+		return fmt.Sprintf("the running daemon (pid %d) could not be told (%v): it loads from the next boot", pid, err)
+	}
+	return fmt.Sprintf("the running daemon (pid %d) loads it now (`astrid capsule list` shows it)", pid)
 }
 
 // runRemove removes installed capsule id (and its state with purge).
