@@ -40,3 +40,9 @@ func allow(c *sdk.Call, decision, capsule, tool string) error {
 	}
 	return nil
 }
+
+// AlwaysAllowedPrefix is the key prefix, in this capsule's store of each
+// principal, of the durable allowances given to capsule's tools. `astrid
+// capsule remove` clears it: an "always" was given to the code the person
+// saw, and a capsule installed again under the same id is asked about anew.
+func AlwaysAllowedPrefix(capsule string) string { return alwaysAllowPrefix + capsule + "/" }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/astrid-go/astrid/capsules/approval"
 	"github.com/astrid-go/astrid/internal/config"
 	"github.com/astrid-go/astrid/internal/daemon"
 	"github.com/astrid-go/astrid/internal/grants"
@@ -376,5 +377,29 @@ func runRemove(cmd *cobra.Command, e *installEnv, id string, purge bool) error {
 	} else {
 		fmt.Fprintf(cmd.ErrOrStderr(), "astrid: the KV, config values and secrets of capsule %s are kept (--purge deletes them)\n", id)
 	}
-	return nil
+	n, err := forgetAlwaysAllowed(e.st, id)
+	if n > 0 {
+		fmt.Fprintf(cmd.ErrOrStderr(), "astrid: forgot %d \"always\" approval(s) given to its tools\n", n)
+	}
+	return err
+}
+
+// forgetAlwaysAllowed deletes, for every principal, the "always" approvals
+// given to capsule id's tools, purge or not: they were given to the code
+// the person saw, and a capsule installed again under the id may differ.
+// ("session" approvals live in the running kernel's memory and end with it.)
+func forgetAlwaysAllowed(st *store.Store, id string) (int, error) {
+	principals, err := st.KVPrincipals(approval.ID)
+	if err != nil {
+		return 0, fmt.Errorf("capsule remove: forget the approvals of %s: %w", id, err)
+	}
+	total := 0
+	for _, p := range principals {
+		n, err := st.KV(p, approval.ID).ClearPrefix(approval.AlwaysAllowedPrefix(id))
+		total += n
+		if err != nil {
+			return total, fmt.Errorf("capsule remove: forget the approvals of %s: %w", id, err)
+		}
+	}
+	return total, nil
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/astrid-go/astrid/capsules/approval"
 	"github.com/astrid-go/astrid/internal/config"
 	"github.com/astrid-go/astrid/internal/store"
 )
@@ -151,10 +152,31 @@ func TestCapsuleInstallApproveRemove(t *testing.T) {
 	if err := st.KV("default", "notes").Set("k", []byte("v")); err != nil {
 		t.Fatal(err)
 	}
+	// "Always" approvals given to its tools, by two principals, go with it
+	// even without --purge; another capsule's (a longer id sharing the
+	// prefix) stay.
+	always := map[string]string{"default": "notes", "alice": "notes", "bob": "notes-extra"}
+	for principal, capsule := range always {
+		if err := st.KV(principal, approval.ID).Set(approval.AlwaysAllowedPrefix(capsule)+"add_note", []byte("approve_always")); err != nil {
+			t.Fatal(err)
+		}
+	}
 	st.Close()
-	if _, errOut, code := runAstrid(t, "", "capsule", "remove", "notes"); code != 0 || !strings.Contains(errOut, "removed "+installed) {
+	if _, errOut, code := runAstrid(t, "", "capsule", "remove", "notes"); code != 0 || !strings.Contains(errOut, "removed "+installed) ||
+		!strings.Contains(errOut, `forgot 2 "always" approval(s)`) {
 		t.Fatalf("remove: exit %d: %s", code, errOut)
 	}
+	st, err = store.Open(config.Layout(home).State, store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for principal, capsule := range always {
+		_, ok, err := st.KV(principal, approval.ID).Get(approval.AlwaysAllowedPrefix(capsule) + "add_note")
+		if err != nil || ok != (capsule != "notes") {
+			t.Errorf("%s's always-approval of %s: present %v (%v) after removing notes", principal, capsule, ok, err)
+		}
+	}
+	st.Close()
 	if state, _ := capsuleState(t, ws, "notes"); state != "" {
 		t.Errorf("notes is still listed (%s) after remove", state)
 	}
