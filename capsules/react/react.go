@@ -33,6 +33,8 @@ func New() *sdk.Capsule {
 	c.Handle(ipc.ToolExecuteResultTopic, "handle_tool_result", handleToolResult)
 	c.Handle(ipc.ApprovalRequestTopic, "handle_approval", handleApproval)
 	c.Handle(ipc.ApprovalResponseTopic("*"), "handle_approval_response", handleApprovalResponse)
+	c.Handle(ipc.ElicitPendingTopic, "handle_elicit_pending", handleElicitPending)
+	c.Handle(ipc.ElicitSettledTopic, "handle_elicit_settled", handleElicitSettled)
 	c.Handle(ipc.WatchdogTickTopic, "handle_tick", handleTick)
 	c.Subscribes(sessionReplyPrefix + "*")
 	c.Subscribes(registryReplyPrefix + "*")

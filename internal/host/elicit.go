@@ -1,6 +1,7 @@
 package host
 
 import (
+	"encoding/json"
 	"slices"
 	"strings"
 	"time"
@@ -61,9 +62,19 @@ func (call *Call) Elicit(q hostapi.ElicitRequest) (hostapi.ElicitAnswer, error) 
 		return hostapi.ElicitAnswer{}, hostapi.Errorf(hostapi.CodeInternal, op, "question: %v", err)
 	}
 	var ans ipc.ElicitResponse
+	asked := false
+	defer func() {
+		if asked {
+			call.noticeElicit(ipc.ElicitSettledTopic, id, callID)
+		}
+	}()
 	err = call.askFrontend(b, frontendQuestion{
 		op: op, id: id, topic: ipc.ElicitRequestTopic, payload: payload, answers: ipc.ElicitResponseTopic(id),
 		trusted: e.frontends, window: e.window,
+		asked: func() {
+			asked = true
+			call.noticeElicit(ipc.ElicitPendingTopic, id, callID)
+		},
 		take: func(p []byte) bool {
 			var r ipc.ElicitResponse
 			// Neither the answer nor the decoder's error (which may
@@ -90,6 +101,24 @@ func (call *Call) Elicit(q hostapi.ElicitRequest) (hostapi.ElicitAnswer, error) 
 		return hostapi.ElicitAnswer{Value: *ans.Value}, nil
 	}
 	return hostapi.ElicitAnswer{Values: ans.Values}, nil
+}
+
+// noticeElicit tells whoever times the tool call callID (the agent loop)
+// that question id holds it up (ipc.ElicitPendingTopic) or no longer does
+// (ipc.ElicitSettledTopic). A question outside a tool call has no one to
+// tell. A notice that cannot be published is logged: the call goes on, its
+// clock merely not paused.
+func (call *Call) noticeElicit(topic, id, callID string) {
+	if callID == "" {
+		return
+	}
+	payload, err := json.Marshal(ipc.ElicitNotice{RequestID: id, CallID: callID})
+	if err == nil {
+		_, err = call.c.deps.Dispatcher.PublishKernelFor(call.principal, topic, payload)
+	}
+	if err != nil {
+		call.c.log.Warn("elicit: notice not published", "topic", topic, "request_id", id, "error", err)
+	}
 }
 
 // elicitField checks a question and writes it as the wire's field: shown

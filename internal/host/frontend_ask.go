@@ -39,6 +39,9 @@ type frontendQuestion struct {
 	// take reads one trusted answer; it reports whether the question is
 	// answered (false: ignored, keep waiting).
 	take func(payload []byte) bool
+	// asked, if set, runs once the question reached at least one
+	// frontend, before the wait.
+	asked func()
 }
 
 // askFrontend publishes q as the kernel, for the call's principal, and
@@ -60,6 +63,9 @@ func (call *Call) askFrontend(b *bus.Bus, q frontendQuestion) error {
 	}
 	if res.Routes == 0 {
 		return hostapi.Errorf(hostapi.CodeTimeout, q.op, "no frontend is listening for %s's questions", call.principal)
+	}
+	if q.asked != nil {
+		q.asked()
 	}
 	ctx, cancel := context.WithTimeout(call.ctx, q.window)
 	defer cancel()
