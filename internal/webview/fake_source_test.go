@@ -143,3 +143,6 @@ func (s *fakeSub) publish(source string, topics ...string) {
 		s.ch <- bus.Delivery{Envelope: &ipc.Envelope{Topic: t, SourceID: source}}
 	}
 }
+
+// deliveryOf wraps an envelope as a route delivers it.
+func deliveryOf(e *ipc.Envelope) bus.Delivery { return bus.Delivery{Envelope: e} }
