@@ -82,7 +82,8 @@ function drawGraph() {
     circle.append(title);
     const right = Math.cos(p.a) >= 0;
     const deg = (p.a * 180) / Math.PI + (right ? 0 : 180);
-    const lx = p.x + (right ? 12 : -12) * Math.cos(p.a) * (right ? 1 : -1);
+    // The label continues the radius outward, read left to right.
+    const lx = p.x + 12 * Math.cos(p.a);
     const ly = p.y + 12 * Math.sin(p.a);
     const label = svg('text', {
       x: lx.toFixed(1), y: ly.toFixed(1), 'text-anchor': right ? 'start' : 'end',
@@ -160,9 +161,9 @@ function drawDetails() {
 function drawCapsules() {
   const rows = state.graph.nodes.map((n, i) => {
     const tr = el('tr', { 'data-id': n.id },
-      td(n.id), td(n.kind), td(n.state || ''), td((n.engines || []).join(' + ')),
-      td((n.grants || []).join('\n')), td((n.publish || []).join('\n')),
-      td((n.subscribe || []).map((s) => s.pattern).join('\n')));
+      td(n.id), td(n.kind, 'short'), td(n.state || '', 'short'), td((n.engines || []).join(' + '), 'short'),
+      td((n.grants || []).join('\n'), 'lines'), td((n.publish || []).join('\n'), 'lines'),
+      td((n.subscribe || []).map((s) => s.pattern + (s.interceptor ? ' (interceptor)' : '')).join('\n'), 'lines'));
     tr.addEventListener('click', () => select(i));
     return tr;
   });
