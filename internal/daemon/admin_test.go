@@ -81,6 +81,15 @@ func TestDaemonServesTheWebView(t *testing.T) {
 	if len(g.Edges) == 0 {
 		t.Error("the agent's capsules have no edge between them")
 	}
+	// The kernel's counters, read live: the boot published events.
+	code, body = get(t, info.BaseURL+"api/state", info.Token)
+	var st struct {
+		Counters struct{ Published uint64 }
+		Turns    struct{ Running, Recent []any }
+	}
+	if err := json.Unmarshal([]byte(body), &st); code != http.StatusOK || err != nil || st.Counters.Published == 0 || st.Turns.Running == nil {
+		t.Fatalf("state: %d %v %s", code, err, body)
+	}
 	d.shutdown(t)
 	if _, err := os.Stat(p.Admin); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("admin run file after shutdown: %v", err)
