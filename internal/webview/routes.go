@@ -27,7 +27,7 @@ func (v *View) routes() *http.ServeMux {
 		}))
 		mux.Handle("GET /static/", http.StripPrefix("/static/", http.FileServerFS(static)))
 		mux.HandleFunc("GET /api/graph", func(w http.ResponseWriter, r *http.Request) { writeJSON(w, v.currentGraph()) })
-		mux.HandleFunc("GET /api/state", func(w http.ResponseWriter, r *http.Request) { writeJSON(w, v.tick()) })
+		mux.HandleFunc("GET /api/state", func(w http.ResponseWriter, r *http.Request) { writeJSON(w, v.tick(false)) })
 		mux.HandleFunc("GET /api/events", v.serveEvents)
 		v.mux = mux
 	})
@@ -72,7 +72,7 @@ func (v *View) serveEvents(w http.ResponseWriter, r *http.Request) {
 		}
 		return rc.Flush()
 	}
-	first, err := v.encodeTick()
+	first, err := encodeTick(v.tick(false))
 	if err != nil || write(append([]byte("retry: 2000\n\n"), first...)) != nil {
 		return
 	}

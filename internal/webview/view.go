@@ -66,9 +66,16 @@ type View struct {
 	graphMu sync.Mutex
 	graph   Graph
 
-	flowMu   sync.Mutex // guards flow and lastTake
+	flowMu   sync.Mutex // guards flow, lastTake and last
 	flow     *flow      // nil while nobody watches
 	lastTake time.Time
+	// last are the rates of the last interval sampled: what a stream that
+	// just connected and /api/state show, so that they do not cut the
+	// interval short for everyone else.
+	last struct {
+		topics, sources []Rate
+		lost            uint64
+	}
 
 	muxOnce sync.Once
 	mux     *http.ServeMux
@@ -164,12 +171,13 @@ func (v *View) sample() {
 		if v.flow != nil {
 			v.flow.close()
 			v.flow = nil
+			v.last.topics, v.last.sources, v.last.lost = nil, nil, 0
 		}
 		v.flowMu.Unlock()
 		return
 	}
 	v.watch()
-	msg, err := v.encodeTick()
+	msg, err := encodeTick(v.tick(true))
 	if err != nil {
 		v.log.Warn("web view tick not encoded", "err", err)
 		return
@@ -177,8 +185,10 @@ func (v *View) sample() {
 	v.hub.broadcast(msg)
 }
 
-// tick reads everything the page shows now.
-func (v *View) tick() Tick {
+// tick reads everything the page shows now. With take it ends the
+// sampling interval (the sampler's tick); without, it shows the rates of
+// the last one.
+func (v *View) tick(take bool) Tick {
 	t := Tick{
 		At: time.Now().UTC(), IntervalMS: v.opts.Interval.Milliseconds(),
 		Graph: v.currentGraph().Version, Counters: v.src.Counters(), Turns: v.turns.snapshot(),
@@ -192,19 +202,22 @@ func (v *View) tick() Tick {
 		t.Counters.Queues = []Queue{}
 	}
 	v.flowMu.Lock()
-	if v.flow != nil {
+	defer v.flowMu.Unlock()
+	if take && v.flow != nil {
 		now := time.Now()
 		secs := max(now.Sub(v.lastTake).Seconds(), 1e-3)
 		v.lastTake = now
-		t.Topics, t.Sources, t.Lost = v.flow.take(secs)
+		v.last.topics, v.last.sources, v.last.lost = v.flow.take(secs)
 	}
-	v.flowMu.Unlock()
+	if v.last.topics != nil {
+		t.Topics, t.Sources, t.Lost = v.last.topics, v.last.sources, v.last.lost
+	}
 	return t
 }
 
-// encodeTick is tick as one server-sent event.
-func (v *View) encodeTick() ([]byte, error) {
-	data, err := json.Marshal(v.tick())
+// encodeTick is t as one server-sent event.
+func encodeTick(t Tick) ([]byte, error) {
+	data, err := json.Marshal(t)
 	if err != nil {
 		return nil, err
 	}

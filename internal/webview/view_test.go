@@ -229,7 +229,7 @@ func TestSlowStreamIsDropped(t *testing.T) {
 	for range 3 {
 		sampleAndRead()
 	}
-	if tick := v.tick(); tick.StreamsDropped != 1 {
+	if tick := v.tick(false); tick.StreamsDropped != 1 {
 		t.Fatalf("the tick says %d streams dropped", tick.StreamsDropped)
 	}
 }
