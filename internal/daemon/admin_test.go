@@ -10,10 +10,15 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/astrid-go/astrid/internal/admin"
 	"github.com/astrid-go/astrid/internal/agentclient"
 	"github.com/astrid-go/astrid/internal/config"
 	"github.com/astrid-go/astrid/internal/kernel"
+	"github.com/astrid-go/astrid/internal/testutil"
+	"github.com/astrid-go/astrid/internal/webview"
+	"github.com/astrid-go/astrid/ipc"
 )
 
 // get fetches url with the bearer token and returns the status and body.
@@ -161,4 +166,51 @@ func TestAdminDisabled(t *testing.T) {
 	if !errors.Is(err, os.ErrNotExist) {
 		t.Fatalf("admin run file with the server disabled: %v", err)
 	}
+}
+
+// state fetches /api/state.
+func state(t *testing.T, info admin.RunInfo) webview.Tick {
+	t.Helper()
+	code, body := get(t, info.BaseURL+"api/state", info.Token)
+	var tick webview.Tick
+	if err := json.Unmarshal([]byte(body), &tick); code != http.StatusOK || err != nil {
+		t.Fatalf("state: %d %v %s", code, err, body)
+	}
+	return tick
+}
+
+// The web view follows a daemon's turns from the bus: a turn shows as
+// running with its pending tool call, then, cancelled, among the recent
+// ones with its outcome and its call (which the agent reports no end of:
+// the page says it did not finish).
+func TestWebViewFollowsTurns(t *testing.T) {
+	started := make(chan struct{}, 1)
+	d := startDaemon(t, blockScript, kernel.Builtin{Manifest: []byte(blockerManifest), New: newBlocker(started)})
+	info, err := ReadAdmin(d.home)
+	if err != nil {
+		t.Fatal(err)
+	}
+	turn, err := agentclient.Start(context.Background(), d.k.Frontend(), agentclient.Prompt{Principal: "alice", SessionID: "s1", Text: "block"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer turn.Close()
+	select {
+	case <-started:
+	case <-time.After(patience):
+		t.Fatal("the tool never ran")
+	}
+	testutil.WaitFor(t, patience, "the running turn with its pending call", func() bool {
+		run := state(t, info).Turns.Running
+		return len(run) == 1 && run[0].Principal == "alice" && run[0].Prompt == "block" &&
+			len(run[0].Tools) == 1 && run[0].Tools[0].Name == "block" && !run[0].Tools[0].Finished
+	})
+	if err := turn.Cancel(); err != nil {
+		t.Fatal(err)
+	}
+	testutil.WaitFor(t, patience, "the cancelled turn among the recent ones", func() bool {
+		s := state(t, info).Turns
+		return len(s.Running) == 0 && len(s.Recent) == 1 && s.Recent[0].Outcome == ipc.OutcomeCancelled &&
+			s.Recent[0].TurnID == turn.TurnID() && len(s.Recent[0].Tools) == 1 && s.Recent[0].Tools[0].Name == "block"
+	})
 }

@@ -211,9 +211,10 @@ function drawTurn(turn, running) {
     el('div', { class: 'meta' }, head + ' · ' + status + ' · started ' + new Date(turn.started).toLocaleTimeString()),
     el('div', { class: 'prompt' }, turn.prompt || '(prompt not seen)'));
   for (const c of turn.tools) {
-    const timing = c.finished ? fmtMS(c.duration_ms || 0) : 'running';
+    // A cancelled turn ends without its calls' results.
+    const timing = c.finished ? fmtMS(c.duration_ms || 0) : running ? 'running' : 'did not finish';
     box.append(el('div', { class: 'tool' + (c.is_error ? ' error' : ''), 'data-tool': c.name },
-      `${c.is_error ? '✗' : c.finished ? '✓' : '…'} ${c.name} ${c.arguments} — ${timing}${c.summary ? ': ' + c.summary : ''}`));
+      `${c.is_error ? '✗' : c.finished ? '✓' : running ? '…' : '✗'} ${c.name} ${c.arguments} — ${timing}${c.summary ? ': ' + c.summary : ''}`));
   }
   if (turn.tools_left_out) box.append(el('div', { class: 'hint' }, `${turn.tools_left_out} more tool calls`));
   return box;
