@@ -10,7 +10,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/astrid-go/astrid/internal/admin"
 	"github.com/astrid-go/astrid/internal/agentclient"
@@ -184,21 +183,10 @@ func state(t *testing.T, info admin.RunInfo) webview.Tick {
 // ones with its outcome and its call (which the agent reports no end of:
 // the page says it did not finish).
 func TestWebViewFollowsTurns(t *testing.T) {
-	started := make(chan struct{}, 1)
-	d := startDaemon(t, blockScript, kernel.Builtin{Manifest: []byte(blockerManifest), New: newBlocker(started)})
+	d, turn := startBlockedTurn(t)
 	info, err := ReadAdmin(d.home)
 	if err != nil {
 		t.Fatal(err)
-	}
-	turn, err := agentclient.Start(context.Background(), d.k.Frontend(), agentclient.Prompt{Principal: "alice", SessionID: "s1", Text: "block"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer turn.Close()
-	select {
-	case <-started:
-	case <-time.After(patience):
-		t.Fatal("the tool never ran")
 	}
 	testutil.WaitFor(t, patience, "the running turn with its pending call", func() bool {
 		run := state(t, info).Turns.Running
