@@ -99,6 +99,10 @@ level = "debug"
 max_clients = 8
 client_queue = 16
 principals = ["1001=alice", "1002 = bob"]
+
+[admin]
+enabled = false
+listen = "[::1]:8088"
 `)
 	c, err := Load(path)
 	if err != nil {
@@ -123,6 +127,7 @@ principals = ["1001=alice", "1002 = bob"]
 		StoreLockWait:       Duration{250 * time.Millisecond},
 		WatchdogInterval:    Duration{time.Second},
 		Uplink:              Uplink{MaxClients: 8, ClientQueue: 16, Principals: []string{"1001=alice", "1002 = bob"}},
+		Admin:               Admin{Enabled: false, Listen: "[::1]:8088"},
 	}
 	if !reflect.DeepEqual(c, want) {
 		t.Fatalf("Load =\n%+v\nwant\n%+v", c, want)
@@ -335,6 +340,7 @@ func TestSchemaListsEveryKey(t *testing.T) {
 		"limits.wasm_pool_size", "log", "log.level", "limits.max_component_bytes", "mcp_handshake_timeout",
 		"store_lock_wait", "watchdog_interval",
 		"uplink", "uplink.client_queue", "uplink.max_clients", "uplink.principals",
+		"admin", "admin.enabled", "admin.listen",
 	}
 	for _, k := range want {
 		if schema[k] == "" {

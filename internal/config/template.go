@@ -34,6 +34,9 @@ var keyNotes = map[string]string{
 	"uplink.max_clients":           "clients connected at once; one more is answered with an error and closed",
 	"uplink.client_queue":          "frames waiting for one client; a client that lets more pile up is disconnected",
 	"uplink.principals":            `peer uid → principal, "uid=principal" each ("1001=alice"); the daemon owner's uid is "default", any other uid not listed is refused`,
+	"admin":                        "the daemon's admin HTTP server: the web view (`astrid ui` prints its URL) and what is mounted beside it",
+	"admin.enabled":                "start it with the daemon; it answers only requests with this run's token (in $ASTRID_HOME/run, 0600)",
+	"admin.listen":                 `loopback "host:port" only (127.0.0.1, ::1 or localhost; anything else is refused); port 0: a free one each run`,
 }
 
 // Template is the config.toml `astrid init` writes: every key at its

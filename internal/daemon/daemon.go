@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/http"
 	"os"
 	"strconv"
 	"time"
@@ -38,6 +39,10 @@ type Options struct {
 	Console io.Writer
 	// Reload asks for every installed capsule to be reloaded (SIGHUP).
 	Reload <-chan struct{}
+	// AdminHandlers are mounted on the admin server beside the web view
+	// (pattern → handler, http.ServeMux syntax: "/metrics"), behind its
+	// token, Host and Origin checks; unused when [admin] is disabled.
+	AdminHandlers map[string]http.Handler
 	// Ready, when set, is called once the daemon serves (its pid file is
 	// written), with its kernel (tests drive turns through it).
 	Ready          func(k *kernel.Kernel)
@@ -88,9 +93,10 @@ func Run(ctx context.Context, opts Options) (err error) {
 	}
 	log.Info("daemon starting", "pid", os.Getpid(), "home", opts.Home, "workspace", opts.Workspace)
 	started := time.Now().UTC()
+	frontends := append(append([]dispatch.CapsuleACL(nil), opts.Frontends...), ACL())
 	k, err := kernel.Boot(ctx, kernel.Options{
 		Home: opts.Home, Workspace: opts.Workspace, Config: opts.Config, Logger: log,
-		Builtins: opts.Builtins, Frontends: append(append([]dispatch.CapsuleACL(nil), opts.Frontends...), ACL()),
+		Builtins: opts.Builtins, Frontends: frontends,
 		ConfigFallback: opts.ConfigFallback, WatchCapsules: true,
 	})
 	if err != nil {
@@ -103,6 +109,7 @@ func Run(ctx context.Context, opts Options) (err error) {
 		return fmt.Errorf("daemon: turn tracker: %w", err)
 	}
 	defer tr.close()
+	defer startAdmin(k, opts, frontends, p, log)()
 	base := Status{Pid: os.Getpid(), Home: opts.Home, Workspace: opts.Workspace, Started: started}
 	status := func() {
 		if err := writeStatus(p.Status, snapshot(k, base, tr.Running())); err != nil {

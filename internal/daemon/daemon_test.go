@@ -127,6 +127,26 @@ func startDaemon(t *testing.T, script string, extra ...kernel.Builtin) *runningD
 	return d
 }
 
+// startBlockedTurn starts a daemon with the blocking tool and, as alice,
+// a turn (session s1) whose call to it is running when it returns; the turn
+// is closed at the test's end.
+func startBlockedTurn(t *testing.T) (*runningDaemon, *agentclient.Turn) {
+	t.Helper()
+	started := make(chan struct{}, 1)
+	d := startDaemon(t, blockScript, kernel.Builtin{Manifest: []byte(blockerManifest), New: newBlocker(started)})
+	turn, err := agentclient.Start(context.Background(), d.k.Frontend(), agentclient.Prompt{Principal: "alice", SessionID: "s1", Text: "block"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(turn.Close)
+	select {
+	case <-started:
+	case <-time.After(patience):
+		t.Fatal("the tool never ran")
+	}
+	return d, turn
+}
+
 // shutdown stops the daemon and returns Run's error.
 func (d *runningDaemon) shutdown(t *testing.T) error {
 	t.Helper()
@@ -248,18 +268,7 @@ func TestStaleRunFilesAreCleaned(t *testing.T) {
 // final response, outcome cancelled, and the tool call it was waiting for
 // is interrupted, before the capsules are unloaded.
 func TestShutdownCancelsRunningTurns(t *testing.T) {
-	started := make(chan struct{}, 1)
-	d := startDaemon(t, blockScript, kernel.Builtin{Manifest: []byte(blockerManifest), New: newBlocker(started)})
-	turn, err := agentclient.Start(context.Background(), d.k.Frontend(), agentclient.Prompt{Principal: "alice", SessionID: "s1", Text: "block"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer turn.Close()
-	select {
-	case <-started:
-	case <-time.After(patience):
-		t.Fatal("the tool never ran")
-	}
+	d, turn := startBlockedTurn(t)
 	finals := make(chan ipc.AgentResponse, 1)
 	go func() {
 		ctx, cancel := context.WithTimeout(context.Background(), patience)

@@ -4,7 +4,10 @@
 // daemon's readiness signal) and the socket path the uplink serves, the
 // cleaning of what a killed daemon left behind, the structured log file and
 // its rotation, the status file it rewrites while it runs, reloads on
-// request, and an orderly shutdown: running agent turns cancelled and
+// request, the admin HTTP server (internal/admin, [admin] in config.toml)
+// with the web view (internal/webview) and the handlers it is given mounted
+// on it, its URL and token in run/admin.json (0600) for `astrid ui`, and an
+// orderly shutdown: running agent turns cancelled and
 // answered, capsules unloaded in reverse load order, the store closed, the
 // run files removed.
 //

@@ -92,7 +92,7 @@ func Running(home string) (int, error) {
 // daemon.
 func cleanStale(p Paths) []string {
 	var removed []string
-	for _, f := range []string{p.Pid, p.Socket, p.Status} {
+	for _, f := range []string{p.Pid, p.Socket, p.Status, p.Admin} {
 		if err := os.Remove(f); err == nil {
 			removed = append(removed, f)
 		}

@@ -20,6 +20,9 @@ type Paths struct {
 	Socket string
 	// Status is the JSON snapshot the daemon rewrites (Status).
 	Status string
+	// Admin holds the admin server's URL and token (0600) while it serves
+	// (admin.RunInfo; `astrid ui` reads it).
+	Admin string
 	// Log is the structured log (JSON lines), rotated by size.
 	Log string
 	// Output takes a detached daemon's own stdout and stderr (a panic's
@@ -37,6 +40,7 @@ func PathsOf(home string) Paths {
 		Pid:    filepath.Join(l.Run, "astrid.pid"),
 		Socket: SocketPath(home),
 		Status: filepath.Join(l.Run, "status.json"),
+		Admin:  filepath.Join(l.Run, "admin.json"),
 		Log:    filepath.Join(l.Logs, "daemon.log"),
 		Output: filepath.Join(l.Logs, "daemon.out"),
 	}
