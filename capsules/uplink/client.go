@@ -278,6 +278,12 @@ func (c *client) pump(id uint64, hs hostapi.SubscriptionID) {
 		if json.Valid(m.Payload) {
 			ev.Payload = json.RawMessage(m.Payload)
 		}
+		// Said here, where it costs a lookup, so a client checking who
+		// may publish a consolidated tool result (DESIGN §4c) needs no
+		// holds_grant round trip per result.
+		if held, err := c.h.HoldsGrant(m.SourceID, hostapi.GrantToolMiddleware); err == nil {
+			ev.ToolMiddleware = &held
+		}
 		if handedOver := c.send(ev, takeover); handedOver || c.gone() {
 			return
 		}

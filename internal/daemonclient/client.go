@@ -69,6 +69,11 @@ type Client struct {
 	pending map[uint64]*pending
 	subs    map[uint64]*subscription
 	err     error // why the connection ended, once it has
+	// middleware is whether each event source held tool_middleware, as
+	// the daemon said on the latest event from it (read before the event
+	// is handed on, so a consumer asking about an event it holds gets an
+	// answer at least as fresh as that event).
+	middleware map[string]bool
 
 	done chan struct{} // closed when the reader stops
 }
@@ -108,7 +113,7 @@ func DialSocket(ctx context.Context, path string, opts Options) (*Client, error)
 		return nil, fmt.Errorf("daemon: dial %s: %w", path, err)
 	}
 	c := &Client{conn: conn, log: opts.Logger, timeout: opts.Timeout, subBuf: opts.SubscriptionBuffer,
-		pending: map[uint64]*pending{}, subs: map[uint64]*subscription{}, done: make(chan struct{})}
+		pending: map[uint64]*pending{}, subs: map[uint64]*subscription{}, middleware: map[string]bool{}, done: make(chan struct{})}
 	if err := c.handshake(opts.Client); err != nil {
 		_ = conn.Close()
 		return nil, err
@@ -259,6 +264,12 @@ func (c *Client) readLoop() error {
 		case uplinkwire.OpEvent:
 			c.mu.Lock()
 			s := c.subs[f.Sub]
+			if f.ToolMiddleware != nil && f.Source != "" {
+				if len(c.middleware) >= maxSources {
+					clear(c.middleware) // only a cache: a miss asks the daemon
+				}
+				c.middleware[f.Source] = *f.ToolMiddleware
+			}
 			c.mu.Unlock()
 			if s != nil {
 				s.push(f)
@@ -320,8 +331,20 @@ func (c *Client) Interceptors(topic string) []string {
 	return r.IDs
 }
 
-// HoldsToolMiddleware implements toolclient.Kernel.
+// maxSources bounds the middleware answers a connection keeps.
+const maxSources = 1024
+
+// HoldsToolMiddleware implements toolclient.Kernel. For a source the
+// daemon has relayed an event from, the answer is the one that event
+// carried (its source's grant when relayed), without a round trip: a tool
+// client asks about the source of the result it just received.
 func (c *Client) HoldsToolMiddleware(capsuleID string) bool {
+	c.mu.Lock()
+	held, known := c.middleware[capsuleID]
+	c.mu.Unlock()
+	if known {
+		return held
+	}
 	r, err := c.request(uplinkwire.Frame{Op: uplinkwire.OpHoldsGrant, Capsule: capsuleID, Grant: hostapi.GrantToolMiddleware}, nil)
 	if err != nil {
 		c.log.Warn("daemon: holds_grant", "capsule", capsuleID, "err", err)
