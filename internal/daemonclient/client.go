@@ -84,6 +84,7 @@ type Client struct {
 	turn        chan struct{} // buffered 1: the read role is free, a waiter may take it
 	idle        *time.Timer   // starts the idle reader
 	ended       bool          // the connection is over (err says why)
+	closing     bool          // Close was called
 
 	done chan struct{} // closed when the connection has ended
 }
@@ -183,6 +184,7 @@ func (c *Client) Err() error {
 func (c *Client) Close() error {
 	err := c.conn.Close()
 	c.mu.Lock()
+	c.closing = true
 	unread := !c.reading
 	c.reading = true // no one reads from here on: the end is said here
 	c.mu.Unlock()

@@ -189,6 +189,12 @@ func (c *Client) releaseLocked() {
 		}
 		return
 	}
+	if c.closing {
+		// Close found the role held: a read now sees the closed socket
+		// and ends the connection, which Close waits for.
+		c.idle.Reset(0)
+		return
+	}
 	c.idle.Reset(idleWait)
 }
 
