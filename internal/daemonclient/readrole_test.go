@@ -86,3 +86,25 @@ func TestCancelledRecvLetsTheReadingGo(t *testing.T) {
 		t.Fatalf("a call after the cancelled Recv: %+v, %v", res, err)
 	}
 }
+
+// Close while a Recv reads the socket for everyone ends that Recv and
+// returns.
+func TestCloseEndsAReadingRecv(t *testing.T) {
+	d := boot(t, owner())
+	c := d.dial(t)
+	sub, err := c.Subscribe(dispatch.Caller{}, "agent.v1.*", true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := make(chan error, 1)
+	go func() {
+		_, err := sub.Recv(context.Background())
+		got <- err
+	}()
+	if err := c.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-got; err == nil {
+		t.Fatal("Recv returned no error after Close")
+	}
+}
