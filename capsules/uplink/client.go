@@ -12,33 +12,39 @@ import (
 	"github.com/astrid-go/astrid/internal/uplinkwire"
 )
 
-// client is one connected frontend: its reader (run), its writer and one
-// pump per subscription.
+// client is one connected frontend: its request reader (run, or a
+// takeover of it) and one pump per subscription, each writing its own
+// frames through out.
 type client struct {
 	srv       *server
 	h         hostapi.Host
 	stream    hostapi.NetHandle
 	principal string
-	in        frameReader // used by the reader (run) only
+	in        frameReader // used by the one goroutine reading requests
 
-	// out is the bounded outbound queue: whoever produces a frame for
-	// the client (its reader's answers, its pumps' events) puts it here
-	// without waiting; a full queue disconnects the client.
-	out  chan []byte   // framed frames (framed)
+	// out is the outbound side: whoever produces a frame for the client
+	// (an answer, an event) writes it, or queues it behind the write in
+	// progress; a full queue disconnects the client.
+	out  outbox
 	done chan struct{} // closed once the client is going away
 	stop sync.Once
+
+	// readingEnded is closed when reading requests has ended for good
+	// (not handed to a takeover).
+	readingEnded chan struct{}
 
 	mu      sync.Mutex
 	subs    map[uint64]hostapi.SubscriptionID // wire sub → host subscription
 	nextSub uint64
 
-	wg sync.WaitGroup // the writer and the pumps
+	wg sync.WaitGroup // the pumps and the takeovers
 }
 
 func newClient(srv *server, stream hostapi.NetHandle, principal string) *client {
 	return &client{
 		srv: srv, h: srv.h, stream: stream, principal: principal, in: frameReader{n: srv.h, stream: stream},
-		out: make(chan []byte, srv.s.ClientQueue), done: make(chan struct{}),
+		out:  outbox{n: srv.h, stream: stream, limit: srv.s.ClientQueue},
+		done: make(chan struct{}), readingEnded: make(chan struct{}),
 		subs: map[uint64]hostapi.SubscriptionID{},
 	}
 }
@@ -50,48 +56,70 @@ const readWait = 30 * time.Second
 // run serves the client until it leaves, breaks the protocol beyond
 // repair, falls behind, or the capsule unloads.
 func (c *client) run(ctx context.Context) {
-	c.wg.Add(1)
-	go c.writer()
 	defer c.teardown()
 	if !c.handshake() {
 		return
 	}
+	c.serveRequests(ctx)
+	<-c.readingEnded
+}
+
+// serveRequests reads and answers requests until the client is done
+// with, then closes readingEnded; or, when an answer's write stalls, it
+// returns early, leaving the reading to the takeover the answer started.
+func (c *client) serveRequests(ctx context.Context) {
 	for ctx.Err() == nil {
-		body, err := c.in.next(readWait)
-		switch {
-		case err == nil:
-		case errors.Is(err, errMidFrame):
-			// Cut by time (not by the peer leaving or the unload): say so.
-			if code := hostapi.CodeOf(err); code == hostapi.CodeTimeout || code == hostapi.CodeInternal {
-				c.fatal(uplinkwire.Errorf(0, uplinkwire.CodeBadFrame, "a frame started and did not finish within %s", frameWait))
-			}
+		more, handedOver := c.serveRequest(ctx)
+		if handedOver {
 			return
-		case hostapi.CodeOf(err) == hostapi.CodeTimeout:
-			if c.gone() {
-				return
-			}
-			continue
-		case hostapi.CodeOf(err) == hostapi.CodeTooLarge:
-			c.fatal(uplinkwire.Errorf(0, uplinkwire.CodeTooLarge, "%v", err))
-			return
-		default:
-			return // closed, reset, cancelled
 		}
-		f, err := uplinkwire.Decode(body)
-		if err != nil {
-			// The frame was whole, so the stream is still in step:
-			// answer and go on.
-			c.send(uplinkwire.Errorf(0, uplinkwire.CodeBadFrame, "%v", err))
-			continue
-		}
-		reply, after := c.handle(f)
-		c.send(reply)
-		if after != nil {
-			// After the answer is queued: a subscription's first event
-			// must not reach the client before its id does.
-			after()
+		if !more {
+			break
 		}
 	}
+	close(c.readingEnded)
+}
+
+// serveRequest reads one request and answers it: more is false once the
+// client is done with (it left, broke the protocol beyond repair, or was
+// dropped); handedOver is true when the answer's write stalled and a
+// takeover now reads the requests.
+func (c *client) serveRequest(ctx context.Context) (more, handedOver bool) {
+	body, err := c.in.next(readWait)
+	switch {
+	case err == nil:
+	case errors.Is(err, errMidFrame):
+		// Cut by time (not by the peer leaving or the unload): say so.
+		if code := hostapi.CodeOf(err); code == hostapi.CodeTimeout || code == hostapi.CodeInternal {
+			c.fatal(uplinkwire.Errorf(0, uplinkwire.CodeBadFrame, "a frame started and did not finish within %s", frameWait))
+		}
+		return false, false
+	case hostapi.CodeOf(err) == hostapi.CodeTimeout:
+		return !c.gone(), false
+	case hostapi.CodeOf(err) == hostapi.CodeTooLarge:
+		c.fatal(uplinkwire.Errorf(0, uplinkwire.CodeTooLarge, "%v", err))
+		return false, false
+	default:
+		return false, false // closed, reset, cancelled
+	}
+	takeover := func() {
+		defer c.wg.Done()
+		c.serveRequests(ctx)
+	}
+	f, err := uplinkwire.Decode(body)
+	if err != nil {
+		// The frame was whole, so the stream is still in step: answer
+		// and go on.
+		return true, c.send(uplinkwire.Errorf(0, uplinkwire.CodeBadFrame, "%v", err), takeover)
+	}
+	reply, after := c.handle(f)
+	handedOver = c.send(reply, takeover)
+	if after != nil {
+		// After the answer is written or queued: a subscription's
+		// first event must not reach the client before its id does.
+		after()
+	}
+	return true, handedOver
 }
 
 // handshake reads the hello and answers welcome, or an error and false.
@@ -116,7 +144,7 @@ func (c *client) handshake() bool {
 		return false
 	}
 	c.h.Log(hostapi.LogInfo, fmt.Sprintf("uplink: client %q connected as %s", f.Client, c.principal))
-	return c.send(uplinkwire.Frame{Op: uplinkwire.OpWelcome, Version: uplinkwire.Version, Principal: c.principal})
+	return c.write(uplinkwire.Frame{Op: uplinkwire.OpWelcome, Version: uplinkwire.Version, Principal: c.principal})
 }
 
 // handle answers one request; after, if not nil, runs once the answer is
@@ -147,7 +175,10 @@ func (c *client) handle(f uplinkwire.Frame) (reply uplinkwire.Frame, after func(
 		ok.Sub = sub
 		return ok, func() {
 			c.wg.Add(1)
-			go c.pump(sub, hs)
+			go func() {
+				defer c.wg.Done()
+				c.pump(sub, hs)
+			}()
 		}
 	case uplinkwire.OpUnsubscribe:
 		if !c.unsubscribe(f.Sub) {
@@ -222,10 +253,15 @@ func (c *client) unsubscribe(id uint64) bool {
 // pumpWait bounds one receive, so a pump notices its client leaving.
 const pumpWait = 10 * time.Second
 
-// pump moves one subscription's messages to the client's queue. It never
-// waits for the client: a full queue disconnects it.
+// pump moves one subscription's messages to the client. It never waits
+// for the client: a write that stalls hands the pump to a takeover, which
+// goes on receiving and queueing, and a full queue disconnects the client.
+// The caller holds a c.wg slot for it.
 func (c *client) pump(id uint64, hs hostapi.SubscriptionID) {
-	defer c.wg.Done()
+	takeover := func() {
+		defer c.wg.Done()
+		c.pump(id, hs)
+	}
 	for {
 		m, err := c.h.Recv(hs, pumpWait)
 		switch hostapi.CodeOf(err) {
@@ -242,49 +278,89 @@ func (c *client) pump(id uint64, hs hostapi.SubscriptionID) {
 		if json.Valid(m.Payload) {
 			ev.Payload = json.RawMessage(m.Payload)
 		}
-		if !c.send(ev) {
+		// Said here, where it costs a lookup, so a client checking who
+		// may publish a consolidated tool result (DESIGN §4c) needs no
+		// holds_grant round trip per result.
+		if held, err := c.h.HoldsGrant(m.SourceID, hostapi.GrantToolMiddleware); err == nil {
+			ev.ToolMiddleware = &held
+		}
+		if handedOver := c.send(ev, takeover); handedOver || c.gone() {
 			return
 		}
 	}
 }
 
-// send queues f for the writer without waiting. A client whose queue is
-// full is disconnected (it is not reading); false means the client is
-// going away.
-func (c *client) send(f uplinkwire.Frame) bool {
+// send writes f, or queues it behind the write in progress, without
+// waiting for the client to read (see outbox). A client whose queue is
+// full is disconnected (it is not reading). takeover continues the
+// caller's loop if the write stalls; handedOver then says the caller must
+// return.
+func (c *client) send(f uplinkwire.Frame, takeover func()) (handedOver bool) {
+	b, ok := c.frame(f)
+	if !ok {
+		return false
+	}
+	res, handedOver := c.out.put(b, takeover, func() { c.wg.Add(1) }, c.wg.Done)
+	c.settle(res)
+	return handedOver
+}
+
+// write is send for a frame whose write may hold the caller (the
+// handshake's answer, a connection's last word); false means the client
+// is going away.
+func (c *client) write(f uplinkwire.Frame) bool {
+	b, ok := c.frame(f)
+	if !ok {
+		return false
+	}
+	res, _ := c.out.put(b, nil, nil, nil)
+	c.settle(res)
+	return res == written
+}
+
+// frame encodes f for the outbox; false once the client is going away.
+func (c *client) frame(f uplinkwire.Frame) ([]byte, bool) {
+	if c.gone() {
+		return nil, false
+	}
 	body, err := uplinkwire.Encode(f)
 	if err != nil {
 		c.h.Log(hostapi.LogWarn, fmt.Sprintf("uplink: a frame for %s dropped: %v", c.principal, err))
 		body, _ = uplinkwire.Encode(uplinkwire.Errorf(f.ID, uplinkwire.CodeTooLarge, "the answer was over the frame limit (%s on %s)", f.Op, f.Topic))
 	}
-	b := framed(body)
-	select {
-	case <-c.done:
-		return false
-	default:
-	}
-	select {
-	case c.out <- b:
-		return true
-	default:
-		c.h.Log(hostapi.LogWarn, fmt.Sprintf("uplink: disconnected a client of %s: %d frames waited for it to read", c.principal, cap(c.out)))
-		c.end()
-		// Nothing more is worth writing to it: closing the stream now
-		// also frees a writer stuck on its full socket buffer.
-		_ = c.h.NetClose(c.stream)
-		return false
-	}
+	return framed(body), true
 }
 
-// fatal writes f directly (the queue may be why) and ends the client.
+// settle acts on what became of a frame: a client that fell behind or
+// whose stream broke is ended, and its stream closed, which wakes its
+// reader and frees a write stuck on its full socket buffer.
+func (c *client) settle(res outcome) {
+	switch res {
+	case overflow:
+		c.h.Log(hostapi.LogWarn, fmt.Sprintf("uplink: disconnected a client of %s: %d frames waited for it to read", c.principal, c.out.limit))
+	case failed:
+	default:
+		return
+	}
+	c.end()
+	_ = c.h.NetClose(c.stream)
+}
+
+// fatal writes f and ends the client.
 func (c *client) fatal(f uplinkwire.Frame) {
-	c.send(f)
+	c.write(f)
 	c.end()
 }
 
-// end starts the client's teardown: the writer drains what is queued and
-// closes the stream, which wakes the reader.
-func (c *client) end() { c.stop.Do(func() { close(c.done) }) }
+// end starts the client's teardown: nothing more is accepted for it; a
+// write in progress still drains what is queued (an error frame
+// explaining why, say).
+func (c *client) end() {
+	c.stop.Do(func() {
+		close(c.done)
+		c.out.close()
+	})
+}
 
 func (c *client) gone() bool {
 	select {
@@ -292,35 +368,6 @@ func (c *client) gone() bool {
 		return true
 	default:
 		return false
-	}
-}
-
-// writer writes queued frames until the client ends, then what is still
-// queued (an error frame explaining why, say), then closes the stream.
-func (c *client) writer() {
-	defer c.wg.Done()
-	for {
-		select {
-		case b := <-c.out:
-			if err := writeFramed(c.h, c.stream, b); err != nil {
-				c.end()
-				_ = c.h.NetClose(c.stream)
-				return
-			}
-		case <-c.done:
-			for {
-				select {
-				case b := <-c.out:
-					if writeFramed(c.h, c.stream, b) != nil {
-						_ = c.h.NetClose(c.stream)
-						return
-					}
-				default:
-					_ = c.h.NetClose(c.stream)
-					return
-				}
-			}
-		}
 	}
 }
 
@@ -335,5 +382,6 @@ func (c *client) teardown() {
 		_ = c.h.Unsubscribe(hs)
 	}
 	c.wg.Wait()
+	_ = c.h.NetClose(c.stream)
 	c.h.Log(hostapi.LogInfo, "uplink: client of "+c.principal+" disconnected")
 }

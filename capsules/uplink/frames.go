@@ -25,9 +25,11 @@ type frameReader struct {
 }
 
 // readChunk is what one read asks for beyond what a frame still needs: a
-// request is usually smaller, so a frame costs one host read, and the
-// host's buffer for it stays small.
-const readChunk = 4 << 10
+// request (a tool call, an approval) is usually smaller, so a frame costs
+// one host read. The host allocates what a read asks for, per read, so
+// asking for 4 KiB cost 3 KiB of garbage per request for nothing; a
+// longer frame (a prompt with a pasted file) takes a second read.
+const readChunk = 1 << 10
 
 // next reads one frame. It waits up to idle for the frame's first byte (a
 // CodeTimeout then leaves the stream in step, ready for the next wait)

@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -250,6 +251,42 @@ func TestClientThatNeverReadsIsDropped(t *testing.T) {
 	if !strings.Contains(d.logs.String(), "frames waited for it to read") {
 		t.Fatalf("the client was not dropped as slow; logs:\n%s", d.logs.String())
 	}
+	d.works(t)
+}
+
+// A client that subscribes and never reads is disconnected once its queue
+// fills, though only its subscription produces frames for it: the pump
+// whose write stalls on the full socket hands its work on instead of
+// waiting (the kernel would otherwise evict quietly behind it), while
+// another client keeps working.
+func TestSubscriberThatNeverReadsIsDropped(t *testing.T) {
+	d := boot(t, uplink.Settings{OwnerUID: os.Getuid(), ClientQueue: 4})
+	// A result of 32 KiB: the socket's buffer fills after a few.
+	if err := os.WriteFile(filepath.Join(d.ws, "big.txt"), []byte(strings.Repeat("x", 32<<10)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	d.dial(t) // waits for the socket
+	r := d.raw(t)
+	r.hello()
+	r.send(uplinkwire.Frame{Op: uplinkwire.OpSubscribe, ID: 1, Pattern: ipc.ToolExecuteResultTopic})
+	if f := r.next(); f.Op != uplinkwire.OpOK {
+		t.Fatalf("subscribe answered %+v", f)
+	}
+	// Another client of the same principal calls tools: every result
+	// is also an event for r, which reads nothing more.
+	c := d.dial(t)
+	const maxCalls = 2000 // far more than the socket and the queue hold
+	dropped := func() bool { return strings.Contains(d.logs.String(), "frames waited for it to read") }
+	for i := 0; i < maxCalls && !dropped(); i++ {
+		res, err := toolclient.CallTool(context.Background(), c, c.Principal(), "read_file", json.RawMessage(`{"file_path":"big.txt"}`), testWait)
+		if err != nil || res.IsError {
+			t.Fatalf("call %d: %+v, %v", i, res, err)
+		}
+	}
+	if !dropped() {
+		t.Fatalf("the subscriber was not dropped as slow after %d events; logs:\n%s", maxCalls, d.logs.String())
+	}
+	r.closed()
 	d.works(t)
 }
 

@@ -69,13 +69,31 @@ type Client struct {
 	pending map[uint64]*pending
 	subs    map[uint64]*subscription
 	err     error // why the connection ended, once it has
+	// middleware is whether each event source held tool_middleware, as
+	// the daemon said on the latest event from it (read before the event
+	// is handed on, so a consumer asking about an event it holds gets an
+	// answer at least as fresh as that event).
+	middleware map[string]bool
 
-	done chan struct{} // closed when the reader stops
+	// The read side (readrole.go): whoever waits reads.
+	rd          frameReader   // used by the holder of the read role only
+	reading     bool          // someone holds the read role
+	idleReading bool          // the idle reader holds it
+	kicked      bool          // the holder was asked to look again
+	waiters     int           // goroutines parked for a frame someone else reads
+	turn        chan struct{} // buffered 1: the read role is free, a waiter may take it
+	idle        *time.Timer   // starts the idle reader
+	ended       bool          // the connection is over (err says why)
+	closing     bool          // Close was called
+
+	done chan struct{} // closed when the connection has ended
 }
 
 type pending struct {
-	reply     chan uplinkwire.Frame // buffered 1
-	subscribe bool                  // an OK opens a subscription
+	got       bool // answer has come (under Client.mu)
+	answer    uplinkwire.Frame
+	signal    chan struct{} // buffered 1: answer has come
+	subscribe bool          // an OK opens a subscription
 	sub       *subscription
 }
 
@@ -108,12 +126,13 @@ func DialSocket(ctx context.Context, path string, opts Options) (*Client, error)
 		return nil, fmt.Errorf("daemon: dial %s: %w", path, err)
 	}
 	c := &Client{conn: conn, log: opts.Logger, timeout: opts.Timeout, subBuf: opts.SubscriptionBuffer,
-		pending: map[uint64]*pending{}, subs: map[uint64]*subscription{}, done: make(chan struct{})}
+		pending: map[uint64]*pending{}, subs: map[uint64]*subscription{}, middleware: map[string]bool{},
+		rd: frameReader{conn: conn}, turn: make(chan struct{}, 1), done: make(chan struct{})}
 	if err := c.handshake(opts.Client); err != nil {
 		_ = conn.Close()
 		return nil, err
 	}
-	go c.read()
+	c.idle = time.AfterFunc(idleWait, c.readIdle)
 	return c, nil
 }
 
@@ -150,7 +169,8 @@ func (c *Client) Principal() string { return c.principal }
 // Logger implements the client packages' Kernel.
 func (c *Client) Logger() *slog.Logger { return c.log }
 
-// Done is closed when the connection has ended; Err then says why.
+// Done is closed when the connection has ended (seen by a call reading
+// the socket, or by the idle reader within idleWait); Err then says why.
 func (c *Client) Done() <-chan struct{} { return c.done }
 
 // Err is why the connection ended (nil while it lasts).
@@ -163,6 +183,14 @@ func (c *Client) Err() error {
 // Close ends the connection and every wait on it.
 func (c *Client) Close() error {
 	err := c.conn.Close()
+	c.mu.Lock()
+	c.closing = true
+	unread := !c.reading
+	c.reading = true // no one reads from here on: the end is said here
+	c.mu.Unlock()
+	if unread {
+		c.end(net.ErrClosed)
+	}
 	<-c.done
 	if errors.Is(err, net.ErrClosed) {
 		return nil
@@ -187,7 +215,7 @@ func (c *Client) request(f uplinkwire.Frame, p *pending) (uplinkwire.Frame, erro
 	if p == nil {
 		p = &pending{}
 	}
-	p.reply = make(chan uplinkwire.Frame, 1)
+	p.signal = make(chan struct{}, 1)
 	c.mu.Lock()
 	if c.err != nil {
 		err := c.err
@@ -207,87 +235,75 @@ func (c *Client) request(f uplinkwire.Frame, p *pending) (uplinkwire.Frame, erro
 		forget()
 		return uplinkwire.Frame{}, fmt.Errorf("daemon: %s: %w", f.Op, err)
 	}
-	t := time.NewTimer(c.timeout)
-	defer t.Stop()
-	select {
-	case r := <-p.reply:
-		if r.Op == uplinkwire.OpError {
-			return r, &Error{Code: r.Code, Message: r.Error}
-		}
-		return r, nil
-	case <-c.done:
-		forget()
-		return uplinkwire.Frame{}, c.Err()
-	case <-t.C:
-		forget()
-		return uplinkwire.Frame{}, fmt.Errorf("daemon: %s: no answer within %s", f.Op, c.timeout)
+	answered := func() bool {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		return p.got
 	}
+	if err := c.waitFor(context.Background(), time.Now().Add(c.timeout), answered, p.signal); err != nil {
+		forget()
+		if errors.Is(err, errNoAnswer) {
+			return uplinkwire.Frame{}, fmt.Errorf("daemon: %s: no answer within %s", f.Op, c.timeout)
+		}
+		return uplinkwire.Frame{}, err
+	}
+	r := p.answer
+	if r.Op == uplinkwire.OpError {
+		return r, &Error{Code: r.Code, Message: r.Error}
+	}
+	return r, nil
 }
 
-// read is the connection's one reader: answers to their requests, events
-// to their subscriptions. It never waits for either.
-func (c *Client) read() {
-	err := c.readLoop()
-	c.mu.Lock()
-	if c.err == nil {
-		c.err = fmt.Errorf("%w: %w", ErrDisconnected, err)
+// handOn acts on one frame the read role holder read: an answer to its
+// request, an event to its subscription. It never waits for either.
+func (c *Client) handOn(body []byte) {
+	f, err := uplinkwire.Decode(body)
+	if err != nil {
+		// Skip what does not parse (docs/uplink.md: clients tolerate
+		// frames they do not understand).
+		c.log.Warn("daemon: a frame that does not parse was skipped", "err", err)
+		return
 	}
-	subs := c.subs
-	c.subs = map[uint64]*subscription{}
-	c.mu.Unlock()
-	for _, s := range subs {
-		s.wake()
-	}
-	close(c.done)
-	_ = c.conn.Close()
-}
-
-func (c *Client) readLoop() error {
-	for {
-		body, err := uplinkwire.Read(c.conn)
-		if err != nil {
-			return err
+	switch f.Op {
+	case uplinkwire.OpEvent:
+		c.mu.Lock()
+		s := c.subs[f.Sub]
+		if f.ToolMiddleware != nil && f.Source != "" {
+			if len(c.middleware) >= maxSources {
+				clear(c.middleware) // only a cache: a miss asks the daemon
+			}
+			c.middleware[f.Source] = *f.ToolMiddleware
 		}
-		f, err := uplinkwire.Decode(body)
-		if err != nil {
-			// Skip what does not parse (docs/uplink.md: clients tolerate
-			// frames they do not understand).
-			c.log.Warn("daemon: a frame that does not parse was skipped", "err", err)
-			continue
+		c.mu.Unlock()
+		if s != nil {
+			s.push(f)
 		}
-		switch f.Op {
-		case uplinkwire.OpEvent:
-			c.mu.Lock()
-			s := c.subs[f.Sub]
+	case uplinkwire.OpOK, uplinkwire.OpError:
+		c.mu.Lock()
+		if f.ID == 0 {
+			// About the connection, not a request: the daemon closes
+			// it next (too large, slow, ...).
+			c.err = fmt.Errorf("%w: %w", ErrDisconnected, &Error{Code: f.Code, Message: f.Error})
 			c.mu.Unlock()
-			if s != nil {
-				s.push(f)
-			}
-		case uplinkwire.OpOK, uplinkwire.OpError:
-			if f.ID == 0 {
-				// About the connection, not a request: the daemon
-				// closes it next (too large, slow, ...).
-				c.mu.Lock()
-				c.err = fmt.Errorf("%w: %w", ErrDisconnected, &Error{Code: f.Code, Message: f.Error})
-				c.mu.Unlock()
-				continue
-			}
-			c.mu.Lock()
-			p := c.pending[f.ID]
-			delete(c.pending, f.ID)
-			if p != nil && p.subscribe && f.Op == uplinkwire.OpOK {
+			return
+		}
+		p := c.pending[f.ID]
+		delete(c.pending, f.ID)
+		if p != nil {
+			if p.subscribe && f.Op == uplinkwire.OpOK {
 				// Registered here, before the next frame is read: the
 				// subscription's first event may be that frame.
 				p.sub = newSubscription(c, f.Sub)
 				c.subs[f.Sub] = p.sub
 			}
-			c.mu.Unlock()
-			if p != nil {
-				p.reply <- f
-			}
-		default:
-			c.log.Warn("daemon: a frame of an unknown op was skipped", "op", f.Op)
+			p.answer, p.got = f, true
 		}
+		c.mu.Unlock()
+		if p != nil {
+			p.signal <- struct{}{}
+		}
+	default:
+		c.log.Warn("daemon: a frame of an unknown op was skipped", "op", f.Op)
 	}
 }
 
@@ -320,8 +336,20 @@ func (c *Client) Interceptors(topic string) []string {
 	return r.IDs
 }
 
-// HoldsToolMiddleware implements toolclient.Kernel.
+// maxSources bounds the middleware answers a connection keeps.
+const maxSources = 1024
+
+// HoldsToolMiddleware implements toolclient.Kernel. For a source the
+// daemon has relayed an event from, the answer is the one that event
+// carried (its source's grant when relayed), without a round trip: a tool
+// client asks about the source of the result it just received.
 func (c *Client) HoldsToolMiddleware(capsuleID string) bool {
+	c.mu.Lock()
+	held, known := c.middleware[capsuleID]
+	c.mu.Unlock()
+	if known {
+		return held
+	}
 	r, err := c.request(uplinkwire.Frame{Op: uplinkwire.OpHoldsGrant, Capsule: capsuleID, Grant: hostapi.GrantToolMiddleware}, nil)
 	if err != nil {
 		c.log.Warn("daemon: holds_grant", "capsule", capsuleID, "err", err)

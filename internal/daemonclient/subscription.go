@@ -3,14 +3,15 @@ package daemonclient
 import (
 	"context"
 	"sync"
+	"time"
 
 	"github.com/astrid-go/astrid/internal/bus"
 	"github.com/astrid-go/astrid/internal/uplinkwire"
 	"github.com/astrid-go/astrid/ipc"
 )
 
-// subscription is one subscription over the socket: a bounded queue the
-// connection's reader fills without waiting.
+// subscription is one subscription over the socket: a bounded queue that
+// whoever reads the socket fills without waiting.
 type subscription struct {
 	c  *Client
 	id uint64
@@ -52,7 +53,8 @@ func (s *subscription) wake() {
 	}
 }
 
-// Recv implements bus.Subscription.
+// Recv implements bus.Subscription. While nothing is queued it reads the
+// socket itself when no one else does (see waitFor).
 func (s *subscription) Recv(ctx context.Context) (bus.Delivery, error) {
 	for {
 		s.mu.Lock()
@@ -70,20 +72,18 @@ func (s *subscription) Recv(ctx context.Context) (bus.Delivery, error) {
 		if closed {
 			return bus.Delivery{}, bus.ErrClosed
 		}
-		select {
-		case <-s.notify:
-		case <-s.c.done:
-			// Deliver what is queued first; then the connection's end.
-			s.mu.Lock()
-			empty := len(s.queue) == 0
-			s.mu.Unlock()
-			if empty {
-				return bus.Delivery{}, s.c.Err()
-			}
-		case <-ctx.Done():
-			return bus.Delivery{}, ctx.Err()
+		// Deliver what is queued first; then the connection's end.
+		if err := s.c.waitFor(ctx, time.Time{}, s.ready, s.notify); err != nil {
+			return bus.Delivery{}, err
 		}
 	}
+}
+
+// ready reports whether Recv has something to return.
+func (s *subscription) ready() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.queue) > 0 || s.closed
 }
 
 // Close implements bus.Subscription.

@@ -25,7 +25,7 @@ const (
 	OpInterceptors = "interceptors" // client: ID, Topic → OK with IDs
 	OpHoldsGrant   = "holds_grant"  // client: ID, Capsule, Grant → OK with Held
 	OpOK           = "ok"           // server: ID, and Sub, IDs or Held
-	OpEvent        = "event"        // server: Sub, Topic, Payload, Source, Principal, Lost
+	OpEvent        = "event"        // server: Sub, Topic, Payload, Source, Principal, Lost, ToolMiddleware
 	OpError        = "error"        // server: ID (0 when about no request), Code, Error
 )
 
@@ -63,6 +63,10 @@ type Frame struct {
 	Held      bool            `json:"held,omitempty"`
 	Code      string          `json:"code,omitempty"`
 	Error     string          `json:"error,omitempty"`
+	// ToolMiddleware, on an event, is whether its source held the
+	// tool_middleware grant when the daemon relayed it; nil when the
+	// daemon did not say.
+	ToolMiddleware *bool `json:"tool_middleware,omitempty"`
 }
 
 // Decode parses one frame body. A body that is not a JSON object with an
