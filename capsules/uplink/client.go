@@ -19,6 +19,8 @@ type client struct {
 	h         hostapi.Host
 	stream    hostapi.NetHandle
 	principal string
+	owner     bool        // the peer's uid is the daemon owner's (Query.Owner)
+	traffic   *traffic    // its principal's socket counters
 	in        frameReader // used by the reader (run) only
 
 	// out is the bounded outbound queue: whoever produces a frame for
@@ -77,6 +79,7 @@ func (c *client) run(ctx context.Context) {
 		default:
 			return // closed, reset, cancelled
 		}
+		c.traffic.add(4+len(body), 0)
 		f, err := uplinkwire.Decode(body)
 		if err != nil {
 			// The frame was whole, so the stream is still in step:
@@ -168,6 +171,8 @@ func (c *client) handle(f uplinkwire.Frame) (reply uplinkwire.Frame, after func(
 		}
 		ok.Held = held
 		return ok, nil
+	case uplinkwire.OpQuery:
+		return c.query(f), nil
 	}
 	return uplinkwire.Errorf(f.ID, uplinkwire.CodeBadFrame, "unknown op %q", f.Op), nil
 }
@@ -265,6 +270,7 @@ func (c *client) send(f uplinkwire.Frame) bool {
 	}
 	select {
 	case c.out <- b:
+		c.traffic.add(0, len(b))
 		return true
 	default:
 		c.h.Log(hostapi.LogWarn, fmt.Sprintf("uplink: disconnected a client of %s: %d frames waited for it to read", c.principal, cap(c.out)))

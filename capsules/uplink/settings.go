@@ -31,6 +31,10 @@ type Settings struct {
 	ClientQueue int
 	// HandshakeTimeout bounds the wait for a client's hello (0: 10 s).
 	HandshakeTimeout time.Duration
+	// Report answers the query op (query.go); nil answers every known
+	// query "failed". The daemon sets it: what a query shows, and to whom,
+	// is the daemon's to decide.
+	Report Reporter
 }
 
 // The defaults of the zero Settings fields.

@@ -13,7 +13,7 @@ import (
 
 func TestUplinkBuiltin(t *testing.T) {
 	cfg := config.Default()
-	b, err := uplinkBuiltin(cfg)
+	b, err := uplinkBuiltin(cfg, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -28,7 +28,7 @@ func TestUplinkBuiltin(t *testing.T) {
 		t.Fatal("the uplink built-in has no service")
 	}
 	cfg.Uplink.Principals = []string{"not-a-mapping"}
-	if _, err := uplinkBuiltin(cfg); err == nil {
+	if _, err := uplinkBuiltin(cfg, nil); err == nil {
 		t.Fatal("a bad [uplink] principals entry was accepted")
 	}
 }
