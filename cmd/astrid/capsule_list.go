@@ -59,7 +59,7 @@ Exit status: 0 when every capsule is ready, 1 when some failed.`,
 					if s.Builtin {
 						source = "built-in"
 					}
-					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", s.ID, orDash(strings.Join(s.Engines, ",")), s.State, orDash(strings.Join(s.Tools, ",")), source)
+					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", s.ID, orDash(strings.Join(s.Engines, ",")), s.State, orDash(strings.Join(s.Tools, ",")), orDash(source))
 				}
 				if err := tw.Flush(); err != nil {
 					return err
