@@ -39,7 +39,7 @@ type Settings struct {
 
 // The defaults of the zero Settings fields.
 const (
-	defaultMaxClients       = 64
+	defaultMaxClients       = 128
 	defaultClientQueue      = 256
 	defaultHandshakeTimeout = 10 * time.Second
 	// maxSubsPerClient bounds one client's subscriptions.

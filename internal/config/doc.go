@@ -41,7 +41,7 @@
 //	                                 # adds the capsules' and the kernel's notes)
 //
 //	[uplink]                         # the daemon's socket, run/astrid.sock
-//	max_clients  = 64                # connected at once (1-1000); one more is
+//	max_clients  = 128               # connected at once (1-1000); one more is
 //	                                 # answered with an error and closed
 //	client_queue = 256               # frames waiting for one client; a client
 //	                                 # that lets more pile up is disconnected
