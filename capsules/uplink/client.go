@@ -20,6 +20,7 @@ type client struct {
 	stream    hostapi.NetHandle
 	principal string
 	owner     bool        // the peer's uid is the daemon owner's (Query.Owner)
+	ingress   []string    // what it may publish (Settings.Ingress)
 	traffic   *traffic    // its principal's socket counters
 	in        frameReader // used by the reader (run) only
 
@@ -128,7 +129,7 @@ func (c *client) handle(f uplinkwire.Frame) (reply uplinkwire.Frame, after func(
 	ok := uplinkwire.Frame{Op: uplinkwire.OpOK, ID: f.ID}
 	switch f.Op {
 	case uplinkwire.OpPublish:
-		if !allowed(ingress, f.Topic) {
+		if !c.mayPublish(f.Topic) {
 			return uplinkwire.Errorf(f.ID, uplinkwire.CodeNotAllowed, "clients may not publish on %q", f.Topic), nil
 		}
 		payload := []byte(f.Payload)

@@ -23,9 +23,17 @@ func uplinkBuiltin(cfg config.Config, rep *daemon.Reporter) (kernel.Builtin, err
 	if err != nil {
 		return kernel.Builtin{}, fmt.Errorf("config [uplink] principals: %w", err)
 	}
+	byPrincipal, err := cfg.Uplink.IngressByPrincipal()
+	if err != nil {
+		return kernel.Builtin{}, fmt.Errorf("config [uplink] ingress: %w", err)
+	}
+	if err := uplink.CheckIngress(byPrincipal); err != nil {
+		return kernel.Builtin{}, fmt.Errorf("config [uplink] ingress: %w", err)
+	}
 	s := uplink.Settings{
 		OwnerUID:    os.Getuid(),
 		Principals:  principals,
+		Ingress:     byPrincipal,
 		MaxClients:  cfg.Uplink.MaxClients,
 		ClientQueue: cfg.Uplink.ClientQueue,
 	}

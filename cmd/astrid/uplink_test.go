@@ -31,6 +31,17 @@ func TestUplinkBuiltin(t *testing.T) {
 	if _, err := uplinkBuiltin(cfg, nil); err == nil {
 		t.Fatal("a bad [uplink] principals entry was accepted")
 	}
+	cfg = config.Default()
+	cfg.Uplink.Ingress = []string{"guest=user.v1.prompt"}
+	if _, err := uplinkBuiltin(cfg, nil); err != nil {
+		t.Fatalf("a narrowing [uplink] ingress: %v", err)
+	}
+	for _, wider := range []string{"guest=tool.v1.execute.write_file", "guest=*", "guest"} {
+		cfg.Uplink.Ingress = []string{wider}
+		if _, err := uplinkBuiltin(cfg, nil); err == nil {
+			t.Errorf("[uplink] ingress %q was accepted", wider)
+		}
+	}
 }
 
 func TestDialDaemonWithoutOne(t *testing.T) {

@@ -48,4 +48,7 @@
 //	principals   = []                # "uid=principal" ("1001=alice"): who other
 //	                                 # local users act as; the daemon owner's
 //	                                 # uid is "default", other uids are refused
+//	ingress      = []                # "principal=pattern" ("guest=user.v1.prompt"):
+//	                                 # narrows what that principal's clients may
+//	                                 # publish; none: the uplink's whole allowlist
 package config

@@ -34,6 +34,7 @@ var keyNotes = map[string]string{
 	"uplink.max_clients":           "clients connected at once; one more is answered with an error and closed",
 	"uplink.client_queue":          "frames waiting for one client; a client that lets more pile up is disconnected",
 	"uplink.principals":            `peer uid → principal, "uid=principal" each ("1001=alice"); the daemon owner's uid is "default", any other uid not listed is refused`,
+	"uplink.ingress":               `what one principal's clients may publish, "principal=pattern" each ("guest=user.v1.prompt"); a principal with none may publish everything the uplink allows`,
 }
 
 // Template is the config.toml `astrid init` writes: every key at its
