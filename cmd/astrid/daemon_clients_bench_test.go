@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -13,9 +12,10 @@ import (
 	"time"
 
 	"github.com/astrid-go/astrid/internal/agentclient"
-	"github.com/astrid-go/astrid/internal/config"
+	"github.com/astrid-go/astrid/internal/daemon"
 	"github.com/astrid-go/astrid/internal/daemonclient"
 	"github.com/astrid-go/astrid/internal/testutil"
+	"github.com/astrid-go/astrid/internal/uplinkwire"
 )
 
 // concurrentClients is issue 19's load: this many clients connected to one
@@ -33,32 +33,12 @@ const benchQueueDepth = 1024
 // Every turn must be answered with the script's text, or the benchmark
 // fails. It reports the p50 and p99 of one turn, from the prompt to its
 // final response, as a client sees it under that load, and the round's
-// time (ns/op). Run:
+// time (ns/op). BENCH_CLIENTS=n runs it with n clients instead (how it
+// scales). Run:
 //
-//	GOMAXPROCS=2 go test -run '^$' -bench DaemonConcurrentTurns -benchtime 20x -count 3 ./cmd/astrid/
+//	GOMAXPROCS=2 go test -run '^$' -bench DaemonConcurrentTurns -benchtime 5x -count 3 ./cmd/astrid/
 func BenchmarkDaemonConcurrentTurns(b *testing.B) {
-	dir := b.TempDir()
-	bin := buildAstrid(b)
-	home, ws := filepath.Join(dir, "home"), filepath.Join(dir, "ws")
-	if err := os.MkdirAll(ws, 0o700); err != nil {
-		b.Fatal(err)
-	}
-	script := filepath.Join(ws, "script.jsonl")
-	if err := os.WriteFile(script, []byte(plainScript), 0o600); err != nil {
-		b.Fatal(err)
-	}
-	run := func(stdin string, args ...string) {
-		cmd := exec.Command(bin, args...)
-		cmd.Dir = ws
-		cmd.Env = append(os.Environ(), config.HomeEnv+"="+home)
-		if stdin != "" {
-			cmd.Stdin = strings.NewReader(stdin)
-		}
-		if out, err := cmd.CombinedOutput(); err != nil {
-			b.Fatalf("astrid %v: %v\n%s", args, err, out)
-		}
-	}
-	run(script, "capsule", "env", "set", "astrid-capsule-replay", "script")
+	home, ws, run := replayBenchHome(b)
 	// All the clients act as one principal (one uid), so every turn's
 	// prompt and stream events queue at the agent (react) as calls of
 	// that one principal: a burst of 100 turns is about 600 of them, while
@@ -132,6 +112,14 @@ func BenchmarkDaemonConcurrentTurns(b *testing.B) {
 	b.StopTimer()
 	testutil.ReportLatency(b, samples, "turn-")
 	b.ReportMetric(float64(len(samples))/b.Elapsed().Seconds(), "turns/s")
+	// What the socket carried per turn (the live status's count, warm-up
+	// round included): it grows with the clients of one principal, as
+	// each receives every turn's events.
+	var st daemon.Status
+	if err := clients[0].Query(uplinkwire.QueryStatus, &st); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportMetric(float64(st.Principals["default"].BytesOut)/float64(len(samples)+len(clients)), "socket-out-B/turn")
 }
 
 // daemonWarnings is the warnings and errors of the daemon's log of home.
