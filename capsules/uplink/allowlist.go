@@ -1,6 +1,10 @@
 package uplink
 
-import "github.com/astrid-go/astrid/ipc"
+import (
+	"fmt"
+
+	"github.com/astrid-go/astrid/ipc"
+)
 
 // ingress is what a client may publish: prompts, cancels, approval and
 // elicitation answers, tool calls and the tool list, session and registry
@@ -42,4 +46,36 @@ func allowed(list []string, subject string) bool {
 		}
 	}
 	return false
+}
+
+// CheckIngress reports an entry of byPrincipal (Settings.Ingress) that is
+// not inside the uplink's allowlist: a principal's list may narrow what its
+// clients publish, never widen it.
+func CheckIngress(byPrincipal map[string][]string) error {
+	for p, list := range byPrincipal {
+		if len(list) == 0 {
+			return fmt.Errorf("uplink: principal %s has an empty ingress list (leave it out for the whole allowlist)", p)
+		}
+		for _, pattern := range list {
+			if !allowed(ingress, pattern) {
+				return fmt.Errorf("uplink: %s=%s is outside what any client may publish (%v)", p, pattern, ingress)
+			}
+		}
+	}
+	return nil
+}
+
+// ingressOf is what principal's clients may publish: its list in
+// Settings.Ingress, or the whole allowlist.
+func (s Settings) ingressOf(principal string) []string {
+	if list, ok := s.Ingress[principal]; ok {
+		return list
+	}
+	return ingress
+}
+
+// mayPublish reports whether the client may publish on topic: inside its
+// principal's list and, whatever that list says, inside the uplink's own.
+func (c *client) mayPublish(topic string) bool {
+	return allowed(c.ingress, topic) && allowed(ingress, topic)
 }

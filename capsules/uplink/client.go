@@ -20,6 +20,9 @@ type client struct {
 	h         hostapi.Host
 	stream    hostapi.NetHandle
 	principal string
+	owner     bool        // the peer's uid is the daemon owner's (Query.Owner)
+	ingress   []string    // what it may publish (Settings.Ingress)
+	traffic   *traffic    // its principal's socket counters
 	in        frameReader // used by the one goroutine reading requests
 
 	// out is the outbound side: whoever produces a frame for the client
@@ -102,6 +105,7 @@ func (c *client) serveRequest(ctx context.Context) (more, handedOver bool) {
 	default:
 		return false, false // closed, reset, cancelled
 	}
+	c.traffic.add(4+len(body), 0)
 	takeover := func() {
 		defer c.wg.Done()
 		c.serveRequests(ctx)
@@ -153,7 +157,7 @@ func (c *client) handle(f uplinkwire.Frame) (reply uplinkwire.Frame, after func(
 	ok := uplinkwire.Frame{Op: uplinkwire.OpOK, ID: f.ID}
 	switch f.Op {
 	case uplinkwire.OpPublish:
-		if !allowed(ingress, f.Topic) {
+		if !c.mayPublish(f.Topic) {
 			return uplinkwire.Errorf(f.ID, uplinkwire.CodeNotAllowed, "clients may not publish on %q", f.Topic), nil
 		}
 		payload := []byte(f.Payload)
@@ -199,6 +203,8 @@ func (c *client) handle(f uplinkwire.Frame) (reply uplinkwire.Frame, after func(
 		}
 		ok.Held = held
 		return ok, nil
+	case uplinkwire.OpQuery:
+		return c.query(f), nil
 	}
 	return uplinkwire.Errorf(f.ID, uplinkwire.CodeBadFrame, "unknown op %q", f.Op), nil
 }
@@ -301,6 +307,9 @@ func (c *client) send(f uplinkwire.Frame, takeover func()) (handedOver bool) {
 		return false
 	}
 	res, handedOver := c.out.put(b, takeover, func() { c.wg.Add(1) }, c.wg.Done)
+	if res == written {
+		c.traffic.add(0, len(b))
+	}
 	c.settle(res)
 	return handedOver
 }
@@ -314,6 +323,9 @@ func (c *client) write(f uplinkwire.Frame) bool {
 		return false
 	}
 	res, _ := c.out.put(b, nil, nil, nil)
+	if res == written {
+		c.traffic.add(0, len(b))
+	}
 	c.settle(res)
 	return res == written
 }

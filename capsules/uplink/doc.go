@@ -6,13 +6,16 @@
 // (internal/uplinkwire holds its types).
 //
 // It owns the connections: the uid check, the handshake, each client's
-// ingress allowlist (its manifest's [publish], checked here before the
-// kernel checks it again), each client's subscriptions and its bounded
+// ingress allowlist (its principal's list from the operator's config,
+// inside its manifest's [publish], checked here before the kernel checks
+// the manifest again), each client's subscriptions and its bounded
 // outbound queue (a client that does not read is disconnected, the kernel
-// never waits), and the client limit. It must not decide what a command
-// means (the CLI's client packages do, on the other end) and must not act
-// as itself: every publish and subscription is on behalf of a connected
-// principal (hostapi.Uplink).
+// never waits), the client limit, and each principal's clients and bytes.
+// It hands the query op to the daemon's reporter, naming the asker. It
+// must not decide what a query shows or what a command means (the daemon
+// and the CLI's client packages do) and must not act as itself: every
+// publish and subscription is on behalf of a connected principal
+// (hostapi.Uplink).
 //
 // Unlike the other built-ins it is a native service (sdk.Capsule.Serve): it
 // starts goroutines (one request reader per client, one pump per

@@ -36,8 +36,9 @@ type server struct {
 	up hostapi.Uplink
 
 	mu      sync.Mutex
-	clients int           // connected and handshaken or handshaking
-	freed   chan struct{} // signalled when a socket handle is given back
+	clients int                 // connected and handshaken or handshaking
+	traffic map[string]*traffic // per principal (query.go)
+	freed   chan struct{}       // signalled when a socket handle is given back
 	wg      sync.WaitGroup
 }
 
@@ -101,6 +102,11 @@ func (srv *server) connection(ctx context.Context, conn hostapi.NetConn) {
 	}
 	defer srv.leave()
 	c := newClient(srv, conn.Handle, principal)
+	c.owner = srv.s.OwnerUID >= 0 && conn.Peer.UID == srv.s.OwnerUID
+	c.ingress = srv.s.ingressOf(principal)
+	c.traffic = srv.trafficOf(principal)
+	c.traffic.connected(1)
+	defer c.traffic.connected(-1)
 	c.run(ctx)
 }
 

@@ -31,11 +31,19 @@ type Settings struct {
 	ClientQueue int
 	// HandshakeTimeout bounds the wait for a client's hello (0: 10 s).
 	HandshakeTimeout time.Duration
+	// Ingress narrows what one principal's clients may publish
+	// (principal → patterns, each inside the uplink's allowlist:
+	// CheckIngress); a principal not in it may publish the whole list.
+	Ingress map[string][]string
+	// Report answers the query op (query.go); nil answers every known
+	// query "failed". The daemon sets it: what a query shows, and to whom,
+	// is the daemon's to decide.
+	Report Reporter
 }
 
 // The defaults of the zero Settings fields.
 const (
-	defaultMaxClients       = 64
+	defaultMaxClients       = 128
 	defaultClientQueue      = 256
 	defaultHandshakeTimeout = 10 * time.Second
 	// maxSubsPerClient bounds one client's subscriptions.

@@ -4,6 +4,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/astrid-go/astrid/ipc"
 	"github.com/astrid-go/astrid/manifest"
 )
 
@@ -69,5 +70,57 @@ func TestPrincipalOf(t *testing.T) {
 	}
 	if _, ok := (Settings{OwnerUID: -1}).principalOf(-1); ok {
 		t.Error("an unknown uid (-1) was let in as the owner")
+	}
+}
+
+// A principal's ingress list may narrow the allowlist, never widen it: an
+// entry outside it is refused at configuration, and a client's publish must
+// pass its own list and the uplink's.
+func TestIngressPerPrincipal(t *testing.T) {
+	if err := CheckIngress(map[string][]string{"guest": {ipc.UserPromptTopic, ipc.ApprovalResponseTopic("*")}, "ci": {"session.v1.request.list"}}); err != nil {
+		t.Fatalf("a narrowing was refused: %v", err)
+	}
+	for _, wider := range [][]string{
+		{"tool.v1.execute.write_file"}, // a provider's topic: bypasses approval
+		{"tool.v1.execute.*"},
+		{"*"},
+		{"user.v1.*"}, // wider than user.v1.prompt
+		{"astrid.v1.approval"},
+		{"llm.v1.request.generate.replay"},
+		{ipc.UserPromptTopic, "registry.v1.*"},
+		{"user..prompt"},
+		{},
+	} {
+		if err := CheckIngress(map[string][]string{"guest": wider}); err == nil {
+			t.Errorf("guest = %q was accepted", wider)
+		}
+	}
+
+	s := Settings{Ingress: map[string][]string{"guest": {ipc.UserPromptTopic, ipc.ApprovalResponseTopic("*")}}}
+	guest := &client{ingress: s.ingressOf("guest")}
+	owner := &client{ingress: s.ingressOf("default")}
+	for _, tc := range []struct {
+		topic        string
+		guest, owner bool
+	}{
+		{ipc.UserPromptTopic, true, true},
+		{ipc.ApprovalResponseTopic("appr-1"), true, true},
+		{ipc.ToolRequestExecuteTopic, false, true},
+		{ipc.RegistrySetActiveModelTopic, false, true},
+		{"session.v1.request.delete", false, true},
+		{"tool.v1.execute.write_file", false, false},
+	} {
+		if got := guest.mayPublish(tc.topic); got != tc.guest {
+			t.Errorf("guest may publish %s: %v, want %v", tc.topic, got, tc.guest)
+		}
+		if got := owner.mayPublish(tc.topic); got != tc.owner {
+			t.Errorf("default may publish %s: %v, want %v", tc.topic, got, tc.owner)
+		}
+	}
+	// Settings not checked by CheckIngress still cannot widen: the
+	// uplink's own list is checked too.
+	loose := &client{ingress: []string{"*", "tool.v1.execute.write_file"}}
+	if loose.mayPublish("tool.v1.execute.write_file") || loose.mayPublish("llm.v1.request.generate.replay") {
+		t.Error("an unchecked wide list widened the allowlist")
 	}
 }

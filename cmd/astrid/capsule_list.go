@@ -7,6 +7,9 @@ import (
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
+
+	"github.com/astrid-go/astrid/internal/runtime"
+	"github.com/astrid-go/astrid/internal/uplinkwire"
 )
 
 func init() {
@@ -19,20 +22,25 @@ func newCapsuleListCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "list",
 		Short: "List the capsules: engines, state, tools and last error",
-		Long: `Boots a kernel in-process, as it would run, and lists every capsule it found: the
+		Long: `Lists every capsule of the running daemon of $ASTRID_HOME (asked over its socket) or,
+when none runs or with --no-daemon, of a kernel booted in-process as it would run: the
 built-ins and those installed in $ASTRID_HOME/capsules, in load order, then any it could
 not even read. For each: its engines, its state, the tools it provides and, when it
-failed, why.
+failed or a reload was refused, why. A daemon shows another uid than its owner's no
+install paths and no errors.
 
 Exit status: 0 when every capsule is ready, 1 when some failed.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			k, _, stop, err := bootKernel(cmd, f)
+			fe, _, stop, err := openFrontend(cmd, f)
 			if err != nil {
 				return err
 			}
 			defer stop()
-			list := k.Runtime.List()
+			list, err := fe.capsules()
+			if err != nil {
+				return err
+			}
 			failed := false
 			for _, s := range list {
 				failed = failed || s.State != "ready"
@@ -51,7 +59,7 @@ Exit status: 0 when every capsule is ready, 1 when some failed.`,
 					if s.Builtin {
 						source = "built-in"
 					}
-					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", s.ID, orDash(strings.Join(s.Engines, ",")), s.State, orDash(strings.Join(s.Tools, ",")), source)
+					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", s.ID, orDash(strings.Join(s.Engines, ",")), s.State, orDash(strings.Join(s.Tools, ",")), orDash(source))
 				}
 				if err := tw.Flush(); err != nil {
 					return err
@@ -71,6 +79,19 @@ Exit status: 0 when every capsule is ready, 1 when some failed.`,
 	f.register(cmd)
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the capsules as JSON")
 	return cmd
+}
+
+// capsules is the capsule list of the frontend's kernel: the daemon's, as
+// it lets this client see it, or the in-process one's.
+func (fe frontend) capsules() ([]runtime.Status, error) {
+	if fe.remote == nil {
+		return fe.local.Runtime.List(), nil
+	}
+	var list []runtime.Status
+	if err := fe.remote.Query(uplinkwire.QueryCapsules, &list); err != nil {
+		return nil, fmt.Errorf("the daemon's capsule list: %w", err)
+	}
+	return list, nil
 }
 
 func orDash(s string) string {

@@ -14,15 +14,12 @@ import (
 	"github.com/astrid-go/astrid/internal/kernel"
 )
 
-// daemonBuiltins are the capsules only the daemon of home loads, after the
-// product's built-ins (builtins): the CLI uplink, which serves
-// daemon.SocketPath(home).
 // daemonBuiltins are the daemon's capsules: the CLI uplink first (an
 // uplink loads before every other capsule; it serves
-// $ASTRID_HOME/run/astrid.sock, daemon.SocketPath), then the product's
-// built-ins.
-func daemonBuiltins(cfg config.Config) ([]kernel.Builtin, error) {
-	up, err := uplinkBuiltin(cfg)
+// $ASTRID_HOME/run/astrid.sock, daemon.SocketPath, and answers its queries
+// with rep), then the product's built-ins.
+func daemonBuiltins(cfg config.Config, rep *daemon.Reporter) ([]kernel.Builtin, error) {
+	up, err := uplinkBuiltin(cfg, rep)
 	if err != nil {
 		return nil, err
 	}
@@ -71,7 +68,8 @@ $ASTRID_HOME is not writable, a built-in capsule failed).`,
 			signal.Notify(hup, syscall.SIGHUP)
 			defer signal.Stop(hup)
 			go forwardReloads(ctx, hup, reload)
-			bis, err := daemonBuiltins(cfg)
+			rep := &daemon.Reporter{}
+			bis, err := daemonBuiltins(cfg, rep)
 			if err != nil {
 				return err
 			}
@@ -79,7 +77,7 @@ $ASTRID_HOME is not writable, a built-in capsule failed).`,
 				Home: home, Workspace: ws, Config: cfg,
 				Builtins:  bis,
 				Frontends: frontends(), ConfigFallback: configFallback(os.Getenv),
-				Reload: reload,
+				Reload: reload, Reporter: rep,
 			}
 			if !detached {
 				opts.Console = cmd.ErrOrStderr()

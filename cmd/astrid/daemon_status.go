@@ -27,6 +27,9 @@ type statusReport struct {
 	Running bool   `json:"running"`
 	Home    string `json:"home"`
 	Pid     int    `json:"pid,omitempty"`
+	// Source is where Status came from: sourceSocket (asked live) or
+	// sourceFile (run/status.json).
+	Source string `json:"source,omitempty"`
 	*daemon.Status
 }
 
@@ -35,11 +38,13 @@ func newStatusCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "status",
 		Short: "Show whether the Astrid daemon runs, and what it runs",
-		Long: `Shows the daemon of $ASTRID_HOME: pid, uptime, running agent turns, every capsule
-with its state and last error (a reload that was refused says why), the bus and
-dispatch counters (published, delivered, dropped by reason, evicted) and each
-principal's CPU. It reads the snapshot the daemon rewrites every 2 s
-($ASTRID_HOME/run/status.json).
+		Long: `Shows the daemon of $ASTRID_HOME: pid, uptime, running agent turns, connected clients,
+every capsule with its state and last error (a reload that was refused says why), the
+bus and dispatch counters (published, delivered, dropped by reason, evicted) and each
+principal's CPU and socket bytes. It asks the daemon over its socket; when the socket
+does not answer (or with --no-daemon) it reads the snapshot the daemon rewrites every
+2 s ($ASTRID_HOME/run/status.json), which has no clients or bytes. A daemon shows a
+uid other than its owner's only that principal's own figures.
 
 Exit status: 0 when a daemon runs; 3 when none does.`,
 		Args: cobra.NoArgs,
@@ -56,8 +61,14 @@ Exit status: 0 when a daemon runs; 3 when none does.`,
 				return err
 			default:
 				rep.Running, rep.Pid = true, pid
-				if st, err := daemon.ReadStatus(home); err == nil && st.Pid == pid {
-					rep.Status = &st
+				noDaemon, _ := cmd.Flags().GetBool(noDaemonFlag)
+				if !noDaemon {
+					rep.Status, rep.Source = liveStatus(cmd, home, pid)
+				}
+				if rep.Status == nil {
+					if st, err := daemon.ReadStatus(home); err == nil && st.Pid == pid {
+						rep.Status, rep.Source = &st, sourceFile
+					}
 				}
 			}
 			out := cmd.OutOrStdout()
@@ -91,7 +102,13 @@ func printStatus(w io.Writer, rep statusReport, now time.Time) {
 	}
 	s := rep.Status
 	fmt.Fprintf(w, "astrid daemon: running, pid %d, up %s (%s)\n", s.Pid, now.Sub(s.Started).Round(time.Second), rep.Home)
-	fmt.Fprintf(w, "workspace: %s\nturns running: %d\n", s.Workspace, s.Turns)
+	if s.Workspace != "" {
+		fmt.Fprintf(w, "workspace: %s\n", s.Workspace)
+	}
+	fmt.Fprintf(w, "turns running: %d\n", s.Turns)
+	if rep.Source == sourceSocket {
+		fmt.Fprintf(w, "clients: %d\n", s.Clients)
+	}
 	fmt.Fprintf(w, "\ncapsules (%d):\n", len(s.Capsules))
 	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "  ID\tSTATE\tENGINES\tERROR")
@@ -99,6 +116,20 @@ func printStatus(w io.Writer, rep statusReport, now time.Time) {
 		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\n", c.ID, c.State, strings.Join(c.Engines, ","), oneLine(c.Error, 200))
 	}
 	tw.Flush()
+	if s.Bus == nil || s.Dispatch == nil {
+		fmt.Fprintf(w, "\n(as principal %s: the bus, the dispatcher and other principals are shown to the daemon's owner only)\n", onlyPrincipal(s))
+	} else {
+		printCounters(w, s)
+	}
+	printPrincipals(w, s)
+	if rep.Source == sourceSocket {
+		printSocket(w, s)
+	}
+	printFreshness(w, rep, now)
+}
+
+// printCounters prints the bus and dispatch counters.
+func printCounters(w io.Writer, s *daemon.Status) {
 	b := s.Bus
 	fmt.Fprintf(w, "\nbus: published %d, delivered %d, unrouted %d, evicted %d, dropped on close %d, lagged %d, too large %d, routes %d\n",
 		b.Published, b.Delivered, b.Unrouted, b.Evicted, b.DroppedOnClose, b.Lagged, b.Rejected, b.Routes)
@@ -113,9 +144,13 @@ func printStatus(w io.Writer, rep statusReport, now time.Time) {
 			fmt.Fprintf(w, "  %6d  %s\n", d.DenialsByReason[r], oneLine(r, 120))
 		}
 	}
+}
+
+// printPrincipals prints each principal's line of the CPU ledger.
+func printPrincipals(w io.Writer, s *daemon.Status) {
 	if len(s.Principals) > 0 {
 		fmt.Fprintf(w, "\nprincipals:\n")
-		tw = tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
+		tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
 		fmt.Fprintln(tw, "  PRINCIPAL\tCPU\tCALLS\tREFUSED")
 		for _, p := range slices.Sorted(maps.Keys(s.Principals)) {
 			u := s.Principals[p]
@@ -123,5 +158,4 @@ func printStatus(w io.Writer, rep statusReport, now time.Time) {
 		}
 		tw.Flush()
 	}
-	fmt.Fprintf(w, "\n(as of %s ago)\n", now.Sub(s.Updated).Round(time.Second))
 }

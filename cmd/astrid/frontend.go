@@ -31,6 +31,8 @@ type frontend struct {
 	k toolclient.Kernel
 	// local is the in-process kernel; nil through the daemon.
 	local *kernel.Kernel
+	// remote is the daemon connection; nil in-process.
+	remote *daemonclient.Client
 }
 
 // waitForTool waits for the capsules that may provide tool name to finish
@@ -93,7 +95,7 @@ func attachDaemon(cmd *cobra.Command, f kernelFlags) (frontend, context.Context,
 		stop()
 		return frontend{}, nil, nil, usage(cmd, err) // exit 2, as each command's help says of usage errors
 	}
-	return frontend{k: c}, ctx, stop, nil
+	return frontend{k: c, remote: c}, ctx, stop, nil
 }
 
 // matchDaemon refuses a --workspace or --principal the running daemon

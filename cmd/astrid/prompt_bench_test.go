@@ -16,28 +16,7 @@ import (
 //
 //	GOMAXPROCS=2 go test -run '^$' -bench PromptProcess -count 5 ./cmd/astrid/
 func BenchmarkPromptProcess(b *testing.B) {
-	dir := b.TempDir()
-	bin := buildAstrid(b)
-	home, ws := filepath.Join(dir, "home"), filepath.Join(dir, "ws")
-	if err := os.MkdirAll(ws, 0o700); err != nil {
-		b.Fatal(err)
-	}
-	script := filepath.Join(ws, "script.jsonl")
-	if err := os.WriteFile(script, []byte(plainScript), 0o600); err != nil {
-		b.Fatal(err)
-	}
-	run := func(stdin string, args ...string) {
-		cmd := exec.Command(bin, args...)
-		cmd.Dir = ws
-		cmd.Env = append(os.Environ(), config.HomeEnv+"="+home)
-		if stdin != "" {
-			cmd.Stdin = strings.NewReader(stdin)
-		}
-		if out, err := cmd.CombinedOutput(); err != nil {
-			b.Fatalf("astrid %v: %v\n%s", args, err, out)
-		}
-	}
-	run(script, "capsule", "env", "set", "astrid-capsule-replay", "script")
+	_, _, run := replayBenchHome(b)
 	run("", "-p", "plain")
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
@@ -51,9 +30,27 @@ func BenchmarkPromptProcess(b *testing.B) {
 //
 //	GOMAXPROCS=2 go test -run '^$' -bench PromptProcessDaemon -count 5 ./cmd/astrid/
 func BenchmarkPromptProcessDaemon(b *testing.B) {
+	_, ws, run := replayBenchHome(b)
+	run("", "start", "--workspace", ws)
+	b.Cleanup(func() { run("", "stop") })
+	if out := run("", "-p", "plain"); !strings.Contains(out, "Just an answer.") {
+		b.Fatalf("-p through the daemon: %s", out)
+	}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		run("", "-p", "plain")
+	}
+}
+
+// replayBenchHome builds the astrid binary and makes a fresh $ASTRID_HOME
+// whose replay provider plays plainScript, and a workspace; run runs the
+// binary there (stdin, if not empty, as its input) and returns its output,
+// failing the benchmark on a non-zero exit.
+func replayBenchHome(b *testing.B) (home, ws string, run func(stdin string, args ...string) string) {
+	b.Helper()
 	dir := b.TempDir()
 	bin := buildAstrid(b)
-	home, ws := filepath.Join(dir, "home"), filepath.Join(dir, "ws")
+	home, ws = filepath.Join(dir, "home"), filepath.Join(dir, "ws")
 	if err := os.MkdirAll(ws, 0o700); err != nil {
 		b.Fatal(err)
 	}
@@ -61,7 +58,7 @@ func BenchmarkPromptProcessDaemon(b *testing.B) {
 	if err := os.WriteFile(script, []byte(plainScript), 0o600); err != nil {
 		b.Fatal(err)
 	}
-	run := func(stdin string, args ...string) string {
+	run = func(stdin string, args ...string) string {
 		cmd := exec.Command(bin, args...)
 		cmd.Dir = ws
 		cmd.Env = append(os.Environ(), config.HomeEnv+"="+home)
@@ -75,13 +72,5 @@ func BenchmarkPromptProcessDaemon(b *testing.B) {
 		return string(out)
 	}
 	run(script, "capsule", "env", "set", "astrid-capsule-replay", "script")
-	run("", "start", "--workspace", ws)
-	b.Cleanup(func() { run("", "stop") })
-	if out := run("", "-p", "plain"); !strings.Contains(out, "Just an answer.") {
-		b.Fatalf("-p through the daemon: %s", out)
-	}
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		run("", "-p", "plain")
-	}
+	return home, ws, run
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/astrid-go/astrid/capsules/uplink"
 	"github.com/astrid-go/astrid/internal/config"
+	"github.com/astrid-go/astrid/internal/daemon"
 	"github.com/astrid-go/astrid/internal/daemonclient"
 	"github.com/astrid-go/astrid/internal/kernel"
 	"github.com/astrid-go/astrid/manifest"
@@ -14,18 +15,30 @@ import (
 
 // uplinkBuiltin is the CLI uplink as the daemon loads it (DESIGN §8): a
 // built-in serving $ASTRID_HOME/run/astrid.sock under cfg's [uplink], the
-// running user as its owner ("default"). The daemon puts it first in its
-// built-ins; a one-shot command does not load it.
-func uplinkBuiltin(cfg config.Config) (kernel.Builtin, error) {
+// running user as its owner ("default"), its queries answered by rep (nil:
+// none). The daemon puts it first in its built-ins; a one-shot command does
+// not load it.
+func uplinkBuiltin(cfg config.Config, rep *daemon.Reporter) (kernel.Builtin, error) {
 	principals, err := cfg.Uplink.UIDPrincipals()
 	if err != nil {
 		return kernel.Builtin{}, fmt.Errorf("config [uplink] principals: %w", err)
 	}
+	byPrincipal, err := cfg.Uplink.IngressByPrincipal()
+	if err != nil {
+		return kernel.Builtin{}, fmt.Errorf("config [uplink] ingress: %w", err)
+	}
+	if err := uplink.CheckIngress(byPrincipal); err != nil {
+		return kernel.Builtin{}, fmt.Errorf("config [uplink] ingress: %w", err)
+	}
 	s := uplink.Settings{
 		OwnerUID:    os.Getuid(),
 		Principals:  principals,
+		Ingress:     byPrincipal,
 		MaxClients:  cfg.Uplink.MaxClients,
 		ClientQueue: cfg.Uplink.ClientQueue,
+	}
+	if rep != nil {
+		s.Report = queryReporter(rep)
 	}
 	return kernel.Builtin{Manifest: uplink.Manifest, New: uplink.NewWith(s)}, nil
 }

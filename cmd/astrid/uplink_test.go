@@ -13,7 +13,7 @@ import (
 
 func TestUplinkBuiltin(t *testing.T) {
 	cfg := config.Default()
-	b, err := uplinkBuiltin(cfg)
+	b, err := uplinkBuiltin(cfg, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -28,8 +28,19 @@ func TestUplinkBuiltin(t *testing.T) {
 		t.Fatal("the uplink built-in has no service")
 	}
 	cfg.Uplink.Principals = []string{"not-a-mapping"}
-	if _, err := uplinkBuiltin(cfg); err == nil {
+	if _, err := uplinkBuiltin(cfg, nil); err == nil {
 		t.Fatal("a bad [uplink] principals entry was accepted")
+	}
+	cfg = config.Default()
+	cfg.Uplink.Ingress = []string{"guest=user.v1.prompt"}
+	if _, err := uplinkBuiltin(cfg, nil); err != nil {
+		t.Fatalf("a narrowing [uplink] ingress: %v", err)
+	}
+	for _, wider := range []string{"guest=tool.v1.execute.write_file", "guest=*", "guest"} {
+		cfg.Uplink.Ingress = []string{wider}
+		if _, err := uplinkBuiltin(cfg, nil); err == nil {
+			t.Errorf("[uplink] ingress %q was accepted", wider)
+		}
 	}
 }
 

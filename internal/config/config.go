@@ -75,7 +75,7 @@ func Default() Config {
 		Log:                 Log{Level: "warn"},
 		StoreLockWait:       Duration{5 * time.Second},
 		WatchdogInterval:    Duration{5 * time.Second},
-		Uplink:              Uplink{MaxClients: 64, ClientQueue: 256},
+		Uplink:              Uplink{MaxClients: 128, ClientQueue: 256},
 		Admin:               Admin{Enabled: true, Listen: "127.0.0.1:0"},
 	}
 }

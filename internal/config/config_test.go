@@ -339,7 +339,7 @@ func TestSchemaListsEveryKey(t *testing.T) {
 		"limits.rate_bytes_per_sec", "limits.route_budget_bytes", "limits.wasm_memory_mib",
 		"limits.wasm_pool_size", "log", "log.level", "limits.max_component_bytes", "mcp_handshake_timeout",
 		"store_lock_wait", "watchdog_interval",
-		"uplink", "uplink.client_queue", "uplink.max_clients", "uplink.principals",
+		"uplink", "uplink.client_queue", "uplink.ingress", "uplink.max_clients", "uplink.principals",
 		"admin", "admin.enabled", "admin.listen",
 	}
 	for _, k := range want {

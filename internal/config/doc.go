@@ -41,11 +41,14 @@
 //	                                 # adds the capsules' and the kernel's notes)
 //
 //	[uplink]                         # the daemon's socket, run/astrid.sock
-//	max_clients  = 64                # connected at once (1-1000); one more is
+//	max_clients  = 128               # connected at once (1-1000); one more is
 //	                                 # answered with an error and closed
 //	client_queue = 256               # frames waiting for one client; a client
 //	                                 # that lets more pile up is disconnected
 //	principals   = []                # "uid=principal" ("1001=alice"): who other
 //	                                 # local users act as; the daemon owner's
 //	                                 # uid is "default", other uids are refused
+//	ingress      = []                # "principal=pattern" ("guest=user.v1.prompt"):
+//	                                 # narrows what that principal's clients may
+//	                                 # publish; none: the uplink's whole allowlist
 package config

@@ -37,6 +37,7 @@ var keyNotes = map[string]string{
 	"admin":                        "the daemon's admin HTTP server: the web view (`astrid ui` prints its URL) and what is mounted beside it",
 	"admin.enabled":                "start it with the daemon; it answers only requests with this run's token (in $ASTRID_HOME/run, 0600)",
 	"admin.listen":                 `loopback "host:port" only (127.0.0.1, ::1 or localhost; anything else is refused); port 0: a free one each run`,
+	"uplink.ingress":               `what one principal's clients may publish, "principal=pattern" each ("guest=user.v1.prompt"); a principal with none may publish everything the uplink allows`,
 }
 
 // Template is the config.toml `astrid init` writes: every key at its

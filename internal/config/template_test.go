@@ -44,6 +44,9 @@ func TestTemplateHasEveryKeyAtItsDefault(t *testing.T) {
 	if len(cfg.Uplink.Principals) == 0 {
 		cfg.Uplink.Principals = nil // likewise principals = []
 	}
+	if len(cfg.Uplink.Ingress) == 0 {
+		cfg.Uplink.Ingress = nil // and ingress = []
+	}
 	if !reflect.DeepEqual(cfg, Default()) {
 		t.Errorf("the uncommented template decodes to %+v, want Default() %+v", cfg, Default())
 	}

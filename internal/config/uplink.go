@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/astrid-go/astrid/internal/dispatch"
+	"github.com/astrid-go/astrid/ipc"
 )
 
 // Uplink configures the daemon's socket uplink (DESIGN §8): who may connect
@@ -23,6 +24,12 @@ type Uplink struct {
 	// ("1001=alice"). The daemon owner's uid is "default" unless mapped
 	// here; any other uid not listed is refused.
 	Principals []string `toml:"principals"`
+	// Ingress narrows what one principal's clients may publish,
+	// "principal=pattern" each ("guest=user.v1.prompt"): a principal with
+	// entries may publish only under them (and still only inside the
+	// uplink's own allowlist); a principal with none has the whole
+	// allowlist.
+	Ingress []string `toml:"ingress"`
 }
 
 // MaxUplinkClients caps Uplink.MaxClients (the uplink's socket handles,
@@ -53,6 +60,26 @@ func (u Uplink) UIDPrincipals() (map[int]string, error) {
 	return out, nil
 }
 
+// IngressByPrincipal parses Ingress: principal → its patterns.
+func (u Uplink) IngressByPrincipal() (map[string][]string, error) {
+	out := map[string][]string{}
+	for _, entry := range u.Ingress {
+		principal, pattern, ok := strings.Cut(entry, "=")
+		if !ok {
+			return nil, fmt.Errorf("%q is not principal=pattern", entry)
+		}
+		principal, pattern = strings.TrimSpace(principal), strings.TrimSpace(pattern)
+		if err := checkPrincipal(principal); err != nil {
+			return nil, fmt.Errorf("%q: %w", entry, err)
+		}
+		if err := ipc.ValidatePattern(pattern); err != nil {
+			return nil, fmt.Errorf("%q: %w", entry, err)
+		}
+		out[principal] = append(out[principal], pattern)
+	}
+	return out, nil
+}
+
 // checkPrincipal accepts what the dispatcher accepts as a principal, and
 // not the empty one (the system's).
 func checkPrincipal(p string) error {
@@ -72,5 +99,8 @@ func (u Uplink) validate(bad func(key, format string, args ...any)) {
 	}
 	if _, err := u.UIDPrincipals(); err != nil {
 		bad("uplink.principals", "%v", err)
+	}
+	if _, err := u.IngressByPrincipal(); err != nil {
+		bad("uplink.ingress", "%v", err)
 	}
 }

@@ -32,6 +32,7 @@ func TestUplinkValidation(t *testing.T) {
 		{"[uplink]\nmax_clients = 1001\n", "uplink.max_clients"},
 		{"[uplink]\nclient_queue = 0\n", "uplink.client_queue"},
 		{"[uplink]\nprincipals = [\"root\"]\n", "uplink.principals"},
+		{"[uplink]\ningress = [\"guest=user..prompt\"]\n", "uplink.ingress"},
 	} {
 		path := filepath.Join(t.TempDir(), "config.toml")
 		if err := os.WriteFile(path, []byte(tc.body), 0o600); err != nil {

@@ -45,7 +45,10 @@ type Options struct {
 	AdminHandlers map[string]http.Handler
 	// Ready, when set, is called once the daemon serves (its pid file is
 	// written), with its kernel (tests drive turns through it).
-	Ready          func(k *kernel.Kernel)
+	Ready func(k *kernel.Kernel)
+	// Reporter, when set, answers the socket's queries once the daemon
+	// serves (the uplink built with it asks it).
+	Reporter       *Reporter
 	StatusInterval time.Duration
 	LogMaxBytes    int64
 	LogKeep        int
@@ -117,6 +120,11 @@ func Run(ctx context.Context, opts Options) (err error) {
 		}
 	}
 	status()
+	if opts.Reporter != nil {
+		opts.Reporter.attach(&source{k: k, base: base, turns: tr})
+		// Detached before the tracker closes and the kernel unloads.
+		defer opts.Reporter.attach(nil)
+	}
 	// The pid file is the readiness signal: written last, once the kernel
 	// serves, and removed first at shutdown.
 	if err := writeFileAtomic(p.Pid, []byte(strconv.Itoa(os.Getpid())+"\n"), 0o600); err != nil {

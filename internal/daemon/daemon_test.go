@@ -78,6 +78,12 @@ type runningDaemon struct {
 // capsules, the replay provider playing script, and extra built-ins.
 func startDaemon(t *testing.T, script string, extra ...kernel.Builtin) *runningDaemon {
 	t.Helper()
+	return startDaemonWith(t, script, nil, extra...)
+}
+
+// startDaemonWith is startDaemon with a Reporter attached.
+func startDaemonWith(t *testing.T, script string, rep *Reporter, extra ...kernel.Builtin) *runningDaemon {
+	t.Helper()
 	home, ws := t.TempDir(), t.TempDir()
 	if script != "" {
 		path := filepath.Join(ws, "script.jsonl")
@@ -111,6 +117,7 @@ func startDaemon(t *testing.T, script string, extra ...kernel.Builtin) *runningD
 			Home: home, Workspace: ws, Config: config.Default(), Builtins: builtins,
 			Frontends: []dispatch.CapsuleACL{agentclient.ACL()},
 			Ready:     func(k *kernel.Kernel) { ready <- k },
+			Reporter:  rep,
 		})
 	}()
 	select {

@@ -17,19 +17,29 @@ const DefaultStatusInterval = 2 * time.Second
 
 // Status is what `astrid status` shows of a running daemon: a snapshot the
 // daemon writes to run/status.json (atomically) at boot, after a reload and
-// every few seconds. The uplink can later serve the same value live.
+// every few seconds. The socket serves the same value live (Reporter), with
+// the socket's clients and bytes, which only the uplink counts.
 type Status struct {
 	Pid       int       `json:"pid"`
-	Home      string    `json:"home"`
-	Workspace string    `json:"workspace"`
+	Home      string    `json:"home,omitempty"`
+	Workspace string    `json:"workspace,omitempty"`
 	Started   time.Time `json:"started"`
 	Updated   time.Time `json:"updated"`
-	// Turns is the number of agent turns running.
-	Turns    int              `json:"turns"`
+	// Scope is ScopePrincipal when the status is cut to one principal's
+	// view (view.go); empty for the whole.
+	Scope string `json:"scope,omitempty"`
+	// Turns is the number of agent turns running (the asker's own, in a
+	// principal's view).
+	Turns int `json:"turns"`
+	// Clients is the number of clients connected to the socket (the
+	// asker's principal's, in a principal's view); live status only.
+	Clients  int              `json:"clients,omitempty"`
 	Capsules []runtime.Status `json:"capsules"`
-	Dispatch dispatch.Stats   `json:"dispatch"`
-	Bus      BusStats         `json:"bus"`
-	// Principals is each principal's use of the CPU ledger.
+	// Dispatch and Bus are nil in a principal's view.
+	Dispatch *dispatch.Stats `json:"dispatch,omitempty"`
+	Bus      *BusStats       `json:"bus,omitempty"`
+	// Principals is each principal's use of the CPU ledger and, live, of
+	// the socket.
 	Principals map[string]PrincipalUsage `json:"principals"`
 }
 
@@ -45,15 +55,19 @@ type BusStats struct {
 	Routes         int    `json:"routes"`
 }
 
-// PrincipalUsage is one principal's line of the CPU ledger.
+// PrincipalUsage is one principal's line of the CPU ledger and, in a live
+// status, its use of the socket.
 type PrincipalUsage struct {
 	CPUMicros int64  `json:"cpu_us"`
 	Calls     uint64 `json:"calls"`
 	Refused   uint64 `json:"refused"`
+	Clients   int    `json:"clients,omitempty"`
+	BytesIn   uint64 `json:"bytes_in,omitempty"`
+	BytesOut  uint64 `json:"bytes_out,omitempty"`
 }
 
-func busStats(s bus.Stats) BusStats {
-	return BusStats{
+func busStats(s bus.Stats) *BusStats {
+	return &BusStats{
 		Published: s.Published, Delivered: s.Delivered, Unrouted: s.Unrouted, Rejected: s.Rejected,
 		Evicted: s.Evicted, DroppedOnClose: s.DroppedOnClose, Lagged: s.Lagged, Routes: len(s.Routes),
 	}
@@ -65,7 +79,8 @@ func snapshot(k *kernel.Kernel, base Status, running int) Status {
 	s.Updated = time.Now().UTC()
 	s.Turns = running
 	s.Capsules = k.Runtime.List()
-	s.Dispatch = k.Dispatcher.Stats()
+	d := k.Dispatcher.Stats()
+	s.Dispatch = &d
 	s.Bus = busStats(k.Bus.Stats())
 	s.Principals = map[string]PrincipalUsage{}
 	for p, u := range k.Ledger.Snapshot() {

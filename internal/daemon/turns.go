@@ -178,3 +178,16 @@ func (t *turns) closeRoutes() {
 		r.Close()
 	}
 }
+
+// RunningFor is the number of principal's turns running.
+func (t *turns) RunningFor(principal string) int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	n := 0
+	for k := range t.running {
+		if k.principal == principal {
+			n++
+		}
+	}
+	return n
+}

@@ -64,6 +64,12 @@ type daemon struct {
 // and the agent's capsules behind it.
 func boot(t testing.TB, s uplink.Settings) *daemon {
 	t.Helper()
+	return bootWith(t, s)
+}
+
+// bootWith is boot with extra built-ins after the agent's capsules.
+func bootWith(t testing.TB, s uplink.Settings, extra ...kernel.Builtin) *daemon {
+	t.Helper()
 	// A short home: a unix socket path is at most 108 bytes.
 	home, err := os.MkdirTemp("", "up")
 	if err != nil {
@@ -82,7 +88,7 @@ func boot(t testing.TB, s uplink.Settings) *daemon {
 	k, err := kernel.Boot(context.Background(), kernel.Options{
 		Home: home, Workspace: ws, Config: config.Default(),
 		Logger: slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelWarn})),
-		Builtins: []kernel.Builtin{
+		Builtins: append([]kernel.Builtin{
 			{Manifest: uplink.Manifest, New: uplink.NewWith(s)},
 			{Manifest: router.Manifest, New: router.New},
 			{Manifest: approval.Manifest, New: approval.New},
@@ -92,7 +98,7 @@ func boot(t testing.TB, s uplink.Settings) *daemon {
 			{Manifest: registry.Manifest, New: registry.New},
 			{Manifest: promptbuilder.Manifest, New: promptbuilder.New},
 			{Manifest: react.Manifest, New: react.New},
-		},
+		}, extra...),
 		Frontends:      []dispatch.CapsuleACL{toolclient.ACL()},
 		ConfigFallback: map[string]map[string]string{"astrid-capsule-replay": {"script": script}},
 	})

@@ -24,7 +24,8 @@ const (
 	OpUnsubscribe  = "unsubscribe"  // client: ID, Sub
 	OpInterceptors = "interceptors" // client: ID, Topic → OK with IDs
 	OpHoldsGrant   = "holds_grant"  // client: ID, Capsule, Grant → OK with Held
-	OpOK           = "ok"           // server: ID, and Sub, IDs or Held
+	OpQuery        = "query"        // client: ID, Query → OK with Payload (query.go)
+	OpOK           = "ok"           // server: ID, and Sub, IDs, Held or Payload
 	OpEvent        = "event"        // server: Sub, Topic, Payload, Source, Principal, Lost, ToolMiddleware
 	OpError        = "error"        // server: ID (0 when about no request), Code, Error
 )
@@ -41,6 +42,7 @@ const (
 	CodeSlow           = "slow"             // the client's queue filled: it is disconnected
 	CodeLimit          = "limit"            // too many subscriptions
 	CodeNotFound       = "not_found"        // no such subscription
+	CodeUnknownQuery   = "unknown_query"    // a query this daemon does not answer
 	CodeFailed         = "failed"           // the kernel refused (Error says why)
 )
 
@@ -61,6 +63,7 @@ type Frame struct {
 	Grant     string          `json:"grant,omitempty"`
 	IDs       []string        `json:"ids,omitempty"`
 	Held      bool            `json:"held,omitempty"`
+	Query     string          `json:"query,omitempty"`
 	Code      string          `json:"code,omitempty"`
 	Error     string          `json:"error,omitempty"`
 	// ToolMiddleware, on an event, is whether its source held the

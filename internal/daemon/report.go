@@ -1,0 +1,96 @@
+package daemon
+
+import (
+	"errors"
+	"sync"
+	"time"
+
+	"github.com/astrid-go/astrid/internal/kernel"
+	"github.com/astrid-go/astrid/internal/runtime"
+)
+
+// ErrNotServing answers a query asked before the daemon serves (the uplink
+// loads first, so a client can be quicker than the boot) or after it began
+// to stop.
+var ErrNotServing = errors.New("the daemon is not serving")
+
+// Reporter answers the live queries of the daemon's socket (the uplink's
+// query op, docs/uplink.md): the capsule list and the status, read from the
+// running kernel when asked, each as the asker may see it (view.go). The
+// daemon's command makes one, hands it to the uplink it builds and to Run
+// (Options.Reporter), which attaches the kernel once it serves.
+type Reporter struct {
+	mu  sync.Mutex
+	src *source
+}
+
+// source is what a report is read from while the daemon serves.
+type source struct {
+	k     *kernel.Kernel
+	base  Status
+	turns *turns
+}
+
+func (r *Reporter) attach(s *source) {
+	r.mu.Lock()
+	r.src = s
+	r.mu.Unlock()
+}
+
+func (r *Reporter) source() (*source, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.src == nil {
+		return nil, ErrNotServing
+	}
+	return r.src, nil
+}
+
+// Viewer is who asks: the principal its connection acts as, and whether
+// its uid is the daemon owner's.
+type Viewer struct {
+	Principal string
+	Owner     bool
+}
+
+// SocketTraffic is one principal's use of the daemon's socket, as the
+// uplink counts it.
+type SocketTraffic struct {
+	Clients  int
+	BytesIn  uint64
+	BytesOut uint64
+}
+
+// Capsules is the capsule list (runtime.List, as `astrid capsule list`
+// prints it in-process) as v may see it.
+func (r *Reporter) Capsules(v Viewer) ([]runtime.Status, error) {
+	src, err := r.source()
+	if err != nil {
+		return nil, err
+	}
+	return capsulesFor(v, src.k.Runtime.List()), nil
+}
+
+// Status is the daemon's status now, with the socket's clients and bytes
+// (socket: every principal's, from the uplink), as v may see it.
+func (r *Reporter) Status(v Viewer, socket map[string]SocketTraffic) (Status, error) {
+	src, err := r.source()
+	if err != nil {
+		return Status{}, err
+	}
+	s := snapshot(src.k, src.base, src.turns.Running())
+	addTraffic(&s, socket)
+	return statusFor(v, s, src.turns.RunningFor(v.Principal)), nil
+}
+
+// addTraffic puts the socket's figures into s: the clients connected, and
+// each principal's clients and bytes beside its CPU.
+func addTraffic(s *Status, socket map[string]SocketTraffic) {
+	for p, t := range socket {
+		s.Clients += t.Clients
+		u := s.Principals[p]
+		u.Clients, u.BytesIn, u.BytesOut = t.Clients, t.BytesIn, t.BytesOut
+		s.Principals[p] = u
+	}
+	s.Updated = time.Now().UTC()
+}
