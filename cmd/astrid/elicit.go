@@ -6,10 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"slices"
-	"strconv"
-	"strings"
 
+	"github.com/astrid-go/astrid/internal/agentclient"
 	"github.com/astrid-go/astrid/ipc"
 )
 
@@ -109,35 +107,8 @@ func (a *approver) askField(ctx context.Context, id string, f ipc.OnboardingFiel
 	if err != nil {
 		return r, false, err
 	}
-	if strings.TrimSpace(line) == "-" {
-		return ipc.ElicitResponse{RequestID: id}, false, nil
-	}
-	if line == "" && def != "" {
-		line = def
-	}
-	switch f.FieldType.Kind {
-	case ipc.FieldEnum:
-		choice := strings.TrimSpace(line)
-		if n, err := strconv.Atoi(choice); err == nil && n >= 1 && n <= len(f.FieldType.Options) {
-			choice = f.FieldType.Options[n-1]
-		}
-		if !slices.Contains(f.FieldType.Options, choice) {
-			fmt.Fprintf(a.prompt, "astrid: answer with a number from 1 to %d\n", len(f.FieldType.Options))
-			return r, true, nil
-		}
-		r.Value = &choice
-	case ipc.FieldArray:
-		values := []string{}
-		for _, v := range strings.Split(line, ",") {
-			if v = strings.TrimSpace(v); v != "" {
-				values = append(values, v)
-			}
-		}
-		r.Values = values
-	default:
-		r.Value = &line
-	}
-	if err := f.CheckAnswer(r); err != nil {
+	r, err = agentclient.ParseElicitAnswer(id, f, line)
+	if err != nil {
 		fmt.Fprintf(a.prompt, "astrid: %v\n", err)
 		return r, true, nil
 	}

@@ -14,6 +14,7 @@ import (
 type turn interface {
 	Next(ctx context.Context) (agentclient.Event, error)
 	Answer(requestID, decision string) error
+	AnswerElicit(r ipc.ElicitResponse) error
 	Cancel() error
 	Close()
 }

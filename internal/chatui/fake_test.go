@@ -20,6 +20,7 @@ import (
 type fakeTurn struct {
 	mu        sync.Mutex
 	answers   [][2]string
+	elicited  []ipc.ElicitResponse
 	cancels   int
 	closed    bool
 	cancelErr error
@@ -34,6 +35,13 @@ func (t *fakeTurn) Answer(id, decision string) error {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.answers = append(t.answers, [2]string{id, decision})
+	return nil
+}
+
+func (t *fakeTurn) AnswerElicit(r ipc.ElicitResponse) error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.elicited = append(t.elicited, r)
 	return nil
 }
 

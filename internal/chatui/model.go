@@ -60,6 +60,10 @@ type Model struct {
 	streamed  string
 	blocks    []block
 	approvals []ipc.ApprovalRequired
+	// elicits are the capsules' questions waiting for a value (after the
+	// approvals); answer is the line the first one's value is typed on.
+	elicits []ipc.ElicitRequest
+	answer  editor
 
 	editor editor
 	picker *picker
@@ -120,7 +124,7 @@ type (
 	// cancelGraceMsg: agentclient.CancelGrace passed since turn was asked
 	// to cancel.
 	cancelGraceMsg struct{ turn turn }
-	// answerFailedMsg: an approval answer could not be sent.
+	// answerFailedMsg: an approval or elicit answer could not be sent.
 	answerFailedMsg struct{ err error }
 	// modelsMsg is the registry's list, for /models.
 	modelsMsg struct {

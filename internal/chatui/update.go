@@ -44,7 +44,11 @@ func (m *Model) step(msg tea.Msg) tea.Cmd {
 	case tea.KeyPressMsg:
 		return m.key(msg)
 	case tea.PasteMsg:
-		if len(m.approvals) == 0 && m.picker == nil {
+		switch {
+		case len(m.approvals) > 0:
+		case len(m.elicits) > 0:
+			m.answer.insert(oneLineInput(msg.Content))
+		case m.picker == nil:
 			m.editor.insert(msg.Content)
 		}
 	case printedMsg:
@@ -59,7 +63,7 @@ func (m *Model) step(msg tea.Msg) tea.Cmd {
 			m.endTurn()
 		}
 	case answerFailedMsg:
-		m.notice = "the approval answer was not delivered: " + msg.err.Error()
+		m.notice = "the answer was not delivered: " + msg.err.Error()
 	case modelsMsg:
 		return m.modelsListed(msg)
 	case activeModelMsg:
@@ -78,6 +82,8 @@ func (m *Model) key(k tea.KeyPressMsg) tea.Cmd {
 	switch {
 	case len(m.approvals) > 0:
 		return m.answerKey(k)
+	case len(m.elicits) > 0:
+		return m.elicitKey(k)
 	case m.picker != nil:
 		return m.pickerKey(k)
 	}
@@ -246,6 +252,8 @@ func (m *Model) event(msg eventMsg) tea.Cmd {
 		}
 	case agentclient.EventApproval:
 		m.approvals = append(m.approvals, ev.Approval)
+	case agentclient.EventElicit:
+		m.elicits = append(m.elicits, ev.Elicit)
 	case agentclient.EventFinal:
 		m.final(ev.Final)
 		return nil
@@ -282,6 +290,7 @@ func (m *Model) endTurn() {
 	m.settle(true)
 	m.print("")
 	m.approvals = nil
+	m.elicits, m.answer = nil, editor{}
 	m.closeTurn()
 	m.cancelling = false
 	m.armed = false

@@ -155,6 +155,8 @@ func (m *Model) render() string {
 	switch {
 	case len(m.approvals) > 0:
 		lines = append(lines, m.approvalView(m.approvals[0])...)
+	case len(m.elicits) > 0:
+		lines = append(lines, m.elicitView(m.elicits[0])...)
 	case m.picker != nil:
 		lines = append(lines, m.picker.view(m)...)
 	}
@@ -228,6 +230,8 @@ func (m *Model) statusLine() string {
 	switch {
 	case len(m.approvals) > 0:
 		parts = append(parts, "y/s/a/n answers")
+	case len(m.elicits) > 0:
+		parts = append(parts, "Enter answers · Esc declines")
 	case m.turn != nil || m.starting:
 		parts = append(parts, "working… Ctrl-C cancels")
 	default:
