@@ -1,0 +1,77 @@
+package dispatch
+
+import (
+	"fmt"
+
+	"github.com/astrid-go/astrid/ipc"
+)
+
+// Transport carries envelopes between hosts (internal/bus/natsbus, DESIGN
+// §9). The dispatcher attaches every capsule it registers, with the keys of
+// its ACL, so that the broker can hold the capsule's connection to the same
+// grants; forwards every capsule publish it admitted; and receives other
+// hosts' envelopes through DeliverRemote. The kernel's own events stay on
+// their host.
+type Transport interface {
+	// Attach opens capsule id's presence on the bus; an error (a key the
+	// transport cannot carry) refuses the registration. Attaching an id
+	// again replaces it (a reload).
+	Attach(id string, publish, subscribe []string) error
+	// Detach ends capsule id's presence.
+	Detach(id string)
+	// Forward sends an envelope the local bus admitted and stamped to the
+	// other hosts. It must not block, and must not modify e.
+	Forward(e *ipc.Envelope)
+}
+
+// attach gives a capsule its presence on the transport, if there is one.
+func (d *Dispatcher) attach(a CapsuleACL) error {
+	if d.opts.Transport == nil {
+		return nil
+	}
+	if err := d.opts.Transport.Attach(a.ID, a.Publish, a.Subscribe); err != nil {
+		return fmt.Errorf("%w: %w", ErrRegistration, err)
+	}
+	return nil
+}
+
+func (d *Dispatcher) detach(id string) {
+	if d.opts.Transport != nil {
+		d.opts.Transport.Detach(id)
+	}
+}
+
+// DeliverRemote hands over an envelope published on another host, as a
+// transport received it: it is delivered to this host's matching routes
+// and runs this host's interceptors, exactly as a local publish would past
+// its checks. The publisher's ACL and rate limit were applied on its own
+// host (and the ACL again by the broker), so neither is applied here; the
+// envelope keeps the seq and timestamp its host stamped. Interceptor chains
+// are per host: an answer here never reaches the publishing host's chain.
+// What makes no sense as a local event is refused: the kernel's id as
+// source, an invalid topic or principal.
+func (d *Dispatcher) DeliverRemote(e *ipc.Envelope) error {
+	if d.closed.Load() {
+		return fmt.Errorf("dispatch: remote envelope on %s: %w", e.Topic, ErrClosed)
+	}
+	if e.SourceID == ipc.KernelSourceID {
+		d.stats.invalid.Add(1)
+		return fmt.Errorf("dispatch: remote envelope on %s claims the kernel's id: %w", e.Topic, ErrInvalidSource)
+	}
+	if err := ipc.ValidateTopic(e.Topic); err != nil {
+		d.stats.invalid.Add(1)
+		return fmt.Errorf("dispatch: remote envelope from %s: %w", e.SourceID, err)
+	}
+	if err := ValidatePrincipal(e.Principal); err != nil {
+		d.stats.invalid.Add(1)
+		return fmt.Errorf("dispatch: remote envelope on %s from %s: %w", e.Topic, e.SourceID, err)
+	}
+	if _, err := d.bus.Deliver(e); err != nil {
+		return fmt.Errorf("dispatch: remote envelope on %s from %s: %w", e.Topic, e.SourceID, err)
+	}
+	d.stats.remote.Add(1)
+	if links := d.interceptors.Load().match(e.Topic); len(links) > 0 {
+		d.dispatch(e, links, nil)
+	}
+	return nil
+}
