@@ -388,6 +388,19 @@ func (t *Transport) Stats() Stats {
 	return s
 }
 
+// Flush waits until the server has processed everything every capsule's
+// connection published so far: a message published on any connection after
+// Flush returns reaches each receiver after them.
+func (t *Transport) Flush() error {
+	var errs []error
+	for id, nc := range *t.conns.Load() {
+		if err := nc.Flush(); err != nil {
+			errs = append(errs, fmt.Errorf("natsbus: flush capsule %s: %w", id, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
 // Capsules lists the ids of the attached capsules.
 func (t *Transport) Capsules() []string {
 	t.mu.Lock()
