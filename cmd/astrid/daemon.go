@@ -32,6 +32,7 @@ func daemonBuiltins(cfg config.Config) ([]kernel.Builtin, error) {
 func newDaemonCmd() *cobra.Command {
 	var ws string
 	var detached bool
+	var nf natsFlags
 	cmd := &cobra.Command{
 		Use:   "daemon",
 		Short: "Run the Astrid daemon in the foreground",
@@ -57,6 +58,10 @@ $ASTRID_HOME is not writable, a built-in capsule failed).`,
 			}
 			cfg, err := config.Load(filepath.Join(home, "config.toml"))
 			if err != nil {
+				return err
+			}
+			nf.apply(cmd, &cfg)
+			if err := cfg.NATS.Check(); err != nil {
 				return err
 			}
 			if ws == "" {
@@ -90,6 +95,7 @@ $ASTRID_HOME is not writable, a built-in capsule failed).`,
 	cmd.Flags().StringVar(&ws, "workspace", "", "directory the tools work on (default: the current directory)")
 	cmd.Flags().BoolVar(&detached, "detached", false, "log to the log file only (astrid start sets it)")
 	_ = cmd.Flags().MarkHidden("detached")
+	nf.register(cmd)
 	return cmd
 }
 

@@ -99,6 +99,12 @@ level = "debug"
 max_clients = 8
 client_queue = 16
 principals = ["1001=alice", "1002 = bob"]
+
+[nats]
+host_id = "gpu-box"
+listen = "0.0.0.0:6222"
+routes = ["nats-route://10.0.0.2:6222"]
+cluster_name = "lab"
 `)
 	c, err := Load(path)
 	if err != nil {
@@ -123,6 +129,7 @@ principals = ["1001=alice", "1002 = bob"]
 		StoreLockWait:       Duration{250 * time.Millisecond},
 		WatchdogInterval:    Duration{time.Second},
 		Uplink:              Uplink{MaxClients: 8, ClientQueue: 16, Principals: []string{"1001=alice", "1002 = bob"}},
+		NATS:                NATS{HostID: "gpu-box", Listen: "0.0.0.0:6222", Routes: []string{"nats-route://10.0.0.2:6222"}, ClusterName: "lab"},
 	}
 	if !reflect.DeepEqual(c, want) {
 		t.Fatalf("Load =\n%+v\nwant\n%+v", c, want)
@@ -335,6 +342,8 @@ func TestSchemaListsEveryKey(t *testing.T) {
 		"limits.wasm_pool_size", "log", "log.level", "limits.max_component_bytes", "mcp_handshake_timeout",
 		"store_lock_wait", "watchdog_interval",
 		"uplink", "uplink.client_queue", "uplink.max_clients", "uplink.principals",
+		"nats", "nats.host_id", "nats.listen", "nats.routes", "nats.cluster_name", "nats.url",
+		"nats.creds_file", "nats.tls_ca", "nats.tls_cert", "nats.tls_key",
 	}
 	for _, k := range want {
 		if schema[k] == "" {

@@ -33,6 +33,16 @@ var keyNotes = map[string]string{
 	"uplink":                       "the daemon's socket ($ASTRID_HOME/run/astrid.sock) and who may use it",
 	"uplink.max_clients":           "clients connected at once; one more is answered with an error and closed",
 	"uplink.client_queue":          "frames waiting for one client; a client that lets more pile up is disconnected",
+	"nats":                         "one bus across hosts (docs/nats.md); with none of listen, routes and url set the bus stays on this host",
+	"nats.host_id":                 "this host's name on the bus, unique in the cluster; empty: a random one at each start",
+	"nats.listen":                  `host:port the embedded NATS server accepts its cluster peers' routes on ("0.0.0.0:6222")`,
+	"nats.routes":                  `the peers' route addresses, "nats-route://host:port" each`,
+	"nats.cluster_name":            "the embedded servers' cluster name; the same on every host",
+	"nats.url":                     "an existing NATS cluster to join instead of embedding a server (nats://host:4222 or tls://...)",
+	"nats.creds_file":              "that cluster's credentials file",
+	"nats.tls_ca":                  "CA file that cluster's certificate is checked against",
+	"nats.tls_cert":                "client certificate for that cluster (with tls_key)",
+	"nats.tls_key":                 "the client certificate's key",
 	"uplink.principals":            `peer uid → principal, "uid=principal" each ("1001=alice"); the daemon owner's uid is "default", any other uid not listed is refused`,
 }
 

@@ -54,9 +54,17 @@ func StartServer(o ServerOptions, auth *Authenticator) (*server.Server, error) {
 	if opts.MaxPayload <= 0 {
 		opts.MaxPayload = DefaultMaxPayload
 	}
-	if o.Listen == "" {
+	clustered := o.ClusterListen != "" || len(o.Routes) > 0
+	switch {
+	case o.Listen == "" && clustered:
+		// nats-server starts routing only once its client listener is up
+		// (a server with DontListen never does): listen on a loopback
+		// port no one is told about. Only this process holds credentials
+		// the authenticator accepts.
+		opts.Host, opts.Port = "127.0.0.1", server.RANDOM_PORT
+	case o.Listen == "":
 		opts.DontListen = true
-	} else {
+	default:
 		host, port, err := splitHostPort(o.Listen)
 		if err != nil {
 			return nil, fmt.Errorf("natsbus: listen address: %w", err)

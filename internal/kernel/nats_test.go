@@ -1,0 +1,124 @@
+package kernel
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"testing"
+	"time"
+
+	"github.com/astrid-go/astrid/internal/config"
+	"github.com/astrid-go/astrid/internal/dispatch"
+)
+
+// freePort is a loopback port nothing listens on now.
+func freePort(t *testing.T) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+// bootHost boots a kernel with no capsule but two frontend identities, on
+// the bus described by n.
+func bootHost(t *testing.T, n config.NATS) *Kernel {
+	t.Helper()
+	cfg := config.Default()
+	cfg.NATS = n
+	k, err := Boot(context.Background(), Options{
+		Home: t.TempDir(), Workspace: t.TempDir(), Config: cfg,
+		Logger:   slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Builtins: []Builtin{},
+		Frontends: []dispatch.CapsuleACL{
+			{ID: "sender", Publish: []string{"mesh.*"}},
+			{ID: "watcher", Subscribe: []string{"mesh.*"}},
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(k.Close)
+	return k
+}
+
+// TestTwoKernelsShareTheBus: two kernels, each embedding a node of one NATS
+// cluster on loopback: what one host's capsule publishes reaches the
+// other's subscribers with its source and principal; the kernel's own
+// events stay home.
+func TestTwoKernelsShareTheBus(t *testing.T) {
+	portA, portB := freePort(t), freePort(t)
+	a := bootHost(t, config.NATS{HostID: "hostA", ClusterName: "t", Listen: fmt.Sprintf("127.0.0.1:%d", portA)})
+	b := bootHost(t, config.NATS{HostID: "hostB", ClusterName: "t", Listen: fmt.Sprintf("127.0.0.1:%d", portB),
+		Routes: []string{fmt.Sprintf("nats-route://127.0.0.1:%d", portA)}})
+	route, err := b.Dispatcher.Subscribe(dispatch.Caller{Capsule: "watcher"}, "mesh.*", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
+	defer cancel()
+	// The route between the two nodes forms on its own time: publish until
+	// the first envelope arrives.
+	for {
+		if _, err := a.Dispatcher.Publish(dispatch.Caller{Capsule: "sender", Principal: "alice"}, "mesh.hello", json.RawMessage(`{"n":1}`)); err != nil {
+			t.Fatal(err)
+		}
+		wait, stop := context.WithTimeout(ctx, 50*time.Millisecond)
+		dl, err := route.Recv(wait)
+		stop()
+		if err == nil {
+			e := dl.Envelope
+			if e.SourceID != "sender" || e.Principal != "alice" || e.Topic != "mesh.hello" || string(e.Payload) != `{"n":1}` {
+				t.Fatalf("host B received %+v", e)
+			}
+			break
+		}
+		if ctx.Err() != nil {
+			t.Fatal("host B never received host A's envelope")
+		}
+	}
+	for { // what was published before the route formed may still come
+		if _, ok := route.TryRecv(); !ok {
+			break
+		}
+	}
+	if _, err := a.Dispatcher.PublishKernel("mesh.kernel", json.RawMessage(`1`)); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.NATSTransport().Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.Dispatcher.Publish(dispatch.Caller{Capsule: "sender", Principal: "alice"}, "mesh.marker", json.RawMessage(`2`)); err != nil {
+		t.Fatal(err)
+	}
+	for {
+		dl, err := route.Recv(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if dl.Envelope.Topic == "mesh.kernel" {
+			t.Fatal("the kernel's own event crossed hosts")
+		}
+		if dl.Envelope.Topic == "mesh.marker" {
+			break
+		}
+	}
+	if s := b.NATSTransport().Stats(); s.Received == 0 || len(s.Drops) != 0 {
+		t.Fatalf("host B's transport stats %+v", s)
+	}
+	if b.NATSTransport().HostID() != "hostB" {
+		t.Fatalf("host id %q", b.NATSTransport().HostID())
+	}
+}
+
+func TestNoNATSByDefault(t *testing.T) {
+	k := bootHost(t, config.Default().NATS)
+	if k.NATSTransport() != nil {
+		t.Fatal("a transport without NATS settings")
+	}
+}
