@@ -3,11 +3,14 @@ package main
 import (
 	"reflect"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/spf13/cobra"
 
+	"github.com/astrid-go/astrid/internal/bus/natsbus"
 	"github.com/astrid-go/astrid/internal/config"
+	"github.com/astrid-go/astrid/internal/daemon"
 )
 
 func TestNATSFlagsOverrideConfig(t *testing.T) {
@@ -55,5 +58,28 @@ func TestNATSFlagsExcludeEachOther(t *testing.T) {
 	cmd.SilenceUsage, cmd.SilenceErrors = true, true
 	if err := cmd.Execute(); err == nil {
 		t.Fatal("--nats-url with --nats-listen accepted")
+	}
+}
+
+func TestPrintNATS(t *testing.T) {
+	var none strings.Builder
+	printNATS(&none, nil)
+	if none.Len() != 0 {
+		t.Fatalf("printed %q for a bus on one host", none.String())
+	}
+	var out strings.Builder
+	printNATS(&out, &daemon.NATSStatus{
+		Host: "laptop",
+		Hosts: []natsbus.HostInfo{
+			{ID: "gpu-box", Capsules: []string{"anthropic", "openai"}},
+			{ID: "laptop", Capsules: []string{"react", "router"}},
+		},
+		Stats: natsbus.Stats{Forwarded: 5, Received: 7, Drops: map[string]uint64{natsbus.DropPermission: 2}},
+	})
+	for _, want := range []string{"hosts (2, this one: laptop)", "gpu-box", "anthropic,openai", "react,router",
+		"forwarded 5, received 7", "2  permission_violation"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("output lacks %q:\n%s", want, out.String())
+		}
 	}
 }

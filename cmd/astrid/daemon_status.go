@@ -123,5 +123,6 @@ func printStatus(w io.Writer, rep statusReport, now time.Time) {
 		}
 		tw.Flush()
 	}
+	printNATS(w, s.NATS)
 	fmt.Fprintf(w, "\n(as of %s ago)\n", now.Sub(s.Updated).Round(time.Second))
 }

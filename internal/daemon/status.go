@@ -31,6 +31,8 @@ type Status struct {
 	Bus      BusStats         `json:"bus"`
 	// Principals is each principal's use of the CPU ledger.
 	Principals map[string]PrincipalUsage `json:"principals"`
+	// NATS is the bus across hosts; absent when it stays on this host.
+	NATS *NATSStatus `json:"nats,omitempty"`
 }
 
 // BusStats is the bus's counters without the per-route detail.
@@ -67,6 +69,7 @@ func snapshot(k *kernel.Kernel, base Status, running int) Status {
 	s.Capsules = k.Runtime.List()
 	s.Dispatch = k.Dispatcher.Stats()
 	s.Bus = busStats(k.Bus.Stats())
+	s.NATS = natsStatus(k)
 	s.Principals = map[string]PrincipalUsage{}
 	for p, u := range k.Ledger.Snapshot() {
 		s.Principals[p] = PrincipalUsage{CPUMicros: u.CPU.Microseconds(), Calls: u.Calls, Refused: u.Refused}

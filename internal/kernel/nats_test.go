@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"slices"
 	"testing"
 	"time"
 
@@ -110,6 +111,16 @@ func TestTwoKernelsShareTheBus(t *testing.T) {
 	}
 	if s := b.NATSTransport().Stats(); s.Received == 0 || len(s.Drops) != 0 {
 		t.Fatalf("host B's transport stats %+v", s)
+	}
+	for { // each host lists the other with the capsules it serves
+		hosts := a.NATSTransport().Hosts()
+		if len(hosts) == 2 && hosts[1].ID == "hostB" && slices.Equal(hosts[1].Capsules, []string{"sender", "watcher"}) {
+			break
+		}
+		if ctx.Err() != nil {
+			t.Fatalf("host A lists %+v", hosts)
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 	if b.NATSTransport().HostID() != "hostB" {
 		t.Fatalf("host id %q", b.NATSTransport().HostID())

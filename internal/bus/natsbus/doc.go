@@ -3,7 +3,8 @@
 // of a NATS cluster, and hands the envelopes they publish to the local
 // dispatcher (dispatch.Dispatcher.DeliverRemote), which routes them and
 // runs this host's interceptors. It also owns the topic ↔ subject mapping,
-// the embedded nats-server and its in-process authenticator.
+// the embedded nats-server and its in-process authenticator, and the hosts'
+// presence (each host announces the capsules it serves; Hosts).
 //
 // Subjects carry the publisher: astrid.<capsule id>.<topic>. Each capsule
 // has its own connection, whose broker permissions are derived from its

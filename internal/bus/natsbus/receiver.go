@@ -20,7 +20,9 @@ import (
 // capsules' subscribe grants, fixed when it connects; when a capsule brings
 // a key outside them, a new receiver replaces it (see resubscribeLocked).
 type receiver struct {
-	conn   *nats.Conn
+	conn *nats.Conn
+	// closed is closed once conn is (a drain has finished).
+	closed chan struct{}
 	user   string
 	grants map[string]bool
 	subs   map[string]*nats.Subscription
@@ -68,11 +70,12 @@ func (t *Transport) replaceReceiverLocked() error {
 		Publish:   &server.SubjectPermission{Deny: []string{">"}},
 		Subscribe: &server.SubjectPermission{Allow: subjects},
 	}
-	conn, err := t.dial(user, perms, "receiver")
+	closed := make(chan struct{})
+	conn, err := t.dial(user, perms, "receiver", nats.ClosedHandler(func(*nats.Conn) { close(closed) }))
 	if err != nil {
 		return fmt.Errorf("receiver: %w", err)
 	}
-	r := &receiver{conn: conn, user: user, grants: make(map[string]bool, len(subjects)), subs: make(map[string]*nats.Subscription, len(subjects))}
+	r := &receiver{conn: conn, closed: closed, user: user, grants: make(map[string]bool, len(subjects)), subs: make(map[string]*nats.Subscription, len(subjects))}
 	for _, s := range subjects {
 		r.grants[s] = true
 		if err := t.subscribe(r, s); err != nil {
@@ -102,8 +105,9 @@ func (t *Transport) subscribe(r *receiver, subject string) error {
 	return nil
 }
 
-// retireLocked drains r (what the server already sent it still reaches the
-// channel) and closes it. t.mu must be held.
+// retireLocked drains r — what the server already sent it still reaches the
+// channel — and waits until it is closed, so that once it returns no
+// envelope can arrive through r any more. t.mu must be held.
 func (t *Transport) retireLocked(r *receiver) {
 	for _, sub := range r.subs {
 		t.retireSubLocked(sub)
@@ -111,6 +115,7 @@ func (t *Transport) retireLocked(r *receiver) {
 	if err := r.conn.Drain(); err != nil {
 		r.conn.Close()
 	}
+	<-r.closed
 }
 
 // retireSubLocked keeps the drop count of a subscription about to go and

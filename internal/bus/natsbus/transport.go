@@ -9,6 +9,7 @@ import (
 	"maps"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
@@ -44,7 +45,10 @@ type Options struct {
 	Deliver func(*ipc.Envelope) error
 	// ReceiveQueue is the capacity of the host's receive queue.
 	ReceiveQueue int
-	Logger       *slog.Logger
+	// PresenceInterval is how often the host announces its capsules to
+	// the others (Hosts); DefaultPresenceInterval if zero.
+	PresenceInterval time.Duration
+	Logger           *slog.Logger
 }
 
 // Transport carries one host's envelopes to and from a NATS cluster. Each
@@ -72,6 +76,11 @@ type Transport struct {
 	in   chan *nats.Msg
 	done chan struct{}
 	wg   sync.WaitGroup
+
+	presenceConn *nats.Conn
+	presence     presence
+	// presenceDue asks the announcing goroutine for an announcement now.
+	presenceDue chan struct{}
 }
 
 type attachment struct {
@@ -100,21 +109,29 @@ func New(opts Options) (*Transport, error) {
 	if opts.ReceiveQueue <= 0 {
 		opts.ReceiveQueue = DefaultReceiveQueue
 	}
+	if opts.PresenceInterval <= 0 {
+		opts.PresenceInterval = DefaultPresenceInterval
+	}
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
 	t := &Transport{
-		opts:     opts,
-		log:      opts.Logger.With("host", opts.HostID),
-		header:   nats.Header{HostHeader: []string{opts.HostID}},
-		capsules: make(map[string]*attachment),
-		wanted:   make(map[string]int),
-		in:       make(chan *nats.Msg, opts.ReceiveQueue),
-		done:     make(chan struct{}),
+		opts:        opts,
+		log:         opts.Logger.With("host", opts.HostID),
+		header:      nats.Header{HostHeader: []string{opts.HostID}},
+		capsules:    make(map[string]*attachment),
+		wanted:      make(map[string]int),
+		in:          make(chan *nats.Msg, opts.ReceiveQueue),
+		presenceDue: make(chan struct{}, 1),
+		done:        make(chan struct{}),
 	}
 	t.conns.Store(&map[string]*nats.Conn{})
 	t.wg.Add(1)
 	go t.consume()
+	if err := t.startPresence(); err != nil {
+		t.Close()
+		return nil, err
+	}
 	return t, nil
 }
 
@@ -174,6 +191,7 @@ func (t *Transport) Attach(id string, publish, subscribe []string) error {
 	if old != nil {
 		closeConn(old.conn)
 	}
+	t.kickPresence()
 	return nil
 }
 
@@ -211,6 +229,7 @@ func (t *Transport) Detach(id string) {
 		if err := t.resubscribeLocked(); err != nil {
 			t.log.Warn("natsbus: receive subscriptions not updated after a capsule left", "capsule", id, "error", err)
 		}
+		t.kickPresence()
 	}
 }
 
@@ -339,7 +358,7 @@ func (t *Transport) asyncError(nc *nats.Conn, sub *nats.Subscription, err error)
 
 // dial opens one connection as user with perms (on the embedded server) or
 // with Options.Connect's credentials (on an external cluster).
-func (t *Transport) dial(user string, perms *server.Permissions, role string) (*nats.Conn, error) {
+func (t *Transport) dial(user string, perms *server.Permissions, role string, extra ...nats.Option) (*nats.Conn, error) {
 	opts := []nats.Option{
 		nats.Name("astrid " + t.opts.HostID + " " + role),
 		nats.ErrorHandler(t.asyncError),
@@ -359,6 +378,7 @@ func (t *Transport) dial(user string, perms *server.Permissions, role string) (*
 		url = ""
 	}
 	opts = append(opts, t.opts.Connect...)
+	opts = append(opts, extra...)
 	nc, err := nats.Connect(url, opts...)
 	if err != nil {
 		return nil, fmt.Errorf("connect as %s: %w", user, err)
@@ -417,6 +437,13 @@ func (t *Transport) Close() {
 		return
 	}
 	t.closed = true
+	if t.presenceConn != nil {
+		t.publishPresence(nil, true)
+		closeConn(t.presenceConn)
+		if t.opts.Auth != nil {
+			t.opts.Auth.Revoke("host:" + t.opts.HostID + ":presence")
+		}
+	}
 	for id := range maps.Clone(t.capsules) {
 		t.detachLocked(id)
 	}

@@ -1,0 +1,146 @@
+package natsbus
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
+)
+
+// PresencePrefix is the first token of the subjects hosts announce
+// themselves on: presence.<host id>. No capsule grant reaches it (those all
+// start with SubjectPrefix).
+const PresencePrefix = "astrid_hosts"
+
+// DefaultPresenceInterval is how often a host announces itself; a host not
+// heard of for three intervals is forgotten.
+const DefaultPresenceInterval = 2 * time.Second
+
+// HostInfo is one host of the bus as this host knows it.
+type HostInfo struct {
+	ID string `json:"id"`
+	// Capsules are the ids of the capsules attached there, sorted.
+	Capsules []string `json:"capsules"`
+	// Seen is when this host last heard of it (now, for itself).
+	Seen time.Time `json:"seen"`
+}
+
+// announcement is what a host publishes on its presence subject.
+type announcement struct {
+	Capsules []string `json:"capsules"`
+	// Leaving says the host is closing its transport.
+	Leaving bool `json:"leaving,omitempty"`
+}
+
+// presence tracks the other hosts' announcements.
+type presence struct {
+	mu    sync.Mutex
+	peers map[string]HostInfo
+}
+
+// startPresence connects the presence connection, which may publish only
+// this host's presence subject and subscribe only to the hosts' ones, and
+// starts announcing. t.mu must not be held.
+func (t *Transport) startPresence() error {
+	perms := &server.Permissions{
+		Publish:   &server.SubjectPermission{Allow: []string{PresencePrefix + "." + t.opts.HostID}},
+		Subscribe: &server.SubjectPermission{Allow: []string{PresencePrefix + ".*"}},
+	}
+	nc, err := t.dial("host:"+t.opts.HostID+":presence", perms, "presence")
+	if err != nil {
+		return fmt.Errorf("natsbus: presence: %w", err)
+	}
+	if _, err := nc.Subscribe(PresencePrefix+".*", t.heard); err != nil {
+		nc.Close()
+		return fmt.Errorf("natsbus: presence: %w", err)
+	}
+	t.presenceConn = nc
+	t.wg.Add(1)
+	go t.announceEvery(t.opts.PresenceInterval)
+	t.kickPresence()
+	return nil
+}
+
+func (t *Transport) announceEvery(interval time.Duration) {
+	defer t.wg.Done()
+	tick := time.NewTicker(interval)
+	defer tick.Stop()
+	for {
+		select {
+		case <-t.done:
+			return
+		case <-tick.C:
+		case <-t.presenceDue:
+		}
+		t.publishPresence(t.Capsules(), false)
+	}
+}
+
+// kickPresence asks for an announcement now (the capsules changed).
+func (t *Transport) kickPresence() {
+	select {
+	case t.presenceDue <- struct{}{}:
+	default:
+	}
+}
+
+// publishPresence announces capsules, or that the host is leaving.
+func (t *Transport) publishPresence(capsules []string, leaving bool) {
+	data, err := json.Marshal(announcement{Capsules: capsules, Leaving: leaving})
+	if err == nil {
+		err = t.presenceConn.Publish(PresencePrefix+"."+t.opts.HostID, data)
+	}
+	if err != nil {
+		t.log.Warn("natsbus: presence not announced", "error", err)
+	}
+}
+
+// heard records another host's announcement; the host is named by the
+// subject, which only its own presence connection may publish on.
+func (t *Transport) heard(m *nats.Msg) {
+	id, ok := strings.CutPrefix(m.Subject, PresencePrefix+".")
+	if !ok || id == t.opts.HostID {
+		return
+	}
+	var a announcement
+	if err := json.Unmarshal(m.Data, &a); err != nil {
+		t.log.Warn("natsbus: unreadable presence announcement", "host", id, "error", err)
+		return
+	}
+	p := &t.presence
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if a.Leaving {
+		delete(p.peers, id)
+		return
+	}
+	if p.peers == nil {
+		p.peers = make(map[string]HostInfo)
+	}
+	slices.Sort(a.Capsules)
+	p.peers[id] = HostInfo{ID: id, Capsules: a.Capsules, Seen: time.Now()}
+}
+
+// Hosts lists this host and the hosts heard of within three presence
+// intervals, by id, with the capsules each serves.
+func (t *Transport) Hosts() []HostInfo {
+	now := time.Now()
+	hosts := []HostInfo{{ID: t.opts.HostID, Capsules: t.Capsules(), Seen: now}}
+	p := &t.presence
+	p.mu.Lock()
+	for id, h := range p.peers {
+		if now.Sub(h.Seen) > 3*t.opts.PresenceInterval {
+			delete(p.peers, id)
+			continue
+		}
+		hosts = append(hosts, h)
+	}
+	p.mu.Unlock()
+	slices.SortFunc(hosts, func(a, b HostInfo) int { return strings.Compare(a.ID, b.ID) })
+	return hosts
+}
