@@ -12,7 +12,8 @@
 // only astrid.*.<each [subscribe] key> (a trailing `.*` becomes `>`). The
 // receiving host takes source_id and topic from the subject, never from
 // the encoded envelope, so no connection can speak as another capsule. The
-// envelope travels whole, in its own JSON wire form.
+// envelope travels whole: its own JSON wire form without the payload, then
+// the payload's bytes (codec.go).
 //
 // A host receives through one more connection (receiver.go), allowed the
 // union of its capsules' subscribe grants, whose subscriptions share a

@@ -49,7 +49,10 @@ func TestSourceComesFromTheSubject(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	body, _ := json.Marshal(&ipc.Envelope{Topic: "admin.shutdown", SourceID: "router", Payload: json.RawMessage(`{}`)})
+	body, err := encode(&ipc.Envelope{Topic: "admin.shutdown", SourceID: "router", Payload: json.RawMessage(`{}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
 	if err := r.Publish("astrid.pub.news.x", body); err != nil {
 		t.Fatal(err)
 	}
