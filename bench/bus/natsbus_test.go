@@ -45,7 +45,7 @@ func newBenchHost(b *testing.B, id string, ns *server.Server, auth *natsbus.Auth
 	var d atomic.Pointer[dispatch.Dispatcher]
 	tr, err := natsbus.New(natsbus.Options{HostID: id, Server: ns, Auth: auth, Logger: quietLogger(),
 		ReceiveQueue: 2 * benchWindow,
-		Deliver:      func(e *ipc.Envelope) error { return d.Load().DeliverRemote(e) }})
+		Deliver:      func(e *ipc.Envelope, runs func(string) bool) error { return d.Load().DeliverRemote(e, runs) }})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -50,7 +50,13 @@ func (d *Dispatcher) detach(id string) {
 // are per host: an answer here never reaches the publishing host's chain.
 // What makes no sense as a local event is refused: the kernel's id as
 // source, an invalid topic or principal.
-func (d *Dispatcher) DeliverRemote(e *ipc.Envelope) error {
+//
+// runs, when not nil, says which of this host's capsules run their
+// interceptors for e: a capsule loaded on several hosts intercepts each
+// envelope on one of them (the transport decides which); the chain here is
+// made of the links of the capsules it admits, in the usual order. Route
+// subscribers receive e whatever runs says.
+func (d *Dispatcher) DeliverRemote(e *ipc.Envelope, runs func(capsule string) bool) error {
 	if d.closed.Load() {
 		return fmt.Errorf("dispatch: remote envelope on %s: %w", e.Topic, ErrClosed)
 	}
@@ -70,8 +76,30 @@ func (d *Dispatcher) DeliverRemote(e *ipc.Envelope) error {
 		return fmt.Errorf("dispatch: remote envelope on %s from %s: %w", e.Topic, e.SourceID, err)
 	}
 	d.stats.remote.Add(1)
-	if links := d.interceptors.Load().match(e.Topic); len(links) > 0 {
+	links := d.interceptors.Load().match(e.Topic)
+	if runs != nil && len(links) > 0 {
+		links = admitted(links, runs)
+	}
+	if len(links) > 0 {
 		d.dispatch(e, links, nil)
 	}
 	return nil
+}
+
+// admitted is the links whose capsule runs admits, in order; links itself
+// (shared by every publish of its topic) when it admits them all.
+func admitted(links []*link, runs func(capsule string) bool) []*link {
+	for i, l := range links {
+		if runs(l.capsule.id) {
+			continue
+		}
+		out := append(make([]*link, 0, len(links)-1), links[:i]...)
+		for _, l := range links[i+1:] {
+			if runs(l.capsule.id) {
+				out = append(out, l)
+			}
+		}
+		return out
+	}
+	return links
 }

@@ -118,7 +118,7 @@ func TestDeliverRemote(t *testing.T) {
 	// From a capsule this host does not know, with no rate limit applied:
 	// the publishing host and the broker checked it.
 	e := &ipc.Envelope{Topic: "news.x", Payload: json.RawMessage(`{"n":1}`), SourceID: "remote", Principal: "alice", Seq: 99, Timestamp: 5}
-	if err := d.DeliverRemote(e); err != nil {
+	if err := d.DeliverRemote(e, nil); err != nil {
 		t.Fatal(err)
 	}
 	got := recvOne(t, route)
@@ -139,9 +139,41 @@ func TestDeliverRemote(t *testing.T) {
 		{Topic: "news.*", Payload: json.RawMessage(`1`), SourceID: "remote"},
 		{Topic: "news.x", Payload: json.RawMessage(`1`), SourceID: "remote", Principal: "not a principal"},
 	} {
-		if err := d.DeliverRemote(bad); err == nil {
+		if err := d.DeliverRemote(bad, nil); err == nil {
 			t.Errorf("DeliverRemote(%+v) accepted", bad)
 		}
+	}
+	rec.quiet(t, d)
+}
+
+// TestDeliverRemoteRunsOnlyAdmittedCapsules: the transport's choice of which
+// capsules intercept here leaves the others out of this host's chain, keeps
+// the order of the rest, and never changes what routes receive.
+func TestDeliverRemoteRunsOnlyAdmittedCapsules(t *testing.T) {
+	rec := newRecorder()
+	d, _ := newTestDispatcher(t, Options{Transport: newFakeTransport()})
+	for i, id := range []string{"c1", "c2", "c3"} {
+		register(t, d, CapsuleACL{ID: id, Subscribe: []string{"ev"},
+			Interceptors: []Interceptor{{Pattern: "ev", Handler: "h", Priority: uint32(i)}}}, rec.cont())
+	}
+	route, err := d.Subscribe(Caller{Capsule: "c2"}, "ev", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := &ipc.Envelope{Topic: "ev", Payload: json.RawMessage(`1`), SourceID: "remote"}
+	if err := d.DeliverRemote(e, func(id string) bool { return id != "c2" }); err != nil {
+		t.Fatal(err)
+	}
+	calls := rec.wait(t, 2)
+	if calls[0].capsule != "c1" || calls[1].capsule != "c3" {
+		t.Fatalf("chain ran %+v, want c1 then c3", calls)
+	}
+	rec.quiet(t, d)
+	if got := recvOne(t, route); got.Envelope != e {
+		t.Fatal("the route of a capsule left out of the chain did not receive the envelope")
+	}
+	if err := d.DeliverRemote(e, func(string) bool { return false }); err != nil {
+		t.Fatal(err)
 	}
 	rec.quiet(t, d)
 }

@@ -73,12 +73,12 @@ func externalOptions(cfg config.NATS) []nats.Option {
 	return opts
 }
 
-func (l *natsLink) deliver(e *ipc.Envelope) error {
+func (l *natsLink) deliver(e *ipc.Envelope, runs func(capsule string) bool) error {
 	d := l.dispatcher.Load()
 	if d == nil {
 		return fmt.Errorf("kernel: envelope on %s from another host before the dispatcher exists", e.Topic)
 	}
-	return d.DeliverRemote(e)
+	return d.DeliverRemote(e, runs)
 }
 
 // transport is the dispatcher's Transport, nil without NATS (an interface

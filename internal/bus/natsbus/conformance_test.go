@@ -64,7 +64,7 @@ func hostDispatcher(t testing.TB, ns *server.Server, auth *Authenticator, hostID
 		var d atomic.Pointer[dispatch.Dispatcher]
 		var err error
 		tr, err = New(Options{HostID: hostID, Server: ns, Auth: auth, Logger: quiet(),
-			Deliver: func(e *ipc.Envelope) error { return d.Load().DeliverRemote(e) }})
+			Deliver: func(e *ipc.Envelope, runs func(string) bool) error { return d.Load().DeliverRemote(e, runs) }})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -3,8 +3,10 @@
 // of a NATS cluster, and hands the envelopes they publish to the local
 // dispatcher (dispatch.Dispatcher.DeliverRemote), which routes them and
 // runs this host's interceptors. It also owns the topic ↔ subject mapping,
-// the embedded nats-server and its in-process authenticator, and the hosts'
-// presence (each host announces the capsules it serves; Hosts).
+// the embedded nats-server and its in-process authenticator, the hosts'
+// presence (each host announces the capsules it serves; Hosts), and the
+// choice of the one host on which a capsule loaded on several intercepts
+// each envelope (elect.go).
 //
 // Subjects carry the publisher: astrid.<capsule id>.<topic>. Each capsule
 // has its own connection, whose broker permissions are derived from its

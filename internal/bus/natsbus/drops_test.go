@@ -16,7 +16,7 @@ func TestSlowConsumerDropsAreCounted(t *testing.T) {
 	a.attach(t, "pub", []string{"news.*"}, nil)
 	release := make(chan struct{})
 	delivered := make(chan struct{}, 1024)
-	b, err := New(Options{HostID: "hostB", Server: ns, Auth: auth, ReceiveQueue: 4, Deliver: func(*ipc.Envelope) error {
+	b, err := New(Options{HostID: "hostB", Server: ns, Auth: auth, ReceiveQueue: 4, Deliver: func(*ipc.Envelope, func(string) bool) error {
 		<-release
 		delivered <- struct{}{}
 		return nil
@@ -47,7 +47,7 @@ func TestDeliverRefusalIsCounted(t *testing.T) {
 	ns, auth := embedded(t)
 	a := newTestHost(t, ns, auth, "hostA")
 	a.attach(t, "pub", []string{"news.*"}, nil)
-	b, err := New(Options{HostID: "hostB", Server: ns, Auth: auth, Deliver: func(*ipc.Envelope) error {
+	b, err := New(Options{HostID: "hostB", Server: ns, Auth: auth, Deliver: func(*ipc.Envelope, func(string) bool) error {
 		return errors.New("bus closed")
 	}})
 	if err != nil {

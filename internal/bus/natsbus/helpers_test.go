@@ -46,7 +46,7 @@ type testHost struct {
 func newTestHost(t testing.TB, ns *server.Server, auth *Authenticator, id string) *testHost {
 	t.Helper()
 	h := &testHost{got: make(chan *ipc.Envelope, 1024)}
-	tr, err := New(Options{HostID: id, Server: ns, Auth: auth, Deliver: func(e *ipc.Envelope) error {
+	tr, err := New(Options{HostID: id, Server: ns, Auth: auth, Deliver: func(e *ipc.Envelope, _ func(string) bool) error {
 		h.got <- e
 		return nil
 	}})

@@ -3,9 +3,11 @@ package natsbus
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
@@ -37,10 +39,26 @@ type announcement struct {
 	Leaving bool `json:"leaving,omitempty"`
 }
 
-// presence tracks the other hosts' announcements.
+// presence tracks the other hosts' announcements. peers is replaced, never
+// changed, so that the receive path reads it without a lock.
 type presence struct {
-	mu    sync.Mutex
-	peers map[string]HostInfo
+	mu    sync.Mutex // serialises writers
+	peers atomic.Pointer[map[string]HostInfo]
+}
+
+// current is the hosts heard of within three presence intervals of now.
+func (t *Transport) currentPeers(now time.Time) map[string]HostInfo {
+	all := t.presence.peers.Load()
+	if all == nil {
+		return nil
+	}
+	live := make(map[string]HostInfo, len(*all))
+	for id, h := range *all {
+		if now.Sub(h.Seen) <= 3*t.opts.PresenceInterval {
+			live[id] = h
+		}
+	}
+	return live
 }
 
 // startPresence connects the presence connection, which may publish only
@@ -112,18 +130,26 @@ func (t *Transport) heard(m *nats.Msg) {
 		t.log.Warn("natsbus: unreadable presence announcement", "host", id, "error", err)
 		return
 	}
+	slices.Sort(a.Capsules)
 	p := &t.presence
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	next := make(map[string]HostInfo)
+	if old := p.peers.Load(); old != nil {
+		maps.Copy(next, *old)
+	}
+	_, known := next[id]
 	if a.Leaving {
-		delete(p.peers, id)
-		return
+		delete(next, id)
+	} else {
+		next[id] = HostInfo{ID: id, Capsules: a.Capsules, Seen: time.Now()}
 	}
-	if p.peers == nil {
-		p.peers = make(map[string]HostInfo)
+	p.peers.Store(&next)
+	if !known && !a.Leaving {
+		// A newcomer missed our earlier announcements: answer at once
+		// rather than at the next tick.
+		t.kickPresence()
 	}
-	slices.Sort(a.Capsules)
-	p.peers[id] = HostInfo{ID: id, Capsules: a.Capsules, Seen: time.Now()}
 }
 
 // Hosts lists this host and the hosts heard of within three presence
@@ -131,16 +157,9 @@ func (t *Transport) heard(m *nats.Msg) {
 func (t *Transport) Hosts() []HostInfo {
 	now := time.Now()
 	hosts := []HostInfo{{ID: t.opts.HostID, Capsules: t.Capsules(), Seen: now}}
-	p := &t.presence
-	p.mu.Lock()
-	for id, h := range p.peers {
-		if now.Sub(h.Seen) > 3*t.opts.PresenceInterval {
-			delete(p.peers, id)
-			continue
-		}
+	for _, h := range t.currentPeers(now) {
 		hosts = append(hosts, h)
 	}
-	p.mu.Unlock()
 	slices.SortFunc(hosts, func(a, b HostInfo) int { return strings.Compare(a.ID, b.ID) })
 	return hosts
 }

@@ -20,7 +20,7 @@ func TestHostsListEachOthersCapsules(t *testing.T) {
 	ns, auth := startEmbedded(t, ServerOptions{Listen: "127.0.0.1:0"})
 	mk := func(id string) *Transport {
 		tr, err := New(Options{HostID: id, Server: ns, Auth: auth, PresenceInterval: 20 * time.Millisecond,
-			Deliver: func(*ipc.Envelope) error { return nil }})
+			Deliver: func(*ipc.Envelope, func(string) bool) error { return nil }})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -41,8 +41,10 @@ type Options struct {
 	// Connect is added to every connection's options (TLS, credentials).
 	Connect []nats.Option
 	// Deliver hands an envelope published on another host to this host's
-	// dispatcher (dispatch.Dispatcher.DeliverRemote). It must not block.
-	Deliver func(*ipc.Envelope) error
+	// dispatcher (dispatch.Dispatcher.DeliverRemote), with runs, which
+	// says which of this host's capsules intercept it (elect.go). It must
+	// not block.
+	Deliver func(e *ipc.Envelope, runs func(capsule string) bool) error
 	// ReceiveQueue is the capacity of the host's receive queue.
 	ReceiveQueue int
 	// PresenceInterval is how often the host announces its capsules to
@@ -327,7 +329,7 @@ func (t *Transport) receive(m *nats.Msg) {
 		t.dropped(DropDecode, 1, "natsbus: received message refused", "subject", m.Subject, "error", err)
 		return
 	}
-	if err := t.opts.Deliver(e); err != nil {
+	if err := t.opts.Deliver(e, t.runsFor(m.Header.Get(HostHeader), e.Seq)); err != nil {
 		t.dropped(DropDeliver, 1, "natsbus: received envelope not delivered", "topic", e.Topic, "source_id", e.SourceID, "error", err)
 		return
 	}
