@@ -398,21 +398,24 @@ const exactOwnersKey = "="
 // capsules with an interceptor whose pattern is topic itself, ordered by
 // (priority, id), each once. For a tool's topic tool.v1.execute.<name> these
 // are the tool's providers (DESIGN §4c); a wildcard interceptor is
-// middleware, never a provider.
+// middleware, never a provider. With a transport that knows other hosts'
+// capsules (RemoteProviders), theirs follow this host's.
 func (d *Dispatcher) ExactInterceptors(topic string) []string {
 	t := d.interceptors.Load()
-	if ids, ok := t.owners.get(exactOwnersKey + topic); ok {
-		return slices.Clone(ids)
-	}
-	var exact []*link
-	for _, l := range t.match(topic) {
-		if l.pattern == topic {
-			exact = append(exact, l)
+	ids, ok := t.owners.get(exactOwnersKey + topic)
+	if !ok {
+		var exact []*link
+		for _, l := range t.match(topic) {
+			if l.pattern == topic {
+				exact = append(exact, l)
+			}
 		}
+		ids = owners(exact)
+		t.owners.put(exactOwnersKey+topic, ids)
 	}
-	ids := owners(exact)
-	t.owners.put(exactOwnersKey+topic, ids)
-	return slices.Clone(ids)
+	// The caller may change its copy; other hosts' providers change with
+	// their presence, so they are added after the cache.
+	return d.withRemoteProviders(topic, slices.Clone(ids))
 }
 
 // owners is the ids of the capsules behind links, in order, each once.

@@ -2,6 +2,7 @@ package dispatch
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/astrid-go/astrid/ipc"
 )
@@ -13,10 +14,11 @@ import (
 // hosts' envelopes through DeliverRemote. The kernel's own events stay on
 // their host.
 type Transport interface {
-	// Attach opens capsule id's presence on the bus; an error (a key the
-	// transport cannot carry) refuses the registration. Attaching an id
-	// again replaces it (a reload).
-	Attach(id string, publish, subscribe []string) error
+	// Attach opens capsule id's presence on the bus, with the keys of its
+	// ACL and the patterns it intercepts; an error (a key the transport
+	// cannot carry) refuses the registration. Attaching an id again
+	// replaces it (a reload).
+	Attach(id string, publish, subscribe, intercepts []string) error
 	// Detach ends capsule id's presence.
 	Detach(id string)
 	// Forward sends an envelope the local bus admitted and stamped to the
@@ -24,12 +26,42 @@ type Transport interface {
 	Forward(e *ipc.Envelope)
 }
 
+// RemoteProviders is implemented by a transport that knows the capsules
+// other hosts run: ExactInterceptors adds theirs, so that a tool's provider
+// on another host is found (DESIGN §4c: a provider is an exact interceptor
+// of the tool's topic).
+type RemoteProviders interface {
+	// ExactInterceptors is the ids of the capsules on other hosts with an
+	// interceptor whose pattern is topic itself, sorted.
+	ExactInterceptors(topic string) []string
+}
+
+// withRemoteProviders adds to ids the other hosts' exact interceptors of
+// topic that are not among them, after them (their priorities are not
+// known here), by id.
+func (d *Dispatcher) withRemoteProviders(topic string, ids []string) []string {
+	rp, ok := d.opts.Transport.(RemoteProviders)
+	if !ok {
+		return ids
+	}
+	for _, id := range rp.ExactInterceptors(topic) {
+		if !slices.Contains(ids, id) {
+			ids = append(ids, id)
+		}
+	}
+	return ids
+}
+
 // attach gives a capsule its presence on the transport, if there is one.
 func (d *Dispatcher) attach(a CapsuleACL) error {
 	if d.opts.Transport == nil {
 		return nil
 	}
-	if err := d.opts.Transport.Attach(a.ID, a.Publish, a.Subscribe); err != nil {
+	intercepts := make([]string, len(a.Interceptors))
+	for i, ic := range a.Interceptors {
+		intercepts[i] = ic.Pattern
+	}
+	if err := d.opts.Transport.Attach(a.ID, a.Publish, a.Subscribe, intercepts); err != nil {
 		return fmt.Errorf("%w: %w", ErrRegistration, err)
 	}
 	return nil

@@ -23,7 +23,7 @@ func newFakeTransport() *fakeTransport {
 	return &fakeTransport{attached: make(map[string][2][]string)}
 }
 
-func (f *fakeTransport) Attach(id string, publish, subscribe []string) error {
+func (f *fakeTransport) Attach(id string, publish, subscribe, _ []string) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.refuse != nil {
@@ -176,4 +176,29 @@ func TestDeliverRemoteRunsOnlyAdmittedCapsules(t *testing.T) {
 		t.Fatal(err)
 	}
 	rec.quiet(t, d)
+}
+
+// remoteProviders is a fake transport that knows another host's providers.
+type remoteProviders struct {
+	*fakeTransport
+	ids map[string][]string
+}
+
+func (r remoteProviders) ExactInterceptors(topic string) []string { return r.ids[topic] }
+
+func TestExactInterceptorsAddOtherHostsProviders(t *testing.T) {
+	rp := remoteProviders{fakeTransport: newFakeTransport(), ids: map[string][]string{
+		"tool.v1.execute.echo": {"echo", "remote-echo"},
+	}}
+	d, _ := newTestDispatcher(t, Options{Transport: rp})
+	register(t, d, CapsuleACL{ID: "echo", Subscribe: []string{"tool.v1.execute.echo"},
+		Interceptors: []Interceptor{{Pattern: "tool.v1.execute.echo", Handler: "h"}}}, continueTarget)
+	for range 2 { // the second answer comes from the cache
+		if got := d.ExactInterceptors("tool.v1.execute.echo"); !slices.Equal(got, []string{"echo", "remote-echo"}) {
+			t.Fatalf("providers %q, want this host's then the other host's, each once", got)
+		}
+	}
+	if got := d.Interceptors("tool.v1.execute.echo"); !slices.Equal(got, []string{"echo"}) {
+		t.Fatalf("Interceptors %q: only a tool's providers are looked for on other hosts", got)
+	}
 }

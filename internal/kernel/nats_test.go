@@ -8,11 +8,14 @@ import (
 	"log/slog"
 	"net"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/astrid-go/astrid/capsules/router"
 	"github.com/astrid-go/astrid/internal/config"
 	"github.com/astrid-go/astrid/internal/dispatch"
+	"github.com/astrid-go/astrid/sdk"
 )
 
 // freePort is a loopback port nothing listens on now.
@@ -131,5 +134,68 @@ func TestNoNATSByDefault(t *testing.T) {
 	k := bootHost(t, config.Default().NATS)
 	if k.NATSTransport() != nil {
 		t.Fatal("a transport without NATS settings")
+	}
+}
+
+// remoteEchoBuiltin provides "echo_remote", which answers its text and the
+// principal it ran for.
+func remoteEchoBuiltin() Builtin {
+	text := `
+[package]
+name = "remote-echo"
+version = "0.1.0"
+[subscribe]
+"tool.v1.execute.echo_remote" = { wit = "opaque", handler = "tool_execute_echo_remote" }
+[publish]
+"tool.v1.execute.echo_remote.result" = "opaque"
+`
+	type args struct {
+		Text string `json:"text"`
+	}
+	return Builtin{Manifest: []byte(text), New: func() *sdk.Capsule {
+		c := sdk.New("echoes from another host")
+		sdk.Tool(c, "echo_remote", "echoes its text", func(c *sdk.Call, a args) (string, error) {
+			return a.Text + " for " + c.Principal(), nil
+		})
+		return c
+	}}
+}
+
+// TestToolOnAnotherHost: the router on host A finds the provider of a tool
+// loaded only on host B (presence) and the call made on host A is served
+// there, answer included.
+func TestToolOnAnotherHost(t *testing.T) {
+	portA, portB := freePort(t), freePort(t)
+	boot := func(n config.NATS, builtins []Builtin) *Kernel {
+		cfg := config.Default()
+		cfg.NATS = n
+		k, err := Boot(context.Background(), Options{
+			Home: t.TempDir(), Workspace: t.TempDir(), Config: cfg,
+			Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Builtins: builtins, Frontends: testFrontends(),
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(k.Close)
+		return k
+	}
+	a := boot(config.NATS{HostID: "hostA", ClusterName: "t", Listen: fmt.Sprintf("127.0.0.1:%d", portA)},
+		[]Builtin{{Manifest: router.Manifest, New: router.New}})
+	boot(config.NATS{HostID: "hostB", ClusterName: "t", Listen: fmt.Sprintf("127.0.0.1:%d", portB),
+		Routes: []string{fmt.Sprintf("nats-route://127.0.0.1:%d", portA)}}, []Builtin{remoteEchoBuiltin()})
+	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
+	defer cancel()
+	for !slices.Contains(a.Dispatcher.ExactInterceptors("tool.v1.execute.echo_remote"), "remote-echo") {
+		if ctx.Err() != nil {
+			t.Fatal("host A never learnt that host B provides echo_remote")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	res, err := a.CallTool(ctx, "alice", "echo_remote", json.RawMessage(`{"text":"hello"}`), testTimeout)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.IsError || !strings.Contains(res.Content, "hello for alice") {
+		t.Fatalf("result %+v", res)
 	}
 }

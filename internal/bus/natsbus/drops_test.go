@@ -25,7 +25,7 @@ func TestSlowConsumerDropsAreCounted(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer b.Close()
-	if err := b.Attach("sub", nil, []string{"news.*"}); err != nil {
+	if err := b.Attach("sub", nil, []string{"news.*"}, nil); err != nil {
 		t.Fatal(err)
 	}
 	const n = 200
@@ -54,7 +54,7 @@ func TestDeliverRefusalIsCounted(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer b.Close()
-	if err := b.Attach("sub", nil, []string{"news.*"}); err != nil {
+	if err := b.Attach("sub", nil, []string{"news.*"}, nil); err != nil {
 		t.Fatal(err)
 	}
 	a.forward("pub", "news.x", `1`)

@@ -60,7 +60,7 @@ func newTestHost(t testing.TB, ns *server.Server, auth *Authenticator, id string
 
 func (h *testHost) attach(t testing.TB, id string, publish, subscribe []string) {
 	t.Helper()
-	if err := h.Attach(id, publish, subscribe); err != nil {
+	if err := h.Attach(id, publish, subscribe, nil); err != nil {
 		t.Fatal(err)
 	}
 }

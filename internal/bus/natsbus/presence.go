@@ -28,13 +28,17 @@ type HostInfo struct {
 	ID string `json:"id"`
 	// Capsules are the ids of the capsules attached there, sorted.
 	Capsules []string `json:"capsules"`
+	// Intercepts maps each of those capsules to the patterns it
+	// intercepts.
+	Intercepts map[string][]string `json:"intercepts,omitempty"`
 	// Seen is when this host last heard of it (now, for itself).
 	Seen time.Time `json:"seen"`
 }
 
 // announcement is what a host publishes on its presence subject.
 type announcement struct {
-	Capsules []string `json:"capsules"`
+	Capsules   []string            `json:"capsules"`
+	Intercepts map[string][]string `json:"intercepts,omitempty"`
 	// Leaving says the host is closing its transport.
 	Leaving bool `json:"leaving,omitempty"`
 }
@@ -95,8 +99,39 @@ func (t *Transport) announceEvery(interval time.Duration) {
 		case <-tick.C:
 		case <-t.presenceDue:
 		}
-		t.publishPresence(t.Capsules(), false)
+		capsules, intercepts := t.attached()
+		t.publishPresence(capsules, intercepts, false)
 	}
+}
+
+// attached is the attached capsules' ids, sorted, and their interceptor
+// patterns.
+func (t *Transport) attached() ([]string, map[string][]string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	intercepts := make(map[string][]string)
+	for id, a := range t.capsules {
+		if len(a.intercepts) > 0 {
+			intercepts[id] = a.intercepts
+		}
+	}
+	return sortedKeys(t.capsules), intercepts
+}
+
+// ExactInterceptors is the ids of the capsules other hosts announce with an
+// interceptor whose pattern is topic itself, sorted: a tool's providers
+// there (dispatch.RemoteProviders).
+func (t *Transport) ExactInterceptors(topic string) []string {
+	var ids []string
+	for _, h := range t.currentPeers(time.Now()) {
+		for id, patterns := range h.Intercepts {
+			if slices.Contains(patterns, topic) && !slices.Contains(ids, id) {
+				ids = append(ids, id)
+			}
+		}
+	}
+	slices.Sort(ids)
+	return ids
 }
 
 // kickPresence asks for an announcement now (the capsules changed).
@@ -108,8 +143,8 @@ func (t *Transport) kickPresence() {
 }
 
 // publishPresence announces capsules, or that the host is leaving.
-func (t *Transport) publishPresence(capsules []string, leaving bool) {
-	data, err := json.Marshal(announcement{Capsules: capsules, Leaving: leaving})
+func (t *Transport) publishPresence(capsules []string, intercepts map[string][]string, leaving bool) {
+	data, err := json.Marshal(announcement{Capsules: capsules, Intercepts: intercepts, Leaving: leaving})
 	if err == nil {
 		err = t.presenceConn.Publish(PresencePrefix+"."+t.opts.HostID, data)
 	}
@@ -142,7 +177,7 @@ func (t *Transport) heard(m *nats.Msg) {
 	if a.Leaving {
 		delete(next, id)
 	} else {
-		next[id] = HostInfo{ID: id, Capsules: a.Capsules, Seen: time.Now()}
+		next[id] = HostInfo{ID: id, Capsules: a.Capsules, Intercepts: a.Intercepts, Seen: time.Now()}
 	}
 	p.peers.Store(&next)
 	if !known && !a.Leaving {

@@ -28,15 +28,26 @@ func TestHostsListEachOthersCapsules(t *testing.T) {
 		return tr
 	}
 	a, b := mk("hostA"), mk("hostB")
-	must(t, a.Attach("react", []string{"x"}, nil))
-	must(t, a.Attach("fs", nil, []string{"y"}))
-	must(t, b.Attach("shell", nil, nil))
+	must(t, a.Attach("react", []string{"x"}, nil, nil))
+	must(t, a.Attach("fs", nil, []string{"y"}, nil))
+	must(t, b.Attach("shell", nil, nil, nil))
 	waitFor(t, "host B to hear host A's capsules", func() bool {
 		return slices.Equal(hostsSeenBy(b)["hostA"], []string{"fs", "react"})
 	})
 	if got := hostsSeenBy(b)["hostB"]; !slices.Equal(got, []string{"shell"}) {
 		t.Fatalf("host B lists itself with %q", got)
 	}
+	must(t, a.Attach("echo", nil, []string{"tool.v1.execute.*"}, []string{"tool.v1.execute.echo", "tool.v1.execute.*"}))
+	waitFor(t, "host B to hear of host A's provider", func() bool {
+		return slices.Equal(b.ExactInterceptors("tool.v1.execute.echo"), []string{"echo"})
+	})
+	if got := b.ExactInterceptors("tool.v1.execute.other"); len(got) != 0 {
+		t.Fatalf("a wildcard interceptor counted as the provider of another tool: %q", got)
+	}
+	if got := a.ExactInterceptors("tool.v1.execute.echo"); len(got) != 0 {
+		t.Fatalf("host A lists its own capsule as another host's: %q", got)
+	}
+	a.Detach("echo")
 	a.Detach("fs")
 	waitFor(t, "host B to hear fs left", func() bool { return slices.Equal(hostsSeenBy(b)["hostA"], []string{"react"}) })
 	a.Close()

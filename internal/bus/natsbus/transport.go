@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"maps"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -86,9 +87,10 @@ type Transport struct {
 }
 
 type attachment struct {
-	conn      *nats.Conn
-	user      string
-	subscribe []string
+	conn       *nats.Conn
+	user       string
+	subscribe  []string
+	intercepts []string
 }
 
 // New returns a transport with no capsule attached. It starts the goroutine
@@ -149,8 +151,10 @@ func randomID() string {
 // Attach opens capsule id's connection, with broker permissions derived from
 // its [publish] and [subscribe] keys, and has the host receive what those
 // keys match. A key NATS cannot carry refuses the capsule, naming the key.
-// Attaching an id again replaces its connection (a reload).
-func (t *Transport) Attach(id string, publish, subscribe []string) error {
+// Attaching an id again replaces its connection (a reload). intercepts,
+// the patterns the capsule intercepts, are announced to the other hosts
+// (ExactInterceptors).
+func (t *Transport) Attach(id string, publish, subscribe, intercepts []string) error {
 	pubGrants, subGrants, err := grants(id, publish, subscribe)
 	if err != nil {
 		return fmt.Errorf("natsbus: capsule %s: %w", id, err)
@@ -166,7 +170,7 @@ func (t *Transport) Attach(id string, publish, subscribe []string) error {
 		return fmt.Errorf("natsbus: attach capsule %s: %w", id, err)
 	}
 	old := t.capsules[id]
-	t.capsules[id] = &attachment{conn: conn, user: user, subscribe: subGrants}
+	t.capsules[id] = &attachment{conn: conn, user: user, subscribe: subGrants, intercepts: slices.Clone(intercepts)}
 	t.storeConnsLocked()
 	t.want(subGrants, 1)
 	if old != nil {
@@ -440,7 +444,7 @@ func (t *Transport) Close() {
 	}
 	t.closed = true
 	if t.presenceConn != nil {
-		t.publishPresence(nil, true)
+		t.publishPresence(nil, nil, true)
 		closeConn(t.presenceConn)
 		if t.opts.Auth != nil {
 			t.opts.Auth.Revoke("host:" + t.opts.HostID + ":presence")

@@ -153,7 +153,7 @@ func TestAttachRefusesWhatNATSCannotCarry(t *testing.T) {
 		{"a.b", nil, nil, `"a.b"`},
 		{"kernel", nil, nil, `"kernel"`},
 	} {
-		err := h.Attach(tc.id, tc.pub, tc.sub)
+		err := h.Attach(tc.id, tc.pub, tc.sub, nil)
 		if !errors.Is(err, ErrUnmappable) || !strings.Contains(err.Error(), tc.names) {
 			t.Errorf("Attach(%q, %q, %q) = %v; want ErrUnmappable naming %s", tc.id, tc.pub, tc.sub, err, tc.names)
 		}
