@@ -23,9 +23,15 @@ import (
 // settle an envelope may be intercepted twice or, if a host left unheard,
 // not at all.
 func (t *Transport) runsFor(pubHost string, seq uint64) func(capsule string) bool {
-	peers := t.currentPeers(time.Now())
 	self := t.opts.HostID
+	// Read once, and only for an envelope some capsule here intercepts:
+	// most envelopes only reach routes.
+	var peers map[string]HostInfo
+	read := false
 	return func(capsule string) bool {
+		if !read {
+			peers, read = t.currentPeers(time.Now()), true
+		}
 		if pub, ok := peers[pubHost]; ok && serves(pub, capsule) {
 			return false
 		}
