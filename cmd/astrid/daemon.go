@@ -29,6 +29,7 @@ func daemonBuiltins(cfg config.Config, rep *daemon.Reporter) ([]kernel.Builtin, 
 func newDaemonCmd() *cobra.Command {
 	var ws string
 	var detached bool
+	var nf natsFlags
 	cmd := &cobra.Command{
 		Use:   "daemon",
 		Short: "Run the Astrid daemon in the foreground",
@@ -54,6 +55,10 @@ $ASTRID_HOME is not writable, a built-in capsule failed).`,
 			}
 			cfg, err := config.Load(filepath.Join(home, "config.toml"))
 			if err != nil {
+				return err
+			}
+			nf.apply(cmd, &cfg)
+			if err := cfg.NATS.Check(); err != nil {
 				return err
 			}
 			if ws == "" {
@@ -88,6 +93,7 @@ $ASTRID_HOME is not writable, a built-in capsule failed).`,
 	cmd.Flags().StringVar(&ws, "workspace", "", "directory the tools work on (default: the current directory)")
 	cmd.Flags().BoolVar(&detached, "detached", false, "log to the log file only (astrid start sets it)")
 	_ = cmd.Flags().MarkHidden("detached")
+	nf.register(cmd)
 	return cmd
 }
 

@@ -125,6 +125,7 @@ func printStatus(w io.Writer, rep statusReport, now time.Time) {
 	if rep.Source == sourceSocket {
 		printSocket(w, s)
 	}
+	printNATS(w, s.NATS)
 	printFreshness(w, rep, now)
 }
 

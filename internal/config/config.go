@@ -28,6 +28,8 @@ type Config struct {
 	Uplink Uplink `toml:"uplink"`
 	// Admin is the daemon's admin HTTP server (admin.go).
 	Admin Admin `toml:"admin"`
+	// NATS spans the bus across hosts (nats.go); off by default.
+	NATS NATS `toml:"nats"`
 }
 
 // Limits are the kernel's resource limits (DESIGN §4 and §4b).
@@ -77,6 +79,7 @@ func Default() Config {
 		WatchdogInterval:    Duration{5 * time.Second},
 		Uplink:              Uplink{MaxClients: 128, ClientQueue: 256},
 		Admin:               Admin{Enabled: true, Listen: "127.0.0.1:0"},
+		NATS:                NATS{ClusterName: "astrid"},
 	}
 }
 

@@ -103,6 +103,11 @@ principals = ["1001=alice", "1002 = bob"]
 [admin]
 enabled = false
 listen = "[::1]:8088"
+[nats]
+host_id = "gpu-box"
+listen = "0.0.0.0:6222"
+routes = ["nats-route://10.0.0.2:6222"]
+cluster_name = "lab"
 `)
 	c, err := Load(path)
 	if err != nil {
@@ -128,6 +133,7 @@ listen = "[::1]:8088"
 		WatchdogInterval:    Duration{time.Second},
 		Uplink:              Uplink{MaxClients: 8, ClientQueue: 16, Principals: []string{"1001=alice", "1002 = bob"}},
 		Admin:               Admin{Enabled: false, Listen: "[::1]:8088"},
+		NATS:                NATS{HostID: "gpu-box", Listen: "0.0.0.0:6222", Routes: []string{"nats-route://10.0.0.2:6222"}, ClusterName: "lab"},
 	}
 	if !reflect.DeepEqual(c, want) {
 		t.Fatalf("Load =\n%+v\nwant\n%+v", c, want)
@@ -341,6 +347,8 @@ func TestSchemaListsEveryKey(t *testing.T) {
 		"store_lock_wait", "watchdog_interval",
 		"uplink", "uplink.client_queue", "uplink.ingress", "uplink.max_clients", "uplink.principals",
 		"admin", "admin.enabled", "admin.listen",
+		"nats", "nats.host_id", "nats.listen", "nats.routes", "nats.cluster_name", "nats.url",
+		"nats.creds_file", "nats.tls_ca", "nats.tls_cert", "nats.tls_key",
 	}
 	for _, k := range want {
 		if schema[k] == "" {

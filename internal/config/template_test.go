@@ -41,6 +41,9 @@ func TestTemplateHasEveryKeyAtItsDefault(t *testing.T) {
 	if len(cfg.Egress.Allow) == 0 {
 		cfg.Egress.Allow = nil // allow = [] is the default's nil
 	}
+	if len(cfg.NATS.Routes) == 0 {
+		cfg.NATS.Routes = nil // likewise routes = []
+	}
 	if len(cfg.Uplink.Principals) == 0 {
 		cfg.Uplink.Principals = nil // likewise principals = []
 	}

@@ -89,6 +89,7 @@ func (c Config) validate(file string, at map[string]written) error {
 	}
 	c.Uplink.validate(bad)
 	c.Admin.validate(bad)
+	c.NATS.validate(bad)
 	return errors.Join(probs...)
 }
 

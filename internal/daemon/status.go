@@ -41,6 +41,8 @@ type Status struct {
 	// Principals is each principal's use of the CPU ledger and, live, of
 	// the socket.
 	Principals map[string]PrincipalUsage `json:"principals"`
+	// NATS is the bus across hosts; absent when it stays on this host.
+	NATS *NATSStatus `json:"nats,omitempty"`
 }
 
 // BusStats is the bus's counters without the per-route detail.
@@ -82,6 +84,7 @@ func snapshot(k *kernel.Kernel, base Status, running int) Status {
 	d := k.Dispatcher.Stats()
 	s.Dispatch = &d
 	s.Bus = busStats(k.Bus.Stats())
+	s.NATS = natsStatus(k)
 	s.Principals = map[string]PrincipalUsage{}
 	for p, u := range k.Ledger.Snapshot() {
 		s.Principals[p] = PrincipalUsage{CPUMicros: u.CPU.Microseconds(), Calls: u.Calls, Refused: u.Refused}

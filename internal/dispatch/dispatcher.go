@@ -53,6 +53,10 @@ type Options struct {
 	// Stats.DropsAnswered). It runs on the publishing goroutine, holding
 	// no lock of the dispatcher's, and must not block.
 	OnDrop func(Dropped) bool
+	// Transport, when set, carries this host's capsule publishes to other
+	// hosts and theirs to this one (DESIGN §9); nil keeps the bus on this
+	// host.
+	Transport Transport
 }
 
 // Dropped is an interceptor call that was never made.
@@ -162,6 +166,7 @@ type Dispatcher struct {
 // busPort is what the dispatcher needs of the bus.
 type busPort interface {
 	PublishResolved(e *ipc.Envelope, now int64, res *bus.Resolution) (int, error)
+	Deliver(e *ipc.Envelope) (int, error)
 	Resolve(topic string) *bus.Resolution
 	Current(res *bus.Resolution) bool
 	Now() int64
@@ -234,6 +239,10 @@ func (d *Dispatcher) Register(a CapsuleACL, t Target) error {
 	if _, dup := current[a.ID]; dup {
 		c.cancel()
 		return fmt.Errorf("dispatch: register capsule %q: %w: already registered", a.ID, ErrRegistration)
+	}
+	if err := d.attach(a); err != nil {
+		c.cancel()
+		return fmt.Errorf("dispatch: register capsule %q: %w", a.ID, err)
 	}
 	next := maps.Clone(current)
 	next[a.ID] = c
@@ -314,6 +323,7 @@ func (d *Dispatcher) Unregister(id string) {
 		d.departing.Store(id, c)
 		d.shutdown(c)
 		d.departing.CompareAndDelete(id, c)
+		d.detach(id)
 	}
 }
 
@@ -355,6 +365,7 @@ func (d *Dispatcher) Close() {
 	d.mu.Unlock()
 	for _, c := range current {
 		d.shutdown(c)
+		d.detach(c.id)
 	}
 }
 
@@ -387,21 +398,24 @@ const exactOwnersKey = "="
 // capsules with an interceptor whose pattern is topic itself, ordered by
 // (priority, id), each once. For a tool's topic tool.v1.execute.<name> these
 // are the tool's providers (DESIGN §4c); a wildcard interceptor is
-// middleware, never a provider.
+// middleware, never a provider. With a transport that knows other hosts'
+// capsules (RemoteProviders), theirs follow this host's.
 func (d *Dispatcher) ExactInterceptors(topic string) []string {
 	t := d.interceptors.Load()
-	if ids, ok := t.owners.get(exactOwnersKey + topic); ok {
-		return slices.Clone(ids)
-	}
-	var exact []*link
-	for _, l := range t.match(topic) {
-		if l.pattern == topic {
-			exact = append(exact, l)
+	ids, ok := t.owners.get(exactOwnersKey + topic)
+	if !ok {
+		var exact []*link
+		for _, l := range t.match(topic) {
+			if l.pattern == topic {
+				exact = append(exact, l)
+			}
 		}
+		ids = owners(exact)
+		t.owners.put(exactOwnersKey+topic, ids)
 	}
-	ids := owners(exact)
-	t.owners.put(exactOwnersKey+topic, ids)
-	return slices.Clone(ids)
+	// The caller may change its copy; other hosts' providers change with
+	// their presence, so they are added after the cache.
+	return d.withRemoteProviders(topic, slices.Clone(ids))
 }
 
 // owners is the ids of the capsules behind links, in order, each once.

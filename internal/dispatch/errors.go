@@ -19,6 +19,9 @@ var (
 	ErrInvalidPrincipal = errors.New("unresolvable principal")
 	// ErrInvalidPayload: the payload is not one JSON value in UTF-8.
 	ErrInvalidPayload = errors.New("payload is not valid UTF-8 JSON")
+	// ErrInvalidSource: an envelope from another host claims a source no
+	// capsule may have (the kernel's id).
+	ErrInvalidSource = errors.New("invalid source")
 	// ErrUnknownCapsule: the caller is not a registered capsule.
 	ErrUnknownCapsule = errors.New("capsule not registered")
 	// ErrRegistration: a CapsuleACL was refused by Register.

@@ -158,6 +158,9 @@ func (d *Dispatcher) deliver(c *capsule, known *knownTopic, e *ipc.Envelope, rn 
 		}
 		return Result{}, err
 	}
+	if c != nil && d.opts.Transport != nil {
+		d.opts.Transport.Forward(e)
+	}
 	if len(known.links) > 0 {
 		d.dispatch(e, known.links, rn)
 	}

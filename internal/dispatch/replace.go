@@ -34,6 +34,10 @@ func (d *Dispatcher) Replace(a CapsuleACL, t Target) (retire func(), err error) 
 		c.cancel()
 		return nil, fmt.Errorf("dispatch: replace capsule %q: %w", a.ID, ErrUnknownCapsule)
 	}
+	if err := d.attach(a); err != nil {
+		c.cancel()
+		return nil, fmt.Errorf("dispatch: replace capsule %q: %w", a.ID, err)
+	}
 	next := maps.Clone(current)
 	next[a.ID] = c
 	d.publishRegistry(next)

@@ -36,6 +36,10 @@ type Stats struct {
 	Orphaned      uint64 // invocations for a capsule already unregistered
 	Discarded     uint64 // queued invocations discarded by Unregister or Close
 	ChainsCut     uint64 // chains ended early because a link could not be queued
+	// Remote counts envelopes from other hosts delivered here
+	// (DeliverRemote); they are not in Published, which counts this
+	// host's own.
+	Remote uint64
 }
 
 const (
@@ -50,6 +54,7 @@ type counters struct {
 	notAdmitted                                                    atomic.Uint64
 	invocations, continued, finals, denials, errors, skipped       atomic.Uint64
 	queueDrops, dropsAnswered, orphaned, discarded, chainsCut      atomic.Uint64
+	remote                                                         atomic.Uint64
 
 	reasonsMu sync.Mutex
 	reasons   map[string]uint64
@@ -94,6 +99,7 @@ func (c *counters) snapshot() Stats {
 		Orphaned:        c.orphaned.Load(),
 		Discarded:       c.discarded.Load(),
 		ChainsCut:       c.chainsCut.Load(),
+		Remote:          c.remote.Load(),
 	}
 }
 

@@ -81,9 +81,11 @@ type Kernel struct {
 	Registry   *capsule.Registry
 	// Runtime loads, unloads and reloads capsules; it is the only writer
 	// of Registry.
-	Runtime  *runtime.Runtime
-	Ledger   *ledger.Ledger
-	Cancels  *host.Cancels
+	Runtime *runtime.Runtime
+	Ledger  *ledger.Ledger
+	Cancels *host.Cancels
+	// nats is the bus's reach beyond this host; nil when it stays here.
+	nats     *natsLink
 	hostDeps host.Deps
 
 	wasmMu sync.Mutex
@@ -120,6 +122,11 @@ func Boot(ctx context.Context, opts Options) (*Kernel, error) {
 	if led == nil {
 		led = ledger.New(time.Duration(cfg.Limits.CPUBudgetMsPerSec) * time.Millisecond)
 	}
+	link, err := startNATS(cfg.NATS, log)
+	if err != nil {
+		_ = st.Close()
+		return nil, err
+	}
 	b := bus.New(bus.Options{RouteBudget: cfg.Limits.RouteBudgetBytes, MaxMessage: cfg.Limits.MaxMessageBytes, Logger: log})
 	// The runtime, once it exists, answers dropped tool calls.
 	var answerer atomic.Pointer[runtime.Runtime]
@@ -137,13 +144,17 @@ func Boot(ctx context.Context, opts Options) (*Kernel, error) {
 			rt := answerer.Load()
 			return rt != nil && rt.AnswerDropped(dr)
 		},
+		Transport: link.transport(),
 	})
+	if link != nil {
+		link.dispatcher.Store(d)
+	}
 	eg := egress.Options{AllowLocal: cfg.Egress.Allow, Logger: log}
 	if opts.Egress != nil {
 		eg = *opts.Egress
 	}
 	k := &Kernel{
-		opts: opts, log: log, Bus: b, Dispatcher: d, Store: st,
+		opts: opts, log: log, Bus: b, Dispatcher: d, Store: st, nats: link,
 		Registry: capsule.NewRegistry(), Cancels: host.NewCancels(),
 	}
 	k.hostDeps = host.Deps{
@@ -374,6 +385,7 @@ func (k *Kernel) Close() {
 		if k.Dispatcher != nil {
 			k.Dispatcher.Close()
 		}
+		k.nats.close()
 		if k.Bus != nil {
 			k.Bus.Close()
 		}

@@ -1,0 +1,85 @@
+package main
+
+import (
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/spf13/cobra"
+
+	"github.com/astrid-go/astrid/internal/bus/natsbus"
+	"github.com/astrid-go/astrid/internal/config"
+	"github.com/astrid-go/astrid/internal/daemon"
+)
+
+func TestNATSFlagsOverrideConfig(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		file config.NATS
+		args []string
+		want config.NATS
+	}{
+		{"no flag keeps the file", config.NATS{URL: "nats://a:4222", CredsFile: "c"}, nil,
+			config.NATS{URL: "nats://a:4222", CredsFile: "c"}},
+		{"embedding replaces the file's url", config.NATS{URL: "nats://a:4222", CredsFile: "c", HostID: "h"},
+			[]string{"--nats-listen", "0.0.0.0:6222", "--nats-routes", "nats-route://b:6222,nats-route://c:6222"},
+			config.NATS{Listen: "0.0.0.0:6222", Routes: []string{"nats-route://b:6222", "nats-route://c:6222"}, HostID: "h"}},
+		{"a url replaces the file's node", config.NATS{Listen: "0.0.0.0:6222", Routes: []string{"nats-route://b:6222"}},
+			[]string{"--nats-url", "tls://n:4222", "--nats-tls-cert", "c.pem", "--nats-tls-key", "k.pem", "--nats-host-id", "gpu"},
+			config.NATS{URL: "tls://n:4222", TLSCert: "c.pem", TLSKey: "k.pem", HostID: "gpu"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var nf natsFlags
+			cmd := &cobra.Command{Use: "daemon", RunE: func(*cobra.Command, []string) error { return nil }}
+			nf.register(cmd)
+			if err := cmd.ParseFlags(tc.args); err != nil {
+				t.Fatal(err)
+			}
+			cfg := config.Config{NATS: tc.file}
+			nf.apply(cmd, &cfg)
+			got := cfg.NATS
+			if !slices.Equal(got.Routes, tc.want.Routes) {
+				t.Fatalf("routes %q, want %q", got.Routes, tc.want.Routes)
+			}
+			got.Routes, tc.want.Routes = nil, nil
+			if !reflect.DeepEqual(got, tc.want) {
+				t.Fatalf("got %+v, want %+v", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestNATSFlagsExcludeEachOther(t *testing.T) {
+	var nf natsFlags
+	cmd := &cobra.Command{Use: "daemon", RunE: func(*cobra.Command, []string) error { return nil }}
+	nf.register(cmd)
+	cmd.SetArgs([]string{"--nats-url", "nats://a:4222", "--nats-listen", "0.0.0.0:6222"})
+	cmd.SilenceUsage, cmd.SilenceErrors = true, true
+	if err := cmd.Execute(); err == nil {
+		t.Fatal("--nats-url with --nats-listen accepted")
+	}
+}
+
+func TestPrintNATS(t *testing.T) {
+	var none strings.Builder
+	printNATS(&none, nil)
+	if none.Len() != 0 {
+		t.Fatalf("printed %q for a bus on one host", none.String())
+	}
+	var out strings.Builder
+	printNATS(&out, &daemon.NATSStatus{
+		Host: "laptop",
+		Hosts: []natsbus.HostInfo{
+			{ID: "gpu-box", Capsules: []string{"anthropic", "openai"}},
+			{ID: "laptop", Capsules: []string{"react", "router"}},
+		},
+		Stats: natsbus.Stats{Forwarded: 5, Received: 7, Drops: map[string]uint64{natsbus.DropPermission: 2}},
+	})
+	for _, want := range []string{"hosts (2, this one: laptop)", "gpu-box", "anthropic,openai", "react,router",
+		"forwarded 5, received 7", "2  permission_violation"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("output lacks %q:\n%s", want, out.String())
+		}
+	}
+}

@@ -1,0 +1,35 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"maps"
+	"slices"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/astrid-go/astrid/internal/daemon"
+)
+
+// printNATS shows the hosts of a bus across hosts and the transport's
+// counters; nothing when the bus stays on this host.
+func printNATS(w io.Writer, n *daemon.NATSStatus) {
+	if n == nil {
+		return
+	}
+	fmt.Fprintf(w, "\nhosts (%d, this one: %s):\n", len(n.Hosts), n.Host)
+	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "  HOST\tCAPSULES")
+	for _, h := range n.Hosts {
+		fmt.Fprintf(tw, "  %s\t%s\n", h.ID, strings.Join(h.Capsules, ","))
+	}
+	tw.Flush()
+	s := n.Stats
+	fmt.Fprintf(w, "nats: forwarded %d, received %d, own echoes %d\n", s.Forwarded, s.Received, s.Echoes)
+	if len(s.Drops) > 0 {
+		fmt.Fprintf(w, "nats drops by reason:\n")
+		for _, r := range slices.Sorted(maps.Keys(s.Drops)) {
+			fmt.Fprintf(w, "  %6d  %s\n", s.Drops[r], r)
+		}
+	}
+}

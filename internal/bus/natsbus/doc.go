@@ -1,0 +1,31 @@
+// Package natsbus owns the NATS transport under dispatch (DESIGN §9): it
+// carries envelopes the local bus admitted and stamped to the other hosts
+// of a NATS cluster, and hands the envelopes they publish to the local
+// dispatcher (dispatch.Dispatcher.DeliverRemote), which routes them and
+// runs this host's interceptors. It also owns the topic ↔ subject mapping,
+// the embedded nats-server and its in-process authenticator, the hosts'
+// presence (each host announces the capsules it serves; Hosts), and the
+// choice of the one host on which a capsule loaded on several intercepts
+// each envelope (elect.go).
+//
+// Subjects carry the publisher: astrid.<capsule id>.<topic>. Each capsule
+// has its own connection, whose broker permissions are derived from its
+// manifest: publish only astrid.<its id>.<each [publish] key>, subscribe
+// only astrid.*.<each [subscribe] key> (a trailing `.*` becomes `>`). The
+// receiving host takes source_id and topic from the subject, never from
+// the encoded envelope, so no connection can speak as another capsule. The
+// envelope travels whole: its own JSON wire form without the payload, then
+// the payload's bytes (codec.go).
+//
+// A host receives through one more connection (receiver.go), allowed the
+// union of its capsules' subscribe grants, whose subscriptions share a
+// queue group named by the host id: each envelope reaches each host once
+// and in its publisher's order, whatever number of the host's keys match.
+//
+// What it must not do: check ACLs or rate limits (dispatch did, on the
+// publishing host; the broker checks the grants again), route, buffer or
+// evict for subscribers (internal/bus does, per host), run interceptors, or
+// carry the kernel's own events (each host's kernel speaks for itself).
+// Every envelope it fails to carry or hand over is counted by reason
+// (Stats.Drops) and logged, never dropped silently.
+package natsbus

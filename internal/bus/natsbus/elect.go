@@ -1,0 +1,66 @@
+package natsbus
+
+import (
+	"encoding/binary"
+	"hash/fnv"
+	"slices"
+	"time"
+)
+
+// runsFor says, for an envelope published on host pubHost with sequence
+// number seq, which of this host's capsules intercept it. A capsule loaded
+// on several hosts intercepts each envelope once (DESIGN §9: one host serves
+// each call):
+//
+//   - on the publishing host, if it is loaded there: that host's dispatcher
+//     already ran it, so no other host does;
+//   - otherwise on one of the hosts serving it, chosen by rendezvous hashing
+//     of (capsule, publishing host, seq, host): every host computes the
+//     same choice from the same presence, and calls spread over the hosts.
+//
+// Which hosts serve a capsule comes from presence (presence.go); a host
+// not heard of yet is taken as serving nothing, so while announcements
+// settle an envelope may be intercepted twice or, if a host left unheard,
+// not at all.
+func (t *Transport) runsFor(pubHost string, seq uint64) func(capsule string) bool {
+	self := t.opts.HostID
+	// Read once, and only for an envelope some capsule here intercepts:
+	// most envelopes only reach routes.
+	var peers map[string]HostInfo
+	read := false
+	return func(capsule string) bool {
+		if !read {
+			peers, read = t.currentPeers(time.Now()), true
+		}
+		if pub, ok := peers[pubHost]; ok && serves(pub, capsule) {
+			return false
+		}
+		best, bestScore := self, electionScore(capsule, pubHost, seq, self)
+		for id, h := range peers {
+			if id == pubHost || !serves(h, capsule) {
+				continue
+			}
+			if s := electionScore(capsule, pubHost, seq, id); s > bestScore || s == bestScore && id < best {
+				best, bestScore = id, s
+			}
+		}
+		return best == self
+	}
+}
+
+func serves(h HostInfo, capsule string) bool {
+	_, found := slices.BinarySearch(h.Capsules, capsule)
+	return found
+}
+
+// electionScore is a host's weight for one envelope and capsule: FNV-1a, the
+// same on every host and every run.
+func electionScore(capsule, pubHost string, seq uint64, host string) uint64 {
+	h := fnv.New64a()
+	var n [8]byte
+	binary.BigEndian.PutUint64(n[:], seq)
+	for _, part := range [][]byte{[]byte(capsule), {0}, []byte(pubHost), {0}, n[:], []byte(host)} {
+		_, _ = h.Write(part)
+	}
+	return h.Sum64()
+}

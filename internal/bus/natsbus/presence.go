@@ -1,0 +1,200 @@
+package natsbus
+
+import (
+	"encoding/json"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
+)
+
+// PresencePrefix is the first token of the subjects hosts announce
+// themselves on: presence.<host id>. No capsule grant reaches it (those all
+// start with SubjectPrefix).
+const PresencePrefix = "astrid_hosts"
+
+// DefaultPresenceInterval is how often a host announces itself; a host not
+// heard of for three intervals is forgotten.
+const DefaultPresenceInterval = 2 * time.Second
+
+// HostInfo is one host of the bus as this host knows it.
+type HostInfo struct {
+	ID string `json:"id"`
+	// Capsules are the ids of the capsules attached there, sorted.
+	Capsules []string `json:"capsules"`
+	// Intercepts maps each of those capsules to the patterns it
+	// intercepts.
+	Intercepts map[string][]string `json:"intercepts,omitempty"`
+	// Seen is when this host last heard of it (now, for itself).
+	Seen time.Time `json:"seen"`
+}
+
+// announcement is what a host publishes on its presence subject.
+type announcement struct {
+	Capsules   []string            `json:"capsules"`
+	Intercepts map[string][]string `json:"intercepts,omitempty"`
+	// Leaving says the host is closing its transport.
+	Leaving bool `json:"leaving,omitempty"`
+}
+
+// presence tracks the other hosts' announcements. peers is replaced, never
+// changed, so that the receive path reads it without a lock.
+type presence struct {
+	mu    sync.Mutex // serialises writers
+	peers atomic.Pointer[map[string]HostInfo]
+}
+
+// current is the hosts heard of within three presence intervals of now.
+func (t *Transport) currentPeers(now time.Time) map[string]HostInfo {
+	all := t.presence.peers.Load()
+	if all == nil {
+		return nil
+	}
+	live := make(map[string]HostInfo, len(*all))
+	for id, h := range *all {
+		if now.Sub(h.Seen) <= 3*t.opts.PresenceInterval {
+			live[id] = h
+		}
+	}
+	return live
+}
+
+// startPresence connects the presence connection, which may publish only
+// this host's presence subject and subscribe only to the hosts' ones, and
+// starts announcing. t.mu must not be held.
+func (t *Transport) startPresence() error {
+	perms := &server.Permissions{
+		Publish:   &server.SubjectPermission{Allow: []string{PresencePrefix + "." + t.opts.HostID}},
+		Subscribe: &server.SubjectPermission{Allow: []string{PresencePrefix + ".*"}},
+	}
+	nc, err := t.dial("host:"+t.opts.HostID+":presence", perms, "presence")
+	if err != nil {
+		return fmt.Errorf("natsbus: presence: %w", err)
+	}
+	if _, err := nc.Subscribe(PresencePrefix+".*", t.heard); err != nil {
+		nc.Close()
+		return fmt.Errorf("natsbus: presence: %w", err)
+	}
+	t.presenceConn = nc
+	t.wg.Add(1)
+	go t.announceEvery(t.opts.PresenceInterval)
+	t.kickPresence()
+	return nil
+}
+
+func (t *Transport) announceEvery(interval time.Duration) {
+	defer t.wg.Done()
+	tick := time.NewTicker(interval)
+	defer tick.Stop()
+	for {
+		select {
+		case <-t.done:
+			return
+		case <-tick.C:
+		case <-t.presenceDue:
+		}
+		capsules, intercepts := t.attached()
+		t.publishPresence(capsules, intercepts, false)
+	}
+}
+
+// attached is the attached capsules' ids, sorted, and their interceptor
+// patterns.
+func (t *Transport) attached() ([]string, map[string][]string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	intercepts := make(map[string][]string)
+	for id, a := range t.capsules {
+		if len(a.intercepts) > 0 {
+			intercepts[id] = a.intercepts
+		}
+	}
+	return sortedKeys(t.capsules), intercepts
+}
+
+// ExactInterceptors is the ids of the capsules other hosts announce with an
+// interceptor whose pattern is topic itself, sorted: a tool's providers
+// there (dispatch.RemoteProviders).
+func (t *Transport) ExactInterceptors(topic string) []string {
+	var ids []string
+	for _, h := range t.currentPeers(time.Now()) {
+		for id, patterns := range h.Intercepts {
+			if slices.Contains(patterns, topic) && !slices.Contains(ids, id) {
+				ids = append(ids, id)
+			}
+		}
+	}
+	slices.Sort(ids)
+	return ids
+}
+
+// kickPresence asks for an announcement now (the capsules changed).
+func (t *Transport) kickPresence() {
+	select {
+	case t.presenceDue <- struct{}{}:
+	default:
+	}
+}
+
+// publishPresence announces capsules, or that the host is leaving.
+func (t *Transport) publishPresence(capsules []string, intercepts map[string][]string, leaving bool) {
+	data, err := json.Marshal(announcement{Capsules: capsules, Intercepts: intercepts, Leaving: leaving})
+	if err == nil {
+		err = t.presenceConn.Publish(PresencePrefix+"."+t.opts.HostID, data)
+	}
+	if err != nil {
+		t.log.Warn("natsbus: presence not announced", "error", err)
+	}
+}
+
+// heard records another host's announcement; the host is named by the
+// subject, which only its own presence connection may publish on.
+func (t *Transport) heard(m *nats.Msg) {
+	id, ok := strings.CutPrefix(m.Subject, PresencePrefix+".")
+	if !ok || id == t.opts.HostID {
+		return
+	}
+	var a announcement
+	if err := json.Unmarshal(m.Data, &a); err != nil {
+		t.log.Warn("natsbus: unreadable presence announcement", "host", id, "error", err)
+		return
+	}
+	slices.Sort(a.Capsules)
+	p := &t.presence
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	next := make(map[string]HostInfo)
+	if old := p.peers.Load(); old != nil {
+		maps.Copy(next, *old)
+	}
+	_, known := next[id]
+	if a.Leaving {
+		delete(next, id)
+	} else {
+		next[id] = HostInfo{ID: id, Capsules: a.Capsules, Intercepts: a.Intercepts, Seen: time.Now()}
+	}
+	p.peers.Store(&next)
+	if !known && !a.Leaving {
+		// A newcomer missed our earlier announcements: answer at once
+		// rather than at the next tick.
+		t.kickPresence()
+	}
+}
+
+// Hosts lists this host and the hosts heard of within three presence
+// intervals, by id, with the capsules each serves.
+func (t *Transport) Hosts() []HostInfo {
+	now := time.Now()
+	hosts := []HostInfo{{ID: t.opts.HostID, Capsules: t.Capsules(), Seen: now}}
+	for _, h := range t.currentPeers(now) {
+		hosts = append(hosts, h)
+	}
+	slices.SortFunc(hosts, func(a, b HostInfo) int { return strings.Compare(a.ID, b.ID) })
+	return hosts
+}

@@ -1,0 +1,70 @@
+package natsbus
+
+import (
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/astrid-go/astrid/ipc"
+)
+
+func hostsSeenBy(h *Transport) map[string][]string {
+	out := map[string][]string{}
+	for _, x := range h.Hosts() {
+		out[x.ID] = x.Capsules
+	}
+	return out
+}
+
+func TestHostsListEachOthersCapsules(t *testing.T) {
+	ns, auth := startEmbedded(t, ServerOptions{Listen: "127.0.0.1:0"})
+	mk := func(id string) *Transport {
+		tr, err := New(Options{HostID: id, Server: ns, Auth: auth, PresenceInterval: 20 * time.Millisecond,
+			Deliver: func(*ipc.Envelope, func(string) bool) error { return nil }})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(tr.Close)
+		return tr
+	}
+	a, b := mk("hostA"), mk("hostB")
+	must(t, a.Attach("react", []string{"x"}, nil, nil))
+	must(t, a.Attach("fs", nil, []string{"y"}, nil))
+	must(t, b.Attach("shell", nil, nil, nil))
+	waitFor(t, "host B to hear host A's capsules", func() bool {
+		return slices.Equal(hostsSeenBy(b)["hostA"], []string{"fs", "react"})
+	})
+	if got := hostsSeenBy(b)["hostB"]; !slices.Equal(got, []string{"shell"}) {
+		t.Fatalf("host B lists itself with %q", got)
+	}
+	must(t, a.Attach("echo", nil, []string{"tool.v1.execute.*"}, []string{"tool.v1.execute.echo", "tool.v1.execute.*"}))
+	waitFor(t, "host B to hear of host A's provider", func() bool {
+		return slices.Equal(b.ExactInterceptors("tool.v1.execute.echo"), []string{"echo"})
+	})
+	if got := b.ExactInterceptors("tool.v1.execute.other"); len(got) != 0 {
+		t.Fatalf("a wildcard interceptor counted as the provider of another tool: %q", got)
+	}
+	if got := a.ExactInterceptors("tool.v1.execute.echo"); len(got) != 0 {
+		t.Fatalf("host A lists its own capsule as another host's: %q", got)
+	}
+	a.Detach("echo")
+	a.Detach("fs")
+	waitFor(t, "host B to hear fs left", func() bool { return slices.Equal(hostsSeenBy(b)["hostA"], []string{"react"}) })
+	a.Close()
+	waitFor(t, "host B to forget host A", func() bool { _, ok := hostsSeenBy(b)["hostA"]; return !ok })
+
+	// A host's presence credentials announce only that host.
+	auth.mu.RLock()
+	secret := string(auth.users["host:hostB:presence"].secret)
+	auth.mu.RUnlock()
+	r, err := dialRogue(t, ns, "host:hostB:presence", secret)
+	if err != nil {
+		t.Fatal(err)
+	}
+	must(t, r.Publish(PresencePrefix+".hostZ", []byte(`{"capsules":["router"]}`)))
+	must(t, r.Flush())
+	waitFor(t, "the violation", func() bool { return r.violations() == 1 })
+	if _, ok := hostsSeenBy(b)["hostZ"]; ok {
+		t.Fatal("a forged host was listed")
+	}
+}

@@ -1,0 +1,83 @@
+package config
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"net/url"
+	"strings"
+
+	"github.com/astrid-go/astrid/ipc"
+)
+
+// NATS configures the bus across hosts (DESIGN §9, docs/nats.md). With none
+// of Listen, Routes and URL set, the bus stays in memory on this host.
+type NATS struct {
+	// HostID names this host on the bus; unique in the cluster. Empty: a
+	// random id at each start.
+	HostID string `toml:"host_id"`
+	// Listen is the host:port this host's embedded NATS server accepts
+	// its cluster peers' routes on; Routes are the peers'
+	// (nats-route://host:port). The embedded server takes no client
+	// connections from outside the process.
+	Listen      string   `toml:"listen"`
+	Routes      []string `toml:"routes"`
+	ClusterName string   `toml:"cluster_name"`
+	// URL is an existing cluster to connect to instead of embedding one,
+	// with a credentials file and TLS files if it needs them.
+	URL       string `toml:"url"`
+	CredsFile string `toml:"creds_file"`
+	TLSCA     string `toml:"tls_ca"`
+	TLSCert   string `toml:"tls_cert"`
+	TLSKey    string `toml:"tls_key"`
+}
+
+// Enabled reports whether the bus spans hosts.
+func (n NATS) Enabled() bool { return n.Listen != "" || len(n.Routes) > 0 || n.URL != "" }
+
+// Embedded reports whether this host runs its own NATS server.
+func (n NATS) Embedded() bool { return n.Enabled() && n.URL == "" }
+
+// Check reports n's problems, for settings that did not come from a file
+// (the daemon's flags); Load checks the file's.
+func (n NATS) Check() error {
+	var errs []error
+	n.validate(func(key, format string, args ...any) {
+		errs = append(errs, fmt.Errorf("%s: %s", key, fmt.Sprintf(format, args...)))
+	})
+	return errors.Join(errs...)
+}
+
+// validate reports the NATS settings' problems through bad.
+func (n NATS) validate(bad func(key, format string, args ...any)) {
+	if n.HostID != "" && (ipc.ValidateTopic(n.HostID) != nil || strings.Contains(n.HostID, ".")) {
+		bad("nats.host_id", "%q must be one topic segment: ASCII letters, digits, '-', '_' or ':'", n.HostID)
+	}
+	if n.URL != "" {
+		if n.Listen != "" || len(n.Routes) > 0 {
+			bad("nats.url", "connect to a cluster (url) or embed a server (listen, routes), not both")
+		}
+		if _, err := url.Parse(n.URL); err != nil {
+			bad("nats.url", "%v", err)
+		}
+	} else {
+		for _, key := range []struct{ name, v string }{{"nats.creds_file", n.CredsFile}, {"nats.tls_ca", n.TLSCA}, {"nats.tls_cert", n.TLSCert}, {"nats.tls_key", n.TLSKey}} {
+			if key.v != "" {
+				bad(key.name, "applies to a cluster reached by url only")
+			}
+		}
+	}
+	if (n.TLSCert == "") != (n.TLSKey == "") {
+		bad("nats.tls_cert", "tls_cert and tls_key go together")
+	}
+	if n.Listen != "" {
+		if _, _, err := net.SplitHostPort(n.Listen); err != nil {
+			bad("nats.listen", "%q is not host:port: %v", n.Listen, err)
+		}
+	}
+	for i, r := range n.Routes {
+		if u, err := url.Parse(r); err != nil || u.Scheme != "nats-route" || u.Host == "" {
+			bad(fmt.Sprintf("nats.routes[%d]", i), "%q is not nats-route://host:port", r)
+		}
+	}
+}

@@ -1,0 +1,114 @@
+package kernel
+
+import (
+	"fmt"
+	"log/slog"
+	"sync/atomic"
+
+	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
+
+	"github.com/astrid-go/astrid/internal/bus/natsbus"
+	"github.com/astrid-go/astrid/internal/config"
+	"github.com/astrid-go/astrid/internal/dispatch"
+	"github.com/astrid-go/astrid/ipc"
+)
+
+// natsLink is the bus's reach beyond this host (DESIGN §9): the transport
+// and, when this host embeds it, the NATS server.
+type natsLink struct {
+	Transport *natsbus.Transport
+	server    *server.Server
+	// dispatcher receives the other hosts' envelopes; set once the
+	// dispatcher exists, before any capsule is attached.
+	dispatcher atomic.Pointer[dispatch.Dispatcher]
+}
+
+// startNATS starts what cfg asks for: an embedded server (a cluster node
+// when it listens for routes or has some) or a connection to an existing
+// cluster. It returns nil when the bus stays on this host.
+func startNATS(cfg config.NATS, log *slog.Logger) (*natsLink, error) {
+	if !cfg.Enabled() {
+		return nil, nil
+	}
+	l := &natsLink{}
+	opts := natsbus.Options{HostID: cfg.HostID, Logger: log, Deliver: l.deliver}
+	if cfg.Embedded() {
+		auth := natsbus.NewAuthenticator(log)
+		ns, err := natsbus.StartServer(natsbus.ServerOptions{
+			Name: cfg.HostID, ClusterName: cfg.ClusterName, ClusterListen: cfg.Listen, Routes: cfg.Routes,
+		}, auth)
+		if err != nil {
+			return nil, fmt.Errorf("kernel: %w", err)
+		}
+		l.server = ns
+		opts.Server, opts.Auth = ns, auth
+	} else {
+		opts.URL = cfg.URL
+		opts.Connect = externalOptions(cfg)
+		log.Warn("kernel: on an external NATS cluster the broker enforces the credentials file's permissions, shared by every capsule of this host; per-capsule broker ACLs need the embedded server (docs/nats.md)")
+	}
+	tr, err := natsbus.New(opts)
+	if err != nil {
+		l.close()
+		return nil, fmt.Errorf("kernel: %w", err)
+	}
+	l.Transport = tr
+	log.Info("bus spans hosts over NATS", "host", tr.HostID(), "embedded", cfg.Embedded(), "listen", cfg.Listen, "routes", cfg.Routes, "url", cfg.URL)
+	return l, nil
+}
+
+// externalOptions are the client options of an external cluster.
+func externalOptions(cfg config.NATS) []nats.Option {
+	var opts []nats.Option
+	if cfg.CredsFile != "" {
+		opts = append(opts, nats.UserCredentials(cfg.CredsFile))
+	}
+	if cfg.TLSCA != "" {
+		opts = append(opts, nats.RootCAs(cfg.TLSCA))
+	}
+	if cfg.TLSCert != "" {
+		opts = append(opts, nats.ClientCert(cfg.TLSCert, cfg.TLSKey))
+	}
+	return opts
+}
+
+func (l *natsLink) deliver(e *ipc.Envelope, runs func(capsule string) bool) error {
+	d := l.dispatcher.Load()
+	if d == nil {
+		return fmt.Errorf("kernel: envelope on %s from another host before the dispatcher exists", e.Topic)
+	}
+	return d.DeliverRemote(e, runs)
+}
+
+// transport is the dispatcher's Transport, nil without NATS (an interface
+// holding a nil *Transport would not be nil).
+func (l *natsLink) transport() dispatch.Transport {
+	if l == nil {
+		return nil
+	}
+	return l.Transport
+}
+
+// close stops the transport, then the embedded server.
+func (l *natsLink) close() {
+	if l == nil {
+		return
+	}
+	if l.Transport != nil {
+		l.Transport.Close()
+	}
+	if l.server != nil {
+		l.server.Shutdown()
+		l.server.WaitForShutdown()
+	}
+}
+
+// NATSTransport is the transport to the other hosts, nil when the bus stays
+// on this host.
+func (k *Kernel) NATSTransport() *natsbus.Transport {
+	if k.nats == nil {
+		return nil
+	}
+	return k.nats.Transport
+}
