@@ -26,6 +26,8 @@ type Config struct {
 	WatchdogInterval Duration `toml:"watchdog_interval"`
 	// Uplink is the daemon's socket (uplink.go).
 	Uplink Uplink `toml:"uplink"`
+	// Telemetry is traces and metrics (telemetry.go).
+	Telemetry Telemetry `toml:"telemetry"`
 }
 
 // Limits are the kernel's resource limits (DESIGN §4 and §4b).
@@ -74,6 +76,7 @@ func Default() Config {
 		StoreLockWait:       Duration{5 * time.Second},
 		WatchdogInterval:    Duration{5 * time.Second},
 		Uplink:              Uplink{MaxClients: 64, ClientQueue: 256},
+		Telemetry:           defaultTelemetry(),
 	}
 }
 

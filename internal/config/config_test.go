@@ -99,6 +99,12 @@ level = "debug"
 max_clients = 8
 client_queue = 16
 principals = ["1001=alice", "1002 = bob"]
+
+[telemetry]
+tracing = "stdout"
+otlp_endpoint = "https://collector.example:4318"
+trace_file = "logs/traces.jsonl"
+metrics = true
 `)
 	c, err := Load(path)
 	if err != nil {
@@ -123,6 +129,7 @@ principals = ["1001=alice", "1002 = bob"]
 		StoreLockWait:       Duration{250 * time.Millisecond},
 		WatchdogInterval:    Duration{time.Second},
 		Uplink:              Uplink{MaxClients: 8, ClientQueue: 16, Principals: []string{"1001=alice", "1002 = bob"}},
+		Telemetry:           Telemetry{Tracing: "stdout", OTLPEndpoint: "https://collector.example:4318", TraceFile: "logs/traces.jsonl", Metrics: true},
 	}
 	if !reflect.DeepEqual(c, want) {
 		t.Fatalf("Load =\n%+v\nwant\n%+v", c, want)
@@ -335,6 +342,7 @@ func TestSchemaListsEveryKey(t *testing.T) {
 		"limits.wasm_pool_size", "log", "log.level", "limits.max_component_bytes", "mcp_handshake_timeout",
 		"store_lock_wait", "watchdog_interval",
 		"uplink", "uplink.client_queue", "uplink.max_clients", "uplink.principals",
+		"telemetry", "telemetry.tracing", "telemetry.otlp_endpoint", "telemetry.trace_file", "telemetry.metrics",
 	}
 	for _, k := range want {
 		if schema[k] == "" {
@@ -361,5 +369,32 @@ func writeFile(t *testing.T, path, content string) {
 	t.Helper()
 	if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
 		t.Fatal(err)
+	}
+}
+
+func TestTelemetryKeys(t *testing.T) {
+	home := t.TempDir()
+	write := func(body string) error {
+		if err := os.WriteFile(filepath.Join(home, "config.toml"), []byte(body), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		_, err := Load(filepath.Join(home, "config.toml"))
+		return err
+	}
+	if err := write("[telemetry]\ntracing = \"otlp\"\notlp_endpoint = \"http://127.0.0.1:4318\"\nmetrics = true\n"); err != nil {
+		t.Fatalf("a valid [telemetry] refused: %v", err)
+	}
+	for name, body := range map[string]string{
+		"unknown exporter":   "[telemetry]\ntracing = \"jaeger\"\n",
+		"endpoint no scheme": "[telemetry]\ntracing = \"otlp\"\notlp_endpoint = \"localhost:4318\"\n",
+		"endpoint ftp":       "[telemetry]\ntracing = \"otlp\"\notlp_endpoint = \"ftp://localhost:4318\"\n",
+		"unknown key":        "[telemetry]\nsample = 1\n",
+	} {
+		if err := write(body); err == nil {
+			t.Errorf("%s: accepted", name)
+		}
+	}
+	if d := Default().Telemetry; d.Tracing != TracingOff || d.Metrics {
+		t.Fatalf("telemetry is not off by default: %+v", d)
 	}
 }

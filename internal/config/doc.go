@@ -48,4 +48,10 @@
 //	principals   = []                # "uid=principal" ("1001=alice"): who other
 //	                                 # local users act as; the daemon owner's
 //	                                 # uid is "default", other uids are refused
+//
+//	[telemetry]                      # docs/observability.md; all off by default
+//	tracing       = "off"            # off | stdout | otlp: one trace per turn
+//	otlp_endpoint = "http://localhost:4318" # OTLP/HTTP collector (/v1/traces)
+//	trace_file    = ""               # stdout exporter: append here instead
+//	metrics       = false            # the daemon's admin endpoint serves /metrics
 package config

@@ -33,6 +33,11 @@ var keyNotes = map[string]string{
 	"uplink":                       "the daemon's socket ($ASTRID_HOME/run/astrid.sock) and who may use it",
 	"uplink.max_clients":           "clients connected at once; one more is answered with an error and closed",
 	"uplink.client_queue":          "frames waiting for one client; a client that lets more pile up is disconnected",
+	"telemetry":                    "traces and metrics (docs/observability.md); all off by default",
+	"telemetry.tracing":            `trace exporter: "off" | "stdout" (JSON spans) | "otlp" (OTLP over HTTP); one trace per agent turn`,
+	"telemetry.otlp_endpoint":      "the OTLP/HTTP collector's base URL (traces go to its /v1/traces); http:// is sent without TLS",
+	"telemetry.trace_file":         `for tracing = "stdout": a file to append the spans to instead of standard output (relative to $ASTRID_HOME)`,
+	"telemetry.metrics":            "the daemon's loopback admin endpoint serves Prometheus metrics at /metrics",
 	"uplink.principals":            `peer uid → principal, "uid=principal" each ("1001=alice"); the daemon owner's uid is "default", any other uid not listed is refused`,
 }
 

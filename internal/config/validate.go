@@ -88,6 +88,7 @@ func (c Config) validate(file string, at map[string]written) error {
 		}
 	}
 	c.Uplink.validate(bad)
+	c.Telemetry.validate(bad)
 	return errors.Join(probs...)
 }
 
