@@ -12,8 +12,8 @@ import (
 // LLM request's long message list is not decoded.
 type fields struct {
 	callID, sessionID, requestID, turnID, toolName, outcome, decision string
-	isFinal, isError, cancel                                         bool
-	event                                                            []byte // an llm_stream_event's "event"
+	isFinal, isError, cancel                                          bool
+	event                                                             []byte // an llm_stream_event's "event"
 }
 
 // want names which members to read.
