@@ -81,7 +81,7 @@ func New(cfg config.Telemetry, home string, log *slog.Logger) (*Tracer, error) {
 		}
 		return nil, fmt.Errorf("telemetry: %s exporter: %w", cfg.Tracing, err)
 	}
-	t := newTracer(sdktrace.WithBatcher(exp), log)
+	t := newTracer(sdktrace.WithSpanProcessor(newBatcher(exp, log)), log)
 	t.out = out
 	return t, nil
 }
