@@ -78,3 +78,23 @@ func TestEnvelopeSetTrace(t *testing.T) {
 		t.Fatal("SetTrace(zero) kept the old trace")
 	}
 }
+
+// A traceparent from the wire either parses to a valid context that prints
+// back to the same text, or is refused.
+func FuzzParseTraceparent(f *testing.F) {
+	f.Add("00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01")
+	f.Add("00-00000000000000000000000000000000-00f067aa0ba902b7-01")
+	f.Add("ff-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01")
+	f.Fuzz(func(t *testing.T, s string) {
+		tc, err := ParseTraceparent(s)
+		if err != nil {
+			if tc != (TraceContext{}) {
+				t.Fatalf("refused %q but returned %+v", s, tc)
+			}
+			return
+		}
+		if !tc.Valid() || tc.String() != s {
+			t.Fatalf("%q parsed to %+v, which prints %q", s, tc, tc.String())
+		}
+	})
+}
