@@ -27,6 +27,9 @@ const (
 type batcher struct {
 	exp sdktrace.SpanExporter
 	log *slog.Logger
+	// prepare, if set, runs before each export, on the exporting
+	// goroutine: the tracer makes its deferred invocation spans there.
+	prepare func()
 
 	mu      sync.Mutex
 	buf     []sdktrace.ReadOnlySpan
@@ -89,6 +92,9 @@ func (b *batcher) run() {
 func (b *batcher) export(ctx context.Context) error {
 	b.exportMu.Lock()
 	defer b.exportMu.Unlock()
+	if b.prepare != nil {
+		b.prepare()
+	}
 	b.mu.Lock()
 	spans, dropped := b.buf, b.dropped
 	b.buf, b.dropped = nil, 0

@@ -194,45 +194,45 @@ func adopt(e *ipc.Envelope, s trace.Span) {
 	}
 }
 
-type invokeSpanKey struct{}
+type invocationKey struct{}
 
-// Invoking opens a capsule invocation span for a call whose event carries
+// Invoking records a capsule invocation span for a call whose event carries
 // a trace context, and gives the call that span's context (its publishes
-// carry it).
+// carry it). The span is made later (invocation.go).
 func (t *Tracer) Invoking(ctx context.Context, inv dispatch.Invocation) context.Context {
 	parent := inv.Envelope.Trace()
 	if !parent.Valid() {
 		return ctx
 	}
-	_, s := t.tracer.Start(trace.ContextWithSpanContext(context.Background(), spanContext(parent)), SpanCapsuleInvoke,
-		// Three attributes: the principal is the turn's (on its span),
-		// and each attribute costs every one of a turn's ~70 calls.
-		trace.WithAttributes(
-			attribute.String(AttrCapsule, inv.Capsule), attribute.String(AttrHandler, inv.Handler),
-			attribute.String(AttrTopic, inv.Envelope.Topic)))
-	ctx = context.WithValue(ctx, invokeSpanKey{}, s)
-	return dispatch.WithTrace(ctx, traceContext(s.SpanContext()))
+	c := &invocation{
+		parent: spanContext(parent), id: newSpanID(), start: time.Now(),
+		capsule: inv.Capsule, handler: inv.Handler, topic: inv.Envelope.Topic,
+	}
+	ctx = context.WithValue(ctx, invocationKey{}, c)
+	return dispatch.WithTrace(ctx, ipc.TraceContext{TraceID: parent.TraceID, SpanID: c.id, Flags: parent.Flags})
 }
 
-// Invoked ends the call's span, with its verdict.
+// Invoked completes the call's span with its end and verdict (recorded when
+// not the common continue), and queues it to be made.
 func (t *Tracer) Invoked(ctx context.Context, inv dispatch.Invocation, took time.Duration, v dispatch.Verdict, err error) {
-	s, ok := ctx.Value(invokeSpanKey{}).(trace.Span)
+	c, ok := ctx.Value(invocationKey{}).(*invocation)
 	if !ok {
 		return
 	}
-	// The verdict is recorded when it is not the common continue (an
-	// attribute added after the start grows the span's attribute slice).
+	c.end = c.start.Add(took)
 	switch {
 	case err != nil:
-		s.SetAttributes(attribute.String(AttrVerdict, "error"))
-		s.SetStatus(codes.Error, err.Error())
+		c.verdict, c.status, c.desc = "error", codes.Error, err.Error()
 	case v.Action == dispatch.Deny:
-		s.SetAttributes(attribute.String(AttrVerdict, "deny"))
-		s.SetStatus(codes.Error, "denied: "+v.Reason)
+		c.verdict, c.status, c.desc = "deny", codes.Error, "denied: "+v.Reason
 	case v.Action == dispatch.Final:
-		s.SetAttributes(attribute.String(AttrVerdict, "final"))
+		c.verdict = "final"
 	}
-	s.End()
+	if !t.defer_ {
+		t.makeInvocationSpan(c)
+		return
+	}
+	t.deferred.add(c)
 }
 
 // spanContext and traceContext convert between the envelope's plain trace

@@ -31,6 +31,10 @@ type Tracer struct {
 	out      io.Closer // the trace file, if any
 
 	pairs pairs
+	// defer_ says invocation spans are made at export time (a batching
+	// exporter); without it (NewWithExporter) they are made at once.
+	defer_   bool
+	deferred deferred
 
 	shutdown sync.Once
 	err      error
@@ -81,8 +85,10 @@ func New(cfg config.Telemetry, home string, log *slog.Logger) (*Tracer, error) {
 		}
 		return nil, fmt.Errorf("telemetry: %s exporter: %w", cfg.Tracing, err)
 	}
-	t := newTracer(sdktrace.WithSpanProcessor(newBatcher(exp, log)), log)
-	t.out = out
+	b := newBatcher(exp, log)
+	t := newTracer(sdktrace.WithSpanProcessor(b), log)
+	t.out, t.defer_ = out, true
+	b.prepare = t.materialize
 	return t, nil
 }
 
@@ -102,6 +108,7 @@ func newTracer(export sdktrace.TracerProviderOption, log *slog.Logger) *Tracer {
 		// to see them; a collector samples further if it must.
 		sdktrace.WithSampler(sdktrace.ParentBased(sdktrace.AlwaysSample())),
 		sdktrace.WithResource(resource.NewSchemaless(attribute.String("service.name", "astrid"))),
+		sdktrace.WithIDGenerator(idGenerator{}),
 	)
 	t := &Tracer{provider: tp, tracer: tp.Tracer(instrumentation), log: log}
 	t.pairs.init()
@@ -127,6 +134,9 @@ func tracesURL(base string) (string, error) {
 func (t *Tracer) Shutdown(ctx context.Context) error {
 	t.shutdown.Do(func() {
 		t.pairs.endAll("the kernel stopped")
+		// Made before the provider shuts down: a span started after
+		// that would not record.
+		t.materialize()
 		err := t.provider.Shutdown(ctx)
 		if t.out != nil {
 			err = errors.Join(err, t.out.Close())

@@ -8,11 +8,13 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
 	"github.com/astrid-go/astrid/internal/config"
+	"github.com/astrid-go/astrid/internal/dispatch"
 	"github.com/astrid-go/astrid/ipc"
 )
 
@@ -60,6 +62,14 @@ func TestStdoutExporterWritesTraceFile(t *testing.T) {
 	if !e.Trace().Valid() {
 		t.Fatal("the prompt did not get the turn's trace context")
 	}
+	// A call on the prompt: its span is made at export time, under the
+	// id its publishes were given.
+	ctx := tr.Invoking(context.Background(), dispatch.Invocation{Capsule: "react", Handler: "on_prompt", Envelope: e})
+	child := dispatch.TraceFrom(ctx)
+	if child.TraceID != e.Trace().TraceID || child.SpanID == e.Trace().SpanID {
+		t.Fatalf("the call's trace context %v is not a child of %v", child, e.Trace())
+	}
+	tr.Invoked(ctx, dispatch.Invocation{Capsule: "react", Handler: "on_prompt", Envelope: e}, time.Millisecond, dispatch.Verdict{Action: dispatch.Final}, nil)
 	tr.Publishing(env(ipc.AgentResponseTopic, "alice", `{"type":"agent_response","text":"ok","is_final":true,"session_id":"s1","outcome":"answer"}`))
 	if err := tr.Shutdown(context.Background()); err != nil {
 		t.Fatal(err)
@@ -68,8 +78,11 @@ func TestStdoutExporterWritesTraceFile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(string(data), `"Name":"astrid.turn"`) || !strings.Contains(string(data), e.Trace().String()[3:35]) {
-		t.Fatalf("trace file: %s", data)
+	spanID := child.String()[36:52]
+	for _, want := range []string{`"Name":"astrid.turn"`, `"Name":"astrid.capsule.invoke"`, e.Trace().String()[3:35], `"SpanID":"` + spanID + `"`, `"Value":"final"`} {
+		if !strings.Contains(string(data), want) {
+			t.Fatalf("trace file lacks %s: %s", want, data)
+		}
 	}
 }
 
