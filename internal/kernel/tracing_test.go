@@ -75,7 +75,7 @@ func TestTracingOneTracePerTurn(t *testing.T) {
 	if root.Parent.IsValid() {
 		t.Fatalf("the turn's span has a parent: %v", root.Parent)
 	}
-	if !slices.ContainsFunc(root.Attributes, func(a attributeKV) bool {
+	if !slices.ContainsFunc(root.Attributes, func(a attribute.KeyValue) bool {
 		return string(a.Key) == telemetry.AttrOutcome && a.Value.AsString() == ipc.OutcomeAnswer
 	}) {
 		t.Errorf("turn span attributes %v lack the outcome", root.Attributes)
@@ -130,7 +130,5 @@ func TestTracingOneTracePerTurn(t *testing.T) {
 }
 
 func hasAttr(s tracetest.SpanStub, key, value string) bool {
-	return slices.ContainsFunc(s.Attributes, func(a attributeKV) bool { return string(a.Key) == key && a.Value.AsString() == value })
+	return slices.ContainsFunc(s.Attributes, func(a attribute.KeyValue) bool { return string(a.Key) == key && a.Value.AsString() == value })
 }
-
-type attributeKV = attribute.KeyValue

@@ -84,7 +84,9 @@ func (b *batcher) run() {
 		case <-b.full:
 		case <-t.C:
 		}
-		b.export(context.Background())
+		ctx, cancel := context.WithTimeout(context.Background(), 2*exportTimeout)
+		_ = b.export(ctx)
+		cancel()
 	}
 }
 

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"time"
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
@@ -21,6 +22,9 @@ import (
 
 	"github.com/astrid-go/astrid/internal/config"
 )
+
+// exportTimeout bounds one export, retries included.
+const exportTimeout = 5 * time.Second
 
 // Tracer makes the spans of agent turns (doc.go). Its methods are safe for
 // concurrent use; it is a dispatch.Observer.
@@ -74,7 +78,13 @@ func New(cfg config.Telemetry, home string, log *slog.Logger) (*Tracer, error) {
 		var endpoint string
 		endpoint, err = tracesURL(cfg.OTLPEndpoint)
 		if err == nil {
-			exp, err = otlptracehttp.New(context.Background(), otlptracehttp.WithEndpointURL(endpoint))
+			// Bounded: an export that cannot reach the collector gives
+			// up within exportTimeout (the batch is dropped and logged)
+			// instead of retrying for a minute while spans pile up and
+			// the kernel's shutdown waits.
+			exp, err = otlptracehttp.New(context.Background(), otlptracehttp.WithEndpointURL(endpoint),
+				otlptracehttp.WithTimeout(exportTimeout),
+				otlptracehttp.WithRetry(otlptracehttp.RetryConfig{Enabled: true, InitialInterval: 100 * time.Millisecond, MaxInterval: time.Second, MaxElapsedTime: exportTimeout}))
 		}
 	default:
 		return nil, fmt.Errorf("telemetry: unknown tracing exporter %q", cfg.Tracing)

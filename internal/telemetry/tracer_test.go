@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -171,4 +172,28 @@ func FuzzScan(f *testing.F) {
 	f.Fuzz(func(t *testing.T, payload []byte) {
 		_ = scan(payload, ^want(0))
 	})
+}
+
+// A collector that is not there costs warnings, never a hung shutdown: the
+// export gives up within its bound.
+func TestUnreachableCollector(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close() // nothing listens there now
+	tr, err := New(config.Telemetry{Tracing: "otlp", OTLPEndpoint: "http://" + addr}, t.TempDir(), slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatalf("an unreachable collector failed the boot: %v", err)
+	}
+	e := env(ipc.UserPromptTopic, "alice", `{"type":"user_input","text":"hi","session_id":"s1"}`)
+	tr.Publishing(e)
+	tr.Publishing(env(ipc.AgentResponseTopic, "alice", `{"type":"agent_response","text":"ok","is_final":true,"session_id":"s1"}`))
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	_ = tr.Shutdown(ctx) // an error (the collector refused), but it returns
+	if ctx.Err() != nil {
+		t.Fatal("shutdown waited out its whole context")
+	}
 }
