@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"go.opentelemetry.io/otel/attribute"
-	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
 	"go.opentelemetry.io/otel/exporters/stdout/stdouttrace"
 	"go.opentelemetry.io/otel/sdk/resource"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
@@ -23,7 +22,8 @@ import (
 	"github.com/astrid-go/astrid/internal/config"
 )
 
-// exportTimeout bounds one export, retries included.
+// exportTimeout bounds one export: a collector that does not answer within
+// it loses that batch, and a kernel's shutdown never waits longer on it.
 const exportTimeout = 5 * time.Second
 
 // Tracer makes the spans of agent turns (doc.go). Its methods are safe for
@@ -78,13 +78,7 @@ func New(cfg config.Telemetry, home string, log *slog.Logger) (*Tracer, error) {
 		var endpoint string
 		endpoint, err = tracesURL(cfg.OTLPEndpoint)
 		if err == nil {
-			// Bounded: an export that cannot reach the collector gives
-			// up within exportTimeout (the batch is dropped and logged)
-			// instead of retrying for a minute while spans pile up and
-			// the kernel's shutdown waits.
-			exp, err = otlptracehttp.New(context.Background(), otlptracehttp.WithEndpointURL(endpoint),
-				otlptracehttp.WithTimeout(exportTimeout),
-				otlptracehttp.WithRetry(otlptracehttp.RetryConfig{Enabled: true, InitialInterval: 100 * time.Millisecond, MaxInterval: time.Second, MaxElapsedTime: exportTimeout}))
+			exp = newOTLPExporter(endpoint)
 		}
 	default:
 		return nil, fmt.Errorf("telemetry: unknown tracing exporter %q", cfg.Tracing)
