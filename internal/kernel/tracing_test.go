@@ -4,6 +4,7 @@ import (
 	"context"
 	"slices"
 	"testing"
+	"time"
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
@@ -47,14 +48,29 @@ func TestTracingOneTracePerTurn(t *testing.T) {
 	if err != nil || final.Outcome != ipc.OutcomeAnswer {
 		t.Fatalf("turn: %+v, %v", final, err)
 	}
-	// The turn's span ends when the final response is published, which is
-	// before Run returns; the rest ended before it.
-	spans := exp.GetSpans()
-	byName := map[string]int{}
-	ids := map[[8]byte]tracetest.SpanStub{}
-	for _, s := range spans {
-		byName[s.Name]++
-		ids[s.SpanContext.SpanID()] = s
+	// The turn's span ends when the final response is published, before
+	// Run returns; a handler that published it may still be returning, and
+	// its span ends when it has: wait until every parent named is there.
+	var (
+		spans  tracetest.SpanStubs
+		byName map[string]int
+		ids    map[[8]byte]tracetest.SpanStub
+	)
+	for deadline := time.Now().Add(testTimeout); ; time.Sleep(10 * time.Millisecond) {
+		spans, byName, ids = exp.GetSpans(), map[string]int{}, map[[8]byte]tracetest.SpanStub{}
+		for _, s := range spans {
+			byName[s.Name]++
+			ids[s.SpanContext.SpanID()] = s
+		}
+		whole := true
+		for _, s := range spans {
+			if _, ok := ids[s.Parent.SpanID()]; s.Parent.IsValid() && !ok {
+				whole = false
+			}
+		}
+		if whole || time.Now().After(deadline) {
+			break
+		}
 	}
 	for name, want := range map[string]int{
 		telemetry.SpanTurn: 1, telemetry.SpanProviderRequest: 2, telemetry.SpanToolCall: 2, telemetry.SpanApprovalWait: 1,

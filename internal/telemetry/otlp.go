@@ -186,7 +186,7 @@ func otlpAttrs(attrs []attribute.KeyValue) []otlpKeyValue {
 			f := a.Value.AsFloat64()
 			v.Double = &f
 		default:
-			str := a.Value.Emit()
+			str := a.Value.String()
 			v.String = &str
 		}
 		out = append(out, otlpKeyValue{Key: string(a.Key), Value: v})
