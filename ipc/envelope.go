@@ -28,7 +28,8 @@ type Envelope struct {
 	Timestamp int64
 	Seq       uint64
 	// Provenance holds what few envelopes carry: a signature, a device key
-	// id, a transport origin. Nil means none of them (origin system). It is
+	// id, a transport origin, a trace context (only when tracing is on).
+	// Nil means none of them (origin system, no trace). It is
 	// apart because an envelope is allocated for every publish: without
 	// these three fields inline it is 112 bytes instead of 160, and the
 	// garbage collector's share of a publish shrinks with it.
@@ -40,6 +41,10 @@ type Provenance struct {
 	Signature   Signature
 	DeviceKeyID string
 	Origin      Origin
+	// Trace is the W3C trace context of the span that published the
+	// envelope (trace.go); zero when tracing is off. It is here rather
+	// than inline so that an untraced envelope pays nothing for it.
+	Trace TraceContext
 }
 
 // Signature is the envelope's signature, nil when it has none.
@@ -106,6 +111,9 @@ type envelopeWire struct {
 	Principal   string          `json:"principal,omitempty"`
 	DeviceKeyID string          `json:"device_key_id,omitempty"`
 	Origin      Origin          `json:"origin,omitempty"`
+	// Traceparent is Provenance.Trace in W3C form; absent when there is
+	// none. An extension of upstream's frame, which ignores it.
+	Traceparent string `json:"traceparent,omitempty"`
 }
 
 // MarshalJSON writes the flat wire form: signature always (null when
@@ -114,13 +122,16 @@ func (e Envelope) MarshalJSON() ([]byte, error) {
 	w := envelopeWire{Topic: e.Topic, Payload: e.Payload, SourceID: e.SourceID, Timestamp: e.Time(), Seq: e.Seq, Principal: e.Principal}
 	if p := e.Provenance; p != nil {
 		w.Signature, w.DeviceKeyID, w.Origin = p.Signature, p.DeviceKeyID, p.Origin
+		w.Traceparent = p.Trace.String()
 	}
 	return json.Marshal(&w)
 }
 
 // UnmarshalJSON reads the wire form; Provenance stays nil unless the frame
-// has a signature (even an empty one), a device key id or an origin other
-// than system.
+// has a signature (even an empty one), a device key id, an origin other
+// than system or a trace context. A traceparent that does not parse is
+// dropped, not an error: tracing is advisory and must never make a frame
+// undeliverable.
 func (e *Envelope) UnmarshalJSON(data []byte) error {
 	var w envelopeWire
 	if err := json.Unmarshal(data, &w); err != nil {
@@ -131,8 +142,12 @@ func (e *Envelope) UnmarshalJSON(data []byte) error {
 		return err
 	}
 	*e = Envelope{Topic: w.Topic, Payload: w.Payload, SourceID: w.SourceID, Principal: w.Principal, Timestamp: stamp, Seq: w.Seq}
-	if w.Signature != nil || w.DeviceKeyID != "" || w.Origin != OriginSystem {
-		e.Provenance = &Provenance{Signature: w.Signature, DeviceKeyID: w.DeviceKeyID, Origin: w.Origin}
+	var trace TraceContext
+	if w.Traceparent != "" {
+		trace, _ = ParseTraceparent(w.Traceparent)
+	}
+	if w.Signature != nil || w.DeviceKeyID != "" || w.Origin != OriginSystem || trace.Valid() {
+		e.Provenance = &Provenance{Signature: w.Signature, DeviceKeyID: w.DeviceKeyID, Origin: w.Origin, Trace: trace}
 	}
 	return nil
 }

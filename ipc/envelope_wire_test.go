@@ -37,6 +37,21 @@ var goldenEnvelopes = map[string]Envelope{
 		Principal:  "bob",
 		Provenance: &Provenance{Origin: OriginRemoteGateway},
 	},
+	// A traced envelope: what crosses a transport (the daemon's socket,
+	// NATS) when tracing is on keeps its trace context.
+	"traced": {
+		Topic:     ToolRequestExecuteTopic,
+		Payload:   json.RawMessage(`{"type":"custom","data":{}}`),
+		SourceID:  "astrid-capsule-react",
+		Timestamp: time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC).UnixNano(),
+		Seq:       3,
+		Principal: "alice",
+		Provenance: &Provenance{Trace: TraceContext{
+			TraceID: [16]byte{0x4b, 0xf9, 0x2f, 0x35, 0x77, 0xb3, 0x4d, 0xa6, 0xa3, 0xce, 0x92, 0x9d, 0x0e, 0x0e, 0x47, 0x36},
+			SpanID:  [8]byte{0x00, 0xf0, 0x67, 0xaa, 0x0b, 0xa9, 0x02, 0xb7},
+			Flags:   TraceFlagSampled,
+		}},
+	},
 }
 
 func TestGoldenEnvelopes(t *testing.T) {

@@ -45,3 +45,5 @@ run "$t" ./internal/jsonscan FuzzLoneSurrogate
 run "$t" ./ipc FuzzGuestBytes
 run "$t" ./sdk FuzzFlatArgs
 run "$t" ./internal/engine/wasm FuzzMergeDataSegments
+run "$t" ./ipc FuzzParseTraceparent
+run "$t" ./internal/telemetry FuzzScan

@@ -30,6 +30,8 @@ type Config struct {
 	Admin Admin `toml:"admin"`
 	// NATS spans the bus across hosts (nats.go); off by default.
 	NATS NATS `toml:"nats"`
+	// Telemetry is traces and metrics (telemetry.go).
+	Telemetry Telemetry `toml:"telemetry"`
 }
 
 // Limits are the kernel's resource limits (DESIGN §4 and §4b).
@@ -80,6 +82,7 @@ func Default() Config {
 		Uplink:              Uplink{MaxClients: 128, ClientQueue: 256},
 		Admin:               Admin{Enabled: true, Listen: "127.0.0.1:0"},
 		NATS:                NATS{ClusterName: "astrid"},
+		Telemetry:           defaultTelemetry(),
 	}
 }
 

@@ -108,6 +108,11 @@ host_id = "gpu-box"
 listen = "0.0.0.0:6222"
 routes = ["nats-route://10.0.0.2:6222"]
 cluster_name = "lab"
+[telemetry]
+tracing = "stdout"
+otlp_endpoint = "https://collector.example:4318"
+trace_file = "logs/traces.jsonl"
+metrics = true
 `)
 	c, err := Load(path)
 	if err != nil {
@@ -134,6 +139,7 @@ cluster_name = "lab"
 		Uplink:              Uplink{MaxClients: 8, ClientQueue: 16, Principals: []string{"1001=alice", "1002 = bob"}},
 		Admin:               Admin{Enabled: false, Listen: "[::1]:8088"},
 		NATS:                NATS{HostID: "gpu-box", Listen: "0.0.0.0:6222", Routes: []string{"nats-route://10.0.0.2:6222"}, ClusterName: "lab"},
+		Telemetry:           Telemetry{Tracing: "stdout", OTLPEndpoint: "https://collector.example:4318", TraceFile: "logs/traces.jsonl", Metrics: true},
 	}
 	if !reflect.DeepEqual(c, want) {
 		t.Fatalf("Load =\n%+v\nwant\n%+v", c, want)
@@ -349,6 +355,7 @@ func TestSchemaListsEveryKey(t *testing.T) {
 		"admin", "admin.enabled", "admin.listen",
 		"nats", "nats.host_id", "nats.listen", "nats.routes", "nats.cluster_name", "nats.url",
 		"nats.creds_file", "nats.tls_ca", "nats.tls_cert", "nats.tls_key",
+		"telemetry", "telemetry.tracing", "telemetry.otlp_endpoint", "telemetry.trace_file", "telemetry.metrics",
 	}
 	for _, k := range want {
 		if schema[k] == "" {
@@ -375,5 +382,32 @@ func writeFile(t *testing.T, path, content string) {
 	t.Helper()
 	if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
 		t.Fatal(err)
+	}
+}
+
+func TestTelemetryKeys(t *testing.T) {
+	home := t.TempDir()
+	write := func(body string) error {
+		if err := os.WriteFile(filepath.Join(home, "config.toml"), []byte(body), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		_, err := Load(filepath.Join(home, "config.toml"))
+		return err
+	}
+	if err := write("[telemetry]\ntracing = \"otlp\"\notlp_endpoint = \"http://127.0.0.1:4318\"\nmetrics = true\n"); err != nil {
+		t.Fatalf("a valid [telemetry] refused: %v", err)
+	}
+	for name, body := range map[string]string{
+		"unknown exporter":   "[telemetry]\ntracing = \"jaeger\"\n",
+		"endpoint no scheme": "[telemetry]\ntracing = \"otlp\"\notlp_endpoint = \"localhost:4318\"\n",
+		"endpoint ftp":       "[telemetry]\ntracing = \"otlp\"\notlp_endpoint = \"ftp://localhost:4318\"\n",
+		"unknown key":        "[telemetry]\nsample = 1\n",
+	} {
+		if err := write(body); err == nil {
+			t.Errorf("%s: accepted", name)
+		}
+	}
+	if d := Default().Telemetry; d.Tracing != TracingOff || d.Metrics {
+		t.Fatalf("telemetry is not off by default: %+v", d)
 	}
 }

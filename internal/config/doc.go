@@ -51,4 +51,10 @@
 //	ingress      = []                # "principal=pattern" ("guest=user.v1.prompt"):
 //	                                 # narrows what that principal's clients may
 //	                                 # publish; none: the uplink's whole allowlist
+//
+//	[telemetry]                      # docs/observability.md; all off by default
+//	tracing       = "off"            # off | stdout | otlp: one trace per turn
+//	otlp_endpoint = "http://localhost:4318" # OTLP/HTTP collector (/v1/traces)
+//	trace_file    = ""               # stdout exporter: append here instead
+//	metrics       = false            # the daemon's admin endpoint serves /metrics
 package config

@@ -90,6 +90,7 @@ func (c Config) validate(file string, at map[string]written) error {
 	c.Uplink.validate(bad)
 	c.Admin.validate(bad)
 	c.NATS.validate(bad)
+	c.Telemetry.validate(bad)
 	return errors.Join(probs...)
 }
 

@@ -11,6 +11,7 @@ import (
 	"github.com/astrid-go/astrid/internal/admin"
 	"github.com/astrid-go/astrid/internal/dispatch"
 	"github.com/astrid-go/astrid/internal/kernel"
+	"github.com/astrid-go/astrid/internal/metrics"
 	"github.com/astrid-go/astrid/internal/webview"
 )
 
@@ -25,6 +26,9 @@ const adminCloseGrace = 2 * time.Second
 // daemon's clients reach it through the socket, not the web view.
 func startAdmin(k *kernel.Kernel, opts Options, frontends []dispatch.CapsuleACL, p Paths, log *slog.Logger) (stop func()) {
 	if !opts.Config.Admin.Enabled {
+		if opts.Config.Telemetry.Metrics {
+			log.Warn("[telemetry] metrics is on but [admin] is off: no /metrics is served")
+		}
 		return func() {}
 	}
 	srv, err := admin.New(admin.Options{Listen: opts.Config.Admin.Listen, Logger: log})
@@ -39,6 +43,9 @@ func startAdmin(k *kernel.Kernel, opts Options, frontends []dispatch.CapsuleACL,
 		return func() {}
 	}
 	srv.Handle("/", view)
+	if opts.Config.Telemetry.Metrics {
+		srv.Handle("/metrics", metrics.New(k))
+	}
 	for pattern, h := range opts.AdminHandlers {
 		srv.Handle(pattern, h)
 	}

@@ -202,3 +202,43 @@ func TestWebViewFollowsTurns(t *testing.T) {
 			s.Recent[0].TurnID == turn.TurnID() && len(s.Recent[0].Tools) == 1 && s.Recent[0].Tools[0].Name == "block"
 	})
 }
+
+// With [telemetry] metrics on, the admin server serves Prometheus metrics
+// at /metrics behind the same token, read live from the daemon's kernel;
+// off (the default), there is no /metrics.
+func TestMetricsMountedWhenConfigured(t *testing.T) {
+	for _, on := range []bool{true, false} {
+		cfg := config.Default()
+		cfg.Telemetry.Metrics = on
+		ready := make(chan struct{})
+		ctx, stop := context.WithCancel(context.Background())
+		done := make(chan error, 1)
+		home := t.TempDir()
+		go func() {
+			done <- Run(ctx, Options{Home: home, Workspace: t.TempDir(), Config: cfg, Ready: func(*kernel.Kernel) { close(ready) }})
+		}()
+		select {
+		case <-ready:
+		case err := <-done:
+			t.Fatalf("daemon did not start: %v", err)
+		}
+		info, err := ReadAdmin(home)
+		if err != nil {
+			t.Fatal(err)
+		}
+		code, body := get(t, info.BaseURL+"metrics", info.Token)
+		switch {
+		case on && (code != http.StatusOK || !strings.Contains(body, "astrid_bus_published_total")):
+			t.Errorf("metrics on: %d %.300s", code, body)
+		case !on && code == http.StatusOK && strings.Contains(body, "astrid_bus_published_total"):
+			t.Errorf("metrics off, yet /metrics answers: %.300s", body)
+		}
+		if code, _ := get(t, info.BaseURL+"metrics", "wrong"); code != http.StatusUnauthorized {
+			t.Errorf("metrics (on=%v) with a wrong token: %d", on, code)
+		}
+		stop()
+		if err := <-done; err != nil {
+			t.Error(err)
+		}
+	}
+}

@@ -114,6 +114,10 @@ type Caller struct {
 	// publish is never refused by Options.Admit; any other publish starts
 	// work and is.
 	Continues bool
+	// Trace is the trace context of the span making the publish (the
+	// host layer sets it from the call's context, TraceFrom); the
+	// envelope carries it. Zero when tracing is off.
+	Trace ipc.TraceContext
 }
 
 // CapsuleACL is what a capsule's manifest grants it on the bus.
@@ -156,6 +160,9 @@ type Dispatcher struct {
 	// queued then are counted as discarded but logged at debug level only,
 	// since every command's exit would otherwise warn about them.
 	stopping atomic.Bool
+	// observers are told of every publish and call (observer.go); nil
+	// until AddObserver, so that an unobserved dispatcher pays one load.
+	observers atomic.Pointer[[]Observer]
 	// departing holds the capsules Unregister is shutting down (id →
 	// *capsule): a call they had running, cancelled by the unload, still
 	// owes its caller the failure reply it registered, published under

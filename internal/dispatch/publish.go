@@ -69,6 +69,9 @@ func (d *Dispatcher) publish(from Caller, topic string, payload json.RawMessage,
 		}
 	}
 	e := &ipc.Envelope{Topic: topic, Payload: payload, SourceID: c.id, Principal: from.Principal}
+	if from.Trace.Valid() {
+		e.SetTrace(from.Trace)
+	}
 	size := int64(e.Size())
 	if size > d.opts.RateBurst {
 		d.stats.tooLarge.Add(1)
@@ -110,6 +113,13 @@ func (d *Dispatcher) PublishKernel(topic string, payload json.RawMessage) (Resul
 // KV of) that principal. The kernel's watchdog tick uses it to reach every
 // principal's per-session state.
 func (d *Dispatcher) PublishKernelFor(principal, topic string, payload json.RawMessage) (Result, error) {
+	return d.PublishKernelTraced(principal, ipc.TraceContext{}, topic, payload)
+}
+
+// PublishKernelTraced is PublishKernelFor for an event the kernel publishes
+// on a call's behalf (the host's approval question), carrying the call's
+// trace context so that the wait shows in the call's trace.
+func (d *Dispatcher) PublishKernelTraced(principal string, trace ipc.TraceContext, topic string, payload json.RawMessage) (Result, error) {
 	if principal != "" {
 		if err := ValidatePrincipal(principal); err != nil {
 			return Result{}, fmt.Errorf("dispatch: kernel publish %s: %w", topic, err)
@@ -126,7 +136,11 @@ func (d *Dispatcher) PublishKernelFor(principal, topic string, payload json.RawM
 		d.stats.invalid.Add(1)
 		return Result{}, fmt.Errorf("dispatch: kernel publish %s: %w", topic, ErrInvalidPayload)
 	}
-	res, err := d.deliver(nil, nil, &ipc.Envelope{Topic: topic, Payload: payload, SourceID: ipc.KernelSourceID, Principal: principal}, nil, 0)
+	e := &ipc.Envelope{Topic: topic, Payload: payload, SourceID: ipc.KernelSourceID, Principal: principal}
+	if trace.Valid() {
+		e.SetTrace(trace)
+	}
+	res, err := d.deliver(nil, nil, e, nil, 0)
 	if err != nil {
 		return Result{}, fmt.Errorf("dispatch: kernel publish %s: %w", topic, err)
 	}
@@ -151,6 +165,7 @@ func (d *Dispatcher) deliver(c *capsule, known *knownTopic, e *ipc.Envelope, rn 
 	if now == 0 {
 		now = d.bus.Now()
 	}
+	d.observePublishing(e)
 	routes, err := d.bus.PublishResolved(e, now, known.routes)
 	if err != nil {
 		if errors.Is(err, bus.ErrTooLarge) {

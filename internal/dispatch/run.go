@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/astrid-go/astrid/internal/clock"
 	"github.com/astrid-go/astrid/ipc"
 )
 
@@ -97,14 +98,29 @@ func (d *Dispatcher) logDrop(c *capsule, e *ipc.Envelope) {
 func (d *Dispatcher) invoke(ctx context.Context, c *capsule, j job, rn *Runner) {
 	r, l := j.run, j.run.links[j.idx]
 	d.stats.invocations.Add(1)
-	v, err := intercept(ctx, c.target, Invocation{
+	inv := Invocation{
 		Capsule:   c.id,
 		Pattern:   l.pattern,
 		Handler:   l.handler,
 		Principal: r.env.Principal,
 		Envelope:  r.env,
 		Payload:   r.payload,
-	})
+	}
+	obs := d.observers.Load()
+	var start time.Time
+	if obs != nil {
+		for _, o := range *obs {
+			ctx = o.Invoking(ctx, inv)
+		}
+		start = clock.Process.Now()
+	}
+	v, err := intercept(ctx, c.target, inv)
+	if obs != nil {
+		took := clock.Process.Now().Sub(start)
+		for _, o := range *obs {
+			o.Invoked(ctx, inv, took, v, err)
+		}
+	}
 	attrs := func(extra ...any) []any {
 		return append([]any{slog.String("capsule", c.id), slog.String("handler", l.handler), slog.String("topic", r.env.Topic), slog.String("principal", r.env.Principal)}, extra...)
 	}

@@ -74,7 +74,9 @@ func (c *Capsule) Begin(ctx context.Context, principal string) (*Call, context.C
 		// invoked it (dispatch.Runner); the call's waits hand them back.
 		// Its publishes continue the work that invoked it: the CPU budget
 		// refuses work when it starts, never an answer on its way.
-		caller: dispatch.Caller{Capsule: c.id, Principal: principal, Runner: dispatch.RunnerFrom(ctx), Continues: true},
+		// Its publishes carry the trace context of the span that
+		// invoked it (zero when tracing is off).
+		caller: dispatch.Caller{Capsule: c.id, Principal: principal, Runner: dispatch.RunnerFrom(ctx), Continues: true, Trace: dispatch.TraceFrom(ctx)},
 	}
 	return call, cctx
 }

@@ -57,7 +57,8 @@ func (call *Call) askFrontend(b *bus.Bus, q frontendQuestion) error {
 		return hostapi.Errorf(hostapi.CodeUnavailable, q.op, "%v", err)
 	}
 	defer r.Close()
-	res, err := call.c.deps.Dispatcher.PublishKernelFor(call.principal, q.topic, q.payload)
+	// The question carries the call's trace: the wait shows in its turn.
+	res, err := call.c.deps.Dispatcher.PublishKernelTraced(call.principal, call.caller.Trace, q.topic, q.payload)
 	if err != nil {
 		return hostapi.Errorf(hostapi.CodeUnavailable, q.op, "question not published: %v", err)
 	}

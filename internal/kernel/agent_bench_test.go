@@ -42,8 +42,9 @@ func fiveReadsScript() string {
 }
 
 // bootAgent boots the whole agent stack, as cmd/astrid does, with the
-// replay provider playing script.
-func bootAgent(b *testing.B, script string) *Kernel {
+// replay provider playing script; edit, if given, changes the options
+// (a tracer, a config) before the boot.
+func bootAgent(b testing.TB, script string, edit ...func(*Options)) *Kernel {
 	b.Helper()
 	home, ws := b.TempDir(), b.TempDir()
 	if err := os.WriteFile(filepath.Join(ws, "README.md"), []byte("# A project\nIt has a README.\n"), 0o600); err != nil {
@@ -52,7 +53,7 @@ func bootAgent(b *testing.B, script string) *Kernel {
 	setReplayScript(b, home, ws, script)
 	cfg := config.Default()
 	cfg.Limits.RateBytesPerSec = 1 << 40
-	k, err := Boot(context.Background(), Options{
+	opts := Options{
 		Home: home, Workspace: ws, Config: cfg, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
 		Builtins: []Builtin{
 			{Manifest: router.Manifest, New: router.New},
@@ -64,7 +65,11 @@ func bootAgent(b *testing.B, script string) *Kernel {
 			{Manifest: react.Manifest, New: react.New},
 		},
 		Frontends: append(testFrontends(), agentclient.ACL()),
-	})
+	}
+	for _, e := range edit {
+		e(&opts)
+	}
+	k, err := Boot(context.Background(), opts)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -24,6 +24,7 @@ import (
 	"github.com/astrid-go/astrid/internal/ledger"
 	"github.com/astrid-go/astrid/internal/runtime"
 	"github.com/astrid-go/astrid/internal/store"
+	"github.com/astrid-go/astrid/internal/telemetry"
 	"github.com/astrid-go/astrid/ipc"
 	"github.com/astrid-go/astrid/manifest"
 )
@@ -69,6 +70,10 @@ type Options struct {
 	// goes on. Nil: such a capsule fails to load, its error naming the
 	// command that sets each value.
 	AskEnv EnvAsker
+	// Tracer overrides the tracer built from Config.Telemetry (tests and
+	// benchmarks inject one with their own exporter). The kernel shuts it
+	// down at Close.
+	Tracer *telemetry.Tracer
 }
 
 // Kernel is one running kernel.
@@ -85,7 +90,11 @@ type Kernel struct {
 	Ledger  *ledger.Ledger
 	Cancels *host.Cancels
 	// nats is the bus's reach beyond this host; nil when it stays here.
-	nats     *natsLink
+	nats *natsLink
+	// Tracer makes the spans of agent turns; nil when tracing is off
+	// (config [telemetry] tracing), and then nothing observes the
+	// dispatcher for it.
+	Tracer   *telemetry.Tracer
 	hostDeps host.Deps
 
 	wasmMu sync.Mutex
@@ -167,6 +176,17 @@ func Boot(ctx context.Context, opts Options) (*Kernel, error) {
 		// one survives a reload), never the kernel (Close).
 		Background: host.NewBackground(log),
 		Elicits:    host.NewElicits(frontendIDs(opts.Frontends), 0),
+	}
+	tracer := opts.Tracer
+	if tracer == nil {
+		if tracer, err = telemetry.New(cfg.Telemetry, opts.Home, log); err != nil {
+			k.Close()
+			return nil, fmt.Errorf("kernel: %w", err)
+		}
+	}
+	if tracer != nil {
+		k.Tracer = tracer
+		d.AddObserver(tracer)
 	}
 	runCtx, stop := context.WithCancel(context.WithoutCancel(ctx))
 	k.stop = stop
@@ -388,6 +408,11 @@ func (k *Kernel) Close() {
 		k.nats.close()
 		if k.Bus != nil {
 			k.Bus.Close()
+		}
+		if k.Tracer != nil {
+			if err := k.Tracer.Shutdown(ctx); err != nil {
+				k.log.Warn("tracer shutdown", "err", err)
+			}
 		}
 		if k.Store != nil {
 			if err := k.Store.Close(); err != nil {

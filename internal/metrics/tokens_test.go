@@ -1,0 +1,51 @@
+package metrics
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http/httptest"
+	"testing"
+
+	"github.com/astrid-go/astrid/internal/config"
+	"github.com/astrid-go/astrid/internal/dispatch"
+	"github.com/astrid-go/astrid/internal/kernel"
+	"github.com/astrid-go/astrid/ipc"
+)
+
+// A provider's Usage events are counted per provider and kind; deltas,
+// malformed and hostile events count nothing and break nothing.
+func TestProviderTokens(t *testing.T) {
+	const provider = "fake"
+	k, err := kernel.Boot(context.Background(), kernel.Options{
+		Home: t.TempDir(), Workspace: t.TempDir(), Config: config.Default(), Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Frontends: []dispatch.CapsuleACL{{ID: "fake-provider", Publish: []string{ipc.LLMStreamTopic(provider)}}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer k.Close()
+	srv := httptest.NewServer(New(k))
+	defer srv.Close()
+	from := dispatch.Caller{Capsule: "fake-provider", Principal: ipc.DefaultPrincipal}
+	for _, payload := range []string{
+		`{"type":"llm_stream_event","request_id":"r1","event":{"Usage":{"input_tokens":120,"output_tokens":30}}}`,
+		`{"type":"llm_stream_event","request_id":"r2","event":{"Usage":{"input_tokens":5,"output_tokens":2}}}`,
+		`{"type":"llm_stream_event","request_id":"r1","event":{"TextDelta":"\"Usage\" is a word"}}`,
+		`{"type":"llm_stream_event","request_id":"r1","event":{"Usage":{"input_tokens":-1,"output_tokens":"many"}}}`,
+		`{"type":"llm_stream_event","request_id":"r1","event":{"Usage":null}}`,
+		`{"type":"llm_stream_event","request_id":"r1","event":"Done"}`,
+	} {
+		if _, err := k.Frontend().Publish(from, ipc.LLMStreamTopic(provider), json.RawMessage(payload)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	fams := scrape(t, srv.URL+"/metrics")
+	if in := value(fams, "astrid_provider_tokens_total", "provider", provider, "kind", "input"); in != 125 {
+		t.Errorf("input tokens %v, want 125", in)
+	}
+	if out := value(fams, "astrid_provider_tokens_total", "provider", provider, "kind", "output"); out != 32 {
+		t.Errorf("output tokens %v, want 32", out)
+	}
+}
