@@ -21,12 +21,21 @@ func TestEnvelopeCrossesHostsWhole(t *testing.T) {
 		SourceID: "pub", Principal: "alice", Seq: 42, Timestamp: 1_700_000_000_123_456_789,
 		Provenance: &ipc.Provenance{Signature: ipc.Signature{1, 2, 3}, DeviceKeyID: "dev-1", Origin: ipc.OriginLocalSocket},
 	}
+	// The turn's trace context crosses too (DESIGN §10).
+	trace, err := ipc.ParseTraceparent("00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sent.SetTrace(trace)
 	a.Forward(sent)
 	got := b.next(t)
 	want, _ := json.Marshal(sent)
 	have, _ := json.Marshal(got)
 	if string(have) != string(want) {
 		t.Fatalf("received %s\nsent     %s", have, want)
+	}
+	if got.Trace() != trace {
+		t.Fatalf("trace %+v, sent %+v", got.Trace(), trace)
 	}
 	if s := a.Stats(); s.Forwarded != 1 {
 		t.Fatalf("host A forwarded %d", s.Forwarded)
