@@ -211,8 +211,9 @@ function drawTurn(turn, running) {
     el('div', { class: 'meta' }, head + ' · ' + status + ' · started ' + new Date(turn.started).toLocaleTimeString()),
     el('div', { class: 'prompt' }, turn.prompt || '(prompt not seen)'));
   for (const c of turn.tools) {
-    // A cancelled turn ends without its calls' results.
-    const timing = c.finished ? fmtMS(c.duration_ms || 0) : running ? 'running' : 'did not finish';
+    // A cancelled (or timed-out) turn ends without its calls' results:
+    // say how the turn ended rather than guess how the call did.
+    const timing = c.finished ? fmtMS(c.duration_ms || 0) : running ? 'running' : `ended with the turn (${turn.outcome})`;
     box.append(el('div', { class: 'tool' + (c.is_error ? ' error' : ''), 'data-tool': c.name },
       `${c.is_error ? '✗' : c.finished ? '✓' : running ? '…' : '✗'} ${c.name} ${c.arguments} — ${timing}${c.summary ? ': ' + c.summary : ''}`));
   }
