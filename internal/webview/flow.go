@@ -87,15 +87,19 @@ func (f *flow) take(seconds float64) (topics, sources []Rate, lost uint64) {
 // rates folds the interval's counts into the totals and lists every name
 // counted so far, the busiest first. Lock must be held.
 func rates(interval, total map[string]uint64, seconds float64) []Rate {
+	// The interval's counts as the totals fold them: a name new past
+	// maxNames counts in otherName's rate as in its total.
+	folded := make(map[string]uint64, len(interval))
 	for name, n := range interval {
 		if _, ok := total[name]; !ok && len(total) >= maxNames {
 			name = otherName
 		}
 		total[name] += n
+		folded[name] += n
 	}
 	out := make([]Rate, 0, len(total))
 	for name, t := range total {
-		out = append(out, Rate{Name: name, PerS: float64(interval[name]) / seconds, Total: t})
+		out = append(out, Rate{Name: name, PerS: float64(folded[name]) / seconds, Total: t})
 	}
 	slices.SortFunc(out, func(a, b Rate) int {
 		if c := cmp.Compare(b.PerS, a.PerS); c != 0 {
