@@ -22,6 +22,33 @@ type editor struct {
 
 func (e *editor) value() string { return string(e.text) }
 
+// edit applies the line-editing key named key (as tea.KeyPressMsg.String
+// names it), the keys every line of the UI shares; it reports whether key
+// was one of them.
+func (e *editor) edit(key string) bool {
+	switch key {
+	case "backspace", "ctrl+h":
+		e.backspace()
+	case "delete":
+		e.deleteForward()
+	case "left", "ctrl+b":
+		e.left()
+	case "right", "ctrl+f":
+		e.right()
+	case "home", "ctrl+a":
+		e.home()
+	case "end", "ctrl+e":
+		e.end()
+	case "ctrl+u":
+		e.killBefore()
+	case "ctrl+w", "alt+backspace":
+		e.killWord()
+	default:
+		return false
+	}
+	return true
+}
+
 func (e *editor) set(s string) {
 	e.text = []rune(s)
 	e.cursor = len(e.text)

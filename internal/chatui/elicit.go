@@ -26,25 +26,11 @@ func (m *Model) elicitKey(k tea.KeyPressMsg) tea.Cmd {
 		return m.sendElicit(e.value())
 	case "esc":
 		return m.sendElicit("-")
-	case "backspace", "ctrl+h":
-		e.backspace()
-	case "delete":
-		e.deleteForward()
-	case "left", "ctrl+b":
-		e.left()
-	case "right", "ctrl+f":
-		e.right()
-	case "home", "ctrl+a":
-		e.home()
-	case "end", "ctrl+e":
-		e.end()
-	case "ctrl+u":
-		e.killBefore()
-	case "ctrl+w", "alt+backspace":
-		e.killWord()
 	default:
-		if text := k.Key().Text; text != "" {
-			e.insert(oneLineInput(text))
+		if !e.edit(k.String()) {
+			if text := k.Key().Text; text != "" {
+				e.insert(oneLineInput(text))
+			}
 		}
 	}
 	return nil

@@ -99,22 +99,6 @@ func (m *Model) key(k tea.KeyPressMsg) tea.Cmd {
 		e.deleteForward()
 	case "ctrl+j", "alt+enter", "shift+enter":
 		e.insert("\n")
-	case "backspace", "ctrl+h":
-		e.backspace()
-	case "delete":
-		e.deleteForward()
-	case "left", "ctrl+b":
-		e.left()
-	case "right", "ctrl+f":
-		e.right()
-	case "home", "ctrl+a":
-		e.home()
-	case "end", "ctrl+e":
-		e.end()
-	case "ctrl+u":
-		e.killBefore()
-	case "ctrl+w", "alt+backspace":
-		e.killWord()
 	case "up":
 		e.older()
 	case "down":
@@ -122,8 +106,10 @@ func (m *Model) key(k tea.KeyPressMsg) tea.Cmd {
 	case "ctrl+l":
 		return tea.ClearScreen
 	default:
-		if text := k.Key().Text; text != "" {
-			e.insert(text)
+		if !e.edit(k.String()) {
+			if text := k.Key().Text; text != "" {
+				e.insert(text)
+			}
 		}
 	}
 	return nil
