@@ -13,8 +13,9 @@ import (
 //
 //	uvarint(len(host)) | host | envelope
 //
-// The binary form carries every field of the envelope, payload bytes last
-// and as published; it replaced the envelope's JSON (and a NATS header for
+// The binary form carries every field of the envelope but the two the
+// subject carries (topic and source_id, left empty), payload bytes last and
+// as published; it replaced the envelope's JSON (and a NATS header for
 // the host id), which cost more CPU and allocations than the rest of a
 // forwarded publish (BENCHMARKS.md, RATIONALE "Why is the envelope binary
 // between hosts?"). The receiver checks the payload once with
@@ -24,11 +25,15 @@ import (
 // segment (checkCapsuleID), so no longer than a topic.
 const maxHostBytes = ipc.MaxTopicBytes
 
-// appendFrame appends the frame of e, published on host, to dst.
+// appendFrame appends the frame of e, published on host, to dst. The
+// envelope's topic and source_id are left out: the subject carries them,
+// and the receiver takes them from there only (decodeEnvelope).
 func appendFrame(dst []byte, host string, e *ipc.Envelope) ([]byte, error) {
 	dst = binary.AppendUvarint(dst, uint64(len(host)))
 	dst = append(dst, host...)
-	out, err := e.AppendBinary(dst)
+	bare := *e
+	bare.Topic, bare.SourceID = "", ""
+	out, err := bare.AppendBinary(dst)
 	if err != nil {
 		return dst, fmt.Errorf("natsbus: encode envelope on %s from %s: %w", e.Topic, e.SourceID, err)
 	}

@@ -1,6 +1,7 @@
 package natsbus
 
 import (
+	"bytes"
 	"encoding/json"
 	"testing"
 
@@ -80,4 +81,24 @@ func FuzzDecode(f *testing.F) {
 			t.Fatalf("%s on %q != %s on %q", a, host, b, host2)
 		}
 	})
+}
+
+// TestFrameLeavesTopicAndSourceToTheSubject: the subject carries them, so
+// the frame does not repeat them.
+func TestFrameLeavesTopicAndSourceToTheSubject(t *testing.T) {
+	e := &ipc.Envelope{Topic: "topicmark.x", SourceID: "sourcemark", Payload: json.RawMessage(`1`)}
+	data, err := appendFrame(nil, "h", e)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bytes.Contains(data, []byte("topicmark")) || bytes.Contains(data, []byte("sourcemark")) {
+		t.Fatalf("frame %q repeats the topic or source", data)
+	}
+	if e.Topic != "topicmark.x" || e.SourceID != "sourcemark" {
+		t.Fatalf("appendFrame changed the envelope: %+v", e)
+	}
+	_, got, err := decode("astrid.sourcemark.topicmark.x", data)
+	if err != nil || got.Topic != e.Topic || got.SourceID != e.SourceID {
+		t.Fatalf("decoded %+v, %v", got, err)
+	}
 }
