@@ -102,3 +102,26 @@ func TestFrameLeavesTopicAndSourceToTheSubject(t *testing.T) {
 		t.Fatalf("decoded %+v, %v", got, err)
 	}
 }
+
+// TestCodecAllocations holds the per-message costs BENCHMARKS.md records:
+// encoding into a reused buffer allocates nothing, and decoding allocates
+// the envelope and its principal only (the payload aliases the frame).
+func TestCodecAllocations(t *testing.T) {
+	e := &ipc.Envelope{Topic: "news.today", SourceID: "pub", Principal: "alice", Seq: 7, Timestamp: 1_700_000_000_000_000_000,
+		Payload: json.RawMessage(`{"type":"custom","value":{"n":1}}`)}
+	buf := make([]byte, 0, 512)
+	if n := testing.AllocsPerRun(100, func() {
+		buf, _ = appendFrame(buf[:0], "hostA", e)
+	}); n != 0 {
+		t.Errorf("encoding a frame: %v allocations, want 0", n)
+	}
+	frame := append([]byte(nil), buf...)
+	if n := testing.AllocsPerRun(100, func() {
+		_, body, _ := splitFrame("astrid.pub.news.today", frame)
+		if _, err := decodeEnvelope("astrid.pub.news.today", body); err != nil {
+			t.Fatal(err)
+		}
+	}); n > 2 {
+		t.Errorf("decoding a frame: %v allocations, want at most 2 (the envelope, its principal)", n)
+	}
+}
