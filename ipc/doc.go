@@ -1,4 +1,5 @@
-// Package ipc owns the wire: the message envelope, its payload variants,
+// Package ipc owns the wire: the message envelope (its JSON form, and the
+// compact binary form hosts exchange over NATS), its payload variants,
 // what a valid payload is (ValidJSON: one JSON value in valid UTF-8), the
 // topic rules with the two matchers (and whether two patterns overlap), and
 // the tool convention's topic builders, tool-name rule and payload codec.

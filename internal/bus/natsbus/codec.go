@@ -8,61 +8,78 @@ import (
 	"github.com/astrid-go/astrid/ipc"
 )
 
-// A message body is the envelope in two parts:
+// A message body is the publishing host's id and the envelope's binary
+// form (ipc.Envelope.AppendBinary):
 //
-//	uvarint(len(meta)) | meta | payload
+//	uvarint(len(host)) | host | envelope
 //
-// meta is the envelope without its payload in its own JSON wire form
-// (ipc.Envelope.MarshalJSON), so every field the envelope has — including
-// any added later, such as a trace context — crosses hosts without this
-// package listing them; payload is the payload's bytes as published. The
-// payload is kept out of the JSON because encoding/json would validate and
-// compact it on the way in and validate it again on the way out, the
-// largest cost of a forwarded envelope (BENCHMARKS.md); the receiver checks
-// it once with ipc.ValidJSON instead.
+// The binary form carries every field of the envelope but the two the
+// subject carries (topic and source_id, left empty), payload bytes last and
+// as published; it replaced the envelope's JSON (and a NATS header for
+// the host id), which cost more CPU and allocations than the rest of a
+// forwarded publish (BENCHMARKS.md, RATIONALE "Why is the envelope binary
+// between hosts?"). The receiver checks the payload once with
+// ipc.ValidJSON.
 
-// maxMetaBytes bounds the envelope's JSON without its payload: topic,
-// ids, principal, timestamp and a signature are far below it.
-const maxMetaBytes = 64 << 10
+// maxHostBytes bounds the host id in a frame: a host id is one topic
+// segment (checkCapsuleID), so no longer than a topic.
+const maxHostBytes = ipc.MaxTopicBytes
 
-func encode(e *ipc.Envelope) ([]byte, error) {
+// appendFrame appends the frame of e, published on host, to dst. The
+// envelope's topic and source_id are left out: the subject carries them,
+// and the receiver takes them from there only (decodeEnvelope).
+func appendFrame(dst []byte, host string, e *ipc.Envelope) ([]byte, error) {
+	dst = binary.AppendUvarint(dst, uint64(len(host)))
+	dst = append(dst, host...)
 	bare := *e
-	bare.Payload = nil
-	meta, err := bare.MarshalJSON()
+	bare.Topic, bare.SourceID = "", ""
+	out, err := bare.AppendBinary(dst)
 	if err != nil {
-		return nil, fmt.Errorf("natsbus: encode envelope on %s from %s: %w", e.Topic, e.SourceID, err)
+		return dst, fmt.Errorf("natsbus: encode envelope on %s from %s: %w", e.Topic, e.SourceID, err)
 	}
-	out := make([]byte, 0, binary.MaxVarintLen32+len(meta)+len(e.Payload))
-	out = binary.AppendUvarint(out, uint64(len(meta)))
-	out = append(out, meta...)
-	return append(out, e.Payload...), nil
+	return out, nil
 }
 
-// decode rebuilds an envelope received on subject. The publisher and the
-// topic are taken from the subject — which the broker only let the
+// splitFrame returns the publishing host's id and the encoded envelope; both
+// alias data.
+func splitFrame(subject string, data []byte) (host, envelope []byte, err error) {
+	n, k := binary.Uvarint(data)
+	if k <= 0 || n > maxHostBytes || n > uint64(len(data)-k) {
+		return nil, nil, fmt.Errorf("natsbus: envelope on %s: %w", subject, errBadFrame)
+	}
+	return data[k : k+int(n)], data[k+int(n):], nil
+}
+
+// decodeEnvelope rebuilds an envelope received on subject. The publisher
+// and the topic are taken from the subject — which the broker only let the
 // publisher's own connection use — never from the encoded body, which
 // anyone holding a connection could have written. A payload that is not
-// valid JSON is refused, as dispatch refuses it at publish.
-func decode(subject string, data []byte) (*ipc.Envelope, error) {
+// valid JSON is refused, as dispatch refuses it at publish. The payload
+// aliases data.
+func decodeEnvelope(subject string, data []byte) (*ipc.Envelope, error) {
 	source, topic, err := ParseSubject(subject)
 	if err != nil {
 		return nil, err
 	}
-	n, k := binary.Uvarint(data)
-	if k <= 0 || n > maxMetaBytes || n > uint64(len(data)-k) {
-		return nil, fmt.Errorf("natsbus: envelope on %s: %w", subject, errBadFrame)
-	}
-	meta, payload := data[k:k+int(n)], data[k+int(n):]
 	e := new(ipc.Envelope)
-	if err := e.UnmarshalJSON(meta); err != nil {
+	if err := e.DecodeBinary(data); err != nil {
 		return nil, fmt.Errorf("natsbus: decode envelope on %s: %w", subject, err)
 	}
-	if !ipc.ValidJSON(payload) {
+	if !ipc.ValidJSON(e.Payload) {
 		return nil, fmt.Errorf("natsbus: envelope on %s: payload is not valid JSON", subject)
 	}
-	e.Payload = payload
 	e.SourceID, e.Topic = source, topic
 	return e, nil
 }
 
-var errBadFrame = errors.New("not an envelope frame (length prefix out of range)")
+// decode is splitFrame then decodeEnvelope, for tests and the fuzz target.
+func decode(subject string, data []byte) (host string, e *ipc.Envelope, err error) {
+	h, body, err := splitFrame(subject, data)
+	if err != nil {
+		return "", nil, err
+	}
+	e, err = decodeEnvelope(subject, body)
+	return string(h), e, err
+}
+
+var errBadFrame = errors.New("not an envelope frame (host id length out of range)")

@@ -1,6 +1,7 @@
 package natsbus
 
 import (
+	"bytes"
 	"encoding/json"
 	"testing"
 
@@ -13,13 +14,16 @@ func TestCodecRoundTrip(t *testing.T) {
 		{Topic: "a.b", Payload: json.RawMessage(`null`), SourceID: "cap", Seq: 1 << 60, Timestamp: -5,
 			Provenance: &ipc.Provenance{Signature: ipc.Signature{0, 255}, DeviceKeyID: "k", Origin: ipc.OriginRemoteGateway}},
 	} {
-		data, err := encode(e)
+		data, err := appendFrame(nil, "hostA", e)
 		if err != nil {
 			t.Fatal(err)
 		}
-		got, err := decode("astrid.cap.a.b", data)
+		host, got, err := decode("astrid.cap.a.b", data)
 		if err != nil {
 			t.Fatal(err)
+		}
+		if host != "hostA" {
+			t.Fatalf("host %q", host)
 		}
 		want, _ := json.Marshal(e)
 		have, _ := json.Marshal(got)
@@ -30,45 +34,94 @@ func TestCodecRoundTrip(t *testing.T) {
 }
 
 func TestDecodeRefusesBadFrames(t *testing.T) {
-	good, _ := encode(&ipc.Envelope{Topic: "a", Payload: json.RawMessage(`1`), SourceID: "c"})
+	good, _ := appendFrame(nil, "h", &ipc.Envelope{Topic: "a", Payload: json.RawMessage(`1`), SourceID: "c"})
+	long := make([]byte, 0, 300)
+	long = append(append(long, 0xac, 0x02), make([]byte, 300)...) // a host id of 300 bytes
 	for name, data := range map[string][]byte{
-		"empty":               nil,
-		"length past the end": {0x7f, '{', '}'},
-		"huge length":         {0xff, 0xff, 0xff, 0xff, 0x0f},
-		"meta not JSON":       append([]byte{2}, "no1"...),
-		"payload not JSON":    append(good[:len(good)-1:len(good)-1], '{'),
-		"no payload":          good[:len(good)-1],
+		"empty":                     nil,
+		"host length past the end":  {0x7f, 'h'},
+		"host id too long":          long,
+		"huge length":               {0xff, 0xff, 0xff, 0xff, 0x0f},
+		"no envelope":               {1, 'h'},
+		"envelope not binary":       append([]byte{1, 'h'}, `{"topic":"a"}`...),
+		"payload not JSON":          append(good[:len(good)-1:len(good)-1], '{'),
+		"no payload":                good[:len(good)-1],
+		"envelope of another build": append([]byte{1, 'h', 9}, good[3:]...),
 	} {
-		if _, err := decode("astrid.c.a", data); err == nil {
+		if _, _, err := decode("astrid.c.a", data); err == nil {
 			t.Errorf("%s: decoded", name)
 		}
 	}
 }
 
-// FuzzDecode: decode never panics, and what it accepts encodes back to a
-// frame that decodes to the same envelope.
+// FuzzDecode: decode parses what arrives from the network. It never
+// panics, and what it accepts encodes back to a frame that decodes to the
+// same host and envelope.
 func FuzzDecode(f *testing.F) {
-	good, _ := encode(&ipc.Envelope{Topic: "a", Payload: json.RawMessage(`{"k":1}`), SourceID: "c", Principal: "p", Seq: 3, Timestamp: 9})
+	good, _ := appendFrame(nil, "hostA", &ipc.Envelope{Topic: "a", Payload: json.RawMessage(`{"k":1}`), SourceID: "c", Principal: "p", Seq: 3, Timestamp: 9})
 	f.Add(good)
 	f.Add([]byte{0})
-	f.Add([]byte{2, '{', '}', '1'})
+	f.Add([]byte{1, 'h', 1, 0, 0, 0, 0, 0, 0, '1'})
 	f.Fuzz(func(t *testing.T, data []byte) {
-		e, err := decode("astrid.c.a", data)
+		host, e, err := decode("astrid.c.a", data)
 		if err != nil {
 			return
 		}
-		again, err := encode(e)
+		again, err := appendFrame(nil, host, e)
 		if err != nil {
 			t.Fatal(err)
 		}
-		e2, err := decode("astrid.c.a", again)
+		host2, e2, err := decode("astrid.c.a", again)
 		if err != nil {
 			t.Fatalf("re-encoded frame refused: %v", err)
 		}
 		a, _ := json.Marshal(e)
 		b, _ := json.Marshal(e2)
-		if string(a) != string(b) {
-			t.Fatalf("%s != %s", a, b)
+		if string(a) != string(b) || host != host2 {
+			t.Fatalf("%s on %q != %s on %q", a, host, b, host2)
 		}
 	})
+}
+
+// TestFrameLeavesTopicAndSourceToTheSubject: the subject carries them, so
+// the frame does not repeat them.
+func TestFrameLeavesTopicAndSourceToTheSubject(t *testing.T) {
+	e := &ipc.Envelope{Topic: "topicmark.x", SourceID: "sourcemark", Payload: json.RawMessage(`1`)}
+	data, err := appendFrame(nil, "h", e)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bytes.Contains(data, []byte("topicmark")) || bytes.Contains(data, []byte("sourcemark")) {
+		t.Fatalf("frame %q repeats the topic or source", data)
+	}
+	if e.Topic != "topicmark.x" || e.SourceID != "sourcemark" {
+		t.Fatalf("appendFrame changed the envelope: %+v", e)
+	}
+	_, got, err := decode("astrid.sourcemark.topicmark.x", data)
+	if err != nil || got.Topic != e.Topic || got.SourceID != e.SourceID {
+		t.Fatalf("decoded %+v, %v", got, err)
+	}
+}
+
+// TestCodecAllocations holds the per-message costs BENCHMARKS.md records:
+// encoding into a reused buffer allocates nothing, and decoding allocates
+// the envelope and its principal only (the payload aliases the frame).
+func TestCodecAllocations(t *testing.T) {
+	e := &ipc.Envelope{Topic: "news.today", SourceID: "pub", Principal: "alice", Seq: 7, Timestamp: 1_700_000_000_000_000_000,
+		Payload: json.RawMessage(`{"type":"custom","value":{"n":1}}`)}
+	buf := make([]byte, 0, 512)
+	if n := testing.AllocsPerRun(100, func() {
+		buf, _ = appendFrame(buf[:0], "hostA", e)
+	}); n != 0 {
+		t.Errorf("encoding a frame: %v allocations, want 0", n)
+	}
+	frame := append([]byte(nil), buf...)
+	if n := testing.AllocsPerRun(100, func() {
+		_, body, _ := splitFrame("astrid.pub.news.today", frame)
+		if _, err := decodeEnvelope("astrid.pub.news.today", body); err != nil {
+			t.Fatal(err)
+		}
+	}); n > 2 {
+		t.Errorf("decoding a frame: %v allocations, want at most 2 (the envelope, its principal)", n)
+	}
 }

@@ -13,9 +13,10 @@
 // manifest: publish only astrid.<its id>.<each [publish] key>, subscribe
 // only astrid.*.<each [subscribe] key> (a trailing `.*` becomes `>`). The
 // receiving host takes source_id and topic from the subject, never from
-// the encoded envelope, so no connection can speak as another capsule. The
-// envelope travels whole: its own JSON wire form without the payload, then
-// the payload's bytes (codec.go).
+// the encoded envelope, so no connection can speak as another capsule. A
+// message's body is the publishing host's id and the envelope's compact
+// binary form (ipc.Envelope.AppendBinary), which keeps every field; the
+// subject supplies topic and source_id (codec.go).
 //
 // A host receives through one more connection (receiver.go), allowed the
 // union of its capsules' subscribe grants, whose subscriptions share a

@@ -1,6 +1,7 @@
 package natsbus
 
 import (
+	"encoding/json"
 	"errors"
 	"testing"
 
@@ -72,12 +73,23 @@ func TestUndecodableIsCounted(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, body := range []string{`not json`, `{"payload":not}`, `{"payload":"\xff"}`} {
-		if err := r.Publish("astrid.pub.news.x", []byte(body)); err != nil {
+	good, err := appendFrame(nil, "hostA", &ipc.Envelope{Principal: "alice", Payload: json.RawMessage(`{"k":1}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	bodies := [][]byte{
+		[]byte(`not json`),
+		[]byte(`{"payload":not}`),
+		append(good[:len(good)-1:len(good)-1], 0xff),                // the payload is not JSON
+		good[:len("hostA")+3],                                       // cut inside the envelope
+		append([]byte{5, 'h', 'o', 's', 't', 'A', 99}, good[7:]...), // another version
+	}
+	for _, body := range bodies {
+		if err := r.Publish("astrid.pub.news.x", body); err != nil {
 			t.Fatal(err)
 		}
 	}
-	waitFor(t, "the refusals to be counted", func() bool { return b.Stats().Drops[DropDecode] == 3 })
+	waitFor(t, "the refusals to be counted", func() bool { return b.Stats().Drops[DropDecode] == uint64(len(bodies)) })
 	if len(b.got) != 0 {
 		t.Fatal("an undecodable message was delivered")
 	}

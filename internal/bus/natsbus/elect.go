@@ -7,7 +7,7 @@ import (
 	"time"
 )
 
-// runsFor says, for an envelope published on host pubHost with sequence
+// election says, for an envelope published on host pubHost with sequence
 // number seq, which of this host's capsules intercept it. A capsule loaded
 // on several hosts intercepts each envelope once (DESIGN §9: one host serves
 // each call):
@@ -22,30 +22,45 @@ import (
 // not heard of yet is taken as serving nothing, so while announcements
 // settle an envelope may be intercepted twice or, if a host left unheard,
 // not at all.
-func (t *Transport) runsFor(pubHost string, seq uint64) func(capsule string) bool {
-	self := t.opts.HostID
-	// Read once, and only for an envelope some capsule here intercepts:
-	// most envelopes only reach routes.
-	var peers map[string]HostInfo
-	read := false
-	return func(capsule string) bool {
-		if !read {
-			peers, read = t.currentPeers(time.Now()), true
-		}
-		if pub, ok := peers[pubHost]; ok && serves(pub, capsule) {
-			return false
-		}
-		best, bestScore := self, electionScore(capsule, pubHost, seq, self)
-		for id, h := range peers {
-			if id == pubHost || !serves(h, capsule) {
-				continue
-			}
-			if s := electionScore(capsule, pubHost, seq, id); s > bestScore || s == bestScore && id < best {
-				best, bestScore = id, s
-			}
-		}
-		return best == self
+//
+// The consuming goroutine keeps one election and resets it per envelope,
+// so that delivering an envelope allocates no closure.
+type election struct {
+	t *Transport
+	// pubHost aliases the received frame; host is its string, made at the
+	// first question.
+	pubHost []byte
+	host    string
+	seq     uint64
+	// peers is read once per envelope, and only for an envelope some
+	// capsule here intercepts: most envelopes only reach routes.
+	peers map[string]HostInfo
+	read  bool
+}
+
+func (el *election) reset(pubHost []byte, seq uint64) {
+	el.pubHost, el.host, el.seq, el.peers, el.read = pubHost, "", seq, nil, false
+}
+
+// runs reports whether capsule intercepts the current envelope here.
+func (el *election) runs(capsule string) bool {
+	if !el.read {
+		el.peers, el.host, el.read = el.t.currentPeers(time.Now()), string(el.pubHost), true
 	}
+	self, pubHost := el.t.opts.HostID, el.host
+	if pub, ok := el.peers[pubHost]; ok && serves(pub, capsule) {
+		return false
+	}
+	best, bestScore := self, electionScore(capsule, pubHost, el.seq, self)
+	for id, h := range el.peers {
+		if id == pubHost || !serves(h, capsule) {
+			continue
+		}
+		if s := electionScore(capsule, pubHost, el.seq, id); s > bestScore || s == bestScore && id < best {
+			best, bestScore = id, s
+		}
+	}
+	return best == self
 }
 
 func serves(h HostInfo, capsule string) bool {

@@ -18,11 +18,6 @@ import (
 	"github.com/astrid-go/astrid/ipc"
 )
 
-// HostHeader names the header every forwarded message carries: the id of
-// the host that published it, so that the host skips its own messages when
-// they come back through its receive subscriptions.
-const HostHeader = "Astrid-Host"
-
 // DefaultReceiveQueue is the capacity of a host's receive queue, in
 // messages; beyond it the client library drops and reports a slow consumer.
 const DefaultReceiveQueue = 8192
@@ -44,7 +39,8 @@ type Options struct {
 	// Deliver hands an envelope published on another host to this host's
 	// dispatcher (dispatch.Dispatcher.DeliverRemote), with runs, which
 	// says which of this host's capsules intercept it (elect.go). It must
-	// not block.
+	// not block, and must not keep runs past its return: the transport
+	// reuses it for the next envelope.
 	Deliver func(e *ipc.Envelope, runs func(capsule string) bool) error
 	// ReceiveQueue is the capacity of the host's receive queue.
 	ReceiveQueue int
@@ -59,9 +55,8 @@ type Options struct {
 // grants; the host receives through one more connection (see receiver).
 // It is safe for concurrent use.
 type Transport struct {
-	opts   Options
-	log    *slog.Logger
-	header nats.Header
+	opts Options
+	log  *slog.Logger
 	// conns maps capsule id → connection for Forward, copy-on-write.
 	conns atomic.Pointer[map[string]*nats.Conn]
 	stats counters
@@ -122,7 +117,6 @@ func New(opts Options) (*Transport, error) {
 	t := &Transport{
 		opts:        opts,
 		log:         opts.Logger.With("host", opts.HostID),
-		header:      nats.Header{HostHeader: []string{opts.HostID}},
 		capsules:    make(map[string]*attachment),
 		wanted:      make(map[string]int),
 		in:          make(chan *nats.Msg, opts.ReceiveQueue),
@@ -288,13 +282,17 @@ func (t *Transport) Forward(e *ipc.Envelope) {
 		t.dropped(DropNotAttached, 1, "natsbus: publish from a capsule with no connection not forwarded", "capsule", e.SourceID, "topic", e.Topic)
 		return
 	}
-	data, err := encode(e)
+	buf := framePool.Get().(*[]byte)
+	defer putFrame(buf)
+	data, err := appendFrame((*buf)[:0], t.opts.HostID, e)
+	*buf = data
 	if err != nil {
 		t.dropped(DropEncode, 1, "natsbus: envelope not forwarded", "error", err)
 		return
 	}
-	msg := &nats.Msg{Subject: SubjectPrefix + "." + e.SourceID + "." + e.Topic, Header: t.header, Data: data}
-	if err := nc.PublishMsg(msg); err != nil {
+	// Publish copies data into the connection's buffer before it returns,
+	// so the frame's buffer goes back to the pool.
+	if err := nc.Publish(SubjectPrefix+"."+e.SourceID+"."+e.Topic, data); err != nil {
 		t.dropped(DropPublish, 1, "natsbus: envelope not forwarded", "capsule", e.SourceID, "topic", e.Topic, "error", err)
 		return
 	}
@@ -309,31 +307,53 @@ func (t *Transport) dropped(reason string, n uint64, msg string, args ...any) {
 	}
 }
 
+// framePool holds the buffers Forward encodes frames into.
+var framePool = sync.Pool{New: func() any { b := make([]byte, 0, 1024); return &b }}
+
+// maxPooledFrame keeps a rare huge payload's buffer out of the pool.
+const maxPooledFrame = 64 << 10
+
+func putFrame(b *[]byte) {
+	if cap(*b) <= maxPooledFrame {
+		framePool.Put(b)
+	}
+}
+
 // consume hands received envelopes to the local dispatcher, in the order
 // the receiver's connection read them.
 func (t *Transport) consume() {
 	defer t.wg.Done()
+	el := &election{t: t}
+	runs := el.runs // one closure for every envelope (Options.Deliver)
 	for {
 		select {
 		case <-t.done:
 			return
 		case m := <-t.in:
-			t.receive(m)
+			t.receive(m, el, runs)
 		}
 	}
 }
 
-func (t *Transport) receive(m *nats.Msg) {
-	if m.Header.Get(HostHeader) == t.opts.HostID {
-		t.stats.echoes.Add(1)
-		return
-	}
-	e, err := decode(m.Subject, m.Data)
+// receive decodes and delivers one message; el and runs are the consuming
+// goroutine's own.
+func (t *Transport) receive(m *nats.Msg, el *election, runs func(string) bool) {
+	host, body, err := splitFrame(m.Subject, m.Data)
 	if err != nil {
 		t.dropped(DropDecode, 1, "natsbus: received message refused", "subject", m.Subject, "error", err)
 		return
 	}
-	if err := t.opts.Deliver(e, t.runsFor(m.Header.Get(HostHeader), e.Seq)); err != nil {
+	if string(host) == t.opts.HostID {
+		t.stats.echoes.Add(1)
+		return
+	}
+	e, err := decodeEnvelope(m.Subject, body)
+	if err != nil {
+		t.dropped(DropDecode, 1, "natsbus: received message refused", "subject", m.Subject, "error", err)
+		return
+	}
+	el.reset(host, e.Seq)
+	if err := t.opts.Deliver(e, runs); err != nil {
 		t.dropped(DropDeliver, 1, "natsbus: received envelope not delivered", "topic", e.Topic, "source_id", e.SourceID, "error", err)
 		return
 	}
