@@ -126,8 +126,13 @@ func TestBrokerRefusesSubscriptionsOutsideGrants(t *testing.T) {
 func TestBrokerRefusesBadCredentials(t *testing.T) {
 	bed, dial := newAttackBed(t)
 	user, secret := bed.b.credentials(t, bed.auth, "tool")
+	// Another last character, whatever the secret's was.
+	wrong := secret[:len(secret)-1] + "0"
+	if wrong == secret {
+		wrong = secret[:len(secret)-1] + "1"
+	}
 	for _, tc := range []struct{ name, user, secret string }{
-		{"wrong secret", user, secret[:len(secret)-1] + "0"},
+		{"wrong secret", user, wrong},
 		{"another capsule's name with this secret", "capsule:hostA:pub", secret},
 		{"unknown user", "capsule:hostZ:tool", secret},
 		{"no credentials", "", ""},
