@@ -117,7 +117,7 @@ func handleResult(c *sdk.Call) error {
 		return nil
 	}
 	tool, forwardedTo := parsePending(pending)
-	if !slices.Contains(forwardedTo, c.SourceID()) {
+	if !slices.Contains(forwardedTo, c.SourceID()) && !kernelFailure(c, out) {
 		return refuseStranger(c, name, forwardedTo)
 	}
 	if tool != name {
@@ -141,6 +141,20 @@ func handleResult(c *sdk.Call) error {
 		c.Log(hostapi.LogWarn, fmt.Sprintf("router: call %q: result not registered as the failure reply: %v", callID, err))
 	}
 	return c.Publish(ipc.ToolExecuteResultTopic, out)
+}
+
+// kernelFailure reports whether a result is the kernel's failure reply for
+// a call whose provider cannot answer: its host was lost mid-call (DESIGN
+// §9; the provider's own host could answer for it, the calling host
+// cannot). Only the kernel publishes as ipc.KernelSourceID, and kernel
+// events never cross hosts, so this is the calling host's own kernel. It
+// may end a call with a failure, never with a success.
+func kernelFailure(c *sdk.Call, out []byte) bool {
+	if c.SourceID() != ipc.KernelSourceID {
+		return false
+	}
+	var res ipc.ToolExecuteResult
+	return res.UnmarshalJSON(out) == nil && res.Result.IsError
 }
 
 // refuseStranger refuses a result from a capsule the call was not

@@ -35,17 +35,28 @@ func (t *Transport) runsFor(pubHost string, seq uint64) func(capsule string) boo
 		if pub, ok := peers[pubHost]; ok && serves(pub, capsule) {
 			return false
 		}
-		best, bestScore := self, electionScore(capsule, pubHost, seq, self)
-		for id, h := range peers {
-			if id == pubHost || !serves(h, capsule) {
-				continue
-			}
-			if s := electionScore(capsule, pubHost, seq, id); s > bestScore || s == bestScore && id < best {
-				best, bestScore = id, s
-			}
-		}
-		return best == self
+		return electedHost(peers, capsule, pubHost, seq, self) == self
 	}
+}
+
+// electedHost is the host that intercepts an envelope published on pubHost
+// with sequence number seq for capsule: the highest election score among
+// candidate (if not empty) and the peers other than pubHost that serve
+// capsule; "" if none does.
+func electedHost(peers map[string]HostInfo, capsule, pubHost string, seq uint64, candidate string) string {
+	best, bestScore := candidate, uint64(0)
+	if candidate != "" {
+		bestScore = electionScore(capsule, pubHost, seq, candidate)
+	}
+	for id, h := range peers {
+		if id == pubHost || !serves(h, capsule) {
+			continue
+		}
+		if s := electionScore(capsule, pubHost, seq, id); best == "" || s > bestScore || s == bestScore && id < best {
+			best, bestScore = id, s
+		}
+	}
+	return best
 }
 
 func serves(h HostInfo, capsule string) bool {

@@ -51,7 +51,12 @@ type Options struct {
 	// PresenceInterval is how often the host announces its capsules to
 	// the others (Hosts); DefaultPresenceInterval if zero.
 	PresenceInterval time.Duration
-	Logger           *slog.Logger
+	// CallLost, if set, answers a tool call published on this host whose
+	// providers were all on other hosts, lost before it was answered
+	// (inflight.go): the kernel publishes the failure reply. It must not
+	// block.
+	CallLost func(LostCall)
+	Logger   *slog.Logger
 }
 
 // Transport carries one host's envelopes to and from a NATS cluster. Each
@@ -84,6 +89,11 @@ type Transport struct {
 	presence     presence
 	// presenceDue asks the announcing goroutine for an announcement now.
 	presenceDue chan struct{}
+	// calls are the tool calls running on other hosts (inflight.go).
+	calls inflight
+	// closing is set when Close starts: losing the connections then is
+	// no host's loss.
+	closing atomic.Bool
 }
 
 type attachment struct {
@@ -288,6 +298,7 @@ func (t *Transport) Forward(e *ipc.Envelope) {
 		t.dropped(DropNotAttached, 1, "natsbus: publish from a capsule with no connection not forwarded", "capsule", e.SourceID, "topic", e.Topic)
 		return
 	}
+	t.track(e)
 	data, err := encode(e)
 	if err != nil {
 		t.dropped(DropEncode, 1, "natsbus: envelope not forwarded", "error", err)
@@ -393,7 +404,9 @@ func (t *Transport) dial(user string, perms *server.Permissions, role string, ex
 }
 
 func closeConn(nc *nats.Conn) {
-	_ = nc.Flush() // what was published before a detach still leaves
+	if nc.IsConnected() { // a flush while reconnecting would wait out its timeout
+		_ = nc.Flush() // what was published before a detach still leaves
+	}
 	nc.Close()
 }
 
@@ -443,6 +456,7 @@ func (t *Transport) Close() {
 		return
 	}
 	t.closed = true
+	t.closing.Store(true)
 	if t.presenceConn != nil {
 		t.publishPresence(nil, nil, true)
 		closeConn(t.presenceConn)
