@@ -174,3 +174,24 @@ func TestOwnLinkLostAnswersEveryRemoteCall(t *testing.T) {
 		}
 	}
 }
+
+// TestNodeShutdownAnswersItsHostsCalls: on a cluster of three embedded
+// nodes, the node of the host running a call shuts down without its host
+// saying it leaves: the calling host hears the node's shutdown event and
+// answers the call at once, naming the host.
+func TestNodeShutdownAnswersItsHostsCalls(t *testing.T) {
+	nodes, auths := cluster(t, 3)
+	a, lost := callerHost(t, nodes[0], auths[0], "hostA")
+	providerHost(t, nodes[1], auths[1], "hostB")
+	waitFor(t, "host A to hear host B's provider", func() bool { return hearsProvider(a, "hostB") })
+	call(a, "c1", 1)
+	nodes[1].Shutdown()
+	got := lostCalls(t, lost, 1)
+	want := LostCall{CallID: "c1", Tool: "echo", Principal: "alice", Host: "hostB", Reason: LostShutdown}
+	if got[0] != want {
+		t.Fatalf("lost call %+v, want %+v", got[0], want)
+	}
+	if hearsProvider(a, "hostB") {
+		t.Fatal("host B still listed after its node shut down")
+	}
+}

@@ -31,6 +31,9 @@ type HostInfo struct {
 	// Intercepts maps each of those capsules to the patterns it
 	// intercepts.
 	Intercepts map[string][]string `json:"intercepts,omitempty"`
+	// Server is the id of the embedded NATS node the host runs, if any:
+	// that node's shutdown is the host's loss (nodes.go).
+	Server string `json:"server,omitempty"`
 	// Seen is when this host last heard of it (now, for itself).
 	Seen time.Time `json:"seen"`
 }
@@ -39,6 +42,7 @@ type HostInfo struct {
 type announcement struct {
 	Capsules   []string            `json:"capsules"`
 	Intercepts map[string][]string `json:"intercepts,omitempty"`
+	Server     string              `json:"server,omitempty"`
 	// Leaving says the host is closing its transport.
 	Leaving bool `json:"leaving,omitempty"`
 }
@@ -82,6 +86,10 @@ func (t *Transport) startPresence() error {
 		return fmt.Errorf("natsbus: presence: %w", err)
 	}
 	t.presenceConn = nc
+	if err := t.watchNodes(); err != nil {
+		nc.Close()
+		return fmt.Errorf("natsbus: presence: %w", err)
+	}
 	t.wg.Add(1)
 	go t.announceEvery(t.opts.PresenceInterval)
 	t.kickPresence()
@@ -145,7 +153,11 @@ func (t *Transport) kickPresence() {
 
 // publishPresence announces capsules, or that the host is leaving.
 func (t *Transport) publishPresence(capsules []string, intercepts map[string][]string, leaving bool) {
-	data, err := json.Marshal(announcement{Capsules: capsules, Intercepts: intercepts, Leaving: leaving})
+	a := announcement{Capsules: capsules, Intercepts: intercepts, Leaving: leaving}
+	if t.opts.Server != nil {
+		a.Server = t.opts.Server.ID()
+	}
+	data, err := json.Marshal(a)
 	if err == nil {
 		err = t.presenceConn.Publish(PresencePrefix+"."+t.opts.HostID, data)
 	}
@@ -177,7 +189,7 @@ func (t *Transport) heard(m *nats.Msg) {
 	if a.Leaving {
 		delete(next, id)
 	} else {
-		next[id] = HostInfo{ID: id, Capsules: a.Capsules, Intercepts: a.Intercepts, Seen: time.Now()}
+		next[id] = HostInfo{ID: id, Capsules: a.Capsules, Intercepts: a.Intercepts, Server: a.Server, Seen: time.Now()}
 	}
 	p.peers.Store(&next)
 	p.mu.Unlock()

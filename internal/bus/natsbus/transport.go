@@ -86,6 +86,8 @@ type Transport struct {
 	wg   sync.WaitGroup
 
 	presenceConn *nats.Conn
+	// nodesConn hears the cluster's nodes shut down (nodes.go).
+	nodesConn *nats.Conn
 	presence     presence
 	// presenceDue asks the announcing goroutine for an announcement now.
 	presenceDue chan struct{}
@@ -463,6 +465,10 @@ func (t *Transport) Close() {
 		if t.opts.Auth != nil {
 			t.opts.Auth.Revoke("host:" + t.opts.HostID + ":presence")
 		}
+	}
+	if t.nodesConn != nil {
+		t.nodesConn.Close()
+		t.opts.Auth.Revoke("host:" + t.opts.HostID + ":nodes")
 	}
 	for id := range maps.Clone(t.capsules) {
 		t.detachLocked(id)
