@@ -88,7 +88,7 @@ type Transport struct {
 	presenceConn *nats.Conn
 	// nodesConn hears the cluster's nodes shut down (nodes.go).
 	nodesConn *nats.Conn
-	presence     presence
+	presence  presence
 	// presenceDue asks the announcing goroutine for an announcement now.
 	presenceDue chan struct{}
 	// calls are the tool calls running on other hosts (inflight.go).
