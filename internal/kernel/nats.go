@@ -33,7 +33,9 @@ func startNATS(cfg config.NATS, log *slog.Logger) (*natsLink, error) {
 		return nil, nil
 	}
 	l := &natsLink{log: log}
-	opts := natsbus.Options{HostID: cfg.HostID, Logger: log, Deliver: l.deliver, CallLost: l.callLost}
+	opts := natsbus.Options{HostID: cfg.HostID, Logger: log, Deliver: l.deliver, CallLost: l.callLost,
+		// A cancel reaches the host running the call (DESIGN §9).
+		KernelSubscribe: []string{ipc.ToolRequestCancelTopic}}
 	if cfg.Embedded() {
 		auth := natsbus.NewAuthenticator(log)
 		ns, err := natsbus.StartServer(natsbus.ServerOptions{

@@ -56,6 +56,10 @@ type Options struct {
 	// (inflight.go): the kernel publishes the failure reply. It must not
 	// block.
 	CallLost func(LostCall)
+	// KernelSubscribe are topics this host's kernel itself listens to from
+	// every host (its tool-call cancel listener): the host receives them
+	// whatever its capsules subscribe to.
+	KernelSubscribe []string
 	Logger   *slog.Logger
 }
 
@@ -145,6 +149,10 @@ func New(opts Options) (*Transport, error) {
 	t.wg.Add(1)
 	go t.consume()
 	if err := t.startPresence(); err != nil {
+		t.Close()
+		return nil, err
+	}
+	if err := t.receiveForKernel(opts.KernelSubscribe); err != nil {
 		t.Close()
 		return nil, err
 	}
@@ -406,10 +414,19 @@ func (t *Transport) dial(user string, perms *server.Permissions, role string, ex
 }
 
 func closeConn(nc *nats.Conn) {
-	if nc.IsConnected() { // a flush while reconnecting would wait out its timeout
-		_ = nc.Flush() // what was published before a detach still leaves
-	}
+	_ = flushIfConnected(nc) // what was published before a detach still leaves
 	nc.Close()
+}
+
+// flushIfConnected flushes nc unless it has lost its server: a flush while
+// reconnecting would wait out its whole timeout (a host whose node is gone
+// would take 10 s per capsule to unload), and what it holds is sent on
+// reconnection anyway, subscriptions included.
+func flushIfConnected(nc *nats.Conn) error {
+	if !nc.IsConnected() {
+		return nil
+	}
+	return nc.Flush()
 }
 
 // Stats returns a snapshot of the counters, with the exact number of
