@@ -60,7 +60,7 @@ type Options struct {
 	// every host (its tool-call cancel listener): the host receives them
 	// whatever its capsules subscribe to.
 	KernelSubscribe []string
-	Logger   *slog.Logger
+	Logger          *slog.Logger
 }
 
 // Transport carries one host's envelopes to and from a NATS cluster. Each
