@@ -2,7 +2,8 @@
 // middleware between whoever asks for a tool and the capsule that provides
 // it, plus DESIGN §4's "who answers a tool": a result is consolidated only
 // from the capsule that intercepts that tool's topic, and only for a call the
-// router forwarded and has not yet answered.
+// router forwarded and has not yet answered — or, as a failure only, from the
+// kernel, which answers a call whose provider's host was lost (DESIGN §9).
 package router
 
 import (
