@@ -75,5 +75,6 @@ answer or the iteration cap; 2 a usage error; 124 a timeout (a phase limit or --
 	root.AddCommand(newChatCmd())
 	root.AddCommand(newInitCmd())
 	root.AddCommand(newDaemonCmd(), newStartCmd(), newStopCmd(), newStatusCmd(), newUICmd())
+	root.AddCommand(newNATSCmd())
 	return root
 }
