@@ -107,19 +107,7 @@ func crossNodeRequestReply(b *testing.B, reqNode, respNode *server.Server) func(
 		b.Cleanup(nc.Close)
 		return nc
 	}
-	requester, responder := connect(reqNode, "requester"), connect(respNode, "responder")
-	reply := []byte(`{"type":"tool_execute_result","call_id":"x","result":{"call_id":"x","content":"a small file\n","is_error":false}}`)
-	if _, err := responder.Subscribe("peer.tool.v1.request.execute", func(m *nats.Msg) { _ = m.Respond(reply) }); err != nil {
-		b.Fatal(err)
-	}
-	if err := responder.Flush(); err != nil {
-		b.Fatal(err)
-	}
-	req := []byte(`{"type":"tool_execute_request","call_id":"call_0123456789abcdef0123456789abcdef","tool_name":"read_file","arguments":{"file_path":"small.txt"}}`)
-	call := func() error {
-		_, err := requester.Request("peer.tool.v1.request.execute", req, 5*time.Second)
-		return err
-	}
+	call := toolRequestReply(b, connect(reqNode, "requester"), connect(respNode, "responder"), "peer.tool.v1.request.execute")
 	// The responder's interest crosses the route on its own time.
 	deadline := time.Now().Add(30 * time.Second)
 	for err := call(); err != nil; err = call() {

@@ -150,10 +150,11 @@ func meshOfThree(t *testing.T, script string, both bool) (a, b, c *Kernel, s *bl
 	}
 }
 
-// runTurn runs a prompt on host A as `astrid -p` does, calling during(host)
-// once the tool has started on host; it returns the final response, the
+// runTurn runs a prompt on host A as `astrid -p` does, calling during(host,
+// interrupt) once the tool has started on host (interrupt is the Ctrl-C of
+// `astrid -p`); it returns the final response, the
 // tool's result (heard on the consolidated topic) and Run's error.
-func runTurn(t *testing.T, a *Kernel, s *blockerSignals, during func(host string)) (ipc.AgentResponse, ipc.ToolCallResult, error) {
+func runTurn(t *testing.T, a *Kernel, s *blockerSignals, during func(host string, interrupt func())) (ipc.AgentResponse, ipc.ToolCallResult, error) {
 	t.Helper()
 	results, err := a.Dispatcher.Subscribe(dispatch.Caller{Capsule: toolWatcher, Principal: ipc.DefaultPrincipal}, ipc.ToolExecuteResultTopic, true)
 	if err != nil {
@@ -165,7 +166,7 @@ func runTurn(t *testing.T, a *Kernel, s *blockerSignals, during func(host string
 	go func() {
 		select {
 		case h := <-s.started:
-			during(h)
+			during(h, interrupt)
 		case <-ctx.Done():
 		}
 	}()
@@ -188,7 +189,7 @@ func runTurn(t *testing.T, a *Kernel, s *blockerSignals, during func(host string
 // fails at once naming host B, and the turn goes on and answers.
 func TestHostLostMidCallFailsTheCallAtOnce(t *testing.T) {
 	a, b, _, s := meshOfThree(t, toolCallScript("block", `{"wait":true}`), false)
-	final, result, runErr := runTurn(t, a, s, func(host string) {
+	final, result, runErr := runTurn(t, a, s, func(host string, _ func()) {
 		if host != "hostB" {
 			t.Errorf("the call ran on %s", host)
 		}
@@ -208,7 +209,7 @@ func TestHostLostMidCallFailsTheCallAtOnce(t *testing.T) {
 func TestHostLostMidCallTheOtherHostServesTheNext(t *testing.T) {
 	a, b, c, s := meshOfThree(t, toolCallScript("block", `{"wait":true}`), true)
 	var lost string
-	_, result, runErr := runTurn(t, a, s, func(host string) {
+	_, result, runErr := runTurn(t, a, s, func(host string, _ func()) {
 		lost = host
 		k := map[string]*Kernel{"hostB": b, "hostC": c}[host]
 		k.nats.server.Shutdown()
@@ -228,28 +229,18 @@ func TestHostLostMidCallTheOtherHostServesTheNext(t *testing.T) {
 }
 
 // Cancel across hosts: cancelling the turn on host A reaches the tool call
-// running on host B, whose context ends there.
+// running on host B, whose context ends there; the call answers as
+// cancelled.
 func TestCancelReachesTheHostRunningTheCall(t *testing.T) {
 	a, _, _, s := meshOfThree(t, toolCallScript("block", `{"wait":true}`), false)
-	results, err := a.Dispatcher.Subscribe(dispatch.Caller{Capsule: toolWatcher, Principal: ipc.DefaultPrincipal}, ipc.ToolExecuteResultTopic, true)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer results.Close()
-	ctx, interrupt := context.WithCancel(context.Background())
-	defer interrupt()
-	go func() {
-		select {
-		case <-s.started:
-			interrupt()
-		case <-ctx.Done():
-		}
-	}()
-	final, runErr := agentclient.Run(ctx, a.Frontend(), agentclient.Prompt{SessionID: "s1", Text: "run it"}, func(*agentclient.Turn, agentclient.Event) {})
+	final, result, runErr := runTurn(t, a, s, func(_ string, interrupt func()) { interrupt() })
 	if final.Outcome != ipc.OutcomeCancelled || !errors.Is(runErr, context.Canceled) {
 		t.Fatalf("final %+v, %v: want outcome cancelled", final, runErr)
 	}
 	if h := s.next(t, s.cancelled, "cancelled"); h != "hostB" {
 		t.Fatalf("the cancel reached %s", h)
+	}
+	if !result.IsError || !strings.Contains(result.Content, "cancelled") {
+		t.Fatalf("the cancelled call answered %+v", result)
 	}
 }
