@@ -103,16 +103,11 @@ func (t *Transport) track(e *ipc.Envelope) {
 }
 
 // providedHere reports whether a capsule attached here intercepts topic
-// exactly: this host's dispatcher then ran the call itself.
+// exactly: this host's dispatcher then ran the call itself. It reads a
+// snapshot, so that Forward never waits behind an Attach.
 func (t *Transport) providedHere(topic string) bool {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	for _, a := range t.capsules {
-		if slices.Contains(a.intercepts, topic) {
-			return true
-		}
-	}
-	return false
+	m := t.intercepted.Load()
+	return m != nil && (*m)[topic]
 }
 
 // resultCallID is a tool_execute_result's call id, "" if it has none.

@@ -95,6 +95,9 @@ type Transport struct {
 	presence  presence
 	// presenceDue asks the announcing goroutine for an announcement now.
 	presenceDue chan struct{}
+	// intercepted is the set of patterns this host's capsules intercept,
+	// copy-on-write: Forward reads it without t.mu.
+	intercepted atomic.Pointer[map[string]bool]
 	// calls are the tool calls running on other hosts (inflight.go).
 	calls inflight
 	// closing is set when Close starts: losing the connections then is
@@ -276,14 +279,20 @@ func (t *Transport) detachLocked(id string) *attachment {
 	return a
 }
 
-// storeConnsLocked publishes the capsule → connection map Forward reads.
-// t.mu must be held.
+// storeConnsLocked publishes the capsule → connection map Forward reads,
+// and the patterns this host's capsules intercept (inflight.go). t.mu must
+// be held.
 func (t *Transport) storeConnsLocked() {
 	m := make(map[string]*nats.Conn, len(t.capsules))
+	intercepted := make(map[string]bool)
 	for id, a := range t.capsules {
 		m[id] = a.conn
+		for _, p := range a.intercepts {
+			intercepted[p] = true
+		}
 	}
 	t.conns.Store(&m)
+	t.intercepted.Store(&intercepted)
 }
 
 // want adds delta to the count of each subject. t.mu must be held.
