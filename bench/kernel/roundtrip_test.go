@@ -68,20 +68,26 @@ func BenchmarkNATSRequestReply(b *testing.B) {
 
 func setupNATSRoundTrip(b *testing.B) (func() error, func()) {
 	peer := natspeer.StartNATS(b)
-	requester, responder := peer.Connect("requester"), peer.Connect("responder")
+	return toolRequestReply(b, peer.Connect("requester"), peer.Connect("responder"), "tool.v1.request.execute"), func() {}
+}
+
+// toolRequestReply has responder answer requests on subject with a small
+// file's tool result and returns one request of a tool call's size from
+// requester.
+func toolRequestReply(b *testing.B, requester, responder *nats.Conn, subject string) func() error {
+	b.Helper()
 	reply := []byte(`{"type":"tool_execute_result","call_id":"x","result":{"call_id":"x","content":"a small file\n","is_error":false}}`)
-	if _, err := responder.Subscribe("tool.v1.request.execute", func(m *nats.Msg) { _ = m.Respond(reply) }); err != nil {
+	if _, err := responder.Subscribe(subject, func(m *nats.Msg) { _ = m.Respond(reply) }); err != nil {
 		b.Fatal(err)
 	}
 	if err := responder.Flush(); err != nil {
 		b.Fatal(err)
 	}
 	req := []byte(`{"type":"tool_execute_request","call_id":"call_0123456789abcdef0123456789abcdef","tool_name":"read_file","arguments":{"file_path":"small.txt"}}`)
-	roundTrip := func() error {
-		_, err := requester.Request("tool.v1.request.execute", req, 5*time.Second)
+	return func() error {
+		_, err := requester.Request(subject, req, 5*time.Second)
 		return err
 	}
-	return roundTrip, func() {}
 }
 
 // BenchmarkRoundTripInterleaved is internal/kernel's BenchmarkRoundTrip

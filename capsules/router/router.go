@@ -2,7 +2,8 @@
 // middleware between whoever asks for a tool and the capsule that provides
 // it, plus DESIGN §4's "who answers a tool": a result is consolidated only
 // from the capsule that intercepts that tool's topic, and only for a call the
-// router forwarded and has not yet answered.
+// router forwarded and has not yet answered — or, as a failure only, from the
+// kernel, which answers a call whose provider's host was lost (DESIGN §9).
 package router
 
 import (
@@ -117,7 +118,7 @@ func handleResult(c *sdk.Call) error {
 		return nil
 	}
 	tool, forwardedTo := parsePending(pending)
-	if !slices.Contains(forwardedTo, c.SourceID()) {
+	if !slices.Contains(forwardedTo, c.SourceID()) && !kernelFailure(c, out) {
 		return refuseStranger(c, name, forwardedTo)
 	}
 	if tool != name {
@@ -141,6 +142,20 @@ func handleResult(c *sdk.Call) error {
 		c.Log(hostapi.LogWarn, fmt.Sprintf("router: call %q: result not registered as the failure reply: %v", callID, err))
 	}
 	return c.Publish(ipc.ToolExecuteResultTopic, out)
+}
+
+// kernelFailure reports whether a result is the kernel's failure reply for
+// a call whose provider cannot answer: its host was lost mid-call (DESIGN
+// §9; the provider's own host could answer for it, the calling host
+// cannot). Only the kernel publishes as ipc.KernelSourceID, and kernel
+// events never cross hosts, so this is the calling host's own kernel. It
+// may end a call with a failure, never with a success.
+func kernelFailure(c *sdk.Call, out []byte) bool {
+	if c.SourceID() != ipc.KernelSourceID {
+		return false
+	}
+	var res ipc.ToolExecuteResult
+	return res.UnmarshalJSON(out) == nil && res.Result.IsError
 }
 
 // refuseStranger refuses a result from a capsule the call was not

@@ -76,5 +76,6 @@ answer or the iteration cap; 2 a usage error; 124 a timeout (a phase limit or --
 	root.AddCommand(newInitCmd())
 	root.AddCommand(newDaemonCmd(), newStartCmd(), newStopCmd(), newStatusCmd(), newUICmd())
 	root.AddCommand(newLogsCmd())
+	root.AddCommand(newNATSCmd())
 	return root
 }

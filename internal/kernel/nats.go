@@ -22,6 +22,7 @@ type natsLink struct {
 	// dispatcher receives the other hosts' envelopes; set once the
 	// dispatcher exists, before any capsule is attached.
 	dispatcher atomic.Pointer[dispatch.Dispatcher]
+	log        *slog.Logger
 }
 
 // startNATS starts what cfg asks for: an embedded server (a cluster node
@@ -31,8 +32,10 @@ func startNATS(cfg config.NATS, log *slog.Logger) (*natsLink, error) {
 	if !cfg.Enabled() {
 		return nil, nil
 	}
-	l := &natsLink{}
-	opts := natsbus.Options{HostID: cfg.HostID, Logger: log, Deliver: l.deliver}
+	l := &natsLink{log: log}
+	opts := natsbus.Options{HostID: cfg.HostID, Logger: log, Deliver: l.deliver, CallLost: l.callLost,
+		// A cancel reaches the host running the call (DESIGN §9).
+		KernelSubscribe: []string{ipc.ToolRequestCancelTopic}}
 	if cfg.Embedded() {
 		auth := natsbus.NewAuthenticator(log)
 		ns, err := natsbus.StartServer(natsbus.ServerOptions{

@@ -91,6 +91,12 @@ const toolWatcher = "test-tool-watcher"
 // plus builtins, as `astrid -p` would.
 func bootReactAgent(t *testing.T, script string, builtins ...Builtin) (*Kernel, string) {
 	t.Helper()
+	return bootReactAgentWith(t, config.Default(), script, builtins...)
+}
+
+// bootReactAgentWith is bootReactAgent with cfg.
+func bootReactAgentWith(t *testing.T, cfg config.Config, script string, builtins ...Builtin) (*Kernel, string) {
+	t.Helper()
 	home := t.TempDir()
 	ws, err := filepath.EvalSymlinks(t.TempDir())
 	if err != nil {
@@ -98,7 +104,7 @@ func bootReactAgent(t *testing.T, script string, builtins ...Builtin) (*Kernel, 
 	}
 	setReplayScript(t, home, ws, script)
 	k, err := Boot(context.Background(), Options{
-		Home: home, Workspace: ws, Config: config.Default(),
+		Home: home, Workspace: ws, Config: cfg,
 		Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError})),
 		Builtins: append([]Builtin{
 			{Manifest: router.Manifest, New: router.New},

@@ -6,7 +6,10 @@
 // the embedded nats-server and its in-process authenticator, the hosts'
 // presence (each host announces the capsules it serves; Hosts), and the
 // choice of the one host on which a capsule loaded on several intercepts
-// each envelope (elect.go).
+// each envelope (elect.go). It tracks the tool calls published here that
+// run on other hosts and reports those whose host is lost (the host left,
+// its node shut down, it fell silent, or this host lost NATS) to
+// Options.CallLost, which the kernel answers (inflight.go, nodes.go).
 //
 // Subjects carry the publisher: astrid.<capsule id>.<topic>. Each capsule
 // has its own connection, whose broker permissions are derived from its

@@ -51,16 +51,27 @@ func (el *election) runs(capsule string) bool {
 	if pub, ok := el.peers[pubHost]; ok && serves(pub, capsule) {
 		return false
 	}
-	best, bestScore := self, electionScore(capsule, pubHost, el.seq, self)
-	for id, h := range el.peers {
+	return electedHost(el.peers, capsule, pubHost, el.seq, self) == self
+}
+
+// electedHost is the host that intercepts an envelope published on pubHost
+// with sequence number seq for capsule: the highest election score among
+// candidate (if not empty) and the peers other than pubHost that serve
+// capsule; "" if none does.
+func electedHost(peers map[string]HostInfo, capsule, pubHost string, seq uint64, candidate string) string {
+	best, bestScore := candidate, uint64(0)
+	if candidate != "" {
+		bestScore = electionScore(capsule, pubHost, seq, candidate)
+	}
+	for id, h := range peers {
 		if id == pubHost || !serves(h, capsule) {
 			continue
 		}
-		if s := electionScore(capsule, pubHost, el.seq, id); s > bestScore || s == bestScore && id < best {
+		if s := electionScore(capsule, pubHost, seq, id); best == "" || s > bestScore || s == bestScore && id < best {
 			best, bestScore = id, s
 		}
 	}
-	return best == self
+	return best
 }
 
 func serves(h HostInfo, capsule string) bool {

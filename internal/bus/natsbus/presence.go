@@ -31,6 +31,9 @@ type HostInfo struct {
 	// Intercepts maps each of those capsules to the patterns it
 	// intercepts.
 	Intercepts map[string][]string `json:"intercepts,omitempty"`
+	// Server is the id of the embedded NATS node the host runs, if any:
+	// that node's shutdown is the host's loss (nodes.go).
+	Server string `json:"server,omitempty"`
 	// Seen is when this host last heard of it (now, for itself).
 	Seen time.Time `json:"seen"`
 }
@@ -39,6 +42,7 @@ type HostInfo struct {
 type announcement struct {
 	Capsules   []string            `json:"capsules"`
 	Intercepts map[string][]string `json:"intercepts,omitempty"`
+	Server     string              `json:"server,omitempty"`
 	// Leaving says the host is closing its transport.
 	Leaving bool `json:"leaving,omitempty"`
 }
@@ -73,7 +77,7 @@ func (t *Transport) startPresence() error {
 		Publish:   &server.SubjectPermission{Allow: []string{PresencePrefix + "." + t.opts.HostID}},
 		Subscribe: &server.SubjectPermission{Allow: []string{PresencePrefix + ".*"}},
 	}
-	nc, err := t.dial("host:"+t.opts.HostID+":presence", perms, "presence")
+	nc, err := t.dial("host:"+t.opts.HostID+":presence", perms, "presence", nats.DisconnectErrHandler(t.linkLost))
 	if err != nil {
 		return fmt.Errorf("natsbus: presence: %w", err)
 	}
@@ -82,6 +86,10 @@ func (t *Transport) startPresence() error {
 		return fmt.Errorf("natsbus: presence: %w", err)
 	}
 	t.presenceConn = nc
+	if err := t.watchNodes(); err != nil {
+		nc.Close()
+		return fmt.Errorf("natsbus: presence: %w", err)
+	}
 	t.wg.Add(1)
 	go t.announceEvery(t.opts.PresenceInterval)
 	t.kickPresence()
@@ -97,6 +105,7 @@ func (t *Transport) announceEvery(interval time.Duration) {
 		case <-t.done:
 			return
 		case <-tick.C:
+			t.forgetSilent(time.Now())
 		case <-t.presenceDue:
 		}
 		capsules, intercepts := t.attached()
@@ -144,7 +153,11 @@ func (t *Transport) kickPresence() {
 
 // publishPresence announces capsules, or that the host is leaving.
 func (t *Transport) publishPresence(capsules []string, intercepts map[string][]string, leaving bool) {
-	data, err := json.Marshal(announcement{Capsules: capsules, Intercepts: intercepts, Leaving: leaving})
+	a := announcement{Capsules: capsules, Intercepts: intercepts, Leaving: leaving}
+	if t.opts.Server != nil {
+		a.Server = t.opts.Server.ID()
+	}
+	data, err := json.Marshal(a)
 	if err == nil {
 		err = t.presenceConn.Publish(PresencePrefix+"."+t.opts.HostID, data)
 	}
@@ -168,7 +181,6 @@ func (t *Transport) heard(m *nats.Msg) {
 	slices.Sort(a.Capsules)
 	p := &t.presence
 	p.mu.Lock()
-	defer p.mu.Unlock()
 	next := make(map[string]HostInfo)
 	if old := p.peers.Load(); old != nil {
 		maps.Copy(next, *old)
@@ -177,14 +189,61 @@ func (t *Transport) heard(m *nats.Msg) {
 	if a.Leaving {
 		delete(next, id)
 	} else {
-		next[id] = HostInfo{ID: id, Capsules: a.Capsules, Intercepts: a.Intercepts, Seen: time.Now()}
+		next[id] = HostInfo{ID: id, Capsules: a.Capsules, Intercepts: a.Intercepts, Server: a.Server, Seen: time.Now()}
 	}
 	p.peers.Store(&next)
-	if !known && !a.Leaving {
+	p.mu.Unlock()
+	switch {
+	case !known && !a.Leaving:
 		// A newcomer missed our earlier announcements: answer at once
 		// rather than at the next tick.
 		t.kickPresence()
+	case known && a.Leaving:
+		t.hostLost(id, LostLeft)
 	}
+}
+
+// forgetSilent forgets the hosts not heard of for three presence intervals
+// and answers the calls they were running.
+func (t *Transport) forgetSilent(now time.Time) {
+	p := &t.presence
+	p.mu.Lock()
+	old := p.peers.Load()
+	if old == nil {
+		p.mu.Unlock()
+		return
+	}
+	var silent []string
+	next := make(map[string]HostInfo, len(*old))
+	for id, h := range *old {
+		if now.Sub(h.Seen) > 3*t.opts.PresenceInterval {
+			silent = append(silent, id)
+		} else {
+			next[id] = h
+		}
+	}
+	if len(silent) > 0 {
+		p.peers.Store(&next)
+	}
+	p.mu.Unlock()
+	for _, id := range silent {
+		t.log.Warn("natsbus: host forgotten: not heard of for three presence intervals", "lost_host", id)
+		t.hostLost(id, LostSilent)
+	}
+}
+
+// linkLost answers every call running on another host when this host's
+// presence connection loses the cluster: no answer from anywhere can reach
+// it now, and it cannot tell which host is still there. It logs as dial's
+// handler would.
+func (t *Transport) linkLost(nc *nats.Conn, err error) {
+	if err != nil {
+		t.log.Warn("natsbus: disconnected", "connection", nc.Opts.Name, "error", err)
+	}
+	if t.closing.Load() {
+		return
+	}
+	t.answerLost(LostOwnLink, func(string) bool { return true })
 }
 
 // Hosts lists this host and the hosts heard of within three presence

@@ -53,7 +53,7 @@ func (t *Transport) resubscribeLocked() error {
 			delete(r.subs, subject)
 		}
 	}
-	if err := r.conn.Flush(); err != nil {
+	if err := flushIfConnected(r.conn); err != nil {
 		return fmt.Errorf("receive subscriptions: %w", err)
 	}
 	return nil

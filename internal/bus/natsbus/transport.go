@@ -47,7 +47,16 @@ type Options struct {
 	// PresenceInterval is how often the host announces its capsules to
 	// the others (Hosts); DefaultPresenceInterval if zero.
 	PresenceInterval time.Duration
-	Logger           *slog.Logger
+	// CallLost, if set, answers a tool call published on this host whose
+	// providers were all on other hosts, lost before it was answered
+	// (inflight.go): the kernel publishes the failure reply. It must not
+	// block.
+	CallLost func(LostCall)
+	// KernelSubscribe are topics this host's kernel itself listens to from
+	// every host (its tool-call cancel listener): the host receives them
+	// whatever its capsules subscribe to.
+	KernelSubscribe []string
+	Logger          *slog.Logger
 }
 
 // Transport carries one host's envelopes to and from a NATS cluster. Each
@@ -76,9 +85,19 @@ type Transport struct {
 	wg   sync.WaitGroup
 
 	presenceConn *nats.Conn
-	presence     presence
+	// nodesConn hears the cluster's nodes shut down (nodes.go).
+	nodesConn *nats.Conn
+	presence  presence
 	// presenceDue asks the announcing goroutine for an announcement now.
 	presenceDue chan struct{}
+	// intercepted is the set of patterns this host's capsules intercept,
+	// copy-on-write: Forward reads it without t.mu.
+	intercepted atomic.Pointer[map[string]bool]
+	// calls are the tool calls running on other hosts (inflight.go).
+	calls inflight
+	// closing is set when Close starts: losing the connections then is
+	// no host's loss.
+	closing atomic.Bool
 }
 
 type attachment struct {
@@ -127,6 +146,10 @@ func New(opts Options) (*Transport, error) {
 	t.wg.Add(1)
 	go t.consume()
 	if err := t.startPresence(); err != nil {
+		t.Close()
+		return nil, err
+	}
+	if err := t.receiveForKernel(opts.KernelSubscribe); err != nil {
 		t.Close()
 		return nil, err
 	}
@@ -250,14 +273,20 @@ func (t *Transport) detachLocked(id string) *attachment {
 	return a
 }
 
-// storeConnsLocked publishes the capsule → connection map Forward reads.
-// t.mu must be held.
+// storeConnsLocked publishes the capsule → connection map Forward reads,
+// and the patterns this host's capsules intercept (inflight.go). t.mu must
+// be held.
 func (t *Transport) storeConnsLocked() {
 	m := make(map[string]*nats.Conn, len(t.capsules))
+	intercepted := make(map[string]bool)
 	for id, a := range t.capsules {
 		m[id] = a.conn
+		for _, p := range a.intercepts {
+			intercepted[p] = true
+		}
 	}
 	t.conns.Store(&m)
+	t.intercepted.Store(&intercepted)
 }
 
 // want adds delta to the count of each subject. t.mu must be held.
@@ -282,6 +311,7 @@ func (t *Transport) Forward(e *ipc.Envelope) {
 		t.dropped(DropNotAttached, 1, "natsbus: publish from a capsule with no connection not forwarded", "capsule", e.SourceID, "topic", e.Topic)
 		return
 	}
+	t.track(e)
 	buf := framePool.Get().(*[]byte)
 	defer putFrame(buf)
 	data, err := appendFrame((*buf)[:0], t.opts.HostID, e)
@@ -413,8 +443,19 @@ func (t *Transport) dial(user string, perms *server.Permissions, role string, ex
 }
 
 func closeConn(nc *nats.Conn) {
-	_ = nc.Flush() // what was published before a detach still leaves
+	_ = flushIfConnected(nc) // what was published before a detach still leaves
 	nc.Close()
+}
+
+// flushIfConnected flushes nc unless it has lost its server: a flush while
+// reconnecting would wait out its whole timeout (a host whose node is gone
+// would take 10 s per capsule to unload), and what it holds is sent on
+// reconnection anyway, subscriptions included.
+func flushIfConnected(nc *nats.Conn) error {
+	if !nc.IsConnected() {
+		return nil
+	}
+	return nc.Flush()
 }
 
 // Stats returns a snapshot of the counters, with the exact number of
@@ -463,12 +504,17 @@ func (t *Transport) Close() {
 		return
 	}
 	t.closed = true
+	t.closing.Store(true)
 	if t.presenceConn != nil {
 		t.publishPresence(nil, nil, true)
 		closeConn(t.presenceConn)
 		if t.opts.Auth != nil {
 			t.opts.Auth.Revoke("host:" + t.opts.HostID + ":presence")
 		}
+	}
+	if t.nodesConn != nil {
+		t.nodesConn.Close()
+		t.opts.Auth.Revoke("host:" + t.opts.HostID + ":nodes")
 	}
 	for id := range maps.Clone(t.capsules) {
 		t.detachLocked(id)

@@ -1,0 +1,83 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/nats-io/jwt/v2"
+	"github.com/nats-io/nkeys"
+)
+
+// TestNATSCredsMintsTheManifestsGrants: astrid nats creds reads a capsule's
+// manifest and an account seed and writes credentials whose JWT, signed by
+// that account, grants exactly the manifest's keys as the capsule.
+func TestNATSCredsMintsTheManifestsGrants(t *testing.T) {
+	dir := t.TempDir()
+	acc, _ := nkeys.CreateAccount()
+	seed, _ := acc.Seed()
+	accPub, _ := acc.PublicKey()
+	seedFile := filepath.Join(dir, "account.nk")
+	if err := os.WriteFile(seedFile, append(seed, '\n'), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	manifestPath := filepath.Join(dir, "Capsule.toml")
+	if err := os.WriteFile(manifestPath, []byte(`
+[package]
+name = "echo-tool"
+version = "0.1.0"
+[subscribe]
+"tool.v1.execute.echo" = { wit = "opaque", handler = "tool_execute_echo" }
+[publish]
+"tool.v1.execute.echo.result" = "opaque"
+`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "echo.creds")
+	root := newRootCmd()
+	var stderr bytes.Buffer
+	root.SetOut(&stderr)
+	root.SetErr(&stderr)
+	root.SetArgs([]string{"nats", "creds", "--account-seed", seedFile, "--host", "gpu-box", "--out", out, manifestPath})
+	if err := root.Execute(); err != nil {
+		t.Fatalf("%v: %s", err, stderr.String())
+	}
+	file, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fi, _ := os.Stat(out); fi.Mode().Perm() != 0o600 {
+		t.Fatalf("credentials file mode %v", fi.Mode().Perm())
+	}
+	token, err := jwt.ParseDecoratedJWT(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	claims, err := jwt.DecodeUserClaims(token)
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := "echo-tool"
+	if claims.Issuer != accPub || !strings.HasSuffix(claims.Name, ":gpu-box:"+id) ||
+		!slices.Equal(claims.Pub.Allow, jwt.StringList{"astrid." + id + ".tool.v1.execute.echo.result"}) ||
+		!slices.Equal(claims.Sub.Allow, jwt.StringList{"astrid.*.tool.v1.execute.echo"}) {
+		t.Fatalf("claims: issuer %s name %s pub %v sub %v", claims.Issuer, claims.Name, claims.Pub, claims.Sub)
+	}
+
+	// A key that is not an account's is refused.
+	op, _ := nkeys.CreateOperator()
+	opSeed, _ := op.Seed()
+	if err := os.WriteFile(seedFile, opSeed, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	root = newRootCmd()
+	root.SetOut(&stderr)
+	root.SetErr(&stderr)
+	root.SetArgs([]string{"nats", "creds", "--account-seed", seedFile, "--host", "gpu-box", manifestPath})
+	if err := root.Execute(); err == nil || !strings.Contains(err.Error(), "not an account key") {
+		t.Fatalf("minted with an operator key: %v", err)
+	}
+}

@@ -1,0 +1,77 @@
+package natsbus
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
+)
+
+// nodeShutdownSubject is the system event a NATS node sends its cluster as
+// it shuts down: $SYS.SERVER.<server id>.SHUTDOWN.
+const nodeShutdownSubject = "$SYS.SERVER.*.SHUTDOWN"
+
+// watchNodes has a host that embeds a cluster node hear the other nodes
+// shut down: a host whose node is gone has lost the bus, whether or not it
+// could say it was leaving, and the calls it was running are answered at
+// once rather than when its silence times out. The watching connection
+// joins the server's system account and may only subscribe to that event.
+// Without an embedded server (an external cluster) it does nothing: the
+// cluster's system account is the operator's, not the host's.
+func (t *Transport) watchNodes() error {
+	if t.opts.Server == nil || t.opts.CallLost == nil {
+		return nil
+	}
+	sys := t.opts.Server.SystemAccount()
+	if sys == nil {
+		return nil
+	}
+	user := "host:" + t.opts.HostID + ":nodes"
+	perms := &server.Permissions{
+		Publish:   &server.SubjectPermission{Deny: []string{">"}},
+		Subscribe: &server.SubjectPermission{Allow: []string{nodeShutdownSubject}},
+	}
+	secret := t.opts.Auth.IssueIn(user, perms, sys)
+	nc, err := nats.Connect("", nats.InProcessServer(t.opts.Server), nats.UserInfo(user, secret),
+		nats.Name("astrid "+t.opts.HostID+" nodes"), nats.ErrorHandler(t.asyncError))
+	if err != nil {
+		t.opts.Auth.Revoke(user)
+		return fmt.Errorf("watch the cluster's nodes: %w", err)
+	}
+	if _, err := nc.Subscribe(nodeShutdownSubject, t.nodeShutdown); err != nil {
+		nc.Close()
+		t.opts.Auth.Revoke(user)
+		return fmt.Errorf("watch the cluster's nodes: %w", err)
+	}
+	t.nodesConn = nc
+	return nil
+}
+
+// nodeShutdown forgets the hosts whose node shut down and answers the
+// calls they were running.
+func (t *Transport) nodeShutdown(m *nats.Msg) {
+	id := strings.TrimSuffix(strings.TrimPrefix(m.Subject, "$SYS.SERVER."), ".SHUTDOWN")
+	if id == "" || id == t.opts.Server.ID() {
+		return
+	}
+	p := &t.presence
+	p.mu.Lock()
+	var gone []string
+	if old := p.peers.Load(); old != nil {
+		next := make(map[string]HostInfo, len(*old))
+		for hid, h := range *old {
+			if h.Server == id {
+				gone = append(gone, hid)
+			} else {
+				next[hid] = h
+			}
+		}
+		p.peers.Store(&next)
+	}
+	p.mu.Unlock()
+	for _, hid := range gone {
+		t.log.Warn("natsbus: host lost: its NATS node shut down", "lost_host", hid, "server", id)
+		t.hostLost(hid, LostShutdown)
+	}
+}
