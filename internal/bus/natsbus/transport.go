@@ -36,6 +36,13 @@ type Options struct {
 	URL string
 	// Connect is added to every connection's options (TLS, credentials).
 	Connect []nats.Option
+	// CredsDir, on an external cluster, holds one credentials file per
+	// capsule, <id>.creds, minted by the operator for this host (astrid
+	// nats creds): each capsule's connection authenticates with its own,
+	// overriding Connect's credentials, so that the broker enforces each
+	// capsule's grants (creds_dir.go). Connect's credentials still serve
+	// the host's receiver and presence connections.
+	CredsDir string
 	// Deliver hands an envelope published on another host to this host's
 	// dispatcher (dispatch.Dispatcher.DeliverRemote), with runs, which
 	// says which of this host's capsules intercept it (elect.go). It must
@@ -182,7 +189,15 @@ func (t *Transport) Attach(id string, publish, subscribe, intercepts []string) e
 	if t.closed {
 		return fmt.Errorf("natsbus: attach capsule %s: transport closed", id)
 	}
-	conn, err := t.dial(user, capsulePermissions(pubGrants, subGrants), "capsule "+id)
+	var extra []nats.Option
+	creds, err := t.capsuleCredsOption(id)
+	if err != nil {
+		return fmt.Errorf("natsbus: attach capsule %s: %w", id, err)
+	}
+	if creds != nil {
+		extra = append(extra, creds)
+	}
+	conn, err := t.dial(user, capsulePermissions(pubGrants, subGrants), "capsule "+id, extra...)
 	if err != nil {
 		return fmt.Errorf("natsbus: attach capsule %s: %w", id, err)
 	}

@@ -1,0 +1,209 @@
+package natsbus
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/nats-io/jwt/v2"
+	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nkeys"
+
+	"github.com/astrid-go/astrid/ipc"
+)
+
+// writeCreds writes a credentials file as astrid nats creds --out does.
+func writeCreds(t *testing.T, path string, file []byte, mode os.FileMode) {
+	t.Helper()
+	if err := os.WriteFile(path, file, mode); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(path, mode); err != nil { // past the umask
+		t.Fatal(err)
+	}
+}
+
+// hostCreds mints the host's own user (its receiver and presence
+// connections), with no permission restriction, and writes it to dir.
+func hostCreds(t *testing.T, acc nkeys.KeyPair, dir, host string) string {
+	t.Helper()
+	user, _ := nkeys.CreateUser()
+	pub, _ := user.PublicKey()
+	seed, _ := user.Seed()
+	claims := jwt.NewUserClaims(pub)
+	claims.Name = "host:" + host
+	token, err := claims.Encode(acc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	file, err := jwt.FormatUserConfig(token, seed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, "host-"+host+".creds")
+	writeCreds(t, path, file, 0o600)
+	return path
+}
+
+// mintInto mints capsule id's credentials for host and writes them to
+// <dir>/<id>.creds, returning them.
+func mintInto(t *testing.T, acc nkeys.KeyPair, dir, host, id string, publish, subscribe []string) CapsuleCreds {
+	t.Helper()
+	creds, err := MintCapsuleCreds(acc, host, id, publish, subscribe, time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeCreds(t, filepath.Join(dir, id+".creds"), creds.File, 0o600)
+	return creds
+}
+
+// newExternalHost is a host on an external cluster in operator mode: its
+// own connections use hostFile, each capsule's its file in dir.
+func newExternalHost(t *testing.T, ns *server.Server, id, hostFile, dir string) *testHost {
+	t.Helper()
+	h := &testHost{got: make(chan *ipc.Envelope, 1024)}
+	tr, err := New(Options{HostID: id, URL: ns.ClientURL(), Connect: []nats.Option{nats.UserCredentials(hostFile)}, CredsDir: dir,
+		Deliver: func(e *ipc.Envelope, _ func(string) bool) error {
+			h.got <- e
+			return nil
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(tr.Close)
+	h.Transport = tr
+	return h
+}
+
+// TestEachCapsuleConnectsWithItsOwnCredentials: on an external cluster in
+// operator mode, with a directory of per-capsule credentials, the broker
+// holds each capsule to the grants the operator minted, even when the
+// host's kernel would let it publish more (a compromised host, or a
+// manifest edited after the mint): the forged publish is refused by the
+// server and counted, the granted one crosses to the other host.
+func TestEachCapsuleConnectsWithItsOwnCredentials(t *testing.T) {
+	ns, acc := operatorServer(t)
+	dirA, dirB := t.TempDir(), t.TempDir()
+	mintInto(t, acc, dirA, "hostA", "p", []string{"chat.a"}, nil)
+	mintInto(t, acc, dirB, "hostB", "q", nil, []string{"chat.*"})
+	a := newExternalHost(t, ns, "hostA", hostCreds(t, acc, dirA, "hostA"), dirA)
+	b := newExternalHost(t, ns, "hostB", hostCreds(t, acc, dirB, "hostB"), dirB)
+	// The manifest hostA loads claims chat.b too; the operator did not grant it.
+	a.attach(t, "p", []string{"chat.a", "chat.b"}, nil)
+	b.attach(t, "q", nil, []string{"chat.*"})
+
+	a.forward("p", "chat.b", `"forged"`)
+	a.forward("p", "chat.a", `"honest"`)
+	e := b.next(t)
+	if e.Topic != "chat.a" || e.SourceID != "p" || string(e.Payload) != `"honest"` {
+		t.Fatalf("host B received %s from %s: %s, want the honest chat.a from p", e.Topic, e.SourceID, e.Payload)
+	}
+	waitFor(t, "the broker to refuse p's publish outside its minted grant", func() bool {
+		return a.Stats().Drops[DropPermission] >= 1
+	})
+	if got := a.Stats().Drops[DropPermission]; got != 1 {
+		t.Fatalf("%d permission drops on host A, want exactly the forged one", got)
+	}
+	select {
+	case e := <-b.got:
+		t.Fatalf("host B also received %s %s", e.Topic, e.Payload)
+	default:
+	}
+}
+
+// TestCapsuleCredentialsCannotActAsAnother: a raw client holding one
+// capsule's minted credentials (what a thief takes from the directory)
+// cannot publish as another capsule or outside its grants: the server
+// refuses each, and the other host receives only the honest publish.
+func TestCapsuleCredentialsCannotActAsAnother(t *testing.T) {
+	ns, acc := operatorServer(t)
+	dirA, dirB := t.TempDir(), t.TempDir()
+	stolen := mintInto(t, acc, dirA, "hostA", "p", []string{"chat.a"}, nil)
+	mintInto(t, acc, dirA, "hostA", "r", []string{"chat.b"}, nil)
+	mintInto(t, acc, dirB, "hostB", "q", nil, []string{"chat.*"})
+	a := newExternalHost(t, ns, "hostA", hostCreds(t, acc, dirA, "hostA"), dirA)
+	b := newExternalHost(t, ns, "hostB", hostCreds(t, acc, dirB, "hostB"), dirB)
+	a.attach(t, "p", []string{"chat.a"}, nil)
+	a.attach(t, "r", []string{"chat.b"}, nil)
+	b.attach(t, "q", nil, []string{"chat.*"})
+
+	rogue, violations, err := dialCreds(t, ns, stolen)
+	if err != nil {
+		t.Fatal(err)
+	}
+	forgeries := []struct{ name, subject string }{
+		{"as another capsule of its host", SubjectPrefix + ".r.chat.b"},
+		{"as a capsule of another host", SubjectPrefix + ".q.chat.a"},
+		{"outside its grants", SubjectPrefix + ".p.chat.b"},
+		{"as the kernel", SubjectPrefix + ".kernel.chat.a"},
+		{"as a host's presence", PresencePrefix + ".hostA"},
+	}
+	for _, f := range forgeries {
+		must(t, rogue.Publish(f.subject, frame(t, "forged: "+f.name)))
+	}
+	must(t, rogue.Publish(SubjectPrefix+".p.chat.a", frame(t, "honest")))
+	must(t, rogue.Flush())
+	e := b.next(t)
+	if e.SourceID != "p" || e.Topic != "chat.a" || string(e.Payload) != `"honest"` {
+		t.Fatalf("host B received %s from %s: %s; a forgery went through", e.Topic, e.SourceID, e.Payload)
+	}
+	waitFor(t, "the server to refuse every forgery", func() bool { return violations() >= len(forgeries) })
+	if got := violations(); got != len(forgeries) {
+		t.Fatalf("%d violations, want %d", got, len(forgeries))
+	}
+	// r's own credentials still publish its grant.
+	a.forward("r", "chat.b", `"from r"`)
+	if e := b.next(t); e.SourceID != "r" || string(e.Payload) != `"from r"` {
+		t.Fatalf("host B received %s from %s: %s, want r's chat.b", e.Topic, e.SourceID, e.Payload)
+	}
+}
+
+// TestAttachRefusesCapsuleWithoutItsOwnCredentials: with a credentials
+// directory, a capsule whose file is missing, readable by others, or not
+// a file is refused at attach, naming the file, rather than run under the
+// host's wider credentials.
+func TestAttachRefusesCapsuleWithoutItsOwnCredentials(t *testing.T) {
+	ns, acc := operatorServer(t)
+	dir := t.TempDir()
+	loose, err := MintCapsuleCreds(acc, "hostA", "loose", []string{"chat.a"}, nil, time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeCreds(t, filepath.Join(dir, "loose.creds"), loose.File, 0o644)
+	if err := os.Mkdir(filepath.Join(dir, "dir.creds"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	a := newExternalHost(t, ns, "hostA", hostCreds(t, acc, dir, "hostA"), dir)
+	cases := []struct{ id, wantInErr string }{
+		{"missing", "no credentials file " + filepath.Join(dir, "missing.creds")},
+		{"loose", "chmod 600"},
+		{"dir", "not a regular file"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.id, func(t *testing.T) {
+			err := a.Attach(tc.id, []string{"chat.a"}, nil, nil)
+			if err == nil || !strings.Contains(err.Error(), tc.wantInErr) {
+				t.Fatalf("err %v, want one containing %q", err, tc.wantInErr)
+			}
+		})
+	}
+	if n := len(*a.conns.Load()); n != 0 {
+		t.Fatalf("%d capsule connections left after refused attaches", n)
+	}
+}
+
+// frame is a well-formed frame carrying payload as a JSON string, as a
+// rogue client holding a host's credentials would publish it.
+func frame(t *testing.T, payload string) []byte {
+	t.Helper()
+	quoted, _ := json.Marshal(payload)
+	body, err := appendFrame(nil, "rogue", &ipc.Envelope{Payload: quoted, Principal: "alice", Seq: 1, Timestamp: time.Now().UnixNano()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return body
+}
