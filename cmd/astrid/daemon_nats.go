@@ -9,8 +9,8 @@ import (
 // natsFlags are the daemon's flags for a bus across hosts (docs/nats.md);
 // each one set overrides its config.toml [nats] key.
 type natsFlags struct {
-	hostID, listen, url, creds, tlsCA, tlsCert, tlsKey string
-	routes                                             []string
+	hostID, listen, url, creds, credsDir, tlsCA, tlsCert, tlsKey string
+	routes                                                       []string
 }
 
 func (f *natsFlags) register(cmd *cobra.Command) {
@@ -19,6 +19,7 @@ func (f *natsFlags) register(cmd *cobra.Command) {
 	fs.StringSliceVar(&f.routes, "nats-routes", nil, "the cluster peers' route addresses (nats-route://host:port,...)")
 	fs.StringVar(&f.url, "nats-url", "", "join an existing NATS cluster at this URL instead of embedding a server")
 	fs.StringVar(&f.creds, "nats-creds", "", "credentials file for --nats-url")
+	fs.StringVar(&f.credsDir, "nats-creds-dir", "", "directory of per-capsule credentials (<capsule id>.creds) for --nats-url, minted with astrid nats creds")
 	fs.StringVar(&f.tlsCA, "nats-tls-ca", "", "CA file for --nats-url")
 	fs.StringVar(&f.tlsCert, "nats-tls-cert", "", "client certificate for --nats-url (with --nats-tls-key)")
 	fs.StringVar(&f.tlsKey, "nats-tls-key", "", "the client certificate's key")
@@ -35,7 +36,7 @@ func (f *natsFlags) apply(cmd *cobra.Command, cfg *config.Config) {
 	set := cmd.Flags().Changed
 	n := &cfg.NATS
 	if set("nats-listen") || set("nats-routes") {
-		n.URL, n.CredsFile, n.TLSCA, n.TLSCert, n.TLSKey = "", "", "", "", ""
+		n.URL, n.CredsFile, n.CredsDir, n.TLSCA, n.TLSCert, n.TLSKey = "", "", "", "", "", ""
 	}
 	if set("nats-url") {
 		n.Listen, n.Routes = "", nil
@@ -46,6 +47,7 @@ func (f *natsFlags) apply(cmd *cobra.Command, cfg *config.Config) {
 		v    string
 	}{
 		{"nats-listen", &n.Listen, f.listen}, {"nats-url", &n.URL, f.url}, {"nats-creds", &n.CredsFile, f.creds},
+		{"nats-creds-dir", &n.CredsDir, f.credsDir},
 		{"nats-tls-ca", &n.TLSCA, f.tlsCA}, {"nats-tls-cert", &n.TLSCert, f.tlsCert}, {"nats-tls-key", &n.TLSKey, f.tlsKey},
 		{"nats-host-id", &n.HostID, f.hostID},
 	} {

@@ -22,7 +22,10 @@ func TestNATSFlagsOverrideConfig(t *testing.T) {
 	}{
 		{"no flag keeps the file", config.NATS{URL: "nats://a:4222", CredsFile: "c"}, nil,
 			config.NATS{URL: "nats://a:4222", CredsFile: "c"}},
-		{"embedding replaces the file's url", config.NATS{URL: "nats://a:4222", CredsFile: "c", HostID: "h"},
+		{"per-capsule credentials from the command line", config.NATS{URL: "nats://a:4222", CredsFile: "c"},
+			[]string{"--nats-creds-dir", "/etc/astrid/creds", "--nats-host-id", "gpu"},
+			config.NATS{URL: "nats://a:4222", CredsFile: "c", CredsDir: "/etc/astrid/creds", HostID: "gpu"}},
+		{"embedding replaces the file's url", config.NATS{URL: "nats://a:4222", CredsFile: "c", CredsDir: "d", HostID: "h"},
 			[]string{"--nats-listen", "0.0.0.0:6222", "--nats-routes", "nats-route://b:6222,nats-route://c:6222"},
 			config.NATS{Listen: "0.0.0.0:6222", Routes: []string{"nats-route://b:6222", "nats-route://c:6222"}, HostID: "h"}},
 		{"a url replaces the file's node", config.NATS{Listen: "0.0.0.0:6222", Routes: []string{"nats-route://b:6222"}},

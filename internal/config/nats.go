@@ -27,9 +27,14 @@ type NATS struct {
 	// with a credentials file and TLS files if it needs them.
 	URL       string `toml:"url"`
 	CredsFile string `toml:"creds_file"`
-	TLSCA     string `toml:"tls_ca"`
-	TLSCert   string `toml:"tls_cert"`
-	TLSKey    string `toml:"tls_key"`
+	// CredsDir holds one credentials file per capsule, <capsule id>.creds,
+	// minted by the operator for this host (astrid nats creds): each
+	// capsule connects with its own, so the cluster enforces each
+	// capsule's grants; CredsFile then serves the host's own connections.
+	CredsDir string `toml:"creds_dir"`
+	TLSCA    string `toml:"tls_ca"`
+	TLSCert  string `toml:"tls_cert"`
+	TLSKey   string `toml:"tls_key"`
 }
 
 // Enabled reports whether the bus spans hosts.
@@ -60,8 +65,13 @@ func (n NATS) validate(bad func(key, format string, args ...any)) {
 		if _, err := url.Parse(n.URL); err != nil {
 			bad("nats.url", "%v", err)
 		}
+		if n.CredsDir != "" && n.HostID == "" {
+			// Each file was minted for one host; a random id would
+			// announce a host the operator never named.
+			bad("nats.creds_dir", "needs host_id: the host the operator minted the credentials for")
+		}
 	} else {
-		for _, key := range []struct{ name, v string }{{"nats.creds_file", n.CredsFile}, {"nats.tls_ca", n.TLSCA}, {"nats.tls_cert", n.TLSCert}, {"nats.tls_key", n.TLSKey}} {
+		for _, key := range []struct{ name, v string }{{"nats.creds_file", n.CredsFile}, {"nats.creds_dir", n.CredsDir}, {"nats.tls_ca", n.TLSCA}, {"nats.tls_cert", n.TLSCert}, {"nats.tls_key", n.TLSKey}} {
 			if key.v != "" {
 				bad(key.name, "applies to a cluster reached by url only")
 			}

@@ -17,6 +17,8 @@ func TestNATSSettingsAreChecked(t *testing.T) {
 		{"listen without a port", `listen = "127.0.0.1"`, "nats.listen"},
 		{"route without its scheme", `routes = ["10.0.0.2:6222"]`, "nats.routes[0]"},
 		{"credentials with an embedded server", "listen = \"127.0.0.1:6222\"\ncreds_file = \"/x.creds\"", "nats.creds_file"},
+		{"a credentials directory with an embedded server", "listen = \"127.0.0.1:6222\"\ncreds_dir = \"/creds\"", "nats.creds_dir"},
+		{"a credentials directory without the host it was minted for", "url = \"nats://x:4222\"\ncreds_dir = \"/creds\"", "nats.creds_dir"},
 		{"a certificate without its key", "url = \"tls://x:4222\"\ntls_cert = \"/c.pem\"", "nats.tls_cert"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -49,7 +49,10 @@ func startNATS(cfg config.NATS, log *slog.Logger) (*natsLink, error) {
 	} else {
 		opts.URL = cfg.URL
 		opts.Connect = externalOptions(cfg)
-		log.Warn("kernel: on an external NATS cluster the broker enforces the credentials file's permissions, shared by every capsule of this host; per-capsule broker ACLs need the embedded server (docs/nats.md)")
+		opts.CredsDir = cfg.CredsDir
+		if cfg.CredsDir == "" {
+			log.Warn("kernel: on an external NATS cluster without [nats] creds_dir the broker enforces the credentials file's permissions, shared by every capsule of this host; set creds_dir to per-capsule credentials (docs/nats.md)")
+		}
 	}
 	tr, err := natsbus.New(opts)
 	if err != nil {
