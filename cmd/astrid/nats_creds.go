@@ -25,19 +25,28 @@ func newNATSCmd() *cobra.Command {
 func newNATSCredsCmd() *cobra.Command {
 	var seedFile, host, out string
 	var ttl time.Duration
+	var hostOnly bool
 	cmd := &cobra.Command{
-		Use:   "creds --account-seed FILE --host ID <dir-or-Capsule.toml>",
+		Use:   "creds --account-seed FILE --host ID (<dir-or-Capsule.toml> | --host-only)",
 		Short: "Mint a capsule's NATS credentials for an external cluster (operator mode)",
 		Long: "creds mints the credentials of one capsule on one host for a NATS cluster in decentralized\n" +
 			"(operator) mode: a new user nkey and a user JWT signed by the account key in --account-seed,\n" +
 			"whose broker permissions are exactly the capsule's [publish] and [subscribe] keys, on\n" +
 			"subjects carrying its id (astrid.<id>.<topic>), as on the embedded server. Run it where the\n" +
 			"account key lives (the operator's machine), not on the hosts. A key NATS cannot carry\n" +
-			"refuses the mint.",
-		Args: cobra.ExactArgs(1),
+			"refuses the mint. The host's daemon reads one such file per capsule, <capsule id>.creds,\n" +
+			"from [nats] creds_dir. --host-only mints the host's own credentials instead (its [nats]\n" +
+			"creds_file), which may publish only the host's presence, never as a capsule.",
+		Args: cobra.RangeArgs(0, 1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if seedFile == "" || host == "" {
 				return fmt.Errorf("nats creds: --account-seed and --host are required")
+			}
+			if hostOnly == (len(args) == 1) {
+				return fmt.Errorf("nats creds: give either a capsule (a directory or Capsule.toml) or --host-only")
+			}
+			if fi, err := os.Stat(seedFile); err == nil && fi.Mode().Perm()&0o077 != 0 {
+				return fmt.Errorf("nats creds: %s: mode %04o lets others read the account key; chmod 600 it", seedFile, fi.Mode().Perm())
 			}
 			raw, err := os.ReadFile(seedFile)
 			if err != nil {
@@ -48,11 +57,18 @@ func newNATSCredsCmd() *cobra.Command {
 				return fmt.Errorf("nats creds: %s: %w", seedFile, err)
 			}
 			defer account.Wipe()
-			m, diags := manifest.Load(args[0])
-			if err := diags.Err(false); err != nil || m == nil {
-				return fmt.Errorf("nats creds: %s does not load: %w", args[0], err)
+			var creds natsbus.CapsuleCreds
+			what := "the host's own connections"
+			if hostOnly {
+				creds, err = natsbus.MintHostCreds(account, host, ttl)
+			} else {
+				m, diags := manifest.Load(args[0])
+				if err := diags.Err(false); err != nil || m == nil {
+					return fmt.Errorf("nats creds: %s does not load: %w", args[0], err)
+				}
+				what = "capsule " + m.ID()
+				creds, err = natsbus.MintCapsuleCreds(account, host, m.ID(), m.PublishPatterns(), m.SubscribePatterns(), ttl)
 			}
-			creds, err := natsbus.MintCapsuleCreds(account, host, m.ID(), m.PublishPatterns(), m.SubscribePatterns(), ttl)
 			if err != nil {
 				return fmt.Errorf("nats creds: %w", err)
 			}
@@ -63,7 +79,7 @@ func newNATSCredsCmd() *cobra.Command {
 			if err := os.WriteFile(out, creds.File, 0o600); err != nil {
 				return fmt.Errorf("nats creds: %w", err)
 			}
-			fmt.Fprintf(cmd.ErrOrStderr(), "wrote %s: capsule %s on host %s, user %s\n", out, m.ID(), host, creds.User)
+			fmt.Fprintf(cmd.ErrOrStderr(), "wrote %s: %s on host %s, user %s\n", out, what, host, creds.User)
 			return nil
 		},
 	}
@@ -71,5 +87,6 @@ func newNATSCredsCmd() *cobra.Command {
 	cmd.Flags().StringVar(&host, "host", "", "the host id the capsule runs on (--nats-host-id)")
 	cmd.Flags().StringVar(&out, "out", "", "write the credentials to this file (mode 0600) instead of stdout")
 	cmd.Flags().DurationVar(&ttl, "ttl", 0, "how long the credentials are valid (0: no expiry)")
+	cmd.Flags().BoolVar(&hostOnly, "host-only", false, "mint the host's own credentials ([nats] creds_file beside creds_dir), not a capsule's")
 	return cmd
 }

@@ -67,6 +67,56 @@ version = "0.1.0"
 		t.Fatalf("claims: issuer %s name %s pub %v sub %v", claims.Issuer, claims.Name, claims.Pub, claims.Sub)
 	}
 
+	// The host's own credentials publish only its presence.
+	hostOut := filepath.Join(dir, "host.creds")
+	root = newRootCmd()
+	root.SetOut(&stderr)
+	root.SetErr(&stderr)
+	root.SetArgs([]string{"nats", "creds", "--account-seed", seedFile, "--host", "gpu-box", "--host-only", "--out", hostOut})
+	if err := root.Execute(); err != nil {
+		t.Fatalf("--host-only: %v: %s", err, stderr.String())
+	}
+	file, err = os.ReadFile(hostOut)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if token, err = jwt.ParseDecoratedJWT(file); err != nil {
+		t.Fatal(err)
+	}
+	if claims, err = jwt.DecodeUserClaims(token); err != nil {
+		t.Fatal(err)
+	}
+	if claims.Issuer != accPub || !slices.Equal(claims.Pub.Allow, jwt.StringList{"astrid_hosts.gpu-box"}) {
+		t.Fatalf("host claims: issuer %s pub %v", claims.Issuer, claims.Pub)
+	}
+
+	// Refused: a capsule and --host-only together, neither, and a seed
+	// file others may read.
+	for _, tc := range []struct {
+		name      string
+		mode      os.FileMode
+		args      []string
+		wantInErr string
+	}{
+		{"both", 0o600, []string{"--host-only", manifestPath}, "either a capsule"},
+		{"neither", 0o600, nil, "either a capsule"},
+		{"a seed file others may read", 0o640, []string{manifestPath}, "chmod 600"},
+	} {
+		if err := os.Chmod(seedFile, tc.mode); err != nil {
+			t.Fatal(err)
+		}
+		root = newRootCmd()
+		root.SetOut(&stderr)
+		root.SetErr(&stderr)
+		root.SetArgs(append([]string{"nats", "creds", "--account-seed", seedFile, "--host", "gpu-box"}, tc.args...))
+		if err := root.Execute(); err == nil || !strings.Contains(err.Error(), tc.wantInErr) {
+			t.Fatalf("%s: %v, want an error containing %q", tc.name, err, tc.wantInErr)
+		}
+	}
+	if err := os.Chmod(seedFile, 0o600); err != nil {
+		t.Fatal(err)
+	}
+
 	// A key that is not an account's is refused.
 	op, _ := nkeys.CreateOperator()
 	opSeed, _ := op.Seed()

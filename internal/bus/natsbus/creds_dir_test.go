@@ -8,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nats-io/jwt/v2"
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nkeys"
@@ -27,25 +26,16 @@ func writeCreds(t *testing.T, path string, file []byte, mode os.FileMode) {
 	}
 }
 
-// hostCreds mints the host's own user (its receiver and presence
-// connections), with no permission restriction, and writes it to dir.
+// hostCreds mints the host's own credentials (its receiver and presence
+// connections), as astrid nats creds --host-only does, into dir.
 func hostCreds(t *testing.T, acc nkeys.KeyPair, dir, host string) string {
 	t.Helper()
-	user, _ := nkeys.CreateUser()
-	pub, _ := user.PublicKey()
-	seed, _ := user.Seed()
-	claims := jwt.NewUserClaims(pub)
-	claims.Name = "host:" + host
-	token, err := claims.Encode(acc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	file, err := jwt.FormatUserConfig(token, seed)
+	creds, err := MintHostCreds(acc, host, time.Hour)
 	if err != nil {
 		t.Fatal(err)
 	}
 	path := filepath.Join(dir, "host-"+host+".creds")
-	writeCreds(t, path, file, 0o600)
+	writeCreds(t, path, creds.File, 0o600)
 	return path
 }
 
@@ -206,4 +196,44 @@ func frame(t *testing.T, payload string) []byte {
 		t.Fatal(err)
 	}
 	return body
+}
+
+// TestHostCredentialsCannotActAsACapsule: the host's own credentials (what
+// every connection but the capsules' uses) publish only the host's
+// presence: a host that holds them cannot publish as any capsule, its own
+// included, nor announce another host.
+func TestHostCredentialsCannotActAsACapsule(t *testing.T) {
+	ns, acc := operatorServer(t)
+	dirB := t.TempDir()
+	mintInto(t, acc, dirB, "hostB", "q", nil, []string{"chat.*"})
+	b := newExternalHost(t, ns, "hostB", hostCreds(t, acc, dirB, "hostB"), dirB)
+	b.attach(t, "q", nil, []string{"chat.*"})
+	stolen, err := MintHostCreds(acc, "hostA", time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rogue, violations, err := dialCreds(t, ns, stolen)
+	if err != nil {
+		t.Fatal(err)
+	}
+	forgeries := []string{SubjectPrefix + ".p.chat.a", SubjectPrefix + ".kernel.chat.a", PresencePrefix + ".hostB", "chat.a"}
+	for _, subject := range forgeries {
+		must(t, rogue.Publish(subject, frame(t, "forged")))
+	}
+	must(t, rogue.Publish(PresencePrefix+".hostA", []byte(`{}`)))
+	must(t, rogue.Flush())
+	waitFor(t, "the server to refuse every forgery", func() bool { return violations() >= len(forgeries) })
+	if got := violations(); got != len(forgeries) {
+		t.Fatalf("%d violations, want %d (its own presence refused?)", got, len(forgeries))
+	}
+	// An honest capsule publishes after the forgeries were refused: it is
+	// the first thing host B receives.
+	honest, _, err := dialCreds(t, ns, mintInto(t, acc, t.TempDir(), "hostA", "p", []string{"chat.a"}, nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	must(t, honest.Publish(SubjectPrefix+".p.chat.a", frame(t, "honest")))
+	if e := b.next(t); e.SourceID != "p" || string(e.Payload) != `"honest"` {
+		t.Fatalf("host B received %s from %s: %s; a forgery went through", e.Topic, e.SourceID, e.Payload)
+	}
 }

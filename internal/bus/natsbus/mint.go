@@ -1,10 +1,12 @@
 package natsbus
 
 import (
+	"errors"
 	"fmt"
 	"time"
 
 	"github.com/nats-io/jwt/v2"
+	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nkeys"
 )
 
@@ -35,19 +37,50 @@ func MintCapsuleCreds(account nkeys.KeyPair, host, id string, publish, subscribe
 	if err != nil {
 		return CapsuleCreds{}, fmt.Errorf("natsbus: mint capsule %s: %w", id, err)
 	}
+	creds, err := mintUser(account, "capsule:"+host+":"+id, capsulePermissions(pub, sub), ttl)
+	if err != nil {
+		return CapsuleCreds{}, fmt.Errorf("natsbus: mint capsule %s: %w", id, err)
+	}
+	return creds, nil
+}
+
+// MintHostCreds mints the credentials of host's own connections on an
+// external cluster (Options.Connect when Options.CredsDir holds its
+// capsules'): its receiver and presence connections. They may publish
+// only the host's presence subject, so whoever holds them cannot publish
+// as any capsule; they may subscribe to every capsule subject (the host
+// receives the union of its capsules' keys, which changes as capsules
+// load) and to the hosts' presence.
+func MintHostCreds(account nkeys.KeyPair, host string, ttl time.Duration) (CapsuleCreds, error) {
+	if err := checkCapsuleID(host); err != nil {
+		return CapsuleCreds{}, fmt.Errorf("natsbus: mint: host id: %w", err)
+	}
+	perms := &server.Permissions{
+		Publish:   &server.SubjectPermission{Allow: []string{PresencePrefix + "." + host}},
+		Subscribe: &server.SubjectPermission{Allow: []string{SubjectPrefix + ".>", PresencePrefix + ".*"}},
+	}
+	creds, err := mintUser(account, "host:"+host, perms, ttl)
+	if err != nil {
+		return CapsuleCreds{}, fmt.Errorf("natsbus: mint host %s: %w", host, err)
+	}
+	return creds, nil
+}
+
+// mintUser makes a fresh user nkey and its JWT, named name, with perms,
+// signed by account.
+func mintUser(account nkeys.KeyPair, name string, perms *server.Permissions, ttl time.Duration) (CapsuleCreds, error) {
 	issuer, err := account.PublicKey()
 	if err != nil || !nkeys.IsValidPublicAccountKey(issuer) {
-		return CapsuleCreds{}, fmt.Errorf("natsbus: mint capsule %s: the signing key is not an account key", id)
+		return CapsuleCreds{}, errors.New("the signing key is not an account key")
 	}
 	user, err := nkeys.CreateUser()
 	if err != nil {
-		return CapsuleCreds{}, fmt.Errorf("natsbus: mint capsule %s: %w", id, err)
+		return CapsuleCreds{}, err
 	}
 	userPub, _ := user.PublicKey()
 	seed, _ := user.Seed()
 	claims := jwt.NewUserClaims(userPub)
-	claims.Name = "capsule:" + host + ":" + id
-	perms := capsulePermissions(pub, sub)
+	claims.Name = name
 	claims.Pub.Allow.Add(perms.Publish.Allow...)
 	claims.Pub.Deny.Add(perms.Publish.Deny...)
 	claims.Sub.Allow.Add(perms.Subscribe.Allow...)
@@ -57,11 +90,11 @@ func MintCapsuleCreds(account nkeys.KeyPair, host, id string, publish, subscribe
 	}
 	token, err := claims.Encode(account)
 	if err != nil {
-		return CapsuleCreds{}, fmt.Errorf("natsbus: mint capsule %s: %w", id, err)
+		return CapsuleCreds{}, err
 	}
 	file, err := jwt.FormatUserConfig(token, seed)
 	if err != nil {
-		return CapsuleCreds{}, fmt.Errorf("natsbus: mint capsule %s: %w", id, err)
+		return CapsuleCreds{}, err
 	}
 	return CapsuleCreds{File: file, User: userPub}, nil
 }
