@@ -1,0 +1,182 @@
+package kernel
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/nats-io/jwt/v2"
+	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nkeys"
+
+	"github.com/astrid-go/astrid/capsules/router"
+	"github.com/astrid-go/astrid/internal/bus/natsbus"
+	"github.com/astrid-go/astrid/internal/config"
+	"github.com/astrid-go/astrid/internal/dispatch"
+	"github.com/astrid-go/astrid/manifest"
+)
+
+// operatorCluster starts a nats-server in decentralized mode, as an
+// operator runs one: it trusts the operator's JWT and knows one account.
+// It returns the server and the account's key, which mints every host's
+// and capsule's credentials.
+func operatorCluster(t *testing.T) (*server.Server, nkeys.KeyPair) {
+	t.Helper()
+	op, _ := nkeys.CreateOperator()
+	opPub, _ := op.PublicKey()
+	opJWT, err := jwt.NewOperatorClaims(opPub).Encode(op)
+	if err != nil {
+		t.Fatal(err)
+	}
+	opClaims, err := jwt.DecodeOperatorClaims(opJWT)
+	if err != nil {
+		t.Fatal(err)
+	}
+	acc, _ := nkeys.CreateAccount()
+	accPub, _ := acc.PublicKey()
+	accJWT, err := jwt.NewAccountClaims(accPub).Encode(op)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resolver := &server.MemAccResolver{}
+	if err := resolver.Store(accPub, accJWT); err != nil {
+		t.Fatal(err)
+	}
+	ns, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: server.RANDOM_PORT, NoLog: true, NoSigs: true,
+		TrustedOperators: []*jwt.OperatorClaims{opClaims}, AccountResolver: resolver})
+	if err != nil {
+		t.Fatal(err)
+	}
+	go ns.Start()
+	if !ns.ReadyForConnections(testTimeout) {
+		t.Fatal("nats-server not ready")
+	}
+	t.Cleanup(func() {
+		ns.Shutdown()
+		ns.WaitForShutdown()
+	})
+	return ns, acc
+}
+
+// mintHost writes what the operator hands host: its own credentials and a
+// directory of one credentials file per capsule, as astrid nats creds
+// mints them. It returns the [nats] settings of a daemon started with
+// --nats-url, --nats-creds and --nats-creds-dir.
+func mintHost(t *testing.T, ns *server.Server, acc nkeys.KeyPair, host string, capsules []dispatch.CapsuleACL) config.NATS {
+	t.Helper()
+	dir := t.TempDir()
+	write := func(path string, c natsbus.CapsuleCreds, err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, c.File, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	hostFile := filepath.Join(t.TempDir(), "host.creds")
+	c, err := natsbus.MintHostCreds(acc, host, time.Hour)
+	write(hostFile, c, err)
+	for _, a := range capsules {
+		c, err := natsbus.MintCapsuleCreds(acc, host, a.ID, a.Publish, a.Subscribe, time.Hour)
+		write(filepath.Join(dir, a.ID+".creds"), c, err)
+	}
+	return config.NATS{HostID: host, URL: ns.ClientURL(), CredsFile: hostFile, CredsDir: dir}
+}
+
+// builtinACL is a builtin's grants, read from its manifest.
+func builtinACL(t *testing.T, b Builtin) dispatch.CapsuleACL {
+	t.Helper()
+	m, diags := manifest.Parse(b.Manifest, "Capsule.toml", "")
+	if err := diags.Err(false); err != nil || m == nil {
+		t.Fatalf("manifest: %v", err)
+	}
+	return dispatch.CapsuleACL{ID: m.ID(), Publish: m.PublishPatterns(), Subscribe: m.SubscribePatterns()}
+}
+
+// TestToolAcrossHostsWithPerCapsuleCredentials: two kernels on an external
+// cluster in operator mode, each capsule connected with its own minted
+// credentials: a tool call made on host A is served on host B; a client
+// holding the tool's credentials cannot publish as the router, nor
+// outside the tool's grants: the server refuses both.
+func TestToolAcrossHostsWithPerCapsuleCredentials(t *testing.T) {
+	ns, acc := operatorCluster(t)
+	routerB := Builtin{Manifest: router.Manifest, New: router.New}
+	echo := remoteEchoBuiltin()
+	boot := func(n config.NATS, builtins []Builtin) *Kernel {
+		cfg := config.Default()
+		cfg.NATS = n
+		k, err := Boot(context.Background(), Options{
+			Home: t.TempDir(), Workspace: t.TempDir(), Config: cfg,
+			Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Builtins: builtins, Frontends: testFrontends(),
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(k.Close)
+		return k
+	}
+	a := boot(mintHost(t, ns, acc, "hostA", append(testFrontends(), builtinACL(t, routerB))), []Builtin{routerB})
+	natsB := mintHost(t, ns, acc, "hostB", append(testFrontends(), builtinACL(t, echo)))
+	boot(natsB, []Builtin{echo})
+
+	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
+	defer cancel()
+	for !slices.Contains(a.Dispatcher.ExactInterceptors("tool.v1.execute.echo_remote"), "remote-echo") {
+		if ctx.Err() != nil {
+			t.Fatal("host A never learnt that host B provides echo_remote")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	res, err := a.CallTool(ctx, "alice", "echo_remote", json.RawMessage(`{"text":"hello"}`), testTimeout)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.IsError || !strings.Contains(res.Content, "hello for alice") {
+		t.Fatalf("result %+v", res)
+	}
+
+	// A thief on host B takes the tool's credentials file.
+	var violations atomic.Int32
+	rogue, err := nats.Connect(ns.ClientURL(), nats.UserCredentials(filepath.Join(natsB.CredsDir, "remote-echo.creds")),
+		nats.ErrorHandler(func(_ *nats.Conn, _ *nats.Subscription, err error) {
+			if errors.Is(err, nats.ErrPermissionViolation) {
+				violations.Add(1)
+			}
+		}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rogue.Close()
+	forgeries := []string{
+		natsbus.SubjectPrefix + ".router.tool.v1.execute.result",          // as the router, on host A
+		natsbus.SubjectPrefix + ".remote-echo.tool.v1.execute.rm.result", // outside its grants
+	}
+	for _, subject := range forgeries {
+		if err := rogue.Publish(subject, []byte(`{}`)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := rogue.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	for violations.Load() < int32(len(forgeries)) {
+		if ctx.Err() != nil {
+			t.Fatalf("the server refused %d of %d forgeries", violations.Load(), len(forgeries))
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if n := a.NATSTransport().Stats().Drops; n[natsbus.DropDecode] != 0 || n[natsbus.DropDeliver] != 0 {
+		t.Fatalf("host A received a forgery: drops %v", n)
+	}
+}
