@@ -159,7 +159,7 @@ func TestToolAcrossHostsWithPerCapsuleCredentials(t *testing.T) {
 	}
 	defer rogue.Close()
 	forgeries := []string{
-		natsbus.SubjectPrefix + ".router.tool.v1.execute.result",          // as the router, on host A
+		natsbus.SubjectPrefix + ".router.tool.v1.execute.result",         // as the router, on host A
 		natsbus.SubjectPrefix + ".remote-echo.tool.v1.execute.rm.result", // outside its grants
 	}
 	for _, subject := range forgeries {
