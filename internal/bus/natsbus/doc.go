@@ -21,6 +21,12 @@
 // binary form (ipc.Envelope.AppendBinary), which keeps every field; the
 // subject supplies topic and source_id (codec.go).
 //
+// On the embedded server the in-process authenticator sets those
+// permissions; on an external cluster in operator mode they are in each
+// capsule's user JWT, minted by the operator (MintCapsuleCreds,
+// MintHostCreds) and read per capsule from Options.CredsDir
+// (creds_dir.go).
+//
 // A host receives through one more connection (receiver.go), allowed the
 // union of its capsules' subscribe grants, whose subscriptions share a
 // queue group named by the host id: each envelope reaches each host once
