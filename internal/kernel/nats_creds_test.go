@@ -2,14 +2,9 @@ package kernel
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
-	"io"
-	"log/slog"
 	"os"
 	"path/filepath"
-	"slices"
-	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -113,38 +108,10 @@ func TestToolAcrossHostsWithPerCapsuleCredentials(t *testing.T) {
 	ns, acc := operatorCluster(t)
 	routerB := Builtin{Manifest: router.Manifest, New: router.New}
 	echo := remoteEchoBuiltin()
-	boot := func(n config.NATS, builtins []Builtin) *Kernel {
-		cfg := config.Default()
-		cfg.NATS = n
-		k, err := Boot(context.Background(), Options{
-			Home: t.TempDir(), Workspace: t.TempDir(), Config: cfg,
-			Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Builtins: builtins, Frontends: testFrontends(),
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(k.Close)
-		return k
-	}
-	a := boot(mintHost(t, ns, acc, "hostA", append(testFrontends(), builtinACL(t, routerB))), []Builtin{routerB})
+	a := bootWith(t, mintHost(t, ns, acc, "hostA", append(testFrontends(), builtinACL(t, routerB))), []Builtin{routerB})
 	natsB := mintHost(t, ns, acc, "hostB", append(testFrontends(), builtinACL(t, echo)))
-	boot(natsB, []Builtin{echo})
-
-	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
-	defer cancel()
-	for !slices.Contains(a.Dispatcher.ExactInterceptors("tool.v1.execute.echo_remote"), "remote-echo") {
-		if ctx.Err() != nil {
-			t.Fatal("host A never learnt that host B provides echo_remote")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	res, err := a.CallTool(ctx, "alice", "echo_remote", json.RawMessage(`{"text":"hello"}`), testTimeout)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if res.IsError || !strings.Contains(res.Content, "hello for alice") {
-		t.Fatalf("result %+v", res)
-	}
+	bootWith(t, natsB, []Builtin{echo})
+	expectRemoteEcho(t, a)
 
 	// A thief on host B takes the tool's credentials file.
 	var violations atomic.Int32
@@ -170,6 +137,8 @@ func TestToolAcrossHostsWithPerCapsuleCredentials(t *testing.T) {
 	if err := rogue.Flush(); err != nil {
 		t.Fatal(err)
 	}
+	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
+	defer cancel()
 	for violations.Load() < int32(len(forgeries)) {
 		if ctx.Err() != nil {
 			t.Fatalf("the server refused %d of %d forgeries", violations.Load(), len(forgeries))

@@ -166,23 +166,35 @@ version = "0.1.0"
 // there, answer included.
 func TestToolOnAnotherHost(t *testing.T) {
 	portA, portB := freePort(t), freePort(t)
-	boot := func(n config.NATS, builtins []Builtin) *Kernel {
-		cfg := config.Default()
-		cfg.NATS = n
-		k, err := Boot(context.Background(), Options{
-			Home: t.TempDir(), Workspace: t.TempDir(), Config: cfg,
-			Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Builtins: builtins, Frontends: testFrontends(),
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(k.Close)
-		return k
-	}
-	a := boot(config.NATS{HostID: "hostA", ClusterName: "t", Listen: fmt.Sprintf("127.0.0.1:%d", portA)},
+	a := bootWith(t, config.NATS{HostID: "hostA", ClusterName: "t", Listen: fmt.Sprintf("127.0.0.1:%d", portA)},
 		[]Builtin{{Manifest: router.Manifest, New: router.New}})
-	boot(config.NATS{HostID: "hostB", ClusterName: "t", Listen: fmt.Sprintf("127.0.0.1:%d", portB),
+	bootWith(t, config.NATS{HostID: "hostB", ClusterName: "t", Listen: fmt.Sprintf("127.0.0.1:%d", portB),
 		Routes: []string{fmt.Sprintf("nats-route://127.0.0.1:%d", portA)}}, []Builtin{remoteEchoBuiltin()})
+	expectRemoteEcho(t, a)
+}
+
+// bootWith boots a kernel with builtins and the test frontends on the bus
+// described by n.
+func bootWith(t *testing.T, n config.NATS, builtins []Builtin) *Kernel {
+	t.Helper()
+	cfg := config.Default()
+	cfg.NATS = n
+	k, err := Boot(context.Background(), Options{
+		Home: t.TempDir(), Workspace: t.TempDir(), Config: cfg,
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Builtins: builtins, Frontends: testFrontends(),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(k.Close)
+	return k
+}
+
+// expectRemoteEcho waits until host a knows another host provides
+// echo_remote (remoteEchoBuiltin), then calls it from a and checks the
+// answer came from there.
+func expectRemoteEcho(t *testing.T, a *Kernel) {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
 	defer cancel()
 	for !slices.Contains(a.Dispatcher.ExactInterceptors("tool.v1.execute.echo_remote"), "remote-echo") {
