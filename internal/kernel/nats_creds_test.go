@@ -9,59 +9,17 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nats-io/jwt/v2"
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nkeys"
 
 	"github.com/astrid-go/astrid/capsules/router"
 	"github.com/astrid-go/astrid/internal/bus/natsbus"
+	"github.com/astrid-go/astrid/internal/bus/natsbus/natsbustest"
 	"github.com/astrid-go/astrid/internal/config"
 	"github.com/astrid-go/astrid/internal/dispatch"
 	"github.com/astrid-go/astrid/manifest"
 )
-
-// operatorCluster starts a nats-server in decentralized mode, as an
-// operator runs one: it trusts the operator's JWT and knows one account.
-// It returns the server and the account's key, which mints every host's
-// and capsule's credentials.
-func operatorCluster(t *testing.T) (*server.Server, nkeys.KeyPair) {
-	t.Helper()
-	op, _ := nkeys.CreateOperator()
-	opPub, _ := op.PublicKey()
-	opJWT, err := jwt.NewOperatorClaims(opPub).Encode(op)
-	if err != nil {
-		t.Fatal(err)
-	}
-	opClaims, err := jwt.DecodeOperatorClaims(opJWT)
-	if err != nil {
-		t.Fatal(err)
-	}
-	acc, _ := nkeys.CreateAccount()
-	accPub, _ := acc.PublicKey()
-	accJWT, err := jwt.NewAccountClaims(accPub).Encode(op)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resolver := &server.MemAccResolver{}
-	if err := resolver.Store(accPub, accJWT); err != nil {
-		t.Fatal(err)
-	}
-	ns, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: server.RANDOM_PORT, NoLog: true, NoSigs: true,
-		TrustedOperators: []*jwt.OperatorClaims{opClaims}, AccountResolver: resolver})
-	if err != nil {
-		t.Fatal(err)
-	}
-	go ns.Start()
-	if !ns.ReadyForConnections(testTimeout) {
-		t.Fatal("nats-server not ready")
-	}
-	t.Cleanup(func() {
-		ns.Shutdown()
-		ns.WaitForShutdown()
-	})
-	return ns, acc
-}
 
 // mintHost writes what the operator hands host: its own credentials and a
 // directory of one credentials file per capsule, as astrid nats creds
@@ -105,7 +63,7 @@ func builtinACL(t *testing.T, b Builtin) dispatch.CapsuleACL {
 // holding the tool's credentials cannot publish as the router, nor
 // outside the tool's grants: the server refuses both.
 func TestToolAcrossHostsWithPerCapsuleCredentials(t *testing.T) {
-	ns, acc := operatorCluster(t)
+	ns, acc := natsbustest.OperatorServer(t)
 	routerB := Builtin{Manifest: router.Manifest, New: router.New}
 	echo := remoteEchoBuiltin()
 	a := bootWith(t, mintHost(t, ns, acc, "hostA", append(testFrontends(), builtinACL(t, routerB))), []Builtin{routerB})

@@ -12,6 +12,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nkeys"
 
+	"github.com/astrid-go/astrid/internal/bus/natsbus/natsbustest"
 	"github.com/astrid-go/astrid/ipc"
 )
 
@@ -76,7 +77,7 @@ func newExternalHost(t *testing.T, ns *server.Server, id, hostFile, dir string) 
 // manifest edited after the mint): the forged publish is refused by the
 // server and counted, the granted one crosses to the other host.
 func TestEachCapsuleConnectsWithItsOwnCredentials(t *testing.T) {
-	ns, acc := operatorServer(t)
+	ns, acc := natsbustest.OperatorServer(t)
 	dirA, dirB := t.TempDir(), t.TempDir()
 	mintInto(t, acc, dirA, "hostA", "p", []string{"chat.a"}, nil)
 	mintInto(t, acc, dirB, "hostB", "q", nil, []string{"chat.*"})
@@ -110,7 +111,7 @@ func TestEachCapsuleConnectsWithItsOwnCredentials(t *testing.T) {
 // cannot publish as another capsule or outside its grants: the server
 // refuses each, and the other host receives only the honest publish.
 func TestCapsuleCredentialsCannotActAsAnother(t *testing.T) {
-	ns, acc := operatorServer(t)
+	ns, acc := natsbustest.OperatorServer(t)
 	dirA, dirB := t.TempDir(), t.TempDir()
 	stolen := mintInto(t, acc, dirA, "hostA", "p", []string{"chat.a"}, nil)
 	mintInto(t, acc, dirA, "hostA", "r", []string{"chat.b"}, nil)
@@ -157,7 +158,7 @@ func TestCapsuleCredentialsCannotActAsAnother(t *testing.T) {
 // a file is refused at attach, naming the file, rather than run under the
 // host's wider credentials.
 func TestAttachRefusesCapsuleWithoutItsOwnCredentials(t *testing.T) {
-	ns, acc := operatorServer(t)
+	ns, acc := natsbustest.OperatorServer(t)
 	dir := t.TempDir()
 	loose, err := MintCapsuleCreds(acc, "hostA", "loose", []string{"chat.a"}, nil, time.Hour)
 	if err != nil {
@@ -203,7 +204,7 @@ func frame(t *testing.T, payload string) []byte {
 // presence: a host that holds them cannot publish as any capsule, its own
 // included, nor announce another host.
 func TestHostCredentialsCannotActAsACapsule(t *testing.T) {
-	ns, acc := operatorServer(t)
+	ns, acc := natsbustest.OperatorServer(t)
 	dirB := t.TempDir()
 	mintInto(t, acc, dirB, "hostB", "q", nil, []string{"chat.*"})
 	b := newExternalHost(t, ns, "hostB", hostCreds(t, acc, dirB, "hostB"), dirB)

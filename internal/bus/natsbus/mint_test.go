@@ -11,52 +11,9 @@ import (
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nkeys"
-)
 
-// operatorServer starts a nats-server in decentralized mode: it trusts the
-// operator's JWT and knows one account, signed by the operator. It returns
-// the server and the account's key.
-func operatorServer(t *testing.T) (*server.Server, nkeys.KeyPair) {
-	t.Helper()
-	op, _ := nkeys.CreateOperator()
-	opPub, _ := op.PublicKey()
-	opClaims := jwt.NewOperatorClaims(opPub)
-	opClaims.Name = "astrid-operator"
-	opJWT, err := opClaims.Encode(op)
-	if err != nil {
-		t.Fatal(err)
-	}
-	opDecoded, err := jwt.DecodeOperatorClaims(opJWT)
-	if err != nil {
-		t.Fatal(err)
-	}
-	acc, _ := nkeys.CreateAccount()
-	accPub, _ := acc.PublicKey()
-	accClaims := jwt.NewAccountClaims(accPub)
-	accClaims.Name = "astrid"
-	accJWT, err := accClaims.Encode(op)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resolver := &server.MemAccResolver{}
-	if err := resolver.Store(accPub, accJWT); err != nil {
-		t.Fatal(err)
-	}
-	ns, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: server.RANDOM_PORT, NoLog: true, NoSigs: true,
-		TrustedOperators: []*jwt.OperatorClaims{opDecoded}, AccountResolver: resolver})
-	if err != nil {
-		t.Fatal(err)
-	}
-	go ns.Start()
-	if !ns.ReadyForConnections(guard) {
-		t.Fatal("server not ready")
-	}
-	t.Cleanup(func() {
-		ns.Shutdown()
-		ns.WaitForShutdown()
-	})
-	return ns, acc
-}
+	"github.com/astrid-go/astrid/internal/bus/natsbus/natsbustest"
+)
 
 // dialCreds connects with a minted credentials file, recording the
 // permissions violations the server reports.
@@ -93,7 +50,7 @@ func dialCreds(t *testing.T, ns *server.Server, creds CapsuleCreds) (*nats.Conn,
 // topic as itself and subscribe only its own call topic; each forgery is
 // refused by the server, and a watcher hears only the honest publish.
 func TestMintedCredentialsAllowExactlyTheGrants(t *testing.T) {
-	ns, acc := operatorServer(t)
+	ns, acc := natsbustest.OperatorServer(t)
 	tool, err := MintCapsuleCreds(acc, "hostB", "tool", []string{"tool.v1.execute.echo.result"}, []string{"tool.v1.execute.echo"}, time.Hour)
 	if err != nil {
 		t.Fatal(err)
