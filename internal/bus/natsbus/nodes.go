@@ -57,6 +57,10 @@ func (t *Transport) nodeShutdown(m *nats.Msg) {
 	}
 	p := &t.presence
 	p.mu.Lock()
+	if p.shutDown == nil || len(p.shutDown) >= maxShutDown {
+		p.shutDown = map[string]struct{}{}
+	}
+	p.shutDown[id] = struct{}{}
 	var gone []string
 	if old := p.peers.Load(); old != nil {
 		next := make(map[string]HostInfo, len(*old))

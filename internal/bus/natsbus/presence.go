@@ -52,7 +52,16 @@ type announcement struct {
 type presence struct {
 	mu    sync.Mutex // serialises writers
 	peers atomic.Pointer[map[string]HostInfo]
+	// shutDown holds the embedded nodes seen shutting down (mu held): an
+	// announcement of a host on one of them was sent before it went, and
+	// must not bring the host back (maxShutDown bounds it).
+	shutDown map[string]struct{}
 }
+
+// maxShutDown bounds the shut-down nodes remembered; past it the oldest
+// memory is simply cleared (an id never comes back: a node restarts with a
+// new one).
+const maxShutDown = 256
 
 // current is the hosts heard of within three presence intervals of now.
 func (t *Transport) currentPeers(now time.Time) map[string]HostInfo {
@@ -181,6 +190,10 @@ func (t *Transport) heard(m *nats.Msg) {
 	slices.Sort(a.Capsules)
 	p := &t.presence
 	p.mu.Lock()
+	if _, gone := p.shutDown[a.Server]; gone && a.Server != "" {
+		p.mu.Unlock()
+		return // sent before its node shut down, arriving late
+	}
 	next := make(map[string]HostInfo)
 	if old := p.peers.Load(); old != nil {
 		maps.Copy(next, *old)
