@@ -11,7 +11,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"sync"
 	"sync/atomic"
 	"testing"
 
@@ -84,17 +83,7 @@ func setupNATSBusPubSub(b *testing.B, nonMatching int, onDelivery func()) (func(
 	if err != nil {
 		b.Fatal(err)
 	}
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		for {
-			if _, err := route.Recv(context.Background()); err != nil {
-				return
-			}
-			onDelivery()
-		}
-	}()
+	wg := receiveAll(route.Recv, onDelivery)
 	from := dispatch.Caller{Capsule: "publisher", Principal: "default"}
 	payload := json.RawMessage(benchPayload)
 	publish := func() {

@@ -156,17 +156,7 @@ func setupBusPubSub(b *testing.B, nonMatching int, onDelivery func()) (func(), f
 	if err != nil {
 		b.Fatal(err)
 	}
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		for {
-			if _, err := r.Recv(context.Background()); err != nil {
-				return
-			}
-			onDelivery()
-		}
-	}()
+	wg := receiveAll(r.Recv, onDelivery)
 	publish := func() {
 		// A fresh envelope per message, as dispatch hands the bus.
 		e := &ipc.Envelope{Topic: benchTopic, Payload: benchPayload, SourceID: "publisher", Principal: "default"}
@@ -297,4 +287,22 @@ func setupNATSReqReply(b *testing.B) (func() error, func()) {
 		return err
 	}
 	return roundTrip, func() {}
+}
+
+// receiveAll receives from recv on a goroutine of its own, calling
+// onDelivery for each delivery, until recv fails (the route closed); the
+// returned group is done once it has stopped.
+func receiveAll[T any](recv func(context.Context) (T, error), onDelivery func()) *sync.WaitGroup {
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for {
+			if _, err := recv(context.Background()); err != nil {
+				return
+			}
+			onDelivery()
+		}
+	}()
+	return &wg
 }
