@@ -252,15 +252,7 @@ func mustJSON(t *testing.T, v any) []byte {
 func TestDaemonGoingAwayEndsEveryWait(t *testing.T) {
 	d := boot(t, owner())
 	c := d.dial(t)
-	sub, err := c.Subscribe(dispatch.Caller{}, "agent.v1.*", true)
-	if err != nil {
-		t.Fatal(err)
-	}
-	got := make(chan error, 1)
-	go func() {
-		_, err := sub.Recv(context.Background())
-		got <- err
-	}()
+	got := recvInBackground(t, c)
 	d.k.Close()
 	if err := <-got; !errors.Is(err, daemonclient.ErrDisconnected) {
 		t.Fatalf("Recv after the daemon stopped: %v, want ErrDisconnected", err)
@@ -272,4 +264,20 @@ func TestDaemonGoingAwayEndsEveryWait(t *testing.T) {
 	if _, err := os.Stat(daemonclient.SocketPath(d.home)); !os.IsNotExist(err) {
 		t.Fatalf("the socket file outlived the uplink: %v", err)
 	}
+}
+
+// recvInBackground subscribes c to agent.v1.* and waits for one event on a
+// goroutine of its own; the channel gets the Recv's error.
+func recvInBackground(t *testing.T, c *daemonclient.Client) <-chan error {
+	t.Helper()
+	sub, err := c.Subscribe(dispatch.Caller{}, "agent.v1.*", true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := make(chan error, 1)
+	go func() {
+		_, err := sub.Recv(context.Background())
+		got <- err
+	}()
+	return got
 }

@@ -92,15 +92,7 @@ func TestCancelledRecvLetsTheReadingGo(t *testing.T) {
 func TestCloseEndsAReadingRecv(t *testing.T) {
 	d := boot(t, owner())
 	c := d.dial(t)
-	sub, err := c.Subscribe(dispatch.Caller{}, "agent.v1.*", true)
-	if err != nil {
-		t.Fatal(err)
-	}
-	got := make(chan error, 1)
-	go func() {
-		_, err := sub.Recv(context.Background())
-		got <- err
-	}()
+	got := recvInBackground(t, c)
 	if err := c.Close(); err != nil {
 		t.Fatal(err)
 	}
