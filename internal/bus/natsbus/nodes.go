@@ -52,6 +52,14 @@ func (t *Transport) watchNodes() error {
 // calls they were running.
 func (t *Transport) nodeShutdown(m *nats.Msg) {
 	id := strings.TrimSuffix(strings.TrimPrefix(m.Subject, "$SYS.SERVER."), ".SHUTDOWN")
+	t.nodeGone(id, LostShutdown, "natsbus: host lost: its NATS node shut down")
+}
+
+// nodeGone forgets the hosts on the embedded node server (a node id other
+// than this host's), whose loss was detected as reason, and answers the
+// calls they were running. An announcement from one of them arriving
+// later does not bring it back (heard).
+func (t *Transport) nodeGone(id, reason, msg string) {
 	if id == "" || id == t.opts.Server.ID() {
 		return
 	}
@@ -75,7 +83,7 @@ func (t *Transport) nodeShutdown(m *nats.Msg) {
 	}
 	p.mu.Unlock()
 	for _, hid := range gone {
-		t.log.Warn("natsbus: host lost: its NATS node shut down", "lost_host", hid, "server", id)
-		t.hostLost(hid, LostShutdown)
+		t.log.Warn(msg, "lost_host", hid, "server", id)
+		t.hostLost(hid, reason)
 	}
 }
