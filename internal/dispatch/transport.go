@@ -104,10 +104,14 @@ func (d *Dispatcher) DeliverRemote(e *ipc.Envelope, runs func(capsule string) bo
 		d.stats.invalid.Add(1)
 		return fmt.Errorf("dispatch: remote envelope on %s from %s: %w", e.Topic, e.SourceID, err)
 	}
+	// Counted before the routes have it, so that a subscriber that got it
+	// reads a count that includes it (TestPublishingHostKeepsItsOwnCapsule
+	// failed 1 in ~30 under load); a failure to deliver is the
+	// transport's drop.
+	d.stats.remote.Add(1)
 	if _, err := d.bus.Deliver(e); err != nil {
 		return fmt.Errorf("dispatch: remote envelope on %s from %s: %w", e.Topic, e.SourceID, err)
 	}
-	d.stats.remote.Add(1)
 	links := d.interceptors.Load().match(e.Topic)
 	if runs != nil && len(links) > 0 {
 		links = admitted(links, runs)

@@ -8,10 +8,12 @@ import (
 	"github.com/astrid-go/astrid/ipc"
 )
 
-// A message body is the publishing host's id and the envelope's binary
-// form (ipc.Envelope.AppendBinary):
+// A message body is the publishing host's id, the ids of the other hosts
+// it knew of (its view: the receivers elect among them, view.go) and the
+// envelope's binary form (ipc.Envelope.AppendBinary):
 //
-//	uvarint(len(host)) | host | envelope
+//	uvarint(len(host)) | host | uvarint(len(view)) | view | envelope
+//	view = { uvarint(len(id)) | id }
 //
 // The binary form carries every field of the envelope but the two the
 // subject carries (topic and source_id, left empty), payload bytes last and
@@ -25,12 +27,15 @@ import (
 // segment (checkCapsuleID), so no longer than a topic.
 const maxHostBytes = ipc.MaxTopicBytes
 
-// appendFrame appends the frame of e, published on host, to dst. The
-// envelope's topic and source_id are left out: the subject carries them,
-// and the receiver takes them from there only (decodeEnvelope).
-func appendFrame(dst []byte, host string, e *ipc.Envelope) ([]byte, error) {
+// appendFrame appends the frame of e, published on host knowing of the
+// hosts view encodes (peerView.ids), to dst. The envelope's topic and
+// source_id are left out: the subject carries them, and the receiver takes
+// them from there only (decodeEnvelope).
+func appendFrame(dst []byte, host string, view []byte, e *ipc.Envelope) ([]byte, error) {
 	dst = binary.AppendUvarint(dst, uint64(len(host)))
 	dst = append(dst, host...)
+	dst = binary.AppendUvarint(dst, uint64(len(view)))
+	dst = append(dst, view...)
 	bare := *e
 	bare.Topic, bare.SourceID = "", ""
 	out, err := bare.AppendBinary(dst)
@@ -40,14 +45,19 @@ func appendFrame(dst []byte, host string, e *ipc.Envelope) ([]byte, error) {
 	return out, nil
 }
 
-// splitFrame returns the publishing host's id and the encoded envelope; both
-// alias data.
-func splitFrame(subject string, data []byte) (host, envelope []byte, err error) {
+// splitFrame returns the publishing host's id, its view and the encoded
+// envelope; all alias data.
+func splitFrame(subject string, data []byte) (host, view, envelope []byte, err error) {
 	n, k := binary.Uvarint(data)
 	if k <= 0 || n > maxHostBytes || n > uint64(len(data)-k) {
-		return nil, nil, fmt.Errorf("natsbus: envelope on %s: %w", subject, errBadFrame)
+		return nil, nil, nil, fmt.Errorf("natsbus: envelope on %s: %w", subject, errBadFrame)
 	}
-	return data[k : k+int(n)], data[k+int(n):], nil
+	host, data = data[k:k+int(n)], data[k+int(n):]
+	n, k = binary.Uvarint(data)
+	if k <= 0 || n > maxViewBytes || n > uint64(len(data)-k) {
+		return nil, nil, nil, fmt.Errorf("natsbus: envelope on %s: %w", subject, errBadView)
+	}
+	return host, data[k : k+int(n)], data[k+int(n):], nil
 }
 
 // decodeEnvelope rebuilds an envelope received on subject. The publisher
@@ -73,13 +83,16 @@ func decodeEnvelope(subject string, data []byte) (*ipc.Envelope, error) {
 }
 
 // decode is splitFrame then decodeEnvelope, for tests and the fuzz target.
-func decode(subject string, data []byte) (host string, e *ipc.Envelope, err error) {
-	h, body, err := splitFrame(subject, data)
+func decode(subject string, data []byte) (host string, view []byte, e *ipc.Envelope, err error) {
+	h, view, body, err := splitFrame(subject, data)
 	if err != nil {
-		return "", nil, err
+		return "", nil, nil, err
 	}
 	e, err = decodeEnvelope(subject, body)
-	return string(h), e, err
+	return string(h), view, e, err
 }
 
-var errBadFrame = errors.New("not an envelope frame (host id length out of range)")
+var (
+	errBadFrame = errors.New("not an envelope frame (host id length out of range)")
+	errBadView  = errors.New("not an envelope frame (host view length out of range)")
+)

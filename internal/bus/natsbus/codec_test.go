@@ -14,16 +14,17 @@ func TestCodecRoundTrip(t *testing.T) {
 		{Topic: "a.b", Payload: json.RawMessage(`null`), SourceID: "cap", Seq: 1 << 60, Timestamp: -5,
 			Provenance: &ipc.Provenance{Signature: ipc.Signature{0, 255}, DeviceKeyID: "k", Origin: ipc.OriginRemoteGateway}},
 	} {
-		data, err := appendFrame(nil, "hostA", e)
+		view := newPeerView(map[string]HostInfo{"hostC": {}, "hostB": {}}).ids
+		data, err := appendFrame(nil, "hostA", view, e)
 		if err != nil {
 			t.Fatal(err)
 		}
-		host, got, err := decode("astrid.cap.a.b", data)
+		host, gotView, got, err := decode("astrid.cap.a.b", data)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if host != "hostA" {
-			t.Fatalf("host %q", host)
+		if host != "hostA" || string(gotView) != "\x05hostB\x05hostC" {
+			t.Fatalf("host %q, view %q", host, gotView)
 		}
 		want, _ := json.Marshal(e)
 		have, _ := json.Marshal(got)
@@ -34,7 +35,7 @@ func TestCodecRoundTrip(t *testing.T) {
 }
 
 func TestDecodeRefusesBadFrames(t *testing.T) {
-	good, _ := appendFrame(nil, "h", &ipc.Envelope{Topic: "a", Payload: json.RawMessage(`1`), SourceID: "c"})
+	good, _ := appendFrame(nil, "h", nil, &ipc.Envelope{Topic: "a", Payload: json.RawMessage(`1`), SourceID: "c"})
 	long := make([]byte, 0, 300)
 	long = append(append(long, 0xac, 0x02), make([]byte, 300)...) // a host id of 300 bytes
 	for name, data := range map[string][]byte{
@@ -42,13 +43,16 @@ func TestDecodeRefusesBadFrames(t *testing.T) {
 		"host length past the end":  {0x7f, 'h'},
 		"host id too long":          long,
 		"huge length":               {0xff, 0xff, 0xff, 0xff, 0x0f},
-		"no envelope":               {1, 'h'},
+		"no view":                   {1, 'h'},
+		"view length past the end":  {1, 'h', 5, 1, 'x'},
+		"view too long":             {1, 'h', 0x81, 0x80, 0x20},
+		"no envelope":               {1, 'h', 0},
 		"envelope not binary":       append([]byte{1, 'h'}, `{"topic":"a"}`...),
 		"payload not JSON":          append(good[:len(good)-1:len(good)-1], '{'),
 		"no payload":                good[:len(good)-1],
-		"envelope of another build": append([]byte{1, 'h', 9}, good[3:]...),
+		"envelope of another build": append([]byte{1, 'h', 0, 9}, good[4:]...),
 	} {
-		if _, _, err := decode("astrid.c.a", data); err == nil {
+		if _, _, _, err := decode("astrid.c.a", data); err == nil {
 			t.Errorf("%s: decoded", name)
 		}
 	}
@@ -56,28 +60,30 @@ func TestDecodeRefusesBadFrames(t *testing.T) {
 
 // FuzzDecode: decode parses what arrives from the network. It never
 // panics, and what it accepts encodes back to a frame that decodes to the
-// same host and envelope.
+// same host, view and envelope.
 func FuzzDecode(f *testing.F) {
-	good, _ := appendFrame(nil, "hostA", &ipc.Envelope{Topic: "a", Payload: json.RawMessage(`{"k":1}`), SourceID: "c", Principal: "p", Seq: 3, Timestamp: 9})
+	good, _ := appendFrame(nil, "hostA", nil, &ipc.Envelope{Topic: "a", Payload: json.RawMessage(`{"k":1}`), SourceID: "c", Principal: "p", Seq: 3, Timestamp: 9})
 	f.Add(good)
 	f.Add([]byte{0})
-	f.Add([]byte{1, 'h', 1, 0, 0, 0, 0, 0, 0, '1'})
+	f.Add([]byte{1, 'h', 0, 1, 0, 0, 0, 0, 0, 0, '1'})
+	f.Add([]byte{1, 'h', 3, 2, 'b', 'c', 1, 0, 0, 0, 0, 0, 0, '1'})
 	f.Fuzz(func(t *testing.T, data []byte) {
-		host, e, err := decode("astrid.c.a", data)
+		host, view, e, err := decode("astrid.c.a", data)
 		if err != nil {
 			return
 		}
-		again, err := appendFrame(nil, host, e)
+		electedIn(view, nil, "tool", host, e.Seq, "self") // never panics on a malformed view
+		again, err := appendFrame(nil, host, view, e)
 		if err != nil {
 			t.Fatal(err)
 		}
-		host2, e2, err := decode("astrid.c.a", again)
+		host2, view2, e2, err := decode("astrid.c.a", again)
 		if err != nil {
 			t.Fatalf("re-encoded frame refused: %v", err)
 		}
 		a, _ := json.Marshal(e)
 		b, _ := json.Marshal(e2)
-		if string(a) != string(b) || host != host2 {
+		if string(a) != string(b) || host != host2 || string(view) != string(view2) {
 			t.Fatalf("%s on %q != %s on %q", a, host, b, host2)
 		}
 	})
@@ -87,7 +93,7 @@ func FuzzDecode(f *testing.F) {
 // the frame does not repeat them.
 func TestFrameLeavesTopicAndSourceToTheSubject(t *testing.T) {
 	e := &ipc.Envelope{Topic: "topicmark.x", SourceID: "sourcemark", Payload: json.RawMessage(`1`)}
-	data, err := appendFrame(nil, "h", e)
+	data, err := appendFrame(nil, "h", nil, e)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -97,7 +103,7 @@ func TestFrameLeavesTopicAndSourceToTheSubject(t *testing.T) {
 	if e.Topic != "topicmark.x" || e.SourceID != "sourcemark" {
 		t.Fatalf("appendFrame changed the envelope: %+v", e)
 	}
-	_, got, err := decode("astrid.sourcemark.topicmark.x", data)
+	_, _, got, err := decode("astrid.sourcemark.topicmark.x", data)
 	if err != nil || got.Topic != e.Topic || got.SourceID != e.SourceID {
 		t.Fatalf("decoded %+v, %v", got, err)
 	}
@@ -111,13 +117,13 @@ func TestCodecAllocations(t *testing.T) {
 		Payload: json.RawMessage(`{"type":"custom","value":{"n":1}}`)}
 	buf := make([]byte, 0, 512)
 	if n := testing.AllocsPerRun(100, func() {
-		buf, _ = appendFrame(buf[:0], "hostA", e)
+		buf, _ = appendFrame(buf[:0], "hostA", nil, e)
 	}); n != 0 {
 		t.Errorf("encoding a frame: %v allocations, want 0", n)
 	}
 	frame := append([]byte(nil), buf...)
 	if n := testing.AllocsPerRun(100, func() {
-		_, body, _ := splitFrame("astrid.pub.news.today", frame)
+		_, _, body, _ := splitFrame("astrid.pub.news.today", frame)
 		if _, err := decodeEnvelope("astrid.pub.news.today", body); err != nil {
 			t.Fatal(err)
 		}

@@ -192,7 +192,7 @@ func TestAttachRefusesCapsuleWithoutItsOwnCredentials(t *testing.T) {
 func frame(t *testing.T, payload string) []byte {
 	t.Helper()
 	quoted, _ := json.Marshal(payload)
-	body, err := appendFrame(nil, "rogue", &ipc.Envelope{Payload: quoted, Principal: "alice", Seq: 1, Timestamp: time.Now().UnixNano()})
+	body, err := appendFrame(nil, "rogue", nil, &ipc.Envelope{Payload: quoted, Principal: "alice", Seq: 1, Timestamp: time.Now().UnixNano()})
 	if err != nil {
 		t.Fatal(err)
 	}

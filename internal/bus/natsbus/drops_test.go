@@ -73,7 +73,7 @@ func TestUndecodableIsCounted(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	good, err := appendFrame(nil, "hostA", &ipc.Envelope{Principal: "alice", Payload: json.RawMessage(`{"k":1}`)})
+	good, err := appendFrame(nil, "hostA", nil, &ipc.Envelope{Principal: "alice", Payload: json.RawMessage(`{"k":1}`)})
 	if err != nil {
 		t.Fatal(err)
 	}

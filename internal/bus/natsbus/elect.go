@@ -1,11 +1,6 @@
 package natsbus
 
-import (
-	"encoding/binary"
-	"hash/fnv"
-	"slices"
-	"time"
-)
+import "slices"
 
 // election says, for an envelope published on host pubHost with sequence
 // number seq, which of this host's capsules intercept it. A capsule loaded
@@ -15,63 +10,44 @@ import (
 //   - on the publishing host, if it is loaded there: that host's dispatcher
 //     already ran it, so no other host does;
 //   - otherwise on one of the hosts serving it, chosen by rendezvous hashing
-//     of (capsule, publishing host, seq, host): every host computes the
-//     same choice from the same presence, and calls spread over the hosts.
+//     of (capsule, publishing host, seq, host) among the hosts the publisher
+//     knew of when it published (the view its frame carries, view.go): every
+//     host computes the publisher's choice, and calls spread over the hosts.
 //
-// Which hosts serve a capsule comes from presence (presence.go); a host
-// not heard of yet is taken as serving nothing, so while announcements
-// settle an envelope may be intercepted twice or, if a host left unheard,
-// not at all.
+// What each of those hosts serves comes from this host's presence
+// (presence.go); a host not heard of yet is taken as serving nothing, so
+// while announcements settle an envelope may be intercepted twice or not at
+// all; a host the publisher did not know of yet intercepts nothing from it.
 //
 // The consuming goroutine keeps one election and resets it per envelope,
 // so that delivering an envelope allocates no closure.
 type election struct {
 	t *Transport
-	// pubHost aliases the received frame; host is its string, made at the
-	// first question.
-	pubHost []byte
-	host    string
-	seq     uint64
-	// peers is read once per envelope, and only for an envelope some
+	// pubHost and view alias the received frame; host is pubHost's string,
+	// made at the first question.
+	pubHost, view []byte
+	host          string
+	seq           uint64
+	// hosts is read once per envelope, and only for an envelope some
 	// capsule here intercepts: most envelopes only reach routes.
-	peers map[string]HostInfo
+	hosts map[string]HostInfo
 	read  bool
 }
 
-func (el *election) reset(pubHost []byte, seq uint64) {
-	el.pubHost, el.host, el.seq, el.peers, el.read = pubHost, "", seq, nil, false
+func (el *election) reset(pubHost, view []byte, seq uint64) {
+	el.pubHost, el.view, el.host, el.seq, el.hosts, el.read = pubHost, view, "", seq, nil, false
 }
 
 // runs reports whether capsule intercepts the current envelope here.
 func (el *election) runs(capsule string) bool {
 	if !el.read {
-		el.peers, el.host, el.read = el.t.currentPeers(time.Now()), string(el.pubHost), true
+		el.hosts, el.host, el.read = el.t.peers().hosts, string(el.pubHost), true
 	}
-	self, pubHost := el.t.opts.HostID, el.host
-	if pub, ok := el.peers[pubHost]; ok && serves(pub, capsule) {
+	self := el.t.opts.HostID
+	if pub, ok := el.hosts[el.host]; ok && serves(pub, capsule) {
 		return false
 	}
-	return electedHost(el.peers, capsule, pubHost, el.seq, self) == self
-}
-
-// electedHost is the host that intercepts an envelope published on pubHost
-// with sequence number seq for capsule: the highest election score among
-// candidate (if not empty) and the peers other than pubHost that serve
-// capsule; "" if none does.
-func electedHost(peers map[string]HostInfo, capsule, pubHost string, seq uint64, candidate string) string {
-	best, bestScore := candidate, uint64(0)
-	if candidate != "" {
-		bestScore = electionScore(capsule, pubHost, seq, candidate)
-	}
-	for id, h := range peers {
-		if id == pubHost || !serves(h, capsule) {
-			continue
-		}
-		if s := electionScore(capsule, pubHost, seq, id); best == "" || s > bestScore || s == bestScore && id < best {
-			best, bestScore = id, s
-		}
-	}
-	return best
+	return electedIn(el.view, el.hosts, capsule, el.host, el.seq, self) == self
 }
 
 func serves(h HostInfo, capsule string) bool {
@@ -81,12 +57,31 @@ func serves(h HostInfo, capsule string) bool {
 
 // electionScore is a host's weight for one envelope and capsule: FNV-1a, the
 // same on every host and every run.
-func electionScore(capsule, pubHost string, seq uint64, host string) uint64 {
-	h := fnv.New64a()
-	var n [8]byte
-	binary.BigEndian.PutUint64(n[:], seq)
-	for _, part := range [][]byte{[]byte(capsule), {0}, []byte(pubHost), {0}, n[:], []byte(host)} {
-		_, _ = h.Write(part)
+func electionScore(capsule, pubHost string, seq uint64, host []byte) uint64 {
+	h := uint64(fnvOffset)
+	h = fnvString(h, capsule)
+	h = fnvByte(h, 0)
+	h = fnvString(h, pubHost)
+	h = fnvByte(h, 0)
+	for i := 7; i >= 0; i-- {
+		h = fnvByte(h, byte(seq>>(8*i)))
 	}
-	return h.Sum64()
+	for _, b := range host {
+		h = fnvByte(h, b)
+	}
+	return h
+}
+
+const (
+	fnvOffset = 14695981039346656037
+	fnvPrime  = 1099511628211
+)
+
+func fnvByte(h uint64, b byte) uint64 { return (h ^ uint64(b)) * fnvPrime }
+
+func fnvString(h uint64, s string) uint64 {
+	for i := 0; i < len(s); i++ {
+		h = fnvByte(h, s[i])
+	}
+	return h
 }

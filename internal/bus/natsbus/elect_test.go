@@ -2,7 +2,10 @@ package natsbus
 
 import (
 	"context"
+	"encoding/binary"
 	"encoding/json"
+	"hash/fnv"
+	"maps"
 	"slices"
 	"sync/atomic"
 	"testing"
@@ -18,8 +21,11 @@ type toolHost struct {
 	calls atomic.Int64
 }
 
-func (h *toolHost) hears(host string, capsules ...string) bool {
-	for _, x := range h.tr.Hosts() {
+func (h *toolHost) hears(host string, capsules ...string) bool { return h.tr.hears(host, capsules...) }
+
+// hears reports whether t knows host serves exactly capsules.
+func (t *Transport) hears(host string, capsules ...string) bool {
+	for _, x := range t.Hosts() {
 		if x.ID == host {
 			return slices.Equal(x.Capsules, capsules)
 		}
@@ -27,11 +33,11 @@ func (h *toolHost) hears(host string, capsules ...string) bool {
 	return false
 }
 
-// TestOneHostInterceptsPerEnvelope: a capsule loaded on several hosts
-// intercepts each envelope on one of them — the publishing host if it has
-// it, else one elected per envelope — and when a host leaves, the others
-// take its share.
-func TestOneHostInterceptsPerEnvelope(t *testing.T) {
+// toolHosts is host A publishing tool calls and hosts B and C serving
+// them, once they have heard each other; publish(n) publishes n calls;
+// send(n) does and returns once B and C have handed all of them to their
+// dispatchers.
+func toolHosts(t *testing.T) (pubT *Transport, b, c *toolHost, publish, send func(n int)) {
 	ns, auth := embedded(t)
 	pub, pubT := hostDispatcher(t, ns, auth, "hostA", dispatch.Options{})
 	must(t, pub.Register(dispatch.CapsuleACL{ID: "caller", Publish: []string{"tool.v1.execute.echo", "sync"}}, nopTarget{}))
@@ -47,9 +53,10 @@ func TestOneHostInterceptsPerEnvelope(t *testing.T) {
 			})))
 		hosts = append(hosts, h)
 	}
-	b, c := hosts[0], hosts[1]
+	b, c = hosts[0], hosts[1]
 	waitFor(t, "the hosts to hear each other", func() bool {
-		return b.hears("hostC", "tool") && c.hears("hostB", "tool") && b.hears("hostA", "caller") && c.hears("hostA", "caller")
+		return b.hears("hostC", "tool") && c.hears("hostB", "tool") && b.hears("hostA", "caller") && c.hears("hostA", "caller") &&
+			pubT.hears("hostB", "tool") && pubT.hears("hostC", "tool")
 	})
 	syncRoutes := make([]func(), 2)
 	for i, h := range hosts {
@@ -57,13 +64,14 @@ func TestOneHostInterceptsPerEnvelope(t *testing.T) {
 		must(t, err)
 		syncRoutes[i] = func() { receive(t, r) }
 	}
-	// send publishes n calls and returns once every host has handed all of
-	// them to its dispatcher and no call is left queued.
-	send := func(n int) {
+	publish = func(n int) {
 		for range n {
 			_, err := pub.Publish(dispatch.Caller{Capsule: "caller", Principal: "alice"}, "tool.v1.execute.echo", json.RawMessage(`{}`))
 			must(t, err)
 		}
+	}
+	send = func(n int) {
+		publish(n)
 		must(t, pubT.Flush())
 		_, err := pub.Publish(dispatch.Caller{Capsule: "caller"}, "sync", json.RawMessage(`0`))
 		must(t, err)
@@ -71,6 +79,15 @@ func TestOneHostInterceptsPerEnvelope(t *testing.T) {
 			wait()
 		}
 	}
+	return pubT, b, c, publish, send
+}
+
+// TestOneHostInterceptsPerEnvelope: a capsule loaded on several hosts
+// intercepts each envelope on one of them — the publishing host if it has
+// it, else one elected per envelope — and when a host leaves, the others
+// take its share.
+func TestOneHostInterceptsPerEnvelope(t *testing.T) {
+	_, b, c, publish, send := toolHosts(t)
 	total := func() int64 { return b.calls.Load() + c.calls.Load() }
 
 	const n = 64
@@ -88,11 +105,49 @@ func TestOneHostInterceptsPerEnvelope(t *testing.T) {
 	c.tr.Close()
 	waitFor(t, "host B to hear host C left", func() bool { return !b.hears("hostC", "tool") })
 	before := b.calls.Load()
-	for range n {
-		_, err := pub.Publish(dispatch.Caller{Capsule: "caller", Principal: "alice"}, "tool.v1.execute.echo", json.RawMessage(`{}`))
-		must(t, err)
-	}
+	publish(n)
 	waitFor(t, "host B to take every call", func() bool { return b.calls.Load()-before == n })
+}
+
+// TestReceiversElectAmongThePublishersHosts: the hosts receiving an
+// envelope elect among the hosts its publisher knew of, not their own:
+// host A has forgotten host B (its node went, say) while host C has not
+// heard yet. Every call A publishes runs on C — where A counts on it
+// running — and none is left to B by C (nobody would have run it: the
+// flake of TestHostLostMidCallTheOtherHostServesTheNext).
+func TestReceiversElectAmongThePublishersHosts(t *testing.T) {
+	pubT, b, c, _, send := toolHosts(t)
+	p := &pubT.presence
+	p.mu.Lock()
+	next := maps.Clone(pubT.peers().hosts)
+	delete(next, "hostB")
+	pubT.storePeers(next)
+	p.mu.Unlock()
+	if !c.hears("hostB", "tool") {
+		t.Fatal("host C should still know host B")
+	}
+	const n = 64
+	send(n)
+	waitFor(t, "the queues to empty", func() bool { return b.d.Queued("tool")+c.d.Queued("tool") == 0 })
+	if b.calls.Load() != 0 || c.calls.Load() != n {
+		t.Fatalf("host B ran %d calls and host C %d: want all %d on C, the only host A knows serving the tool", b.calls.Load(), c.calls.Load(), n)
+	}
+}
+
+// TestElectionScoreIsFNV1a: the score is the same on every host and build
+// (the hosts of a cluster may run different builds).
+func TestElectionScoreIsFNV1a(t *testing.T) {
+	for _, seq := range []uint64{0, 1, 1 << 40, ^uint64(0)} {
+		h := fnv.New64a()
+		var n [8]byte
+		binary.BigEndian.PutUint64(n[:], seq)
+		for _, part := range [][]byte{[]byte("tool"), {0}, []byte("hostA"), {0}, n[:], []byte("hostB")} {
+			h.Write(part)
+		}
+		if got, want := electionScore("tool", "hostA", seq, []byte("hostB")), h.Sum64(); got != want {
+			t.Fatalf("seq %d: score %x, want FNV-1a %x", seq, got, want)
+		}
+	}
 }
 
 // TestPublishingHostKeepsItsOwnCapsule: when the publishing host has the

@@ -59,7 +59,7 @@ type remoteCall struct {
 // here whose providers are all elsewhere starts being tracked; the
 // router's consolidated result ends it. Anything else costs one prefix
 // check.
-func (t *Transport) track(e *ipc.Envelope) {
+func (t *Transport) track(e *ipc.Envelope, view *peerView) {
 	if t.opts.CallLost == nil || !strings.HasPrefix(e.Topic, "tool.v1.execute.") {
 		return
 	}
@@ -79,10 +79,9 @@ func (t *Transport) track(e *ipc.Envelope) {
 	if err := req.UnmarshalJSON(e.Payload); err != nil || req.CallID == "" {
 		return
 	}
-	peers := t.currentPeers(time.Now())
 	var hosts []string
-	for _, capsule := range t.ExactInterceptors(e.Topic) {
-		if h := electedHost(peers, capsule, t.opts.HostID, e.Seq, ""); h != "" && !slices.Contains(hosts, h) {
+	for _, capsule := range exactInterceptors(view.hosts, e.Topic) {
+		if h := electedIn(view.ids, view.hosts, capsule, t.opts.HostID, e.Seq, ""); h != "" && !slices.Contains(hosts, h) {
 			hosts = append(hosts, h)
 		}
 	}

@@ -91,12 +91,12 @@ func TestCallsOfALostHostAreAnswered(t *testing.T) {
 	waitFor(t, "host A to hear both providers", func() bool { return hearsProvider(a, "hostB", "hostC") })
 
 	const n = 32
-	peers := a.currentPeers(time.Now())
+	view := a.peers()
 	byHost := map[string][]string{}
 	for i := range n {
 		id := fmt.Sprintf("call%02d", i)
 		call(a, id, uint64(i+1))
-		h := electedHost(peers, "tool", "hostA", uint64(i+1), "")
+		h := electedIn(view.ids, view.hosts, "tool", "hostA", uint64(i+1), "")
 		if i > 0 { // call00 is answered below
 			byHost[h] = append(byHost[h], id)
 		}

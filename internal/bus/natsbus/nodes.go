@@ -70,17 +70,16 @@ func (t *Transport) nodeGone(id, reason, msg string) {
 	}
 	p.shutDown[id] = struct{}{}
 	var gone []string
-	if old := p.peers.Load(); old != nil {
-		next := make(map[string]HostInfo, len(*old))
-		for hid, h := range *old {
-			if h.Server == id {
-				gone = append(gone, hid)
-			} else {
-				next[hid] = h
-			}
+	old := t.peers().hosts
+	next := make(map[string]HostInfo, len(old))
+	for hid, h := range old {
+		if h.Server == id {
+			gone = append(gone, hid)
+		} else {
+			next[hid] = h
 		}
-		p.peers.Store(&next)
 	}
+	t.storePeers(next)
 	p.mu.Unlock()
 	for _, hid := range gone {
 		t.log.Warn(msg, "lost_host", hid, "server", id)

@@ -47,11 +47,11 @@ type announcement struct {
 	Leaving bool `json:"leaving,omitempty"`
 }
 
-// presence tracks the other hosts' announcements. peers is replaced, never
-// changed, so that the receive path reads it without a lock.
+// presence tracks the other hosts' announcements. view is replaced, never
+// changed, so that the publish and receive paths read it without a lock.
 type presence struct {
-	mu    sync.Mutex // serialises writers
-	peers atomic.Pointer[map[string]HostInfo]
+	mu   sync.Mutex // serialises writers
+	view atomic.Pointer[peerView]
 	// shutDown holds the embedded nodes seen shutting down (mu held): an
 	// announcement of a host on one of them was sent before it went, and
 	// must not bring the host back (maxShutDown bounds it).
@@ -63,14 +63,27 @@ type presence struct {
 // new one).
 const maxShutDown = 256
 
-// current is the hosts heard of within three presence intervals of now.
-func (t *Transport) currentPeers(now time.Time) map[string]HostInfo {
-	all := t.presence.peers.Load()
-	if all == nil {
-		return nil
+// peers is the other hosts this host knows of: those heard of, not yet
+// forgotten (forgetSilent prunes the silent ones at each announcement
+// tick), with what each serves. Elections and the calls tracked as running
+// elsewhere use it; it is the view each forwarded frame carries (view.go).
+func (t *Transport) peers() *peerView {
+	if v := t.presence.view.Load(); v != nil {
+		return v
 	}
-	live := make(map[string]HostInfo, len(*all))
-	for id, h := range *all {
+	return &emptyView
+}
+
+// storePeers replaces the known hosts by next. t.presence.mu must be held.
+func (t *Transport) storePeers(next map[string]HostInfo) {
+	t.presence.view.Store(newPeerView(next))
+}
+
+// currentPeers is the hosts heard of within three presence intervals of now.
+func (t *Transport) currentPeers(now time.Time) map[string]HostInfo {
+	all := t.peers().hosts
+	live := make(map[string]HostInfo, len(all))
+	for id, h := range all {
 		if now.Sub(h.Seen) <= 3*t.opts.PresenceInterval {
 			live[id] = h
 		}
@@ -140,8 +153,12 @@ func (t *Transport) attached() ([]string, map[string][]string) {
 // interceptor whose pattern is topic itself, sorted: a tool's providers
 // there (dispatch.RemoteProviders).
 func (t *Transport) ExactInterceptors(topic string) []string {
+	return exactInterceptors(t.peers().hosts, topic)
+}
+
+func exactInterceptors(hosts map[string]HostInfo, topic string) []string {
 	var ids []string
-	for _, h := range t.currentPeers(time.Now()) {
+	for _, h := range hosts {
 		for id, patterns := range h.Intercepts {
 			if slices.Contains(patterns, topic) && !slices.Contains(ids, id) {
 				ids = append(ids, id)
@@ -194,9 +211,9 @@ func (t *Transport) heard(m *nats.Msg) {
 		p.mu.Unlock()
 		return // sent before its node shut down, arriving late
 	}
-	next := make(map[string]HostInfo)
-	if old := p.peers.Load(); old != nil {
-		maps.Copy(next, *old)
+	next := maps.Clone(t.peers().hosts)
+	if next == nil {
+		next = make(map[string]HostInfo)
 	}
 	_, known := next[id]
 	if a.Leaving {
@@ -204,7 +221,7 @@ func (t *Transport) heard(m *nats.Msg) {
 	} else {
 		next[id] = HostInfo{ID: id, Capsules: a.Capsules, Intercepts: a.Intercepts, Server: a.Server, Seen: time.Now()}
 	}
-	p.peers.Store(&next)
+	t.storePeers(next)
 	p.mu.Unlock()
 	switch {
 	case !known && !a.Leaving:
@@ -221,14 +238,10 @@ func (t *Transport) heard(m *nats.Msg) {
 func (t *Transport) forgetSilent(now time.Time) {
 	p := &t.presence
 	p.mu.Lock()
-	old := p.peers.Load()
-	if old == nil {
-		p.mu.Unlock()
-		return
-	}
+	old := t.peers().hosts
 	var silent []string
-	next := make(map[string]HostInfo, len(*old))
-	for id, h := range *old {
+	next := make(map[string]HostInfo, len(old))
+	for id, h := range old {
 		if now.Sub(h.Seen) > 3*t.opts.PresenceInterval {
 			silent = append(silent, id)
 		} else {
@@ -236,7 +249,7 @@ func (t *Transport) forgetSilent(now time.Time) {
 		}
 	}
 	if len(silent) > 0 {
-		p.peers.Store(&next)
+		t.storePeers(next)
 	}
 	p.mu.Unlock()
 	for _, id := range silent {

@@ -326,10 +326,11 @@ func (t *Transport) Forward(e *ipc.Envelope) {
 		t.dropped(DropNotAttached, 1, "natsbus: publish from a capsule with no connection not forwarded", "capsule", e.SourceID, "topic", e.Topic)
 		return
 	}
-	t.track(e)
+	view := t.peers()
+	t.track(e, view)
 	buf := framePool.Get().(*[]byte)
 	defer putFrame(buf)
-	data, err := appendFrame((*buf)[:0], t.opts.HostID, e)
+	data, err := appendFrame((*buf)[:0], t.opts.HostID, view.ids, e)
 	*buf = data
 	if err != nil {
 		t.dropped(DropEncode, 1, "natsbus: envelope not forwarded", "error", err)
@@ -383,7 +384,7 @@ func (t *Transport) consume() {
 // receive decodes and delivers one message; el and runs are the consuming
 // goroutine's own.
 func (t *Transport) receive(m *nats.Msg, el *election, runs func(string) bool) {
-	host, body, err := splitFrame(m.Subject, m.Data)
+	host, view, body, err := splitFrame(m.Subject, m.Data)
 	if err != nil {
 		t.dropped(DropDecode, 1, "natsbus: received message refused", "subject", m.Subject, "error", err)
 		return
@@ -397,7 +398,7 @@ func (t *Transport) receive(m *nats.Msg, el *election, runs func(string) bool) {
 		t.dropped(DropDecode, 1, "natsbus: received message refused", "subject", m.Subject, "error", err)
 		return
 	}
-	el.reset(host, e.Seq)
+	el.reset(host, view, e.Seq)
 	if err := t.opts.Deliver(e, runs); err != nil {
 		t.dropped(DropDeliver, 1, "natsbus: received envelope not delivered", "topic", e.Topic, "source_id", e.SourceID, "error", err)
 		return

@@ -58,7 +58,7 @@ func TestSourceComesFromTheSubject(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	body, err := appendFrame(nil, "hostA", &ipc.Envelope{Topic: "admin.shutdown", SourceID: "router", Payload: json.RawMessage(`{}`)})
+	body, err := appendFrame(nil, "hostA", nil, &ipc.Envelope{Topic: "admin.shutdown", SourceID: "router", Payload: json.RawMessage(`{}`)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,0 +1,73 @@
+package natsbus
+
+import (
+	"encoding/binary"
+	"slices"
+)
+
+// A peerView is what this host knows of the others at one moment: the
+// hosts and what each serves, and their ids as every forwarded frame
+// carries them (codec.go).
+//
+// Why the frame carries them: each host learns of the others' arrivals and
+// losses on its own connections, at its own moment. If every receiving host
+// elected the host that intercepts an envelope from its own view, a host
+// that had not yet heard that another was lost would leave the envelope to
+// it, while the publisher — which had heard — expected it to run there:
+// nobody ran the call and nobody answered it (TestHostLostMidCallTheOtherHostServesTheNext
+// failed so under load). Electing among the hosts the publisher knew makes
+// the receivers agree with the publisher, whose own loss detection answers
+// the call if the host it counted on is gone.
+type peerView struct {
+	hosts map[string]HostInfo
+	// ids is uvarint(len(id)) | id for each host, sorted.
+	ids []byte
+}
+
+var emptyView = peerView{}
+
+// maxViewBytes bounds a frame's view: a thousand hosts with long ids.
+const maxViewBytes = 1 << 18
+
+func newPeerView(hosts map[string]HostInfo) *peerView {
+	ids := make([]string, 0, len(hosts))
+	for id := range hosts {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	var enc []byte
+	for _, id := range ids {
+		enc = binary.AppendUvarint(enc, uint64(len(id)))
+		enc = append(enc, id...)
+	}
+	return &peerView{hosts: hosts, ids: enc}
+}
+
+// electedIn is the host that intercepts, for capsule, an envelope published
+// on pubHost with sequence number seq: the highest election score among the
+// hosts view lists (the publisher's, as its frame carried it) other than
+// pubHost that serve capsule, as hosts says what each serves; self counts
+// as serving it. "" if none does, or if view is malformed.
+func electedIn(view []byte, hosts map[string]HostInfo, capsule, pubHost string, seq uint64, self string) string {
+	best, bestScore := "", uint64(0)
+	for len(view) > 0 {
+		n, k := binary.Uvarint(view)
+		if k <= 0 || n > uint64(len(view)-k) {
+			return ""
+		}
+		id := view[k : k+int(n)]
+		view = view[k+int(n):]
+		if string(id) == pubHost {
+			continue
+		}
+		if string(id) != self {
+			if h, ok := hosts[string(id)]; !ok || !serves(h, capsule) {
+				continue
+			}
+		}
+		if s := electionScore(capsule, pubHost, seq, id); best == "" || s > bestScore || s == bestScore && string(id) < best {
+			best, bestScore = string(id), s
+		}
+	}
+	return best
+}
