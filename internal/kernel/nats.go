@@ -50,6 +50,7 @@ func startNATS(cfg config.NATS, log *slog.Logger) (*natsLink, error) {
 		opts.URL = cfg.URL
 		opts.Connect = externalOptions(cfg)
 		opts.CredsDir = cfg.CredsDir
+		opts.HostCredsFile = cfg.CredsFile
 		if cfg.CredsDir == "" {
 			log.Warn("kernel: on an external NATS cluster without [nats] creds_dir the broker enforces the credentials file's permissions, shared by every capsule of this host; set creds_dir to per-capsule credentials (docs/nats.md)")
 		}

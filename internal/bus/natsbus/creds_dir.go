@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/nats-io/nats.go"
 )
@@ -18,23 +19,24 @@ import (
 // Options.Connect, serve every connection). A missing file, or one that
 // others than its owner may read, refuses the capsule: running it under
 // the host's wider credentials would silently lose the broker's check.
-func (t *Transport) capsuleCredsOption(id string) (nats.Option, error) {
+//
+// The file is also what the host watches for renewal (creds_renew.go);
+// credentials already expired are refused.
+func (t *Transport) capsuleCredsOption(id string) (nats.Option, *credsFile, error) {
 	if t.opts.CredsDir == "" || t.opts.Server != nil {
-		return nil, nil
+		return nil, nil, nil
 	}
 	path := filepath.Join(t.opts.CredsDir, id+".creds")
-	info, err := os.Stat(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, fmt.Errorf("no credentials file %s: mint it with `astrid nats creds --host %s --out %s <capsule dir>` on the operator's machine", path, t.opts.HostID, path)
+	mint := fmt.Sprintf("mint it with `astrid nats creds --host %s --out %s <capsule dir>` on the operator's machine", t.opts.HostID, path)
+	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
+		return nil, nil, fmt.Errorf("no credentials file %s: %s", path, mint)
 	}
+	cf, err := readCredsFile(path)
 	if err != nil {
-		return nil, fmt.Errorf("credentials: %w", err)
+		return nil, nil, err
 	}
-	if !info.Mode().IsRegular() {
-		return nil, fmt.Errorf("credentials %s: not a regular file", path)
+	if now := time.Now(); cf.expiredAt(now) {
+		return nil, nil, fmt.Errorf("credentials %s expired at %s: %s", path, cf.expires.UTC().Format(time.RFC3339), mint)
 	}
-	if info.Mode().Perm()&0o077 != 0 {
-		return nil, fmt.Errorf("credentials %s: mode %04o lets others read the capsule's key; chmod 600 it", path, info.Mode().Perm())
-	}
-	return nats.UserCredentials(path), nil
+	return nats.UserCredentials(path), cf, nil
 }

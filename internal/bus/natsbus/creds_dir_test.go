@@ -31,7 +31,13 @@ func writeCreds(t *testing.T, path string, file []byte, mode os.FileMode) {
 // connections), as astrid nats creds --host-only does, into dir.
 func hostCreds(t *testing.T, acc nkeys.KeyPair, dir, host string) string {
 	t.Helper()
-	creds, err := MintHostCreds(acc, host, time.Hour)
+	return hostCredsFor(t, acc, dir, host, time.Hour)
+}
+
+// hostCredsFor is hostCreds valid for ttl.
+func hostCredsFor(t *testing.T, acc nkeys.KeyPair, dir, host string, ttl time.Duration) string {
+	t.Helper()
+	creds, err := MintHostCreds(acc, host, ttl)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -44,24 +50,34 @@ func hostCreds(t *testing.T, acc nkeys.KeyPair, dir, host string) string {
 // <dir>/<id>.creds, returning them.
 func mintInto(t *testing.T, acc nkeys.KeyPair, dir, host, id string, publish, subscribe []string) CapsuleCreds {
 	t.Helper()
-	creds, err := MintCapsuleCreds(acc, host, id, publish, subscribe, time.Hour)
+	return mintFor(t, acc, dir, host, id, publish, subscribe, time.Hour, 0o600)
+}
+
+// mintFor is mintInto with credentials valid for ttl, written with mode.
+func mintFor(t *testing.T, acc nkeys.KeyPair, dir, host, id string, publish, subscribe []string, ttl time.Duration, mode os.FileMode) CapsuleCreds {
+	t.Helper()
+	creds, err := MintCapsuleCreds(acc, host, id, publish, subscribe, ttl)
 	if err != nil {
 		t.Fatal(err)
 	}
-	writeCreds(t, filepath.Join(dir, id+".creds"), creds.File, 0o600)
+	writeCreds(t, filepath.Join(dir, id+".creds"), creds.File, mode)
 	return creds
 }
 
 // newExternalHost is a host on an external cluster in operator mode: its
 // own connections use hostFile, each capsule's its file in dir.
-func newExternalHost(t *testing.T, ns *server.Server, id, hostFile, dir string) *testHost {
+func newExternalHost(t *testing.T, ns *server.Server, id, hostFile, dir string, tweak ...func(*Options)) *testHost {
 	t.Helper()
 	h := &testHost{got: make(chan *ipc.Envelope, 1024)}
-	tr, err := New(Options{HostID: id, URL: ns.ClientURL(), Connect: []nats.Option{nats.UserCredentials(hostFile)}, CredsDir: dir,
+	opts := Options{HostID: id, URL: ns.ClientURL(), Connect: []nats.Option{nats.UserCredentials(hostFile)}, CredsDir: dir,
 		Deliver: func(e *ipc.Envelope, _ func(string) bool) error {
 			h.got <- e
 			return nil
-		}})
+		}}
+	for _, f := range tweak {
+		f(&opts)
+	}
+	tr, err := New(opts)
 	if err != nil {
 		t.Fatal(err)
 	}

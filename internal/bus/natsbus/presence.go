@@ -91,21 +91,31 @@ func (t *Transport) currentPeers(now time.Time) map[string]HostInfo {
 	return live
 }
 
-// startPresence connects the presence connection, which may publish only
+// dialPresence connects a presence connection, which may publish only
 // this host's presence subject and subscribe only to the hosts' ones, and
-// starts announcing. t.mu must not be held.
-func (t *Transport) startPresence() error {
+// listens there.
+func (t *Transport) dialPresence() (*nats.Conn, error) {
 	perms := &server.Permissions{
 		Publish:   &server.SubjectPermission{Allow: []string{PresencePrefix + "." + t.opts.HostID}},
 		Subscribe: &server.SubjectPermission{Allow: []string{PresencePrefix + ".*"}},
 	}
 	nc, err := t.dial("host:"+t.opts.HostID+":presence", perms, "presence", nats.DisconnectErrHandler(t.linkLost))
 	if err != nil {
-		return fmt.Errorf("natsbus: presence: %w", err)
+		return nil, fmt.Errorf("natsbus: presence: %w", err)
 	}
 	if _, err := nc.Subscribe(PresencePrefix+".*", t.heard); err != nil {
 		nc.Close()
-		return fmt.Errorf("natsbus: presence: %w", err)
+		return nil, fmt.Errorf("natsbus: presence: %w", err)
+	}
+	return nc, nil
+}
+
+// startPresence connects the presence connection and starts announcing.
+// t.mu must not be held.
+func (t *Transport) startPresence() error {
+	nc, err := t.dialPresence()
+	if err != nil {
+		return err
 	}
 	t.presenceConn = nc
 	if err := t.watchNodes(); err != nil {
@@ -126,8 +136,9 @@ func (t *Transport) announceEvery(interval time.Duration) {
 		select {
 		case <-t.done:
 			return
-		case <-tick.C:
-			t.forgetSilent(time.Now())
+		case now := <-tick.C:
+			t.forgetSilent(now)
+			t.renewCreds(now)
 		case <-t.presenceDue:
 		}
 		capsules, intercepts := t.attached()
@@ -266,7 +277,7 @@ func (t *Transport) linkLost(nc *nats.Conn, err error) {
 	if err != nil {
 		t.log.Warn("natsbus: disconnected", "connection", nc.Opts.Name, "error", err)
 	}
-	if t.closing.Load() {
+	if t.closing.Load() || nc == t.retiredPresence.Load() {
 		return
 	}
 	t.answerLost(LostOwnLink, func(string) bool { return true })

@@ -44,10 +44,15 @@ type Stats struct {
 	Drops map[string]uint64
 	// Capsules is the number of capsules with a connection.
 	Capsules int
+	// CredsRenewed counts credentials files taken up after the operator
+	// replaced them; CredsExpired the connections the broker dropped
+	// because their credentials expired (creds_renew.go).
+	CredsRenewed, CredsExpired uint64
 }
 
 type counters struct {
 	forwarded, received, echoes atomic.Uint64
+	credsRenewed, credsExpired  atomic.Uint64
 	mu                          sync.Mutex
 	drops                       map[string]uint64
 }
@@ -70,10 +75,12 @@ func (c *counters) snapshot() Stats {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	s := Stats{
-		Forwarded: c.forwarded.Load(),
-		Received:  c.received.Load(),
-		Echoes:    c.echoes.Load(),
-		Drops:     make(map[string]uint64, len(c.drops)),
+		Forwarded:    c.forwarded.Load(),
+		Received:     c.received.Load(),
+		Echoes:       c.echoes.Load(),
+		CredsRenewed: c.credsRenewed.Load(),
+		CredsExpired: c.credsExpired.Load(),
+		Drops:        make(map[string]uint64, len(c.drops)),
 	}
 	for k, v := range c.drops {
 		s.Drops[k] = v

@@ -36,6 +36,10 @@ type Options struct {
 	URL string
 	// Connect is added to every connection's options (TLS, credentials).
 	Connect []nats.Option
+	// HostCredsFile, on an external cluster, is the credentials file
+	// Connect authenticates the host's own connections with: when it is
+	// replaced, they reconnect with the new one (creds_renew.go).
+	HostCredsFile string
 	// CredsDir, on an external cluster, holds one credentials file per
 	// capsule, <id>.creds, minted by the operator for this host (astrid
 	// nats creds): each capsule's connection authenticates with its own,
@@ -105,6 +109,11 @@ type Transport struct {
 	// closing is set when Close starts: losing the connections then is
 	// no host's loss.
 	closing atomic.Bool
+	// hostCreds is the host's credentials file, watched for renewal;
+	// retiredPresence the presence connection a renewal replaced, whose
+	// closing is no loss either (creds_renew.go).
+	hostCreds       *credsFile
+	retiredPresence atomic.Pointer[nats.Conn]
 }
 
 type attachment struct {
@@ -112,6 +121,8 @@ type attachment struct {
 	user       string
 	subscribe  []string
 	intercepts []string
+	// creds is the capsule's own credentials file, if it has one.
+	creds *credsFile
 }
 
 // New returns a transport with no capsule attached. It starts the goroutine
@@ -148,6 +159,7 @@ func New(opts Options) (*Transport, error) {
 		in:          make(chan *nats.Msg, opts.ReceiveQueue),
 		presenceDue: make(chan struct{}, 1),
 		done:        make(chan struct{}),
+		hostCreds:   hostCredsFile(opts),
 	}
 	t.conns.Store(&map[string]*nats.Conn{})
 	t.wg.Add(1)
@@ -190,7 +202,7 @@ func (t *Transport) Attach(id string, publish, subscribe, intercepts []string) e
 		return fmt.Errorf("natsbus: attach capsule %s: transport closed", id)
 	}
 	var extra []nats.Option
-	creds, err := t.capsuleCredsOption(id)
+	creds, cf, err := t.capsuleCredsOption(id)
 	if err != nil {
 		return fmt.Errorf("natsbus: attach capsule %s: %w", id, err)
 	}
@@ -202,7 +214,7 @@ func (t *Transport) Attach(id string, publish, subscribe, intercepts []string) e
 		return fmt.Errorf("natsbus: attach capsule %s: %w", id, err)
 	}
 	old := t.capsules[id]
-	t.capsules[id] = &attachment{conn: conn, user: user, subscribe: subGrants, intercepts: slices.Clone(intercepts)}
+	t.capsules[id] = &attachment{conn: conn, user: user, subscribe: subGrants, intercepts: slices.Clone(intercepts), creds: cf}
 	t.storeConnsLocked()
 	t.want(subGrants, 1)
 	if old != nil {
@@ -415,6 +427,10 @@ func (t *Transport) asyncError(nc *nats.Conn, sub *nats.Subscription, err error)
 		t.stats.drop(DropPermission, 1)
 		t.log.Warn("natsbus: the broker refused a publish or subscription (permissions violation)",
 			"connection", nc.Opts.Name, "error", err)
+	case errors.Is(err, nats.ErrAuthExpired):
+		t.stats.credsExpired.Add(1)
+		t.log.Error("natsbus: the broker dropped a connection whose credentials expired; it reconnects when fresh ones are in its file",
+			"connection", nc.Opts.Name)
 	case errors.Is(err, nats.ErrSlowConsumer):
 		// Counted exactly from the subscription's drop count (Stats).
 		subject := ""
