@@ -26,6 +26,9 @@ func printNATS(w io.Writer, n *daemon.NATSStatus) {
 	tw.Flush()
 	s := n.Stats
 	fmt.Fprintf(w, "nats: forwarded %d, received %d, own echoes %d\n", s.Forwarded, s.Received, s.Echoes)
+	if s.CredsRenewed > 0 || s.CredsExpired > 0 {
+		fmt.Fprintf(w, "nats credentials: renewed %d, connections dropped as expired %d\n", s.CredsRenewed, s.CredsExpired)
+	}
 	if len(s.Drops) > 0 {
 		fmt.Fprintf(w, "nats drops by reason:\n")
 		for _, r := range slices.Sorted(maps.Keys(s.Drops)) {
