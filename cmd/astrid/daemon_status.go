@@ -30,6 +30,9 @@ type statusReport struct {
 	// Source is where Status came from: sourceSocket (asked live) or
 	// sourceFile (run/status.json).
 	Source string `json:"source,omitempty"`
+	// WebView is the web view's address, without its token (astrid ui
+	// prints it with); only its owner can read it.
+	WebView string `json:"web_view,omitempty"`
 	*daemon.Status
 }
 
@@ -39,7 +42,8 @@ func newStatusCmd() *cobra.Command {
 		Use:   "status",
 		Short: "Show whether the Astrid daemon runs, and what it runs",
 		Long: `Shows the daemon of $ASTRID_HOME: pid, uptime, running agent turns, connected clients,
-every capsule with its state and last error (a reload that was refused says why), the
+the web view's address (astrid ui prints it with its token), every capsule with its
+state and last error (a reload that was refused says why), the
 bus and dispatch counters (published, delivered, dropped by reason, evicted) and each
 principal's CPU and socket bytes. It asks the daemon over its socket; when the socket
 does not answer (or with --no-daemon) it reads the snapshot the daemon rewrites every
@@ -69,6 +73,9 @@ Exit status: 0 when a daemon runs; 3 when none does.`,
 					if st, err := daemon.ReadStatus(home); err == nil && st.Pid == pid {
 						rep.Status, rep.Source = &st, sourceFile
 					}
+				}
+				if info, err := daemon.ReadAdmin(home); err == nil && info.Pid == pid {
+					rep.WebView = info.BaseURL
 				}
 			}
 			out := cmd.OutOrStdout()
@@ -104,6 +111,9 @@ func printStatus(w io.Writer, rep statusReport, now time.Time) {
 	fmt.Fprintf(w, "astrid daemon: running, pid %d, up %s (%s)\n", s.Pid, now.Sub(s.Started).Round(time.Second), rep.Home)
 	if s.Workspace != "" {
 		fmt.Fprintf(w, "workspace: %s\n", s.Workspace)
+	}
+	if rep.WebView != "" {
+		fmt.Fprintf(w, "web view: %s (astrid ui prints it with its token)\n", rep.WebView)
 	}
 	fmt.Fprintf(w, "turns running: %d\n", s.Turns)
 	if rep.Source == sourceSocket {

@@ -45,6 +45,10 @@ func TestUIBrowserShowsALiveTurn(t *testing.T) {
 	if code != 0 || !strings.HasPrefix(url, "http://127.0.0.1:") || !strings.Contains(url, "/?token=") || strings.Count(out, "\n") != 1 {
 		t.Fatalf("astrid ui: exit %d: %q", code, out)
 	}
+	base, token, _ := strings.Cut(url, "?token=")
+	if status, code := runProcess(t, home, "status"); code != 0 || !strings.Contains(status, "web view: "+base+" (astrid ui") || strings.Contains(status, token) {
+		t.Fatalf("astrid status: exit %d, want the web view's address without its token:\n%s", code, status)
+	}
 
 	webviewtest.Do(t, ctx, "open the page", chromedp.Navigate(url))
 	webviewtest.WaitTrue(t, ctx, "the live status", `document.getElementById('status').textContent === 'live'`)
