@@ -28,6 +28,9 @@ func (b *Bus) Resolve(topic string) *Resolution {
 // Topic is the topic res was resolved for.
 func (res *Resolution) Topic() string { return res.topic }
 
+// Routes is the routes res matched; the caller must not change the slice.
+func (res *Resolution) Routes() []*Route { return res.routes }
+
 // Current reports whether res still describes the bus's routing: no route
 // has been added or removed since it was resolved.
 func (b *Bus) Current(res *Resolution) bool {

@@ -232,7 +232,31 @@ func TestApprovalCallTakesOnlyItsFrontendsAnswer(t *testing.T) {
 // wait; a bad action is refused before anyone is asked; no approvals wired
 // is unavailable.
 func TestApprovalCallFailures(t *testing.T) {
-	f, c := approvalFixture(t, 20*time.Millisecond)
+	f, c := approvalFixture(t, time.Hour)
+	// Only a capsule that is no frontend hears the questions (react
+	// does, to pause its tool clock): nobody can answer, which is said
+	// at once rather than after the window.
+	r, err := f.deps.Dispatcher.Subscribe(dispatch.Caller{Capsule: rogueCapsule, Principal: "alice"}, ipc.ApprovalRequestTopic, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a := <-ask(c, "alice", "run_shell_command", "sleep 1"); hostapi.CodeOf(a.err) != hostapi.CodeTimeout || !strings.Contains(a.err.Error(), "no frontend is listening") {
+		t.Fatalf("only a capsule that is no frontend listening: %v, %v", a.approved, a.err)
+	}
+	r.Close()
+	// The frontend listens for bob only.
+	bob := listen(t, f, "bob")
+	if a := <-ask(c, "alice", "run_shell_command", "sleep 1"); hostapi.CodeOf(a.err) != hostapi.CodeTimeout || !strings.Contains(a.err.Error(), "no frontend is listening") {
+		t.Fatalf("the frontend listening for another principal: %v, %v", a.approved, a.err)
+	}
+	select {
+	case q := <-bob.questions:
+		t.Fatalf("bob was asked alice's question: %+v", q)
+	default:
+	}
+
+	f.deps.Approvals = NewApprovals([]string{testFrontend}, 20*time.Millisecond)
+	c = f.capsule(t, strings.Replace(askerCapsule, "asker", "asker-one", 1))
 	alice := listen(t, f, "alice")
 	if a := <-ask(c, "alice", "run_shell_command", "sleep 1"); hostapi.CodeOf(a.err) != hostapi.CodeTimeout || a.approved {
 		t.Fatalf("unanswered: %v, %v", a.approved, a.err)

@@ -57,6 +57,12 @@ func (call *Call) askFrontend(b *bus.Bus, q frontendQuestion) error {
 		return hostapi.Errorf(hostapi.CodeUnavailable, q.op, "%v", err)
 	}
 	defer r.Close()
+	// Asked only if a frontend hears it: another capsule listening on the
+	// topic (react pauses its tool clock on approval questions) answers
+	// nothing, and the question would wait out its whole window.
+	if !call.frontendHears(b, q.topic, q.trusted) {
+		return hostapi.Errorf(hostapi.CodeTimeout, q.op, "no frontend is listening for %s's questions", call.principal)
+	}
 	// The question carries the call's trace: the wait shows in its turn.
 	res, err := call.c.deps.Dispatcher.PublishKernelTraced(call.principal, call.caller.Trace, q.topic, q.payload)
 	if err != nil {
@@ -92,4 +98,19 @@ func (call *Call) askFrontend(b *bus.Bus, q frontendQuestion) error {
 			return nil
 		}
 	}
+}
+
+// frontendHears reports whether a trusted frontend or an uplink has a
+// route that receives the call's principal's messages on topic.
+func (call *Call) frontendHears(b *bus.Bus, topic string, trusted []string) bool {
+	for _, r := range b.Resolve(topic).Routes() {
+		s := r.Spec()
+		if s.Scoped && s.Principal != call.principal {
+			continue
+		}
+		if slices.Contains(trusted, s.Owner) || call.c.isUplink(s.Owner) {
+			return true
+		}
+	}
+	return false
 }
