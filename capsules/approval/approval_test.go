@@ -225,6 +225,39 @@ func TestApproveSessionAllowsTheToolWithoutAsking(t *testing.T) {
 	deniedWhenAsked(t, k, k.Approvals(bob), bob, "write_file", write("e.txt", "bob"))
 }
 
+// A capsule unloaded for good (removed, then the daemon's rescan) loses
+// the session allowances given to its tools: loaded again under the same
+// id, its tool is asked about anew. Unloading another capsule keeps them.
+func TestSessionAllowanceEndsWithTheCapsule(t *testing.T) {
+	k := boot(t)
+	questions := k.Approvals(alice)
+	first := k.StartTool(alice, "", "write_file", write("u.txt", "one"))
+	q, _ := questions.Next()
+	k.Answer(alice, q.RequestID, ipc.DecisionApproveSession)
+	succeeded(t, first.Wait())
+
+	rogue := sdktest.Capsule{Manifest: []byte(rogueManifest), New: newRogue}
+	if err := k.Load(rogue); err != nil {
+		t.Fatal(err)
+	}
+	if err := k.Unload("fixture-rogue"); err != nil {
+		t.Fatal(err)
+	}
+	succeeded(t, k.CallTool("write_file", write("u.txt", "two")))
+	if q := questions.Pending(); len(q) != 0 {
+		t.Fatalf("asked again after another capsule was unloaded: %+v", q)
+	}
+
+	if err := k.Unload("astrid-capsule-fs"); err != nil {
+		t.Fatal(err)
+	}
+	if err := k.Load(sdktest.Capsule{Manifest: fs.Manifest, New: fs.New}); err != nil {
+		t.Fatal(err)
+	}
+	deniedWhenAsked(t, k, questions, alice, "write_file", write("u.txt", "three"))
+	fileIs(t, k, "u.txt", "two")
+}
+
 // approve_always is kept on disk: after a restart on the same home the
 // tool runs without a question, while a session allowance is gone.
 func TestApproveAlwaysSurvivesARestart(t *testing.T) {

@@ -179,11 +179,13 @@ func describe(c *sdk.Call) (string, error) {
 	return text, nil
 }
 
-// handleCapsulesLoaded drops the cached catalogue: the set of tools, or
-// their flags, may have changed.
+// handleCapsulesLoaded drops the cached catalogue — the set of tools, or
+// their flags, may have changed — and the session allowances of capsules
+// no longer loaded (forgetUnloaded).
 func handleCapsulesLoaded(c *sdk.Call) error {
 	if c.SourceID() != ipc.KernelSourceID {
 		return nil
 	}
+	forgetUnloaded(c)
 	return c.KVDelete(catalogueKey)
 }

@@ -201,6 +201,12 @@ func (k *Kernel) Load(c Capsule) error {
 	return k.k.LoadNative(context.Background(), kernel.Builtin{Manifest: c.Manifest, New: c.New})
 }
 
+// Unload unloads capsule id from the running kernel for good, as the
+// daemon does for a capsule removed from $ASTRID_HOME/capsules.
+func (k *Kernel) Unload(id string) error {
+	return k.k.Unload(context.Background(), id)
+}
+
 // rawJSON is args as JSON: a json.RawMessage or string as is, anything
 // else marshalled.
 func rawJSON(args any) (json.RawMessage, error) {
