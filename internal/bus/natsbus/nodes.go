@@ -45,6 +45,7 @@ func (t *Transport) watchNodes() error {
 		return fmt.Errorf("watch the cluster's nodes: %w", err)
 	}
 	t.nodesConn = nc
+	t.watchRoutes(t.opts.Server, nc)
 	return nil
 }
 
