@@ -9,10 +9,10 @@ import (
 )
 
 // LostRoute says a host was taken as lost because this host's embedded
-// node lost its routes to the host's node: the other process died (a
-// SIGKILLed daemon sends no shutdown event) or the network between them
-// broke.
-const LostRoute = "its NATS node is unreachable (the route to it closed)"
+// node lost its last route to the host's node, which is therefore
+// unreachable: the other process died (a SIGKILLed daemon sends no
+// shutdown event) or the network between them broke.
+const LostRoute = "the route to its NATS node closed"
 
 // routePollInterval is how often a host that embeds a cluster node looks at
 // the nodes its node has routes to. nats-server has no hook for a route
