@@ -133,18 +133,9 @@ func proxiedPair(t *testing.T) (a, b *server.Server, authA, authB *Authenticator
 // while the node is unreachable. When a route to that node opens again (the
 // node was up all along), the host is heard again.
 func TestRouteClosedAnswersItsHostsCalls(t *testing.T) {
-	nodeA, nodeB, authA, authB, proxy := proxiedPair(t)
-	a, lost := callerHost(t, nodeA, authA, "hostA")
-	providerHost(t, nodeB, authB, "hostB")
-	waitFor(t, "host A to hear host B's provider", func() bool { return hearsProvider(a, "hostB") })
-	call(a, "c1", 1)
-
+	a, lost, nodeB, proxy := callAcrossProxiedPair(t)
 	proxy.cut(true)
-	got := lostCalls(t, lost, 1)
-	want := LostCall{CallID: "c1", Tool: "echo", Principal: "alice", Host: "hostB", Reason: LostRoute}
-	if got[0] != want {
-		t.Fatalf("lost call %+v, want %+v", got[0], want)
-	}
+	expectLostC1(t, lost, LostRoute)
 	if hearsProvider(a, "hostB") {
 		t.Fatal("host B still listed after the routes to its node closed")
 	}
@@ -174,14 +165,29 @@ func TestRouteClosedAnswersItsHostsCalls(t *testing.T) {
 // running elsewhere is answered so, once, not as a loss of the other
 // node.
 func TestOwnNodeStoppingIsNoRouteLoss(t *testing.T) {
-	nodeA, nodeB, authA, authB, _ := proxiedPair(t)
-	a, lost := callerHost(t, nodeA, authA, "hostA")
+	a, lost, _, _ := callAcrossProxiedPair(t)
+	a.opts.Server.Shutdown()
+	expectLostC1(t, lost, LostOwnLink)
+}
+
+// callAcrossProxiedPair has host A, on the first node of a proxied pair,
+// forward call c1 of tool echo to host B, its provider on the second node.
+func callAcrossProxiedPair(t *testing.T) (a *Transport, lost chan LostCall, nodeB *server.Server, proxy *routeProxy) {
+	t.Helper()
+	nodeA, nodeB, authA, authB, proxy := proxiedPair(t)
+	a, lost = callerHost(t, nodeA, authA, "hostA")
 	providerHost(t, nodeB, authB, "hostB")
 	waitFor(t, "host A to hear host B's provider", func() bool { return hearsProvider(a, "hostB") })
 	call(a, "c1", 1)
-	nodeA.Shutdown()
+	return a, lost, nodeB, proxy
+}
+
+// expectLostC1 expects call c1, and no other, answered as lost on host B
+// for reason.
+func expectLostC1(t *testing.T, lost chan LostCall, reason string) {
+	t.Helper()
 	got := lostCalls(t, lost, 1)
-	want := LostCall{CallID: "c1", Tool: "echo", Principal: "alice", Host: "hostB", Reason: LostOwnLink}
+	want := LostCall{CallID: "c1", Tool: "echo", Principal: "alice", Host: "hostB", Reason: reason}
 	if got[0] != want {
 		t.Fatalf("lost call %+v, want %+v", got[0], want)
 	}
