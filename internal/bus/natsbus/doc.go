@@ -8,8 +8,9 @@
 // choice of the one host on which a capsule loaded on several intercepts
 // each envelope (elect.go). It tracks the tool calls published here that
 // run on other hosts and reports those whose host is lost (the host left,
-// its node shut down, it fell silent, or this host lost NATS) to
-// Options.CallLost, which the kernel answers (inflight.go, nodes.go).
+// its node shut down, this host's node lost its routes to that node, it
+// fell silent, or this host lost NATS) to Options.CallLost, which the
+// kernel answers (inflight.go, nodes.go, routes.go).
 //
 // Subjects carry the publisher: astrid.<capsule id>.<topic>. Each capsule
 // has its own connection, whose broker permissions are derived from its

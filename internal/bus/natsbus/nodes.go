@@ -16,7 +16,8 @@ const nodeShutdownSubject = "$SYS.SERVER.*.SHUTDOWN"
 // shut down: a host whose node is gone has lost the bus, whether or not it
 // could say it was leaving, and the calls it was running are answered at
 // once rather than when its silence times out. The watching connection
-// joins the server's system account and may only subscribe to that event.
+// joins the server's system account and may only subscribe to that event;
+// the losses of routes to other nodes go through it too (routes.go).
 // Without an embedded server (an external cluster) it does nothing: the
 // cluster's system account is the operator's, not the host's.
 func (t *Transport) watchNodes() error {
@@ -45,6 +46,7 @@ func (t *Transport) watchNodes() error {
 		return fmt.Errorf("watch the cluster's nodes: %w", err)
 	}
 	t.nodesConn = nc
+	t.watchRoutes(t.opts.Server, nc)
 	return nil
 }
 
