@@ -40,6 +40,8 @@ func startNATS(cfg config.NATS, log *slog.Logger) (*natsLink, error) {
 		auth := natsbus.NewAuthenticator(log)
 		ns, err := natsbus.StartServer(natsbus.ServerOptions{
 			Name: cfg.HostID, ClusterName: cfg.ClusterName, ClusterListen: cfg.Listen, Routes: cfg.Routes,
+			ClusterSecretFile: cfg.ClusterSecretFile, Logger: log,
+			ClusterTLS: natsbus.ClusterTLS{Cert: cfg.ClusterTLSCert, Key: cfg.ClusterTLSKey, CA: cfg.ClusterTLSCA},
 		}, auth)
 		if err != nil {
 			return nil, fmt.Errorf("kernel: %w", err)
@@ -60,7 +62,8 @@ func startNATS(cfg config.NATS, log *slog.Logger) (*natsLink, error) {
 		return nil, fmt.Errorf("kernel: %w", err)
 	}
 	l.Transport = tr
-	log.Info("bus spans hosts over NATS", "host", tr.HostID(), "embedded", cfg.Embedded(), "listen", cfg.Listen, "routes", cfg.Routes, "url", cfg.URL)
+	log.Info("bus spans hosts over NATS", "host", tr.HostID(), "embedded", cfg.Embedded(), "listen", cfg.Listen, "routes", cfg.Routes, "url", cfg.URL,
+		"route_secret", cfg.ClusterSecretFile != "", "route_tls", cfg.ClusterTLSCA != "")
 	return l, nil
 }
 
