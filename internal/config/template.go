@@ -35,7 +35,7 @@ var keyNotes = map[string]string{
 	"uplink.client_queue":          "frames waiting for one client; a client that lets more pile up is disconnected",
 	"nats":                         "one bus across hosts (docs/nats.md); with none of listen, routes and url set the bus stays on this host",
 	"nats.host_id":                 "this host's name on the bus, unique in the cluster; empty: a random one at each start",
-	"nats.listen":                  `host:port the embedded NATS server accepts its cluster peers' routes on ("0.0.0.0:6222")`,
+	"nats.listen":                  `host:port the embedded NATS server accepts its cluster peers' routes on ("0.0.0.0:6222"); beyond loopback it needs cluster_secret_file or cluster TLS`,
 	"nats.routes":                  `the peers' route addresses, "nats-route://host:port" each`,
 	"nats.cluster_name":            "the embedded servers' cluster name; the same on every host",
 	"nats.cluster_secret_file":     "file (mode 0600) holding the secret every embedded node presents on its routes, the same on every host (openssl rand -hex 32); a node listening beyond loopback needs it or cluster TLS",
