@@ -30,11 +30,8 @@ func (t *Transport) capsuleCredsOption(id string) (nats.Option, error) {
 	if err != nil {
 		return nil, fmt.Errorf("credentials: %w", err)
 	}
-	if !info.Mode().IsRegular() {
-		return nil, fmt.Errorf("credentials %s: not a regular file", path)
-	}
-	if info.Mode().Perm()&0o077 != 0 {
-		return nil, fmt.Errorf("credentials %s: mode %04o lets others read the capsule's key; chmod 600 it", path, info.Mode().Perm())
+	if err := checkPrivateFile(info, "credentials", path, "the capsule's key"); err != nil {
+		return nil, err
 	}
 	return nats.UserCredentials(path), nil
 }

@@ -47,11 +47,8 @@ func readClusterSecret(path string) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("cluster secret: %w", err)
 	}
-	if !info.Mode().IsRegular() {
-		return nil, fmt.Errorf("cluster secret %s: not a regular file", path)
-	}
-	if info.Mode().Perm()&0o077 != 0 {
-		return nil, fmt.Errorf("cluster secret %s: mode %04o lets others read the key to the cluster; chmod 600 it", path, info.Mode().Perm())
+	if err := checkPrivateFile(info, "cluster secret", path, "the key to the cluster"); err != nil {
+		return nil, err
 	}
 	b, err := os.ReadFile(path)
 	if err != nil {

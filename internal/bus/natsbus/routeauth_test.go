@@ -174,6 +174,34 @@ func astridRogue(t *testing.T, seed string, o ServerOptions) rogueNode {
 		received: func() int { return len(h.got) }}
 }
 
+// keptOut checks that rogue r, which routes to node 0, was refused: once
+// node 0 has refused it three times (refused; the rogue opens two
+// connections, then retries every second, so a retry was refused too), the
+// cluster's nodes route only to each other, and an envelope of the cluster
+// crosses while none reaches the rogue. (The rogue itself counts a route
+// for an instant each time, from node 0's INFO to node 0's refusal of its
+// CONNECT; node 0 sends nothing before that CONNECT.)
+func keptOut(t *testing.T, nodes [2]*server.Server, hosts [2]*testHost, r rogueNode, refused func() bool) {
+	t.Helper()
+	admitted := func() bool { return len(routedServers(t, nodes[0])) > 1 }
+	waitFor(t, "node 0 to refuse the rogue's retry", func() bool { return refused() || admitted() })
+	for i, ns := range nodes {
+		if got, peer := routedServers(t, ns), nodes[1-i].Name(); len(got) != 1 || got[0] != peer {
+			t.Fatalf("node %d routes to %v, want only its peer %s", i, got, peer)
+		}
+	}
+	r.publish()
+	hosts[0].forward("pub", "news.today", `"cluster"`)
+	// Node 0's envelope reaching node 1 orders nothing on the rogue's
+	// path, but a route the rogue had would show above.
+	if e := hosts[1].skipWarmUp(t); string(e.Payload) != `"cluster"` {
+		t.Fatalf("host B received %s from %s", e.Payload, e.SourceID)
+	}
+	if n := r.received(); n != 0 {
+		t.Fatalf("the rogue received %d messages from the cluster", n)
+	}
+}
+
 // TestClusterSecretKeepsRogueNodesOut: two nodes holding the cluster secret
 // route to each other and carry envelopes; a node routing in without the
 // secret, with another one, or with a guessed password is refused, so
@@ -202,31 +230,7 @@ func TestClusterSecretKeepsRogueNodesOut(t *testing.T) {
 		t.Run(rc.name, func(t *testing.T) {
 			before := logs.refusals()
 			r := rc.start(t)
-			// The rogue opens two connections, then retries every second:
-			// wait for a third refusal, so a retry was refused too (or
-			// for node 0 to route to the rogue, which fails below). The
-			// rogue itself counts a route for an instant each time, from
-			// node 0's INFO to its refusal of the rogue's CONNECT; node 0
-			// sends nothing before that CONNECT.
-			admitted := func() bool { return len(routedServers(t, nodes[0])) > 1 }
-			waitFor(t, "node 0 to refuse the rogue's retry", func() bool {
-				return logs.refusals() >= before+3 || admitted()
-			})
-			for i, ns := range nodes {
-				if got, peer := routedServers(t, ns), nodes[1-i].Name(); len(got) != 1 || got[0] != peer {
-					t.Fatalf("node %d routes to %v, want only its peer %s", i, got, peer)
-				}
-			}
-			r.publish()
-			hosts[0].forward("pub", "news.today", `"cluster"`)
-			// Node 0's envelope reaching node 1 orders nothing on the
-			// rogue's path, but a route the rogue had would show above.
-			if e := hosts[1].skipWarmUp(t); string(e.Payload) != `"cluster"` {
-				t.Fatalf("host B received %s from %s", e.Payload, e.SourceID)
-			}
-			if n := r.received(); n != 0 {
-				t.Fatalf("the rogue received %d messages from the cluster", n)
-			}
+			keptOut(t, nodes, hosts, r, func() bool { return logs.refusals() >= before+3 })
 		})
 	}
 	out := logs.String()
