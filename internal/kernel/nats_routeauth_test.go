@@ -58,3 +58,16 @@ func TestKernelsRouteWithTheClusterSecret(t *testing.T) {
 		})
 	}
 }
+
+// An external cluster's URL is logged without its password.
+func TestNATSURLIsLoggedWithoutItsPassword(t *testing.T) {
+	for in, want := range map[string]string{
+		"nats://alice:s3cret@nats.example:4222": "nats://alice:xxxxx@nats.example:4222",
+		"tls://nats.example:4222":               "tls://nats.example:4222",
+		"":                                      "",
+	} {
+		if got := redactedURL(in); got != want || strings.Contains(got, "s3cret") {
+			t.Errorf("redactedURL(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
