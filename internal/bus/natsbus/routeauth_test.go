@@ -297,3 +297,28 @@ func TestNodeListeningBeyondLoopbackNeedsASecret(t *testing.T) {
 		t.Fatalf("a route with credentials: %v", err)
 	}
 }
+
+// TestClusterSecretCoversRoutesLearnedFromPeers: nodes 1 and 2 are told of
+// node 0 only and learn of each other from it; the route between them
+// (an implicit route, opened by nats-server) presents the secret too, so
+// every node routes to both others.
+func TestClusterSecretCoversRoutesLearnedFromPeers(t *testing.T) {
+	secretFile := writeSecret(t, testSecret, 0o600)
+	var logs serverLogs
+	var nodes []*server.Server
+	for i := range 3 {
+		o := ServerOptions{Name: "node" + string(rune('0'+i)), ClusterName: "test", ClusterListen: "127.0.0.1:0",
+			ClusterSecretFile: secretFile, Logger: logs.logger()}
+		if i > 0 {
+			o.Routes = []string{"nats-route://" + nodes[0].ClusterAddr().String()}
+		}
+		ns, _ := startEmbedded(t, o)
+		nodes = append(nodes, ns)
+	}
+	for i, ns := range nodes {
+		waitFor(t, "each node to route to both others", func() bool { return len(routedServers(t, ns)) == 2 })
+		if n := logs.refusals(); n != 0 {
+			t.Fatalf("node %d: %d routes refused among nodes holding the secret:\n%s", i, n, logs.String())
+		}
+	}
+}
