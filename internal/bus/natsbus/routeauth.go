@@ -109,7 +109,7 @@ func secureRoutes(opts *server.Options, o ServerOptions) error {
 		opts.Cluster.TLSTimeout = server.TLS_TIMEOUT.Seconds()
 	}
 	if o.ClusterListen != "" && o.ClusterSecretFile == "" && !o.ClusterTLS.enabled() && !loopbackHost(opts.Cluster.Host) {
-		return fmt.Errorf("cluster listen address %s accepts routes from other machines, and a route carries every capsule's messages and may publish as any capsule: set a cluster secret ([nats] cluster_secret_file, --nats-cluster-secret-file; docs/nats.md), or listen on loopback", o.ClusterListen)
+		return fmt.Errorf("cluster listen address %s accepts routes from other machines, and a route carries every capsule's messages and may publish as any capsule: set a cluster secret ([nats] cluster_secret_file, --nats-cluster-secret-file; docs/nats.md) or route TLS (cluster_tls_cert, _key, _ca), or listen on loopback", o.ClusterListen)
 	}
 	return nil
 }
