@@ -28,7 +28,10 @@ func TestNATSFlagsOverrideConfig(t *testing.T) {
 		{"embedding replaces the file's url", config.NATS{URL: "nats://a:4222", CredsFile: "c", CredsDir: "d", HostID: "h"},
 			[]string{"--nats-listen", "0.0.0.0:6222", "--nats-routes", "nats-route://b:6222,nats-route://c:6222"},
 			config.NATS{Listen: "0.0.0.0:6222", Routes: []string{"nats-route://b:6222", "nats-route://c:6222"}, HostID: "h"}},
-		{"a url replaces the file's node", config.NATS{Listen: "0.0.0.0:6222", Routes: []string{"nats-route://b:6222"}},
+		{"a cluster secret and route TLS from the command line", config.NATS{Listen: "0.0.0.0:6222"},
+			[]string{"--nats-cluster-secret-file", "/etc/astrid/cluster.secret", "--nats-cluster-tls-cert", "c.pem", "--nats-cluster-tls-key", "k.pem", "--nats-cluster-tls-ca", "ca.pem"},
+			config.NATS{Listen: "0.0.0.0:6222", ClusterSecretFile: "/etc/astrid/cluster.secret", ClusterTLSCert: "c.pem", ClusterTLSKey: "k.pem", ClusterTLSCA: "ca.pem"}},
+		{"a url replaces the file's node", config.NATS{Listen: "0.0.0.0:6222", Routes: []string{"nats-route://b:6222"}, ClusterSecretFile: "s", ClusterTLSCA: "ca.pem"},
 			[]string{"--nats-url", "tls://n:4222", "--nats-tls-cert", "c.pem", "--nats-tls-key", "k.pem", "--nats-host-id", "gpu"},
 			config.NATS{URL: "tls://n:4222", TLSCert: "c.pem", TLSKey: "k.pem", HostID: "gpu"}},
 	} {
@@ -54,13 +57,15 @@ func TestNATSFlagsOverrideConfig(t *testing.T) {
 }
 
 func TestNATSFlagsExcludeEachOther(t *testing.T) {
-	var nf natsFlags
-	cmd := &cobra.Command{Use: "daemon", RunE: func(*cobra.Command, []string) error { return nil }}
-	nf.register(cmd)
-	cmd.SetArgs([]string{"--nats-url", "nats://a:4222", "--nats-listen", "0.0.0.0:6222"})
-	cmd.SilenceUsage, cmd.SilenceErrors = true, true
-	if err := cmd.Execute(); err == nil {
-		t.Fatal("--nats-url with --nats-listen accepted")
+	for _, embedded := range [][]string{{"--nats-listen", "0.0.0.0:6222"}, {"--nats-cluster-secret-file", "s"}, {"--nats-cluster-tls-ca", "ca.pem"}} {
+		var nf natsFlags
+		cmd := &cobra.Command{Use: "daemon", RunE: func(*cobra.Command, []string) error { return nil }}
+		nf.register(cmd)
+		cmd.SilenceUsage, cmd.SilenceErrors = true, true
+		cmd.SetArgs(append([]string{"--nats-url", "nats://a:4222"}, embedded...))
+		if err := cmd.Execute(); err == nil {
+			t.Fatalf("--nats-url with %s accepted", embedded[0])
+		}
 	}
 }
 

@@ -354,6 +354,7 @@ func TestSchemaListsEveryKey(t *testing.T) {
 		"uplink", "uplink.client_queue", "uplink.ingress", "uplink.max_clients", "uplink.principals",
 		"admin", "admin.enabled", "admin.listen",
 		"nats", "nats.host_id", "nats.listen", "nats.routes", "nats.cluster_name", "nats.url",
+		"nats.cluster_secret_file", "nats.cluster_tls_cert", "nats.cluster_tls_key", "nats.cluster_tls_ca",
 		"nats.creds_file", "nats.creds_dir", "nats.tls_ca", "nats.tls_cert", "nats.tls_key",
 		"telemetry", "telemetry.tracing", "telemetry.otlp_endpoint", "telemetry.trace_file", "telemetry.metrics",
 	}

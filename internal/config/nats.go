@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"net/url"
+	"slices"
 	"strings"
 
 	"github.com/astrid-go/astrid/ipc"
@@ -23,6 +24,17 @@ type NATS struct {
 	Listen      string   `toml:"listen"`
 	Routes      []string `toml:"routes"`
 	ClusterName string   `toml:"cluster_name"`
+	// ClusterSecretFile authenticates the routes between embedded nodes:
+	// a file (mode 0600) holding the secret every node of the cluster
+	// shares. A node listening beyond loopback without it, or without
+	// cluster TLS, refuses to start (natsbus.StartServer).
+	ClusterSecretFile string `toml:"cluster_secret_file"`
+	// ClusterTLSCert, ClusterTLSKey and ClusterTLSCA encrypt the routes:
+	// this node's certificate and key, and the CA that signed every
+	// node's. All three or none.
+	ClusterTLSCert string `toml:"cluster_tls_cert"`
+	ClusterTLSKey  string `toml:"cluster_tls_key"`
+	ClusterTLSCA   string `toml:"cluster_tls_ca"`
 	// URL is an existing cluster to connect to instead of embedding one,
 	// with a credentials file and TLS files if it needs them.
 	URL       string `toml:"url"`
@@ -70,6 +82,11 @@ func (n NATS) validate(bad func(key, format string, args ...any)) {
 			// announce a host the operator never named.
 			bad("nats.creds_dir", "needs host_id: the host the operator minted the credentials for")
 		}
+		for _, key := range []struct{ name, v string }{{"nats.cluster_secret_file", n.ClusterSecretFile}, {"nats.cluster_tls_cert", n.ClusterTLSCert}, {"nats.cluster_tls_key", n.ClusterTLSKey}, {"nats.cluster_tls_ca", n.ClusterTLSCA}} {
+			if key.v != "" {
+				bad(key.name, "applies to an embedded server (listen, routes) only")
+			}
+		}
 	} else {
 		for _, key := range []struct{ name, v string }{{"nats.creds_file", n.CredsFile}, {"nats.creds_dir", n.CredsDir}, {"nats.tls_ca", n.TLSCA}, {"nats.tls_cert", n.TLSCert}, {"nats.tls_key", n.TLSKey}} {
 			if key.v != "" {
@@ -80,14 +97,22 @@ func (n NATS) validate(bad func(key, format string, args ...any)) {
 	if (n.TLSCert == "") != (n.TLSKey == "") {
 		bad("nats.tls_cert", "tls_cert and tls_key go together")
 	}
+	if tls := []string{n.ClusterTLSCert, n.ClusterTLSKey, n.ClusterTLSCA}; slices.Contains(tls, "") && slices.ContainsFunc(tls, func(f string) bool { return f != "" }) {
+		bad("nats.cluster_tls_cert", "cluster_tls_cert, cluster_tls_key and cluster_tls_ca go together")
+	}
 	if n.Listen != "" {
 		if _, _, err := net.SplitHostPort(n.Listen); err != nil {
 			bad("nats.listen", "%q is not host:port: %v", n.Listen, err)
 		}
 	}
 	for i, r := range n.Routes {
-		if u, err := url.Parse(r); err != nil || u.Scheme != "nats-route" || u.Host == "" {
+		u, err := url.Parse(r)
+		switch {
+		case err != nil || u.Scheme != "nats-route" || u.Host == "":
 			bad(fmt.Sprintf("nats.routes[%d]", i), "%q is not nats-route://host:port", r)
+		case u.User != nil:
+			// Routes are logged; the secret belongs in its file.
+			bad(fmt.Sprintf("nats.routes[%d]", i), "%q carries credentials: put the cluster's secret in cluster_secret_file", u.Redacted())
 		}
 	}
 }

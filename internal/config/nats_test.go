@@ -20,6 +20,11 @@ func TestNATSSettingsAreChecked(t *testing.T) {
 		{"a credentials directory with an embedded server", "listen = \"127.0.0.1:6222\"\ncreds_dir = \"/creds\"", "nats.creds_dir"},
 		{"a credentials directory without the host it was minted for", "url = \"nats://x:4222\"\ncreds_dir = \"/creds\"", "nats.creds_dir"},
 		{"a certificate without its key", "url = \"tls://x:4222\"\ntls_cert = \"/c.pem\"", "nats.tls_cert"},
+		{"a cluster secret with an external cluster", "url = \"nats://x:4222\"\ncluster_secret_file = \"/s\"", "nats.cluster_secret_file"},
+		{"cluster TLS with an external cluster", "url = \"nats://x:4222\"\ncluster_tls_ca = \"/ca.pem\"", "nats.cluster_tls_ca"},
+		{"a route certificate without its CA", "listen = \"127.0.0.1:6222\"\ncluster_tls_cert = \"/c.pem\"\ncluster_tls_key = \"/k.pem\"", "nats.cluster_tls_cert"},
+		{"a route CA alone", "listen = \"127.0.0.1:6222\"\ncluster_tls_ca = \"/ca.pem\"", "nats.cluster_tls_cert"},
+		{"credentials in a route address", `routes = ["nats-route://astrid-route:hunter2@10.0.0.2:6222"]`, "nats.routes[0]"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			path := filepath.Join(t.TempDir(), "config.toml")
@@ -31,6 +36,18 @@ func TestNATSSettingsAreChecked(t *testing.T) {
 				t.Fatalf("Load = %v, want a problem naming %s", err, tc.key)
 			}
 		})
+	}
+}
+
+// A route address carrying credentials is refused without repeating them:
+// the routes are logged at start.
+func TestNATSRouteCredentialsAreNotRepeated(t *testing.T) {
+	err := NATS{Routes: []string{"nats-route://astrid-route:hunter2@10.0.0.2:6222"}}.Check()
+	if err == nil || !strings.Contains(err.Error(), "cluster_secret_file") || strings.Contains(err.Error(), "hunter2") {
+		t.Fatalf("Check = %v", err)
+	}
+	if err := (NATS{Listen: "0.0.0.0:6222", ClusterSecretFile: "/s", ClusterTLSCert: "/c", ClusterTLSKey: "/k", ClusterTLSCA: "/ca"}).Check(); err != nil {
+		t.Fatalf("a node with a secret and route TLS: %v", err)
 	}
 }
 

@@ -3,6 +3,7 @@ package kernel
 import (
 	"fmt"
 	"log/slog"
+	"net/url"
 	"sync/atomic"
 
 	"github.com/nats-io/nats-server/v2/server"
@@ -40,6 +41,8 @@ func startNATS(cfg config.NATS, log *slog.Logger) (*natsLink, error) {
 		auth := natsbus.NewAuthenticator(log)
 		ns, err := natsbus.StartServer(natsbus.ServerOptions{
 			Name: cfg.HostID, ClusterName: cfg.ClusterName, ClusterListen: cfg.Listen, Routes: cfg.Routes,
+			ClusterSecretFile: cfg.ClusterSecretFile, Logger: log,
+			ClusterTLS: natsbus.ClusterTLS{Cert: cfg.ClusterTLSCert, Key: cfg.ClusterTLSKey, CA: cfg.ClusterTLSCA},
 		}, auth)
 		if err != nil {
 			return nil, fmt.Errorf("kernel: %w", err)
@@ -61,8 +64,18 @@ func startNATS(cfg config.NATS, log *slog.Logger) (*natsLink, error) {
 		return nil, fmt.Errorf("kernel: %w", err)
 	}
 	l.Transport = tr
-	log.Info("bus spans hosts over NATS", "host", tr.HostID(), "embedded", cfg.Embedded(), "listen", cfg.Listen, "routes", cfg.Routes, "url", cfg.URL)
+	log.Info("bus spans hosts over NATS", "host", tr.HostID(), "embedded", cfg.Embedded(), "listen", cfg.Listen, "routes", cfg.Routes, "url", redactedURL(cfg.URL),
+		"route_secret", cfg.ClusterSecretFile != "", "route_tls", cfg.ClusterTLSCA != "")
 	return l, nil
+}
+
+// redactedURL is u with any password in it replaced, for the log.
+func redactedURL(u string) string {
+	parsed, err := url.Parse(u)
+	if err != nil {
+		return "(not a URL)"
+	}
+	return parsed.Redacted()
 }
 
 // externalOptions are the client options of an external cluster.

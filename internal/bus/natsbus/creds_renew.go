@@ -45,11 +45,8 @@ func readCredsFile(path string) (*credsFile, error) {
 	if err != nil {
 		return nil, fmt.Errorf("credentials: %w", err)
 	}
-	if !info.Mode().IsRegular() {
-		return nil, fmt.Errorf("credentials %s: not a regular file", path)
-	}
-	if info.Mode().Perm()&0o077 != 0 {
-		return nil, fmt.Errorf("credentials %s: mode %04o lets others read the key; chmod 600 it", path, info.Mode().Perm())
+	if err := checkPrivateFile(info, "credentials", path, "the key"); err != nil {
+		return nil, err
 	}
 	data, err := os.ReadFile(path)
 	if err != nil {

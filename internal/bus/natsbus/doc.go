@@ -3,7 +3,8 @@
 // of a NATS cluster, and hands the envelopes they publish to the local
 // dispatcher (dispatch.Dispatcher.DeliverRemote), which routes them and
 // runs this host's interceptors. It also owns the topic ↔ subject mapping,
-// the embedded nats-server and its in-process authenticator, the hosts'
+// the embedded nats-server, its in-process authenticator and the
+// authentication of its routes to the other nodes (routeauth.go), the hosts'
 // presence (each host announces the capsules it serves; Hosts), and the
 // choice of the one host on which a capsule loaded on several intercepts
 // each envelope (elect.go). It tracks the tool calls published here that

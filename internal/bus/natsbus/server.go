@@ -3,9 +3,9 @@ package natsbus
 import (
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
@@ -33,6 +33,18 @@ type ServerOptions struct {
 	ClusterName   string
 	ClusterListen string
 	Routes        []string
+	// ClusterSecretFile authenticates the routes between nodes: a node
+	// accepts a route only from a peer presenting the secret this file
+	// holds (mode 0600, at least MinClusterSecretLen bytes), and presents
+	// it on the routes it opens. Every node of a cluster reads the same.
+	// Without it (or ClusterTLS), a node refuses to listen for routes
+	// anywhere but on loopback (routeauth.go).
+	ClusterSecretFile string
+	// ClusterTLS encrypts the routes and makes both ends of each present
+	// a certificate the operator's CA signed; zero: plain TCP.
+	ClusterTLS ClusterTLS
+	// Logger receives nats-server's own log (serverLog); nil: discarded.
+	Logger *slog.Logger
 	// MaxPayload is the largest message in bytes (DefaultMaxPayload if 0).
 	MaxPayload int32
 }
@@ -79,11 +91,21 @@ func StartServer(o ServerOptions, auth *Authenticator) (*server.Server, error) {
 		opts.Cluster = server.ClusterOpts{Name: o.ClusterName, Host: host, Port: port}
 	}
 	if len(o.Routes) > 0 {
-		opts.Routes = server.RoutesFromStr(strings.Join(o.Routes, ","))
+		routes, err := routeURLs(o.Routes)
+		if err != nil {
+			return nil, fmt.Errorf("natsbus: %w", err)
+		}
+		opts.Routes = routes
+	}
+	if err := secureRoutes(opts, o); err != nil {
+		return nil, fmt.Errorf("natsbus: %w", err)
 	}
 	ns, err := server.NewServer(opts)
 	if err != nil {
 		return nil, fmt.Errorf("natsbus: embedded server: %w", err)
+	}
+	if o.Logger != nil {
+		ns.SetLoggerV2(serverLog{o.Logger}, true, false, false)
 	}
 	go ns.Start()
 	if !ns.ReadyForConnections(serverStartWait) {
