@@ -84,7 +84,8 @@ func (l *natsLink) deliver(e *ipc.Envelope, runs func(capsule string) bool) erro
 	if d == nil {
 		return fmt.Errorf("kernel: envelope on %s from another host before the dispatcher exists", e.Topic)
 	}
-	return d.DeliverRemote(e, runs)
+	// A tool's result goes back to the host holding its call.
+	return d.DeliverRemote(e, l.Transport.ResultRuns(e, runs))
 }
 
 // transport is the dispatcher's Transport, nil without NATS (an interface
