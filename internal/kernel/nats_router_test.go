@@ -12,7 +12,9 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/astrid-go/astrid/capsules/approval"
 	"github.com/astrid-go/astrid/capsules/router"
+	"github.com/astrid-go/astrid/internal/agentclient"
 	"github.com/astrid-go/astrid/internal/bus/natsbus"
 	"github.com/astrid-go/astrid/internal/config"
 	"github.com/astrid-go/astrid/internal/dispatch"
@@ -39,6 +41,12 @@ type routerMesh struct {
 
 func newRouterMesh(t *testing.T, script string, routerOnA, toolOnA bool, onC ...Builtin) *routerMesh {
 	t.Helper()
+	return newRouterMeshWith(t, script, routerOnA, toolOnA, []Builtin{routerBuiltin()}, onC...)
+}
+
+// newRouterMeshWith is newRouterMesh with onB on host B.
+func newRouterMeshWith(t *testing.T, script string, routerOnA, toolOnA bool, onB []Builtin, onC ...Builtin) *routerMesh {
+	t.Helper()
 	pa, pb, pc := freePort(t), freePort(t), freePort(t)
 	s := newBlockerSignals(t)
 	var onA []Builtin
@@ -53,7 +61,7 @@ func newRouterMesh(t *testing.T, script string, routerOnA, toolOnA bool, onC ...
 	cfg := config.Default()
 	cfg.NATS = meshNode("hostA", pa, pa)
 	a, _ := bootAgentCore(t, cfg, script, onA...)
-	b := bootToolHost(t, meshNode("hostB", pb, pa), routerBuiltin())
+	b := bootToolHost(t, meshNode("hostB", pb, pa), onB...)
 	c := bootToolHost(t, meshNode("hostC", pc, pa), onC...)
 	m := &routerMesh{a: a, b: b, c: c, s: s, release: sync.OnceFunc(func() { close(s.release) })}
 	t.Cleanup(m.release)
@@ -99,6 +107,36 @@ func TestToolCallRoutedOnAnotherHost(t *testing.T) {
 				t.Fatalf("host B still tracks %d calls", n)
 			}
 		})
+	}
+}
+
+// (a) with the approval layer beside the router on host B: its question
+// reaches the person on host A, whose answer reaches it back on B, and the
+// approved call runs on C.
+func TestApprovedToolCallRoutedOnAnotherHost(t *testing.T) {
+	m := newRouterMeshWith(t, toolCallScript("block", `{"wait":false}`), false, false,
+		[]Builtin{routerBuiltin(), {Manifest: approval.Manifest, New: approval.New}})
+	testutil.WaitFor(t, testTimeout, "host A to learn the approval layer", func() bool {
+		return slices.Contains(m.a.Dispatcher.Interceptors(ipc.ToolRequestExecuteTopic), "astrid-capsule-approval")
+	})
+	asked := 0
+	final, err := agentclient.Run(context.Background(), m.a.Frontend(), agentclient.Prompt{SessionID: "s1", Text: "run it"}, func(turn *agentclient.Turn, ev agentclient.Event) {
+		if ev.Kind != agentclient.EventApproval {
+			return
+		}
+		asked++
+		if ev.Approval.Action != "block" {
+			t.Errorf("a question about %+v", ev.Approval)
+		}
+		if err := turn.Answer(ev.Approval.RequestID, ipc.DecisionApprove); err != nil {
+			t.Error(err)
+		}
+	})
+	if err != nil || final.Outcome == ipc.OutcomeError || !strings.Contains(final.Text, "The tool answered.") {
+		t.Fatalf("the turn did not go on after the call: %+v %v", final, err)
+	}
+	if asked != 1 {
+		t.Fatalf("%d approval questions, want 1", asked)
 	}
 }
 
