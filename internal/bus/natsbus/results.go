@@ -2,6 +2,7 @@ package natsbus
 
 import (
 	"strings"
+	"time"
 
 	"github.com/astrid-go/astrid/ipc"
 )
@@ -16,11 +17,12 @@ import (
 // another envelope, with its own seq — would pick any of them.
 //
 // So on the host that published the call (it is tracking it: inflight.go)
-// every interceptor of the result runs; on every other host none does.
-// Route subscribers receive the result everywhere as before. A result for
-// a call no host tracks — forged, or answered already, or one of the calls
-// beyond maxRemoteCalls — is intercepted nowhere: no router consolidates
-// it. Any other envelope keeps runs.
+// every interceptor of the result runs. On another host a capsule runs only
+// if the election picks it and no other host serves it: then no other host
+// can hold the call, and this host's router answers a result it does not
+// hold as it would on one host (it refuses it, and logs why), and a call
+// beyond maxRemoteCalls, untracked, is still answered. Route subscribers
+// receive the result everywhere as before. Any other envelope keeps runs.
 //
 // Without Options.CallLost no call is tracked, and runs is kept.
 func (t *Transport) ResultRuns(e *ipc.Envelope, runs func(capsule string) bool) func(capsule string) bool {
@@ -30,11 +32,20 @@ func (t *Transport) ResultRuns(e *ipc.Envelope, runs func(capsule string) bool) 
 	if t.publishedCall(e.Principal, resultCallID(e.Payload)) {
 		return runEverywhere
 	}
-	return runNowhere
+	return func(capsule string) bool { return runs(capsule) && t.servedOnlyHere(capsule) }
 }
 
 func runEverywhere(string) bool { return true }
-func runNowhere(string) bool    { return false }
+
+// servedOnlyHere reports whether no other live host serves capsule.
+func (t *Transport) servedOnlyHere(capsule string) bool {
+	for _, h := range t.currentPeers(time.Now()) {
+		if serves(h, capsule) {
+			return false
+		}
+	}
+	return true
+}
 
 // isToolResult reports whether topic is one tool's result topic,
 // tool.v1.execute.<name>.result (not the router's consolidated
