@@ -334,3 +334,42 @@ func TestRouterOnTwoHostsAnswersEachCallOnce(t *testing.T) {
 		t.Fatalf("after the last call: %+v (a result answered twice, or forged)", r)
 	}
 }
+
+// (b) with the tool beside one of the routers (on A): a call B's router
+// forwarded runs on A, whose own router sees the result first, through A's
+// chain, and refuses it (it does not hold the call); B's router takes it
+// from the wire. Each call is answered once either way.
+func TestRouterOnTwoHostsWithTheToolBesideOne(t *testing.T) {
+	m := newRouterMesh(t, "", true, true)
+	testutil.WaitFor(t, testTimeout, "host C to learn both routers", func() bool {
+		routers := 0
+		for _, h := range m.c.NATSTransport().Hosts() {
+			if slices.Contains(h.Capsules, routerID) {
+				routers++
+			}
+		}
+		return routers == 2
+	})
+	caller := newRemoteCaller(t, m.c)
+	forwardedB := m.b.NATSTransport().Stats().Forwarded
+	const calls = 40
+	for i := range calls {
+		caller.call(fmt.Sprintf("call-%d", i), "block", `{"wait":false}`)
+	}
+	seen := map[string]bool{}
+	for range calls {
+		r := caller.next()
+		if r.Result.IsError || r.Result.Content != "served by hostA" || seen[r.CallID] {
+			t.Fatalf("call %s answered %+v (answered before: %v)", r.CallID, r.Result, seen[r.CallID])
+		}
+		seen[r.CallID] = true
+	}
+	// B's router forwarded some calls and consolidated each of them.
+	if got := m.b.NATSTransport().Stats().Forwarded - forwardedB; got == 0 || got%2 != 0 {
+		t.Fatalf("host B's router published %d times: want some calls, each forwarded and answered", got)
+	}
+	caller.call("call-last", "block", `{"wait":false}`)
+	if r := caller.next(); r.CallID != "call-last" {
+		t.Fatalf("after the last call: %+v (a result answered twice)", r)
+	}
+}
