@@ -39,6 +39,9 @@ type IPC interface {
 	// whose interceptor patterns match, in dispatch order. For a tool's
 	// topic, tool.v1.execute.<name>, it answers who provides the tool: only
 	// the capsules whose interceptor is exactly that topic (DESIGN §4c).
+	// On a bus across hosts (DESIGN §9), a tool's providers and the
+	// interceptors of tool.v1.request.execute (who takes tool calls)
+	// include the other hosts' capsules, after this host's.
 	Interceptors(topic string) ([]string, error)
 }
 

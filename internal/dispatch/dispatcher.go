@@ -387,14 +387,23 @@ func (d *Dispatcher) Stats() Stats {
 
 // Interceptors answers "who intercepts topic T": the ids of the capsules
 // with an interceptor matching topic, ordered by (priority, id), each once.
+// It is this host's answer, but for tool.v1.request.execute: the capsules
+// that take tool calls — the router and the approval layer — are asked
+// "who routes tool calls here", and a router on another host routes this
+// host's calls (DESIGN §9), so with a transport that knows other hosts'
+// capsules (RemoteProviders) theirs follow this host's.
 func (d *Dispatcher) Interceptors(topic string) []string {
 	t := d.interceptors.Load()
-	if ids, ok := t.owners.get(topic); ok {
-		return slices.Clone(ids) // the caller may change its copy
+	ids, ok := t.owners.get(topic)
+	if !ok {
+		ids = owners(t.match(topic))
+		t.owners.put(topic, ids)
 	}
-	ids := owners(t.match(topic))
-	t.owners.put(topic, ids)
-	return slices.Clone(ids)
+	ids = slices.Clone(ids) // the caller may change its copy
+	if topic == ipc.ToolRequestExecuteTopic {
+		ids = d.withRemoteProviders(topic, ids)
+	}
+	return ids
 }
 
 // exactOwnersKey prefixes ExactInterceptors' entries in the owners cache;

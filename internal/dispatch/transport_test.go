@@ -202,3 +202,26 @@ func TestExactInterceptorsAddOtherHostsProviders(t *testing.T) {
 		t.Fatalf("Interceptors %q: only a tool's providers are looked for on other hosts", got)
 	}
 }
+
+// TestInterceptorsOfToolRequestsAddOtherHostsRouters: who takes tool calls
+// (tool.v1.request.execute) includes the routers of other hosts, after this
+// host's, each once; every other topic stays this host's answer.
+func TestInterceptorsOfToolRequestsAddOtherHostsRouters(t *testing.T) {
+	rp := remoteProviders{fakeTransport: newFakeTransport(), ids: map[string][]string{
+		ipc.ToolRequestExecuteTopic: {"approval", "router"},
+		"mesh.hello":                {"remote-listener"},
+	}}
+	d, _ := newTestDispatcher(t, Options{Transport: rp})
+	register(t, d, CapsuleACL{ID: "approval", Subscribe: []string{ipc.ToolRequestExecuteTopic, "mesh.hello"},
+		Interceptors: []Interceptor{{Pattern: ipc.ToolRequestExecuteTopic, Handler: "h"}, {Pattern: "mesh.hello", Handler: "h"}}}, continueTarget)
+	for range 2 { // the second answer comes from the cache
+		got := d.Interceptors(ipc.ToolRequestExecuteTopic)
+		if !slices.Equal(got, []string{"approval", "router"}) {
+			t.Fatalf("routers %q, want this host's then the other host's, each once", got)
+		}
+		got[0] = "changed" // the caller's copy
+	}
+	if got := d.Interceptors("mesh.hello"); !slices.Equal(got, []string{"approval"}) {
+		t.Fatalf("Interceptors(mesh.hello) %q: only tool requests are looked for on other hosts", got)
+	}
+}

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/astrid-go/astrid/internal/agentclient"
+	"github.com/astrid-go/astrid/internal/bus/natsbus"
 	"github.com/astrid-go/astrid/internal/config"
 	"github.com/astrid-go/astrid/internal/dispatch"
 	"github.com/astrid-go/astrid/ipc"
@@ -140,7 +141,10 @@ func meshOfThree(t *testing.T, script string, both bool) (a, b, c *Kernel, s *bl
 				served++
 			}
 		}
-		if served == want && slices.Contains(a.Dispatcher.ExactInterceptors("tool.v1.execute.block"), "remote-wait") {
+		// B and C must know each other's provider too: each elects for
+		// itself, and one that does not know the other runs every call.
+		if served == want && slices.Contains(a.Dispatcher.ExactInterceptors("tool.v1.execute.block"), "remote-wait") &&
+			(!both || servesBlock(b, "hostC") && servesBlock(c, "hostB")) {
 			return a, b, c, s
 		}
 		if ctx.Err() != nil {
@@ -148,6 +152,13 @@ func meshOfThree(t *testing.T, script string, both bool) (a, b, c *Kernel, s *bl
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
+}
+
+// servesBlock reports whether k knows that host serves the tool block.
+func servesBlock(k *Kernel, host string) bool {
+	return slices.ContainsFunc(k.NATSTransport().Hosts(), func(h natsbus.HostInfo) bool {
+		return h.ID == host && slices.Contains(h.Intercepts["remote-wait"], "tool.v1.execute.block")
+	})
 }
 
 // runTurn runs a prompt on host A as `astrid -p` does, calling during(host,

@@ -97,6 +97,14 @@ func bootReactAgent(t *testing.T, script string, builtins ...Builtin) (*Kernel, 
 // bootReactAgentWith is bootReactAgent with cfg.
 func bootReactAgentWith(t *testing.T, cfg config.Config, script string, builtins ...Builtin) (*Kernel, string) {
 	t.Helper()
+	return bootAgentCore(t, cfg, script, append([]Builtin{{Manifest: router.Manifest, New: router.New}}, builtins...)...)
+}
+
+// bootAgentCore is bootReactAgentWith without the router, unless builtins
+// bring it: react, the session store, a pass-through prompt builder and the
+// replay provider playing script.
+func bootAgentCore(t *testing.T, cfg config.Config, script string, builtins ...Builtin) (*Kernel, string) {
+	t.Helper()
 	home := t.TempDir()
 	ws, err := filepath.EvalSymlinks(t.TempDir())
 	if err != nil {
@@ -107,7 +115,6 @@ func bootReactAgentWith(t *testing.T, cfg config.Config, script string, builtins
 		Home: home, Workspace: ws, Config: cfg,
 		Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError})),
 		Builtins: append([]Builtin{
-			{Manifest: router.Manifest, New: router.New},
 			{Manifest: session.Manifest, New: session.New},
 			{Manifest: replay.Manifest, New: replay.New},
 			{Manifest: passThroughAssemblerManifest, New: newPassThroughAssembler},

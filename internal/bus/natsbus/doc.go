@@ -11,7 +11,9 @@
 // run on other hosts and reports those whose host is lost (the host left,
 // its node shut down, this host's node lost its routes to that node, it
 // fell silent, or this host lost NATS) to Options.CallLost, which the
-// kernel answers (inflight.go, nodes.go, routes.go).
+// kernel answers (inflight.go, nodes.go, routes.go); and, from those calls,
+// which host intercepts a tool's result: the one holding its call, where
+// the router that forwarded it waits (results.go).
 //
 // Subjects carry the publisher: astrid.<capsule id>.<topic>. Each capsule
 // has its own connection, whose broker permissions are derived from its

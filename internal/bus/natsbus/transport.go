@@ -411,7 +411,7 @@ func (t *Transport) receive(m *nats.Msg, el *election, runs func(string) bool) {
 		return
 	}
 	el.reset(host, view, e.Seq)
-	if err := t.opts.Deliver(e, runs); err != nil {
+	if err := t.opts.Deliver(e, t.resultRuns(e, runs)); err != nil {
 		t.dropped(DropDeliver, 1, "natsbus: received envelope not delivered", "topic", e.Topic, "source_id", e.SourceID, "error", err)
 		return
 	}
