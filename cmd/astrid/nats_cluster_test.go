@@ -23,17 +23,22 @@ import (
 )
 
 // natsBlockEnv, set in a child's environment to a file path, adds the
-// capsule remote-wait to the child's built-ins: its tool "block" writes
-// that file when a call starts, then waits for the call to be cancelled.
-const natsBlockEnv = "ASTRID_TEST_NATS_BLOCK"
+// capsule remote-wait to the child's built-ins: its tool "block" writes the
+// host's id (natsHostEnv) to that file when a call starts, then waits for
+// the call to be cancelled — unless the file's ".release" sibling exists,
+// when it answers "served by <host>" at once.
+const (
+	natsBlockEnv = "ASTRID_TEST_NATS_BLOCK"
+	natsHostEnv  = "ASTRID_TEST_NATS_HOST"
+)
 
 func init() {
 	if marker := os.Getenv(natsBlockEnv); marker != "" {
-		testBuiltins = append(testBuiltins, remoteWaitBuiltin(marker))
+		testBuiltins = append(testBuiltins, remoteWaitBuiltin(marker, os.Getenv(natsHostEnv)))
 	}
 }
 
-func remoteWaitBuiltin(marker string) kernel.Builtin {
+func remoteWaitBuiltin(marker, host string) kernel.Builtin {
 	manifest := `
 [package]
 name = "remote-wait"
@@ -46,7 +51,10 @@ version = "0.1.0"
 	return kernel.Builtin{Manifest: []byte(manifest), New: func() *sdk.Capsule {
 		c := sdk.New("test fixture: a tool that waits")
 		sdk.Tool(c, "block", "waits until cancelled", func(call *sdk.Call, _ struct{}) (string, error) {
-			if err := os.WriteFile(marker, []byte("started"), 0o600); err != nil {
+			if _, err := os.Stat(marker + ".release"); err == nil {
+				return "served by " + host, nil
+			}
+			if err := os.WriteFile(marker, []byte(host), 0o600); err != nil {
 				return "", fmt.Errorf("marker: %w", err)
 			}
 			<-call.Context().Done()
@@ -124,19 +132,17 @@ func servesBlock(t *testing.T, home, id string) bool {
 	return false
 }
 
-// The issue's Show line with daemon processes: two `astrid daemon`s, hosts
-// A and B, embed nodes of a 3-node loopback cluster (the third is a plain
-// node in this process, the seed). `astrid -p` on A has react call tool
-// block, which only host B serves; B's process is killed with SIGKILL
-// mid-call, so it sends no word and no shutdown event. The call fails at
-// once, naming host B and the closed route (not the silence of three
-// presence intervals), and the turn goes on and answers. The rogue-client
-// half of the Show line is not here: an embedded node takes no client from
-// outside its daemon's process, and its credentials never leave it
-// (TestAcrossAClusterOfThree in natsbus and
-// TestToolAcrossHostsWithPerCapsuleCredentials in kernel show the refusals).
-func TestHostKilledMidCallOnAnEmbeddedCluster(t *testing.T) {
-	seed, err := natsbus.StartServer(natsbus.ServerOptions{Name: "nodeC", ClusterName: "astrid", ClusterListen: "127.0.0.1:0"}, natsbus.NewAuthenticator(nil))
+// cluster is a loopback NATS cluster of daemon processes around a seed
+// node in this process; host A runs `astrid -p` with the replayed
+// blockCallScript, the others serve tool block (remote-wait).
+type cluster struct {
+	route, homeA, marker string
+	daemons              map[string]*exec.Cmd
+}
+
+func newCluster(t *testing.T, servers ...string) *cluster {
+	t.Helper()
+	seed, err := natsbus.StartServer(natsbus.ServerOptions{Name: "seed", ClusterName: "astrid", ClusterListen: "127.0.0.1:0"}, natsbus.NewAuthenticator(nil))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -144,17 +150,24 @@ func TestHostKilledMidCallOnAnEmbeddedCluster(t *testing.T) {
 		seed.Shutdown()
 		seed.WaitForShutdown()
 	})
-	route := "nats-route://" + seed.ClusterAddr().String()
-
+	c := &cluster{route: "nats-route://" + seed.ClusterAddr().String(), marker: filepath.Join(t.TempDir(), "started"), daemons: map[string]*exec.Cmd{}}
 	wsA := promptHome(t, blockCallScript)
-	homeA := os.Getenv("ASTRID_HOME")
-	homeB, wsB := t.TempDir(), t.TempDir()
-	started := filepath.Join(t.TempDir(), "started")
-	startNATSDaemon(t, homeA, wsA, "hostA", route)
-	b := startNATSDaemon(t, homeB, wsB, "hostB", route, natsBlockEnv+"="+started)
-	waitFor(t, "host A to hear host B serving block", func() bool { return servesBlock(t, homeA, "hostB") })
+	c.homeA = os.Getenv("ASTRID_HOME")
+	c.daemons["hostA"] = startNATSDaemon(t, c.homeA, wsA, "hostA", c.route)
+	for _, id := range servers {
+		c.daemons[id] = startNATSDaemon(t, t.TempDir(), t.TempDir(), id, c.route, natsBlockEnv+"="+c.marker, natsHostEnv+"="+id)
+	}
+	for _, id := range servers {
+		waitFor(t, "host A to hear "+id+" serving block", func() bool { return servesBlock(t, c.homeA, id) })
+	}
+	return c
+}
 
-	turn := astridProcess(homeA, "-p", "run it", "--json", "--yes", "--timeout", "2m")
+// prompt starts `astrid -p` on host A; wait returns its output once it
+// exits (failing the test if it does not, or exits non-zero).
+func (c *cluster) prompt(t *testing.T) (wait func() string) {
+	t.Helper()
+	turn := astridProcess(c.homeA, "-p", "run it", "--json", "--yes", "--timeout", "2m")
 	var out, errOut testutil.SyncBuffer
 	turn.Stdout, turn.Stderr = &out, &errOut
 	if err := turn.Start(); err != nil {
@@ -162,38 +175,90 @@ func TestHostKilledMidCallOnAnEmbeddedCluster(t *testing.T) {
 	}
 	done := make(chan error, 1)
 	go func() { done <- turn.Wait() }()
+	var ended bool
 	t.Cleanup(func() {
-		_ = turn.Process.Kill()
-		<-done
+		if !ended {
+			_ = turn.Process.Kill()
+			<-done
+		}
 	})
-	waitFor(t, "the call to start on host B", func() bool {
-		_, err := os.Stat(started)
-		return err == nil
+	return func() string {
+		t.Helper()
+		select {
+		case err := <-done:
+			ended = true
+			if err != nil {
+				t.Fatalf("astrid -p: %v:\n%s\n%s", err, out.String(), errOut.String())
+			}
+		case <-time.After(daemonPatience):
+			t.Fatalf("astrid -p did not end:\n%s\n%s", out.String(), errOut.String())
+		}
+		return out.String()
+	}
+}
+
+// killMidCall runs a turn on host A, SIGKILLs the daemon whose block call
+// started, and checks that the call failed at once naming that host and
+// the closed route (not the silence of three presence intervals), and that
+// the turn went on and answered. It returns the killed host's id.
+func (c *cluster) killMidCall(t *testing.T) string {
+	t.Helper()
+	wait := c.prompt(t)
+	var host string
+	waitFor(t, "the call to start on a host", func() bool {
+		b, err := os.ReadFile(c.marker)
+		host = string(b)
+		return err == nil && host != ""
 	})
-	if err := b.Process.Signal(syscall.SIGKILL); err != nil {
+	if err := c.daemons[host].Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
-
-	var runErr error
-	select {
-	case runErr = <-done:
-		done <- runErr // for the cleanup
-	case <-time.After(daemonPatience):
-		t.Fatalf("astrid -p did not end after host B was killed:\n%s\n%s", out.String(), errOut.String())
-	}
-	if runErr != nil {
-		t.Fatalf("astrid -p: %v:\n%s\n%s", runErr, out.String(), errOut.String())
-	}
-	finished, final := turnEvents(t, out.String())
-	wantLost := "tool block: host hostB, which was running this call, was lost (" + natsbus.LostRoute + ")"
+	finished, final := turnEvents(t, wait())
+	wantLost := "tool block: host " + host + ", which was running this call, was lost (" + natsbus.LostRoute + ")"
 	if !finished.IsError || finished.Name != "block" || !strings.Contains(finished.Summary, wantLost) {
 		t.Fatalf("the tool call finished as %+v, want a failure saying %q", finished, wantLost)
 	}
 	if final.Outcome == ipc.OutcomeError || final.Outcome == ipc.OutcomeCancelled || !strings.Contains(final.Text, "The tool answered.") {
 		t.Fatalf("the turn did not answer after the failed call: %+v", final)
 	}
-	if servesBlock(t, homeA, "hostB") {
-		t.Fatal("host A still lists host B after it was lost")
+	if servesBlock(t, c.homeA, host) {
+		t.Fatalf("host A still lists %s after it was lost", host)
+	}
+	return host
+}
+
+// The issue's Show line with daemon processes: two `astrid daemon`s, hosts
+// A and B, embed nodes of a 3-node loopback cluster (the third is a plain
+// node in this process, the seed). `astrid -p` on A has react call tool
+// block, which only host B serves; B's process is killed with SIGKILL
+// mid-call, so it sends no word and no shutdown event. The call fails at
+// once, naming host B and the closed route, and the turn goes on and
+// answers. Every daemon loads the router: A's holds the call, and B's
+// leaves the result to it. The rogue-client half of the Show line is not
+// here: an embedded node takes no client from outside its daemon's
+// process, and its credentials never leave it (TestAcrossAClusterOfThree
+// in natsbus and TestToolAcrossHostsWithPerCapsuleCredentials in kernel
+// show the refusals).
+func TestHostKilledMidCallOnAnEmbeddedCluster(t *testing.T) {
+	c := newCluster(t, "hostB")
+	if host := c.killMidCall(t); host != "hostB" {
+		t.Fatalf("the call ran on %s", host)
+	}
+}
+
+// With the tool on hosts B and C: the call in flight on the host killed
+// fails (it may have acted: it is not run again behind the caller's back),
+// and the next turn's call is served by the host left.
+func TestKilledHostsNextCallGoesToTheHostLeft(t *testing.T) {
+	c := newCluster(t, "hostB", "hostC")
+	lost := c.killMidCall(t)
+	left := map[string]string{"hostB": "hostC", "hostC": "hostB"}[lost]
+	if err := os.WriteFile(c.marker+".release", nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	finished, final := turnEvents(t, c.prompt(t)())
+	if finished.IsError || !strings.Contains(finished.Summary, "served by "+left) || !strings.Contains(final.Text, "The tool answered.") {
+		t.Fatalf("the next call after %s was lost: %+v, %+v; want it served by %s", lost, finished, final, left)
 	}
 }
 
