@@ -13,11 +13,13 @@ import "slices"
 //     of (capsule, publishing host, seq, host) among the hosts the publisher
 //     knew of when it published (the view its frame carries, view.go): every
 //     host computes the publisher's choice, and calls spread over the hosts.
+//     If the publisher knew of no host serving the capsule (it has not
+//     heard of them yet), among the hosts this one knows of.
 //
 // What each of those hosts serves comes from this host's presence
 // (presence.go); a host not heard of yet is taken as serving nothing, so
 // while announcements settle an envelope may be intercepted twice or not at
-// all; a host the publisher did not know of yet intercepts nothing from it.
+// all.
 //
 // The consuming goroutine keeps one election and resets it per envelope,
 // so that delivering an envelope allocates no closure.
@@ -47,7 +49,28 @@ func (el *election) runs(capsule string) bool {
 	if pub, ok := el.hosts[el.host]; ok && serves(pub, capsule) {
 		return false
 	}
-	return electedIn(el.view, el.hosts, capsule, el.host, el.seq, self) == self
+	if h := electedIn(el.view, el.hosts, capsule, el.host, el.seq, self); h != "" {
+		return h == self
+	}
+	// The publisher knew of no host serving capsule (it has not heard of
+	// this one yet, say): elect among the hosts this one knows of, so that
+	// a capsule loaded on one host still intercepts.
+	return electedKnown(el.hosts, capsule, el.host, el.seq, self) == self
+}
+
+// electedKnown is the host electedIn would pick if the view were every host
+// in hosts: self, and those that serve capsule, other than pubHost.
+func electedKnown(hosts map[string]HostInfo, capsule, pubHost string, seq uint64, self string) string {
+	best, bestScore := self, electionScore(capsule, pubHost, seq, []byte(self))
+	for id, h := range hosts {
+		if id == pubHost || id == self || !serves(h, capsule) {
+			continue
+		}
+		if s := electionScore(capsule, pubHost, seq, []byte(id)); s > bestScore || s == bestScore && id < best {
+			best, bestScore = id, s
+		}
+	}
+	return best
 }
 
 func serves(h HostInfo, capsule string) bool {

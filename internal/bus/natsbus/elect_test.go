@@ -134,6 +134,24 @@ func TestReceiversElectAmongThePublishersHosts(t *testing.T) {
 	}
 }
 
+// TestHostsElectAmongThemselvesWhenThePublisherKnowsNone: a publisher that
+// has not heard of any host serving the capsule yet (it just started) still
+// has each envelope intercepted once, by the election among the hosts the
+// receivers know of.
+func TestHostsElectAmongThemselvesWhenThePublisherKnowsNone(t *testing.T) {
+	pubT, b, c, _, send := toolHosts(t)
+	p := &pubT.presence
+	p.mu.Lock()
+	pubT.storePeers(map[string]HostInfo{})
+	p.mu.Unlock()
+	const n = 64
+	send(n)
+	waitFor(t, "the queues to empty", func() bool { return b.d.Queued("tool")+c.d.Queued("tool") == 0 })
+	if got := b.calls.Load() + c.calls.Load(); got != n || b.calls.Load() == 0 || c.calls.Load() == 0 {
+		t.Fatalf("host B ran %d calls and host C %d: want each of the %d once, spread", b.calls.Load(), c.calls.Load(), n)
+	}
+}
+
 // TestElectionScoreIsFNV1a: the score is the same on every host and build
 // (the hosts of a cluster may run different builds).
 func TestElectionScoreIsFNV1a(t *testing.T) {
