@@ -53,7 +53,7 @@ func ToolResultTopic(name string) string {
 // breaks ValidateToolName.
 func ToolNameFromExecuteTopic(topic string) (string, bool) {
 	name, ok := strings.CutPrefix(topic, toolExecutePrefix)
-	if !ok || topic == ToolExecuteResultTopic || ValidateToolName(name) != nil {
+	if !ok || topic == ToolExecuteResultTopic || !validToolName(name) {
 		return "", false
 	}
 	return name, true
@@ -69,7 +69,7 @@ func ToolNameFromResultTopic(topic string) (string, bool) {
 		return "", false
 	}
 	name, ok := strings.CutSuffix(rest, toolResultSuffix)
-	if !ok || ValidateToolName(name) != nil {
+	if !ok || !validToolName(name) {
 		return "", false
 	}
 	return name, true
