@@ -30,32 +30,32 @@ type election struct {
 	pubHost, view []byte
 	host          string
 	seq           uint64
-	// hosts is read once per envelope, and only for an envelope some
+	// known is read once per envelope, and only for an envelope some
 	// capsule here intercepts: most envelopes only reach routes.
-	hosts map[string]HostInfo
+	known *peerView
 	read  bool
 }
 
 func (el *election) reset(pubHost, view []byte, seq uint64) {
-	el.pubHost, el.view, el.host, el.seq, el.hosts, el.read = pubHost, view, "", seq, nil, false
+	el.pubHost, el.view, el.host, el.seq, el.known, el.read = pubHost, view, "", seq, nil, false
 }
 
 // runs reports whether capsule intercepts the current envelope here.
 func (el *election) runs(capsule string) bool {
 	if !el.read {
-		el.hosts, el.host, el.read = el.t.peers().hosts, string(el.pubHost), true
+		el.known, el.host, el.read = el.t.peers(), string(el.pubHost), true
 	}
 	self := el.t.opts.HostID
-	if pub, ok := el.hosts[el.host]; ok && serves(pub, capsule) {
+	if pub, ok := el.known.lookup(el.host); ok && serves(pub, capsule) {
 		return false
 	}
-	if h := electedIn(el.view, el.hosts, capsule, el.host, el.seq, self); h != "" {
+	if h := electedIn(el.view, el.known, capsule, el.host, el.seq, self); h != "" {
 		return h == self
 	}
 	// The publisher knew of no host serving capsule (it has not heard of
 	// this one yet, say): elect among the hosts this one knows of, so that
 	// a capsule loaded on one host still intercepts.
-	return electedKnown(el.hosts, capsule, el.host, el.seq, self) == self
+	return electedKnown(el.known.hosts, capsule, el.host, el.seq, self) == self
 }
 
 // electedKnown is the host electedIn would pick if the view were every host

@@ -134,6 +134,37 @@ func TestReceiversElectAmongThePublishersHosts(t *testing.T) {
 	}
 }
 
+// TestAHostThatHeardOfALossStillElectsAsThePublisherDid: host C hears
+// that host B was lost before it handles calls host A published while B
+// was there. A elected B for some of them; C does not run those too (A
+// answers them when it hears of B's loss) — it elects as A did, from what
+// B served when it was lost. (TestHostLostMidCallTheOtherHostServesTheNext
+// failed so under load: C ran the waiting call elected to B, and the next
+// call queued behind it.)
+func TestAHostThatHeardOfALossStillElectsAsThePublisherDid(t *testing.T) {
+	_, b, c, _, send := toolHosts(t)
+	const n = 64
+	for attempt := 0; ; attempt++ {
+		p := &c.tr.presence
+		p.mu.Lock()
+		next := maps.Clone(c.tr.peers().hosts)
+		delete(next, "hostB")
+		c.tr.storePeers(next)
+		p.mu.Unlock()
+		beforeB, beforeC := b.calls.Load(), c.calls.Load()
+		send(n)
+		waitFor(t, "the queues to empty", func() bool { return b.d.Queued("tool")+c.d.Queued("tool") == 0 })
+		if c.hears("hostB", "tool") && attempt < 3 {
+			continue // B announced itself meanwhile: C knew it again; retry
+		}
+		ranB, ranC := b.calls.Load()-beforeB, c.calls.Load()-beforeC
+		if ranB == 0 || ranB+ranC != n {
+			t.Fatalf("host B ran %d calls and host C %d: want each of the %d once, as host A elected", ranB, ranC, n)
+		}
+		return
+	}
+}
+
 // TestHostsElectAmongThemselvesWhenThePublisherKnowsNone: a publisher that
 // has not heard of any host serving the capsule yet (it just started) still
 // has each envelope intercepted once, by the election among the hosts the

@@ -81,7 +81,7 @@ func (t *Transport) track(e *ipc.Envelope, view *peerView) {
 	}
 	var hosts []string
 	for _, capsule := range exactInterceptors(view.hosts, e.Topic) {
-		if h := electedIn(view.ids, view.hosts, capsule, t.opts.HostID, e.Seq, ""); h != "" && !slices.Contains(hosts, h) {
+		if h := electedIn(view.ids, view, capsule, t.opts.HostID, e.Seq, ""); h != "" && !slices.Contains(hosts, h) {
 			hosts = append(hosts, h)
 		}
 	}

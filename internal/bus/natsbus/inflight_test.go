@@ -96,7 +96,7 @@ func TestCallsOfALostHostAreAnswered(t *testing.T) {
 	for i := range n {
 		id := fmt.Sprintf("call%02d", i)
 		call(a, id, uint64(i+1))
-		h := electedIn(view.ids, view.hosts, "tool", "hostA", uint64(i+1), "")
+		h := electedIn(view.ids, view, "tool", "hostA", uint64(i+1), "")
 		if i > 0 { // call00 is answered below
 			byHost[h] = append(byHost[h], id)
 		}

@@ -74,9 +74,10 @@ func (t *Transport) peers() *peerView {
 	return &emptyView
 }
 
-// storePeers replaces the known hosts by next. t.presence.mu must be held.
+// storePeers replaces the known hosts by next; those it drops are
+// remembered as lost (peerView.gone). t.presence.mu must be held.
 func (t *Transport) storePeers(next map[string]HostInfo) {
-	t.presence.view.Store(newPeerView(next))
+	t.presence.view.Store(t.peers().next(next))
 }
 
 // currentPeers is the hosts heard of within three presence intervals of now.

@@ -22,12 +22,20 @@ type peerView struct {
 	hosts map[string]HostInfo
 	// ids is uvarint(len(id)) | id for each host, sorted.
 	ids []byte
+	// gone is what the hosts lost lately served (at most maxGone): a
+	// frame published before this host heard of a loss still lists the
+	// lost host, and electing it — as its publisher did — is what keeps
+	// this host from running a call that was running there too.
+	gone map[string]HostInfo
 }
 
 var emptyView = peerView{}
 
 // maxViewBytes bounds a frame's view: a thousand hosts with long ids.
 const maxViewBytes = 1 << 18
+
+// maxGone bounds the lost hosts a view remembers.
+const maxGone = 64
 
 func newPeerView(hosts map[string]HostInfo) *peerView {
 	ids := make([]string, 0, len(hosts))
@@ -43,12 +51,52 @@ func newPeerView(hosts map[string]HostInfo) *peerView {
 	return &peerView{hosts: hosts, ids: enc}
 }
 
+// next is the view after this one with hosts as the live ones: the hosts
+// of this view that hosts lacks join gone, a host back leaves it.
+func (v *peerView) next(hosts map[string]HostInfo) *peerView {
+	nv := newPeerView(hosts)
+	for _, m := range []map[string]HostInfo{v.gone, v.hosts} {
+		for id, h := range m {
+			if _, live := hosts[id]; live {
+				continue
+			}
+			if nv.gone == nil {
+				nv.gone = make(map[string]HostInfo)
+			}
+			nv.gone[id] = h
+		}
+	}
+	for len(nv.gone) > maxGone { // forget the one heard of longest ago
+		oldest := ""
+		for id, h := range nv.gone {
+			if oldest == "" || h.Seen.Before(nv.gone[oldest].Seen) {
+				oldest = id
+			}
+		}
+		delete(nv.gone, oldest)
+	}
+	return nv
+}
+
+// lookup is what host id serves as this view knows: live, or lost lately.
+func (v *peerView) lookup(id string) (HostInfo, bool) {
+	if v == nil {
+		return HostInfo{}, false
+	}
+	if h, ok := v.hosts[id]; ok {
+		return h, true
+	}
+	h, ok := v.gone[id]
+	return h, ok
+}
+
 // electedIn is the host that intercepts, for capsule, an envelope published
 // on pubHost with sequence number seq: the highest election score among the
 // hosts view lists (the publisher's, as its frame carried it) other than
-// pubHost that serve capsule, as hosts says what each serves; self counts
-// as serving it. "" if none does, or if view is malformed.
-func electedIn(view []byte, hosts map[string]HostInfo, capsule, pubHost string, seq uint64, self string) string {
+// pubHost that serve capsule, as known says what each serves (a host lost
+// since the publisher published counts as it was); self counts as serving
+// it. "" if none does, or if view is malformed.
+func electedIn(view []byte, known *peerView, capsule, pubHost string, seq uint64, self string) string {
 	best, bestScore := "", uint64(0)
 	for len(view) > 0 {
 		n, k := binary.Uvarint(view)
@@ -61,7 +109,7 @@ func electedIn(view []byte, hosts map[string]HostInfo, capsule, pubHost string, 
 			continue
 		}
 		if string(id) != self {
-			if h, ok := hosts[string(id)]; !ok || !serves(h, capsule) {
+			if h, ok := known.lookup(string(id)); !ok || !serves(h, capsule) {
 				continue
 			}
 		}
