@@ -113,8 +113,13 @@ func handleResult(c *sdk.Call) error {
 		if !slices.Contains(owners, c.SourceID()) {
 			return refuseStranger(c, name, owners)
 		}
-		c.Log(hostapi.LogWarn, fmt.Sprintf("router: refused a result for call %q from %q: no pending call of tool %q with that id", callID, c.SourceID(), name))
-		c.Deny("no such pending call")
+		// The tool's own answer to a call not pending here: the router
+		// of another host holds it (every daemon loads a router, and the
+		// tool's host runs its own chain on the result too), or it came
+		// after its caller was answered (a timeout, a lost host). Neither
+		// is a refusal worth a warning; it goes no further.
+		c.Log(hostapi.LogDebug, fmt.Sprintf("router: result for call %q from %q: no pending call of tool %q here (held by another host's router, or late)", callID, c.SourceID(), name))
+		c.Final(nil)
 		return nil
 	}
 	tool, forwardedTo := parsePending(pending)
