@@ -199,7 +199,12 @@ func (t *Transport) publishPresence(capsules []string, intercepts map[string][]s
 	if err == nil {
 		err = t.presenceConn.Publish(PresencePrefix+"."+t.opts.HostID, data)
 	}
-	if err != nil {
+	switch {
+	case err != nil && t.closing.Load():
+		// Closing: the announcing goroutine's last tick may find the
+		// connection gone.
+		t.log.Debug("natsbus: presence not announced while closing", "error", err)
+	case err != nil:
 		t.log.Warn("natsbus: presence not announced", "error", err)
 	}
 }
