@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"time"
 
@@ -28,10 +27,10 @@ func (t *Transport) capsuleCredsOption(id string) (nats.Option, *credsFile, erro
 	}
 	path := filepath.Join(t.opts.CredsDir, id+".creds")
 	mint := fmt.Sprintf("mint it with `astrid nats creds --host %s --out %s <capsule dir>` on the operator's machine", t.opts.HostID, path)
-	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
+	cf, err := readCredsFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil, fmt.Errorf("no credentials file %s: %s", path, mint)
 	}
-	cf, err := readCredsFile(path)
 	if err != nil {
 		return nil, nil, err
 	}

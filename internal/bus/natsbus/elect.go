@@ -66,11 +66,17 @@ func electedKnown(hosts map[string]HostInfo, capsule, pubHost string, seq uint64
 		if id == pubHost || id == self || !serves(h, capsule) {
 			continue
 		}
-		if s := electionScore(capsule, pubHost, seq, []byte(id)); s > bestScore || s == bestScore && id < best {
+		if s := electionScore(capsule, pubHost, seq, []byte(id)); wins(s, []byte(id), best, bestScore) {
 			best, bestScore = id, s
 		}
 	}
 	return best
+}
+
+// wins reports whether a host id scoring s beats the best so far: the
+// higher score, on a tie the smaller id; best "" is no host yet.
+func wins(s uint64, id []byte, best string, bestScore uint64) bool {
+	return best == "" || s > bestScore || s == bestScore && string(id) < best
 }
 
 func serves(h HostInfo, capsule string) bool {

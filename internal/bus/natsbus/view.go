@@ -113,7 +113,7 @@ func electedIn(view []byte, known *peerView, capsule, pubHost string, seq uint64
 				continue
 			}
 		}
-		if s := electionScore(capsule, pubHost, seq, id); best == "" || s > bestScore || s == bestScore && string(id) < best {
+		if s := electionScore(capsule, pubHost, seq, id); wins(s, id, best, bestScore) {
 			best, bestScore = string(id), s
 		}
 	}
