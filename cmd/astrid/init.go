@@ -5,10 +5,10 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"path/filepath"
 
 	"github.com/spf13/cobra"
 
+	"github.com/astrid-go/astrid/internal/atomicfile"
 	"github.com/astrid-go/astrid/internal/config"
 )
 
@@ -32,7 +32,7 @@ It refuses to replace an existing config.toml unless --force.`,
 			} else if err != nil && !errors.Is(err, fs.ErrNotExist) {
 				return fmt.Errorf("init: %w", err)
 			}
-			if err := writeFileAtomic(path, config.Template(), 0o600); err != nil {
+			if err := atomicfile.Write(path, config.Template(), 0o600); err != nil {
 				return fmt.Errorf("init: %w", err)
 			}
 			fmt.Fprintf(cmd.ErrOrStderr(), "astrid: wrote %s (every key at its default, commented out)\n", path)
@@ -41,34 +41,4 @@ It refuses to replace an existing config.toml unless --force.`,
 	}
 	cmd.Flags().BoolVar(&force, "force", false, "replace an existing config.toml")
 	return cmd
-}
-
-// writeFileAtomic writes data to a temporary file beside path and renames
-// it over path, so a reader sees the old file or the new one.
-func writeFileAtomic(path string, data []byte, perm os.FileMode) (err error) {
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+"-*")
-	if err != nil {
-		return err
-	}
-	defer func() {
-		if err != nil {
-			_ = os.Remove(f.Name())
-		}
-	}()
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Chmod(perm); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	return os.Rename(f.Name(), path)
 }

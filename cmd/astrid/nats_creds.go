@@ -9,6 +9,7 @@ import (
 	"github.com/nats-io/nkeys"
 	"github.com/spf13/cobra"
 
+	"github.com/astrid-go/astrid/internal/atomicfile"
 	"github.com/astrid-go/astrid/internal/bus/natsbus"
 	"github.com/astrid-go/astrid/manifest"
 )
@@ -76,7 +77,7 @@ func newNATSCredsCmd() *cobra.Command {
 				_, err = cmd.OutOrStdout().Write(creds.File)
 				return err
 			}
-			if err := os.WriteFile(out, creds.File, 0o600); err != nil {
+			if err := atomicfile.Write(out, creds.File, 0o600); err != nil {
 				return fmt.Errorf("nats creds: %w", err)
 			}
 			fmt.Fprintf(cmd.ErrOrStderr(), "wrote %s: %s on host %s, user %s\n", out, what, host, creds.User)

@@ -67,8 +67,12 @@ version = "0.1.0"
 		t.Fatalf("claims: issuer %s name %s pub %v sub %v", claims.Issuer, claims.Name, claims.Pub, claims.Sub)
 	}
 
-	// The host's own credentials publish only its presence.
+	// The host's own credentials publish only its presence. Written over an
+	// old file others could read, the renewed one is the owner's alone.
 	hostOut := filepath.Join(dir, "host.creds")
+	if err := os.WriteFile(hostOut, []byte("old"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	root = newRootCmd()
 	root.SetOut(&stderr)
 	root.SetErr(&stderr)
@@ -79,6 +83,9 @@ version = "0.1.0"
 	file, err = os.ReadFile(hostOut)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if fi, _ := os.Stat(hostOut); fi.Mode().Perm() != 0o600 {
+		t.Fatalf("renewed credentials file mode %v", fi.Mode().Perm())
 	}
 	if token, err = jwt.ParseDecoratedJWT(file); err != nil {
 		t.Fatal(err)

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/astrid-go/astrid/internal/admin"
+	"github.com/astrid-go/astrid/internal/atomicfile"
 	"github.com/astrid-go/astrid/internal/dispatch"
 	"github.com/astrid-go/astrid/internal/kernel"
 	"github.com/astrid-go/astrid/internal/metrics"
@@ -72,7 +73,7 @@ func writeAdminInfo(path string, info admin.RunInfo) error {
 	if err != nil {
 		return err
 	}
-	return writeFileAtomic(path, append(data, '\n'), 0o600)
+	return atomicfile.Write(path, append(data, '\n'), 0o600)
 }
 
 // ReadAdmin reads the admin run file of the daemon running for home: the

@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/astrid-go/astrid/internal/atomicfile"
 	"github.com/astrid-go/astrid/internal/config"
 	"github.com/astrid-go/astrid/internal/dispatch"
 	"github.com/astrid-go/astrid/internal/kernel"
@@ -127,7 +128,7 @@ func Run(ctx context.Context, opts Options) (err error) {
 	}
 	// The pid file is the readiness signal: written last, once the kernel
 	// serves, and removed first at shutdown.
-	if err := writeFileAtomic(p.Pid, []byte(strconv.Itoa(os.Getpid())+"\n"), 0o600); err != nil {
+	if err := atomicfile.Write(p.Pid, []byte(strconv.Itoa(os.Getpid())+"\n"), 0o600); err != nil {
 		return homeError(opts.Home, err)
 	}
 	log.Info("daemon ready", "pid", os.Getpid(), "boot_ms", time.Since(started).Milliseconds(), "socket", p.Socket)

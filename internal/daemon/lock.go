@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -123,28 +122,6 @@ func homeError(home string, err error) error {
 		return fmt.Errorf("daemon: $ASTRID_HOME %s is not writable by this user; the daemon needs to write its lock, pid file, logs and state there: %w", home, err)
 	}
 	return fmt.Errorf("daemon: %w", err)
-}
-
-// writeFileAtomic writes data to path through a temporary file renamed
-// over it, so a reader sees the old content or the new, never a part.
-func writeFileAtomic(path string, data []byte, perm os.FileMode) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".tmp-*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name()) // after a successful rename: nothing there
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Chmod(perm); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
 }
 
 // CheckHome reports whether a daemon could keep its files in home: its run

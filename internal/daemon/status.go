@@ -6,6 +6,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/astrid-go/astrid/internal/atomicfile"
 	"github.com/astrid-go/astrid/internal/bus"
 	"github.com/astrid-go/astrid/internal/dispatch"
 	"github.com/astrid-go/astrid/internal/kernel"
@@ -97,7 +98,7 @@ func writeStatus(path string, s Status) error {
 	if err != nil {
 		return err
 	}
-	return writeFileAtomic(path, append(data, '\n'), 0o600)
+	return atomicfile.Write(path, append(data, '\n'), 0o600)
 }
 
 // ReadStatus reads the status file of the daemon running for home.

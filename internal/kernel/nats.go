@@ -82,7 +82,7 @@ func redactedURL(u string) string {
 func externalOptions(cfg config.NATS) []nats.Option {
 	var opts []nats.Option
 	if cfg.CredsFile != "" {
-		opts = append(opts, nats.UserCredentials(cfg.CredsFile))
+		opts = append(opts, natsbus.PrivateCredentials(cfg.CredsFile))
 	}
 	if cfg.TLSCA != "" {
 		opts = append(opts, nats.RootCAs(cfg.TLSCA))

@@ -37,5 +37,5 @@ func (t *Transport) capsuleCredsOption(id string) (nats.Option, *credsFile, erro
 	if now := time.Now(); cf.expiredAt(now) {
 		return nil, nil, fmt.Errorf("credentials %s expired at %s: %s", path, cf.expires.UTC().Format(time.RFC3339), mint)
 	}
-	return nats.UserCredentials(path), cf, nil
+	return PrivateCredentials(path), cf, nil
 }

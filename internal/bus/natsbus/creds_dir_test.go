@@ -12,6 +12,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nkeys"
 
+	"github.com/astrid-go/astrid/internal/atomicfile"
 	"github.com/astrid-go/astrid/internal/bus/natsbus/natsbustest"
 	"github.com/astrid-go/astrid/ipc"
 )
@@ -19,10 +20,9 @@ import (
 // writeCreds writes a credentials file as astrid nats creds --out does.
 func writeCreds(t *testing.T, path string, file []byte, mode os.FileMode) {
 	t.Helper()
-	if err := os.WriteFile(path, file, mode); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Chmod(path, mode); err != nil { // past the umask
+	// Atomically: a host checking the file every 50 ms must not take up the
+	// new content while it still has the old file's mode.
+	if err := atomicfile.Write(path, file, mode); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -252,5 +252,32 @@ func TestHostCredentialsCannotActAsACapsule(t *testing.T) {
 	must(t, honest.Publish(SubjectPrefix+".p.chat.a", frame(t, "honest")))
 	if e := b.next(t); e.SourceID != "p" || string(e.Payload) != `"honest"` {
 		t.Fatalf("host B received %s from %s: %s; a forgery went through", e.Topic, e.SourceID, e.Payload)
+	}
+}
+
+// TestPrivateCredentialsRefuseAFileOthersMayRead: the credentials option
+// reads the file at every connect, and refuses it once others may read
+// it, as the host refuses such a file at attach and at renewal
+// (nats.UserCredentials would have used it on the next reconnect).
+func TestPrivateCredentialsRefuseAFileOthersMayRead(t *testing.T) {
+	ns, acc := natsbustest.OperatorServer(t)
+	dir := t.TempDir()
+	mintInto(t, acc, dir, "hostA", "p", []string{"chat.a"}, nil)
+	path := filepath.Join(dir, "p.creds")
+	nc, err := nats.Connect(ns.ClientURL(), PrivateCredentials(path))
+	if err != nil {
+		t.Fatalf("a private credentials file refused: %v", err)
+	}
+	nc.Close()
+	if err := os.Chmod(path, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	nc, err = nats.Connect(ns.ClientURL(), PrivateCredentials(path))
+	if err == nil {
+		nc.Close()
+		t.Fatal("connected with a credentials file others may read")
+	}
+	if !strings.Contains(err.Error(), "chmod 600") {
+		t.Fatalf("error %q does not say how to fix the file", err)
 	}
 }

@@ -41,16 +41,9 @@ const (
 // readCredsFile checks that path is a credentials file only its owner may
 // read, holding a user JWT and seed, and reads when it expires.
 func readCredsFile(path string) (*credsFile, error) {
-	info, err := os.Stat(path)
+	data, info, err := readPrivateFile(path, "credentials", "the key")
 	if err != nil {
-		return nil, fmt.Errorf("credentials: %w", err)
-	}
-	if err := checkPrivateFile(info, "credentials", path, "the key"); err != nil {
 		return nil, err
-	}
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, fmt.Errorf("credentials: %w", err)
 	}
 	token, err := jwt.ParseDecoratedJWT(data)
 	if err != nil {

@@ -19,6 +19,10 @@ import (
 // start with SubjectPrefix).
 const PresencePrefix = "astrid_hosts"
 
+// maxAnnouncedInterval bounds the interval another host may claim, so that
+// a host cannot announce itself once and stay known for good.
+const maxAnnouncedInterval = time.Minute
+
 // DefaultPresenceInterval is how often a host announces itself; a host not
 // heard of for three intervals is forgotten.
 const DefaultPresenceInterval = 2 * time.Second
@@ -36,6 +40,19 @@ type HostInfo struct {
 	Server string `json:"server,omitempty"`
 	// Seen is when this host last heard of it (now, for itself).
 	Seen time.Time `json:"seen"`
+	// Interval is how often it announces itself (zero: as this host does).
+	Interval time.Duration `json:"interval,omitempty"`
+}
+
+// silentAfter is how long h may go unheard before it is forgotten: three
+// of its own announcement intervals, or of own's when it did not say. A
+// host announcing less often than this one is thus not forgotten between
+// two of its announcements.
+func (h HostInfo) silentAfter(own time.Duration) time.Duration {
+	if h.Interval > 0 {
+		return 3 * min(h.Interval, maxAnnouncedInterval)
+	}
+	return 3 * own
 }
 
 // announcement is what a host publishes on its presence subject.
@@ -43,6 +60,8 @@ type announcement struct {
 	Capsules   []string            `json:"capsules"`
 	Intercepts map[string][]string `json:"intercepts,omitempty"`
 	Server     string              `json:"server,omitempty"`
+	// IntervalMS is how often the host announces itself, in milliseconds.
+	IntervalMS int64 `json:"interval_ms,omitempty"`
 	// Leaving says the host is closing its transport.
 	Leaving bool `json:"leaving,omitempty"`
 }
@@ -85,7 +104,7 @@ func (t *Transport) currentPeers(now time.Time) map[string]HostInfo {
 	all := t.peers().hosts
 	live := make(map[string]HostInfo, len(all))
 	for id, h := range all {
-		if now.Sub(h.Seen) <= 3*t.opts.PresenceInterval {
+		if now.Sub(h.Seen) <= h.silentAfter(t.opts.PresenceInterval) {
 			live[id] = h
 		}
 	}
@@ -191,7 +210,7 @@ func (t *Transport) kickPresence() {
 
 // publishPresence announces capsules, or that the host is leaving.
 func (t *Transport) publishPresence(capsules []string, intercepts map[string][]string, leaving bool) {
-	a := announcement{Capsules: capsules, Intercepts: intercepts, Leaving: leaving}
+	a := announcement{Capsules: capsules, Intercepts: intercepts, Leaving: leaving, IntervalMS: t.opts.PresenceInterval.Milliseconds()}
 	if t.opts.Server != nil {
 		a.Server = t.opts.Server.ID()
 	}
@@ -236,7 +255,8 @@ func (t *Transport) heard(m *nats.Msg) {
 	if a.Leaving {
 		delete(next, id)
 	} else {
-		next[id] = HostInfo{ID: id, Capsules: a.Capsules, Intercepts: a.Intercepts, Server: a.Server, Seen: time.Now()}
+		next[id] = HostInfo{ID: id, Capsules: a.Capsules, Intercepts: a.Intercepts, Server: a.Server, Seen: time.Now(),
+			Interval: time.Duration(a.IntervalMS) * time.Millisecond}
 	}
 	t.storePeers(next)
 	p.mu.Unlock()
@@ -259,7 +279,7 @@ func (t *Transport) forgetSilent(now time.Time) {
 	var silent []string
 	next := make(map[string]HostInfo, len(old))
 	for id, h := range old {
-		if now.Sub(h.Seen) > 3*t.opts.PresenceInterval {
+		if now.Sub(h.Seen) > h.silentAfter(t.opts.PresenceInterval) {
 			silent = append(silent, id)
 		} else {
 			next[id] = h

@@ -68,3 +68,48 @@ func TestHostsListEachOthersCapsules(t *testing.T) {
 		t.Fatal("a forged host was listed")
 	}
 }
+
+// TestAHostAnnouncingLessOftenIsNotForgotten: host A announces every 20 ms,
+// host B every 400 ms. A keeps B for three of B's intervals, not three of
+// its own: B stays listed between its announcements (it used to be
+// forgotten 60 ms after each, and its running calls answered as lost).
+func TestAHostAnnouncingLessOftenIsNotForgotten(t *testing.T) {
+	ns, auth := startEmbedded(t, ServerOptions{Listen: "127.0.0.1:0"})
+	mk := func(id string, every time.Duration) *Transport {
+		tr, err := New(Options{HostID: id, Server: ns, Auth: auth, PresenceInterval: every,
+			Deliver: func(*ipc.Envelope, func(string) bool) error { return nil }})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(tr.Close)
+		return tr
+	}
+	a, b := mk("hostA", 20*time.Millisecond), mk("hostB", 400*time.Millisecond)
+	must(t, b.Attach("shell", nil, nil, nil))
+	waitFor(t, "host A to hear host B", func() bool { _, ok := hostsSeenBy(a)["hostB"]; return ok })
+	for range 150 { // 1.5 s: about four of B's announcements, 75 of A's ticks
+		if _, ok := hostsSeenBy(a)["hostB"]; !ok {
+			t.Fatal("host A forgot host B between two of B's announcements")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// TestAnAnnouncedIntervalIsBounded: a host claiming to announce itself
+// once an hour is still forgotten after three minutes of silence; one that
+// does not say is judged by this host's own interval.
+func TestAnAnnouncedIntervalIsBounded(t *testing.T) {
+	own := 2 * time.Second
+	for _, tc := range []struct {
+		claimed, want time.Duration
+	}{
+		{0, 6 * time.Second},
+		{-time.Second, 6 * time.Second},
+		{500 * time.Millisecond, 1500 * time.Millisecond},
+		{time.Hour, 3 * maxAnnouncedInterval},
+	} {
+		if got := (HostInfo{Interval: tc.claimed}).silentAfter(own); got != tc.want {
+			t.Errorf("claimed %v: forgotten after %v, want %v", tc.claimed, got, tc.want)
+		}
+	}
+}

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"net"
 	"net/url"
-	"os"
 
 	"github.com/nats-io/nats-server/v2/server"
 )
@@ -43,16 +42,9 @@ func (c ClusterTLS) enabled() bool { return c.Cert != "" || c.Key != "" || c.CA 
 // owner may read. Its surrounding white space is not part of it. Errors
 // name the file, never its content.
 func readClusterSecret(path string) ([]byte, error) {
-	info, err := os.Stat(path)
+	b, _, err := readPrivateFile(path, "cluster secret", "the key to the cluster")
 	if err != nil {
-		return nil, fmt.Errorf("cluster secret: %w", err)
-	}
-	if err := checkPrivateFile(info, "cluster secret", path, "the key to the cluster"); err != nil {
 		return nil, err
-	}
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return nil, fmt.Errorf("cluster secret: %w", err)
 	}
 	secret := bytes.TrimSpace(b)
 	if len(secret) < MinClusterSecretLen {
