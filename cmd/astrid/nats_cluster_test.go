@@ -81,8 +81,14 @@ const blockCallScript = `{"match": {"tool_results": ["call-1"]}}
 // a client. env is added to the process's environment.
 func startNATSDaemon(t *testing.T, home, ws, id, route string, env ...string) *exec.Cmd {
 	t.Helper()
-	cmd := astridProcess(home, "daemon", "--workspace", ws,
-		"--nats-listen", "127.0.0.1:0", "--nats-routes", route, "--nats-host-id", id)
+	return startDaemonWith(t, home, ws, id, []string{"--nats-listen", "127.0.0.1:0", "--nats-routes", route}, env...)
+}
+
+// startDaemonWith runs `astrid daemon` on home as host id with the NATS
+// flags natsArgs, and waits until its socket accepts a client.
+func startDaemonWith(t *testing.T, home, ws, id string, natsArgs []string, env ...string) *exec.Cmd {
+	t.Helper()
+	cmd := astridProcess(home, append([]string{"daemon", "--workspace", ws, "--nats-host-id", id}, natsArgs...)...)
 	cmd.Env = append(cmd.Env, env...)
 	var logs testutil.SyncBuffer
 	cmd.Stdout, cmd.Stderr = &logs, &logs
@@ -236,9 +242,9 @@ func (c *cluster) killMidCall(t *testing.T) string {
 // answers. Every daemon loads the router: A's holds the call, and B's
 // leaves the result to it. The rogue-client half of the Show line is not
 // here: an embedded node takes no client from outside its daemon's
-// process, and its credentials never leave it (TestAcrossAClusterOfThree
-// in natsbus and TestToolAcrossHostsWithPerCapsuleCredentials in kernel
-// show the refusals).
+// process, and its credentials never leave it. On an external cluster,
+// where credentials are files a thief can take,
+// TestDaemonsOnAnOperatorClusterWithMintedCredentials shows the refusals.
 func TestHostKilledMidCallOnAnEmbeddedCluster(t *testing.T) {
 	c := newCluster(t, "hostB")
 	if host := c.killMidCall(t); host != "hostB" {

@@ -108,6 +108,11 @@ version = "0.1.0"
 		{"both", 0o600, []string{"--host-only", manifestPath}, "either a capsule"},
 		{"neither", 0o600, nil, "either a capsule"},
 		{"a seed file others may read", 0o640, []string{manifestPath}, "chmod 600"},
+		{"--daemon without --out-dir", 0o600, []string{"--daemon"}, "needs --out-dir"},
+		{"--daemon with --host-only", 0o600, []string{"--daemon", "--host-only", "--out-dir", dir}, "neither --host-only nor --out"},
+		{"two capsules to one file", 0o600, []string{"--out", out, manifestPath, manifestPath}, "need --out-dir"},
+		{"--out and --out-dir", 0o600, []string{"--out", out, "--out-dir", dir, manifestPath}, "not both"},
+		{"one capsule twice", 0o600, []string{"--out-dir", dir, manifestPath, manifestPath}, "given twice"},
 	} {
 		if err := os.Chmod(seedFile, tc.mode); err != nil {
 			t.Fatal(err)

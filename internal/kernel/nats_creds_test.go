@@ -84,8 +84,8 @@ func TestToolAcrossHostsWithPerCapsuleCredentials(t *testing.T) {
 	}
 	defer rogue.Close()
 	forgeries := []string{
-		natsbus.SubjectPrefix + ".router.tool.v1.execute.result",         // as the router, on host A
-		natsbus.SubjectPrefix + ".remote-echo.tool.v1.execute.rm.result", // outside its grants
+		natsbus.SubjectPrefix + "." + builtinACL(t, routerB).ID + ".tool.v1.execute.result", // as the router, on host A
+		natsbus.SubjectPrefix + ".remote-echo.tool.v1.execute.rm.result",                    // outside its grants
 	}
 	for _, subject := range forgeries {
 		if err := rogue.Publish(subject, []byte(`{}`)); err != nil {
