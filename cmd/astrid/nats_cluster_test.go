@@ -209,6 +209,12 @@ func (c *cluster) prompt(t *testing.T) (wait func() string) {
 // the turn went on and answered. It returns the killed host's id.
 func (c *cluster) killMidCall(t *testing.T) string {
 	t.Helper()
+	return c.killMidCallLost(t, natsbus.LostRoute)
+}
+
+// killMidCallLost is killMidCall with the loss named reason.
+func (c *cluster) killMidCallLost(t *testing.T, reason string) string {
+	t.Helper()
 	wait := c.prompt(t)
 	var host string
 	waitFor(t, "the call to start on a host", func() bool {
@@ -220,7 +226,7 @@ func (c *cluster) killMidCall(t *testing.T) string {
 		t.Fatal(err)
 	}
 	finished, final := turnEvents(t, wait())
-	wantLost := "tool block: host " + host + ", which was running this call, was lost (" + natsbus.LostRoute + ")"
+	wantLost := "tool block: host " + host + ", which was running this call, was lost (" + reason + ")"
 	if !finished.IsError || finished.Name != "block" || !strings.Contains(finished.Summary, wantLost) {
 		t.Fatalf("the tool call finished as %+v, want a failure saying %q", finished, wantLost)
 	}

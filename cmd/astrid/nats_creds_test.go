@@ -93,7 +93,7 @@ version = "0.1.0"
 	if claims, err = jwt.DecodeUserClaims(token); err != nil {
 		t.Fatal(err)
 	}
-	if claims.Issuer != accPub || !slices.Equal(claims.Pub.Allow, jwt.StringList{"astrid_hosts.gpu-box"}) {
+	if claims.Issuer != accPub || !slices.Equal(claims.Pub.Allow, jwt.StringList{"astrid_hosts.gpu-box", "astrid_hosts.*.alive"}) {
 		t.Fatalf("host claims: issuer %s pub %v", claims.Issuer, claims.Pub)
 	}
 

@@ -126,4 +126,15 @@ func TestDaemonsOnAnOperatorClusterWithMintedCredentials(t *testing.T) {
 			t.Fatalf("host A received a forgery: %d dropped as %s", n, reason)
 		}
 	}
+
+	// Host B is killed mid-call: there is no route to watch on an external
+	// cluster, but the cluster answers host A's probes of B "no
+	// responders" once B's connections are gone, and the call fails at
+	// once naming B (not after three presence intervals of silence).
+	if err := os.Remove(marker + ".release"); err != nil {
+		t.Fatal(err)
+	}
+	if host := c.killMidCallLost(t, natsbus.LostGone); host != "hostB" {
+		t.Fatalf("the call ran on %s", host)
+	}
 }

@@ -55,9 +55,11 @@ func MintHostCreds(account nkeys.KeyPair, host string, ttl time.Duration) (Capsu
 	if err := checkCapsuleID(host); err != nil {
 		return CapsuleCreds{}, fmt.Errorf("natsbus: mint: host id: %w", err)
 	}
+	publish, subscribe := presenceSubjects(host)
 	perms := &server.Permissions{
-		Publish:   &server.SubjectPermission{Allow: []string{PresencePrefix + "." + host}},
-		Subscribe: &server.SubjectPermission{Allow: []string{SubjectPrefix + ".>", PresencePrefix + ".*"}},
+		Publish:   &server.SubjectPermission{Allow: publish},
+		Subscribe: &server.SubjectPermission{Allow: append([]string{SubjectPrefix + ".>"}, subscribe...)},
+		Response:  &server.ResponsePermission{MaxMsgs: 1, Expires: time.Minute},
 	}
 	creds, err := mintUser(account, "host:"+host, perms, ttl)
 	if err != nil {
@@ -85,6 +87,9 @@ func mintUser(account nkeys.KeyPair, name string, perms *server.Permissions, ttl
 	claims.Pub.Deny.Add(perms.Publish.Deny...)
 	claims.Sub.Allow.Add(perms.Subscribe.Allow...)
 	claims.Sub.Deny.Add(perms.Subscribe.Deny...)
+	if r := perms.Response; r != nil {
+		claims.Resp = &jwt.ResponsePermission{MaxMsgs: r.MaxMsgs, Expires: r.Expires}
+	}
 	if ttl > 0 {
 		claims.Expires = time.Now().Add(ttl).Unix()
 	}

@@ -42,6 +42,8 @@ type HostInfo struct {
 	Seen time.Time `json:"seen"`
 	// Interval is how often it announces itself (zero: as this host does).
 	Interval time.Duration `json:"interval,omitempty"`
+	// Probed says it answers liveness probes (probe.go).
+	Probed bool `json:"probed,omitempty"`
 }
 
 // silentAfter is how long h may go unheard before it is forgotten: three
@@ -62,6 +64,8 @@ type announcement struct {
 	Server     string              `json:"server,omitempty"`
 	// IntervalMS is how often the host announces itself, in milliseconds.
 	IntervalMS int64 `json:"interval_ms,omitempty"`
+	// Probe says the host answers liveness probes.
+	Probe bool `json:"probe,omitempty"`
 	// Leaving says the host is closing its transport.
 	Leaving bool `json:"leaving,omitempty"`
 }
@@ -115,15 +119,21 @@ func (t *Transport) currentPeers(now time.Time) map[string]HostInfo {
 // this host's presence subject and subscribe only to the hosts' ones, and
 // listens there.
 func (t *Transport) dialPresence() (*nats.Conn, error) {
+	publish, subscribe := presenceSubjects(t.opts.HostID)
 	perms := &server.Permissions{
-		Publish:   &server.SubjectPermission{Allow: []string{PresencePrefix + "." + t.opts.HostID}},
-		Subscribe: &server.SubjectPermission{Allow: []string{PresencePrefix + ".*"}},
+		Publish:   &server.SubjectPermission{Allow: publish},
+		Subscribe: &server.SubjectPermission{Allow: subscribe},
+		Response:  &server.ResponsePermission{MaxMsgs: 1, Expires: time.Minute},
 	}
 	nc, err := t.dial("host:"+t.opts.HostID+":presence", perms, "presence", nats.DisconnectErrHandler(t.linkLost))
 	if err != nil {
 		return nil, fmt.Errorf("natsbus: presence: %w", err)
 	}
 	if _, err := nc.Subscribe(PresencePrefix+".*", t.heard); err != nil {
+		nc.Close()
+		return nil, fmt.Errorf("natsbus: presence: %w", err)
+	}
+	if err := t.subscribeProbes(nc); err != nil {
 		nc.Close()
 		return nil, fmt.Errorf("natsbus: presence: %w", err)
 	}
@@ -152,11 +162,18 @@ func (t *Transport) announceEvery(interval time.Duration) {
 	defer t.wg.Done()
 	tick := time.NewTicker(interval)
 	defer tick.Stop()
+	probeTick := time.NewTicker(probeInterval)
+	defer probeTick.Stop()
+	ticks := 0
 	for {
 		select {
 		case <-t.done:
 			return
+		case <-probeTick.C:
+			t.probeRunners(t.presenceConn, ticks)
+			continue
 		case now := <-tick.C:
+			ticks++
 			t.forgetSilent(now)
 			t.renewCreds(now)
 		case <-t.presenceDue:
@@ -210,7 +227,7 @@ func (t *Transport) kickPresence() {
 
 // publishPresence announces capsules, or that the host is leaving.
 func (t *Transport) publishPresence(capsules []string, intercepts map[string][]string, leaving bool) {
-	a := announcement{Capsules: capsules, Intercepts: intercepts, Leaving: leaving, IntervalMS: t.opts.PresenceInterval.Milliseconds()}
+	a := announcement{Capsules: capsules, Intercepts: intercepts, Leaving: leaving, IntervalMS: t.opts.PresenceInterval.Milliseconds(), Probe: t.probing()}
 	if t.opts.Server != nil {
 		a.Server = t.opts.Server.ID()
 	}
@@ -256,7 +273,7 @@ func (t *Transport) heard(m *nats.Msg) {
 		delete(next, id)
 	} else {
 		next[id] = HostInfo{ID: id, Capsules: a.Capsules, Intercepts: a.Intercepts, Server: a.Server, Seen: time.Now(),
-			Interval: time.Duration(a.IntervalMS) * time.Millisecond}
+			Interval: time.Duration(a.IntervalMS) * time.Millisecond, Probed: a.Probe}
 	}
 	t.storePeers(next)
 	p.mu.Unlock()

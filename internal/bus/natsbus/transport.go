@@ -106,6 +106,8 @@ type Transport struct {
 	intercepted atomic.Pointer[map[string]bool]
 	// calls are the tool calls running on other hosts (inflight.go).
 	calls inflight
+	// probes are the liveness probes of those hosts (probe.go).
+	probes probes
 	// closing is set when Close starts: losing the connections then is
 	// no host's loss.
 	closing atomic.Bool

@@ -1,0 +1,215 @@
+package natsbus
+
+import (
+	"testing"
+	"time"
+
+	"github.com/nats-io/jwt/v2"
+	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nkeys"
+
+	"github.com/astrid-go/astrid/internal/bus/natsbus/natsbustest"
+	"github.com/astrid-go/astrid/ipc"
+)
+
+// abandon closes every connection of the host's transport without a word,
+// as a SIGKILLed daemon's would close: no leaving announcement, no drain.
+func (t *Transport) abandon() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.presenceConn.Close()
+	if t.nodesConn != nil {
+		t.nodesConn.Close()
+	}
+	if t.recv != nil {
+		t.recv.conn.Close()
+	}
+	for _, a := range t.capsules {
+		a.conn.Close()
+	}
+}
+
+// probed reports whether tr hears host answering probes.
+func probed(tr *Transport, host string) bool {
+	for _, h := range tr.Hosts() {
+		if h.ID == host {
+			return h.Probed
+		}
+	}
+	return false
+}
+
+// noLostCall fails if a call is answered as lost within a second (four
+// rounds of probes).
+func noLostCall(t *testing.T, lost chan LostCall, why string) {
+	t.Helper()
+	select {
+	case c := <-lost:
+		t.Fatalf("%s: call answered as lost: %+v", why, c)
+	case <-time.After(4 * probeInterval):
+	}
+}
+
+// TestAKilledHostIsTakenAsLostByProbes: on an external cluster in operator
+// mode there is no route to watch. Host A probes host B, which runs its
+// call: while B answers, nothing happens; once B's connections close
+// without a word (a SIGKILLed daemon), the cluster answers A's probes "no
+// responders" and the call is answered as lost, naming the closed
+// connection — not three presence intervals of silence later.
+func TestAKilledHostIsTakenAsLostByProbes(t *testing.T) {
+	ns, acc := natsbustest.OperatorServer(t)
+	dirA, dirB := t.TempDir(), t.TempDir()
+	mintInto(t, acc, dirA, "hostA", "router", []string{"tool.v1.execute.*", ipc.ToolExecuteResultTopic}, nil)
+	mintInto(t, acc, dirB, "hostB", "tool", []string{"tool.v1.execute.echo.result"}, []string{"tool.v1.execute.echo"})
+	lost := make(chan LostCall, 16)
+	a := newExternalHost(t, ns, "hostA", hostCreds(t, acc, dirA, "hostA"), dirA, func(o *Options) { o.CallLost = func(c LostCall) { lost <- c } })
+	b := newExternalHost(t, ns, "hostB", hostCreds(t, acc, dirB, "hostB"), dirB)
+	must(t, a.Attach("router", []string{"tool.v1.execute.*", ipc.ToolExecuteResultTopic}, nil, nil))
+	must(t, b.Attach("tool", []string{"tool.v1.execute.echo.result"}, []string{"tool.v1.execute.echo"}, []string{"tool.v1.execute.echo"}))
+	waitFor(t, "host A to hear host B's provider, answering probes", func() bool {
+		return hearsProvider(a.Transport, "hostB") && probed(a.Transport, "hostB")
+	})
+	call(a.Transport, "c1", 1)
+	if a.RemoteCalls() != 1 {
+		t.Fatal("the call is not tracked")
+	}
+	noLostCall(t, lost, "host B answers its probes")
+
+	b.abandon()
+	got := lostCalls(t, lost, 1)
+	want := LostCall{CallID: "c1", Tool: "echo", Principal: "alice", Host: "hostB", Reason: LostGone}
+	if got[0] != want {
+		t.Fatalf("lost call %+v, want %+v", got[0], want)
+	}
+	if hearsProvider(a.Transport, "hostB") {
+		t.Fatal("host B still listed after it was lost")
+	}
+}
+
+// TestProbesOnTheEmbeddedServer: the in-process authenticator gives the
+// presence connection the same subjects: a host whose connections close
+// is taken as lost by probes there too.
+func TestProbesOnTheEmbeddedServer(t *testing.T) {
+	ns, auth := embedded(t)
+	a, lost := callerHost(t, ns, auth, "hostA")
+	b := providerHost(t, ns, auth, "hostB")
+	waitFor(t, "host A to hear host B, answering probes", func() bool { return hearsProvider(a, "hostB") && probed(a, "hostB") })
+	call(a, "c1", 1)
+	noLostCall(t, lost, "host B answers its probes")
+	b.abandon()
+	if got := lostCalls(t, lost, 1); got[0].Reason != LostGone {
+		t.Fatalf("lost call %+v, want reason %q", got[0], LostGone)
+	}
+}
+
+// mintOldHostCreds mints host credentials as astrid did before probes:
+// presence only, no probe subjects, no response permission.
+func mintOldHostCreds(t *testing.T, acc nkeys.KeyPair, host string) []byte {
+	t.Helper()
+	creds, err := mintUser(acc, "host:"+host, &server.Permissions{
+		Publish:   &server.SubjectPermission{Allow: []string{PresencePrefix + "." + host}},
+		Subscribe: &server.SubjectPermission{Allow: []string{SubjectPrefix + ".>", PresencePrefix + ".*"}},
+	}, time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return creds.File
+}
+
+// TestHostsWithCredentialsFromBeforeProbes: host B's credentials were
+// minted before probes existed, so it cannot answer them. It does not say
+// it answers probes, host A does not probe it, and its running call is not
+// taken as lost.
+func TestHostsWithCredentialsFromBeforeProbes(t *testing.T) {
+	ns, acc := natsbustest.OperatorServer(t)
+	dirA, dirB := t.TempDir(), t.TempDir()
+	mintInto(t, acc, dirA, "hostA", "router", []string{"tool.v1.execute.*", ipc.ToolExecuteResultTopic}, nil)
+	mintInto(t, acc, dirB, "hostB", "tool", []string{"tool.v1.execute.echo.result"}, []string{"tool.v1.execute.echo"})
+	oldB := dirB + "/host.creds"
+	writeCreds(t, oldB, mintOldHostCreds(t, acc, "hostB"), 0o600)
+	lost := make(chan LostCall, 16)
+	a := newExternalHost(t, ns, "hostA", hostCreds(t, acc, dirA, "hostA"), dirA, func(o *Options) { o.CallLost = func(c LostCall) { lost <- c } })
+	b := newExternalHost(t, ns, "hostB", oldB, dirB)
+	must(t, a.Attach("router", []string{"tool.v1.execute.*", ipc.ToolExecuteResultTopic}, nil, nil))
+	must(t, b.Attach("tool", []string{"tool.v1.execute.echo.result"}, []string{"tool.v1.execute.echo"}, []string{"tool.v1.execute.echo"}))
+	waitFor(t, "host A to hear host B's provider", func() bool { return hearsProvider(a.Transport, "hostB") })
+	if probed(a.Transport, "hostB") || b.probing() {
+		t.Fatal("host B says it answers probes with credentials that do not allow it")
+	}
+	call(a.Transport, "c1", 1)
+	noLostCall(t, lost, "host B cannot answer probes")
+}
+
+// TestAProbeAnswersOnlyIntoAProbeInbox: a host holding its own presence
+// credentials sends host B a probe whose reply subject is a capsule's
+// subject, hoping B's answer (which the broker's response permission lets
+// out) lands there as a forgery. B answers only into a probe inbox.
+func TestAProbeAnswersOnlyIntoAProbeInbox(t *testing.T) {
+	ns, acc := natsbustest.OperatorServer(t)
+	dirB, dirC := t.TempDir(), t.TempDir()
+	b := newExternalHost(t, ns, "hostB", hostCreds(t, acc, dirB, "hostB"), dirB)
+	waitFor(t, "host B's probes to work", b.probing)
+	rogue, err := nats.Connect(ns.ClientURL(), nats.UserCredentials(hostCreds(t, acc, dirC, "hostC")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rogue.Close()
+	// One channel for both subscriptions: the client's reader fills it in
+	// the order the server sent.
+	landed := make(chan *nats.Msg, 8)
+	forged := SubjectPrefix + ".router." + ipc.ToolExecuteResultTopic
+	inbox := probeInbox("hostC") + ".hostB"
+	for _, subject := range []string{forged, inbox} {
+		if _, err := rogue.ChanSubscribe(subject, landed); err != nil {
+			t.Fatal(err)
+		}
+	}
+	must(t, rogue.Flush())
+	// The forged reply first, then a true probe: B answers in order, so once
+	// the true answer is in, a forged one would have come before it.
+	must(t, rogue.PublishMsg(&nats.Msg{Subject: aliveSubject("hostB"), Reply: forged}))
+	must(t, rogue.PublishMsg(&nats.Msg{Subject: aliveSubject("hostB"), Reply: inbox}))
+	select {
+	case m := <-landed:
+		if m.Subject != inbox {
+			t.Fatalf("host B answered on %s", m.Subject)
+		}
+	case <-time.After(guard):
+		t.Fatal("host B did not answer the true probe")
+	}
+}
+
+// TestHostCredentialsAllowProbes: what astrid nats creds --host-only mints
+// lets the host answer probes and hear the answers, and no more.
+func TestHostCredentialsAllowProbes(t *testing.T) {
+	acc, _ := nkeys.CreateAccount()
+	creds, err := MintHostCreds(acc, "hostA", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	token, err := jwt.ParseDecoratedJWT(creds.File)
+	if err != nil {
+		t.Fatal(err)
+	}
+	claims, err := jwt.DecodeUserClaims(token)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if claims.Resp == nil || claims.Resp.MaxMsgs != 1 {
+		t.Fatalf("response permission %+v, want one answer per probe", claims.Resp)
+	}
+	for _, s := range []string{"astrid_hosts.*.alive", "astrid_hosts.hostA"} {
+		if !claims.Pub.Allow.Contains(s) {
+			t.Errorf("may not publish %s", s)
+		}
+	}
+	for _, s := range []string{"astrid_hosts.hostA.alive", "astrid_hosts.hostA.inbox.>"} {
+		if !claims.Sub.Allow.Contains(s) {
+			t.Errorf("may not subscribe %s", s)
+		}
+	}
+	if len(claims.Pub.Allow) != 2 {
+		t.Errorf("may publish %v, want only its presence and probes", claims.Pub.Allow)
+	}
+}
