@@ -31,6 +31,7 @@ run "$t" ./ipc FuzzMatchers
 run "$t" ./ipc FuzzPatternsOverlap
 run "$t" ./ipc FuzzValidate
 run "$t" ./ipc FuzzDecodePayload
+run "$t" ./ipc FuzzMemberEquals
 run "$t" ./internal/gate FuzzFSCheck
 run "$t" ./internal/egress FuzzNormalizeHost
 run "$t" ./internal/egress FuzzCheckAddr

@@ -10,6 +10,7 @@ import (
 
 	"github.com/astrid-go/astrid/hostapi"
 	"github.com/astrid-go/astrid/internal/uplinkwire"
+	"github.com/astrid-go/astrid/ipc"
 )
 
 // client is one connected frontend: its request reader (run, or a
@@ -172,6 +173,10 @@ func (c *client) handle(f uplinkwire.Frame) (reply uplinkwire.Frame, after func(
 		if !allowed(egress, f.Pattern) {
 			return uplinkwire.Errorf(f.ID, uplinkwire.CodeNotAllowed, "clients may not subscribe to %q", f.Pattern), nil
 		}
+		if err := uplinkwire.CheckMatch(f.Match); err != nil {
+			return uplinkwire.Errorf(f.ID, uplinkwire.CodeBadFrame, "subscribe: %v", err), nil
+		}
+		match := f.Match
 		sub, hs, err := c.subscribe(f.Pattern)
 		if err != nil {
 			return uplinkwire.Errorf(f.ID, codeOf(err), "%v", err), nil
@@ -181,7 +186,7 @@ func (c *client) handle(f uplinkwire.Frame) (reply uplinkwire.Frame, after func(
 			c.wg.Add(1)
 			go func() {
 				defer c.wg.Done()
-				c.pump(sub, hs)
+				c.pump(sub, hs, match, 0)
 			}()
 		}
 	case uplinkwire.OpUnsubscribe:
@@ -262,11 +267,13 @@ const pumpWait = 10 * time.Second
 // pump moves one subscription's messages to the client. It never waits
 // for the client: a write that stalls hands the pump to a takeover, which
 // goes on receiving and queueing, and a full queue disconnects the client.
-// The caller holds a c.wg slot for it.
-func (c *client) pump(id uint64, hs hostapi.SubscriptionID) {
+// A message match refuses is not relayed, and not lost: only the losses
+// before it (lost) are carried to the next message relayed. The caller
+// holds a c.wg slot for it.
+func (c *client) pump(id uint64, hs hostapi.SubscriptionID, match map[string]string, lost uint64) {
 	takeover := func() {
 		defer c.wg.Done()
-		c.pump(id, hs)
+		c.pump(id, hs, match, 0)
 	}
 	for {
 		m, err := c.h.Recv(hs, pumpWait)
@@ -280,7 +287,12 @@ func (c *client) pump(id uint64, hs hostapi.SubscriptionID) {
 		default:
 			return // unsubscribed, client gone, or the capsule unloading
 		}
-		ev := uplinkwire.Frame{Op: uplinkwire.OpEvent, Sub: id, Topic: m.Topic, Source: m.SourceID, Principal: m.Principal, Lost: m.Lost}
+		if !matches(match, m.Payload) {
+			lost += m.Lost
+			continue
+		}
+		ev := uplinkwire.Frame{Op: uplinkwire.OpEvent, Sub: id, Topic: m.Topic, Source: m.SourceID, Principal: m.Principal, Lost: lost + m.Lost}
+		lost = 0
 		if json.Valid(m.Payload) {
 			ev.Payload = json.RawMessage(m.Payload)
 		}
@@ -396,4 +408,14 @@ func (c *client) teardown() {
 	c.wg.Wait()
 	_ = c.h.NetClose(c.stream)
 	c.h.Log(hostapi.LogInfo, "uplink: client of "+c.principal+" disconnected")
+}
+
+// matches reports whether payload has every member of match.
+func matches(match map[string]string, payload []byte) bool {
+	for name, want := range match {
+		if !ipc.MemberEquals(payload, name, want) {
+			return false
+		}
+	}
+	return true
 }

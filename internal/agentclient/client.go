@@ -50,6 +50,14 @@ type Kernel interface {
 // ErrNoAgent is returned when no capsule handles user.v1.prompt.
 var ErrNoAgent = errors.New("no agent is loaded (nothing handles " + ipc.UserPromptTopic + ")")
 
+// A MatchingSubscriber is a Kernel that can deliver a subscription's
+// events only when their payload's top-level string members equal match
+// (the daemon's socket: docs/uplink.md). A turn subscribes to the agent's
+// events for its own turn id that way; it still checks every event itself.
+type MatchingSubscriber interface {
+	SubscribeMatching(from dispatch.Caller, pattern string, scoped bool, match map[string]string) (bus.Subscription, error)
+}
+
 // NewSessionID returns a fresh session id: "s-" and 32 hex digits (128
 // random bits), within the session store's [A-Za-z0-9_-]{1,64}.
 func NewSessionID() string { return "s-" + randomHex() }
@@ -166,7 +174,15 @@ func Start(ctx context.Context, k Kernel, p Prompt) (*Turn, error) {
 	}
 	// Subscribed before the prompt goes out, so no event is missed.
 	for _, pattern := range []string{agentEvents, ipc.ApprovalRequestTopic, ipc.ElicitRequestTopic} {
-		r, err := k.Subscribe(t.caller, pattern, true)
+		var r bus.Subscription
+		var err error
+		if ms, ok := k.(MatchingSubscriber); ok && pattern == agentEvents {
+			// Only this turn's events: with many clients of one
+			// principal, each would otherwise receive every turn's.
+			r, err = ms.SubscribeMatching(t.caller, pattern, true, map[string]string{"turn_id": t.turnID})
+		} else {
+			r, err = k.Subscribe(t.caller, pattern, true)
+		}
 		if err != nil {
 			t.closeRoutes()
 			return nil, fmt.Errorf("agentclient: subscribe %s: %w", pattern, err)

@@ -325,6 +325,17 @@ func (c *Client) Subscribe(_ dispatch.Caller, pattern string, _ bool) (bus.Subsc
 	return p.sub, nil
 }
 
+// SubscribeMatching is Subscribe relaying only the events whose payload
+// has each top-level string member of match (agentclient.MatchingSubscriber):
+// the daemon filters them, so another turn's events never cross the socket.
+func (c *Client) SubscribeMatching(_ dispatch.Caller, pattern string, _ bool, match map[string]string) (bus.Subscription, error) {
+	p := &pending{subscribe: true}
+	if _, err := c.request(uplinkwire.Frame{Op: uplinkwire.OpSubscribe, Pattern: pattern, Match: match}, p); err != nil {
+		return nil, err
+	}
+	return p.sub, nil
+}
+
 // Interceptors implements the client packages' Kernel; a failed request
 // answers none (and is logged).
 func (c *Client) Interceptors(topic string) []string {

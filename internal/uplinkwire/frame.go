@@ -20,7 +20,7 @@ const (
 	OpHello        = "hello"        // client: Version, Client
 	OpWelcome      = "welcome"      // server: Version, Principal
 	OpPublish      = "publish"      // client: ID, Topic, Payload
-	OpSubscribe    = "subscribe"    // client: ID, Pattern → OK with Sub
+	OpSubscribe    = "subscribe"    // client: ID, Pattern, Match → OK with Sub
 	OpUnsubscribe  = "unsubscribe"  // client: ID, Sub
 	OpInterceptors = "interceptors" // client: ID, Topic → OK with IDs
 	OpHoldsGrant   = "holds_grant"  // client: ID, Capsule, Grant → OK with Held
@@ -66,6 +66,10 @@ type Frame struct {
 	Query     string          `json:"query,omitempty"`
 	Code      string          `json:"code,omitempty"`
 	Error     string          `json:"error,omitempty"`
+	// Match, on a subscribe, relays only the events whose payload is an
+	// object with each of these top-level string members equal to its
+	// value (CheckMatch bounds it).
+	Match map[string]string `json:"match,omitempty"`
 	// ToolMiddleware, on an event, is whether its source held the
 	// tool_middleware grant when the daemon relayed it; nil when the
 	// daemon did not say.
@@ -100,4 +104,27 @@ func Encode(f Frame) ([]byte, error) {
 // Errorf is an error frame about request id.
 func Errorf(id uint64, code, format string, args ...any) Frame {
 	return Frame{Op: OpError, ID: id, Code: code, Error: fmt.Sprintf(format, args...)}
+}
+
+// Bounds of a subscription's match: a few correlation ids, not a query.
+const (
+	MaxMatch      = 4
+	MaxMatchName  = 64
+	MaxMatchValue = 256
+)
+
+// CheckMatch refuses a match over the bounds or with an empty name.
+func CheckMatch(match map[string]string) error {
+	if len(match) > MaxMatch {
+		return fmt.Errorf("a match names at most %d members (got %d)", MaxMatch, len(match))
+	}
+	for name, value := range match {
+		if name == "" || len(name) > MaxMatchName {
+			return fmt.Errorf("a match member's name is 1 to %d bytes (got %d)", MaxMatchName, len(name))
+		}
+		if len(value) > MaxMatchValue {
+			return fmt.Errorf("match member %q: a value is at most %d bytes (got %d)", name, MaxMatchValue, len(value))
+		}
+	}
+	return nil
 }
