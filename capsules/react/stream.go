@@ -67,7 +67,10 @@ func handleStream(c *sdk.Call) error {
 	if !ok || t.Phase != phaseStream || t.RequestID != m.RequestID {
 		return nil
 	}
-	if !slices.Contains(t.Streamers, c.SourceID()) {
+	// The kernel speaks on a stream only to say that an event of it was
+	// lost at this capsule's full queue (an error event).
+	fromKernel := c.SourceID() == ipc.KernelSourceID
+	if !fromKernel && !slices.Contains(t.Streamers, c.SourceID()) {
 		c.Log(hostapi.LogWarn, fmt.Sprintf("react: session %q: ignored a stream event from %q, which does not provide %q", session, c.SourceID(), t.Provider))
 		return nil
 	}
@@ -78,6 +81,12 @@ func handleStream(c *sdk.Call) error {
 	var ev ipc.StreamEvent
 	if err := ev.UnmarshalJSON(m.Event); err != nil {
 		return finish(c, t, ipc.OutcomeError, fmt.Sprintf("The provider %q sent a malformed stream event: %v", t.Provider, err))
+	}
+	if fromKernel {
+		if ev.Kind != ipc.StreamError {
+			return nil
+		}
+		return finish(c, t, ipc.OutcomeError, "The model's answer was cut: "+ev.Text+".")
 	}
 	t.PhaseStart = nowMS(c)
 	switch ev.Kind {

@@ -70,6 +70,13 @@ func boot(t testing.TB, s uplink.Settings) *daemon {
 // bootWith is boot with extra built-ins after the agent's capsules.
 func bootWith(t testing.TB, s uplink.Settings, extra ...kernel.Builtin) *daemon {
 	t.Helper()
+	return bootConfigured(t, s, config.Default(), writeScript, nil, extra...)
+}
+
+// bootConfigured is bootWith with cfg, the replay script and react's
+// settings.
+func bootConfigured(t testing.TB, s uplink.Settings, cfg config.Config, replayScript string, reactEnv map[string]string, extra ...kernel.Builtin) *daemon {
+	t.Helper()
 	// A short home: a unix socket path is at most 108 bytes.
 	home, err := os.MkdirTemp("", "up")
 	if err != nil {
@@ -81,12 +88,12 @@ func bootWith(t testing.TB, s uplink.Settings, extra ...kernel.Builtin) *daemon 
 		t.Fatal(err)
 	}
 	script := filepath.Join(ws, "script.jsonl")
-	if err := os.WriteFile(script, []byte(writeScript), 0o600); err != nil {
+	if err := os.WriteFile(script, []byte(replayScript), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	logs := &testutil.SyncBuffer{}
 	k, err := kernel.Boot(context.Background(), kernel.Options{
-		Home: home, Workspace: ws, Config: config.Default(),
+		Home: home, Workspace: ws, Config: cfg,
 		Logger: slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelWarn})),
 		Builtins: append([]kernel.Builtin{
 			{Manifest: uplink.Manifest, New: uplink.NewWith(s)},
@@ -100,7 +107,7 @@ func bootWith(t testing.TB, s uplink.Settings, extra ...kernel.Builtin) *daemon 
 			{Manifest: react.Manifest, New: react.New},
 		}, extra...),
 		Frontends:      []dispatch.CapsuleACL{toolclient.ACL()},
-		ConfigFallback: map[string]map[string]string{"astrid-capsule-replay": {"script": script}},
+		ConfigFallback: map[string]map[string]string{"astrid-capsule-replay": {"script": script}, "astrid-capsule-react": reactEnv},
 	})
 	if err != nil {
 		t.Fatal(err)

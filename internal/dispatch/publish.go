@@ -94,7 +94,7 @@ func (d *Dispatcher) publish(from Caller, topic string, payload json.RawMessage,
 	if !d.stampsShared {
 		now = 0
 	}
-	res, err := d.deliver(c, known, e, from.Runner, now)
+	res, err := d.deliver(c, known, e, from.Runner, now, from.Continues || owed)
 	if err != nil {
 		c.limiter.refund(from.Principal, size)
 		return Result{}, fmt.Errorf("dispatch: publish %s from capsule %s: %w", topic, c.id, err)
@@ -140,7 +140,7 @@ func (d *Dispatcher) PublishKernelTraced(principal string, trace ipc.TraceContex
 	if trace.Valid() {
 		e.SetTrace(trace)
 	}
-	res, err := d.deliver(nil, nil, e, nil, 0)
+	res, err := d.deliver(nil, nil, e, nil, 0, false)
 	if err != nil {
 		return Result{}, fmt.Errorf("dispatch: kernel publish %s: %w", topic, err)
 	}
@@ -153,8 +153,9 @@ func (d *Dispatcher) PublishKernelTraced(principal string, trace ipc.TraceContex
 // publishing capsule's remembered resolution of the topic (nil if none);
 // when it is missing or the bus's routes or the interceptors have changed
 // since, the topic is resolved again and, for a capsule (c not nil),
-// remembered.
-func (d *Dispatcher) deliver(c *capsule, known *knownTopic, e *ipc.Envelope, rn *Runner, now int64) (Result, error) {
+// remembered. continues says the publish continues admitted work: its
+// interceptor calls get the queues' headroom (run.continues).
+func (d *Dispatcher) deliver(c *capsule, known *knownTopic, e *ipc.Envelope, rn *Runner, now int64, continues bool) (Result, error) {
 	interceptors := d.interceptors.Load()
 	if known == nil || known.interceptors != interceptors || !d.bus.Current(known.routes) {
 		known = &knownTopic{topic: e.Topic, routes: d.bus.Resolve(e.Topic), interceptors: interceptors, links: interceptors.match(e.Topic)}
@@ -177,7 +178,7 @@ func (d *Dispatcher) deliver(c *capsule, known *knownTopic, e *ipc.Envelope, rn 
 		d.opts.Transport.Forward(e)
 	}
 	if len(known.links) > 0 {
-		d.dispatch(e, known.links, rn)
+		d.dispatch(e, known.links, rn, continues)
 	}
 	return Result{Routes: routes, Interceptors: len(known.links)}, nil
 }

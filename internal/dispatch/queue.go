@@ -15,6 +15,10 @@ const (
 	// worker waits for work before exiting. Short, so that thousands of principals seen once do not pin
 	// a goroutine each; long enough that a busy queue keeps its worker.
 	DefaultIdleTimeout = time.Second
+	// ContinueHeadroom is how many times the queue depth a (capsule,
+	// principal) queue may hold of calls that continue admitted work
+	// (run.continues); work that starts is held to the depth.
+	ContinueHeadroom = 16
 	// DefaultUnregisterGrace is how long unregistering a capsule waits for
 	// its cancelled calls to return.
 	DefaultUnregisterGrace = 5 * time.Second
@@ -38,11 +42,11 @@ type queue struct {
 	wake      chan struct{} // capacity 1: "there may be work"; made by the first worker
 }
 
-// push appends j; the caller has checked that q holds fewer than depth jobs.
+// push appends j; the caller has checked that q holds fewer than limit jobs.
 // The ring starts small because most queues never hold more than one call.
-func (q *queue) push(j job, depth int) {
+func (q *queue) push(j job, limit int) {
 	if q.n == len(q.buf) {
-		grown := make([]job, min(max(2*len(q.buf), 2), depth))
+		grown := make([]job, min(max(2*len(q.buf), 2), limit))
 		for i := range q.n {
 			grown[i] = q.buf[(q.head+i)%len(q.buf)]
 		}
@@ -72,10 +76,11 @@ const (
 	capsuleGone
 )
 
-// enqueue appends j to c's queue for principal. A queue without a worker is
-// given to rn when rn adopts it (see Runner), else to a new worker. It never
-// blocks.
-func (d *Dispatcher) enqueue(c *capsule, principal string, j job, rn *Runner) enqueueResult {
+// enqueue appends j to c's queue for principal unless the queue holds limit
+// jobs (the queue depth; twice it for a notice). A queue without a worker
+// is given to rn when rn adopts it (see Runner), else to a new worker. It
+// never blocks.
+func (d *Dispatcher) enqueue(c *capsule, principal string, j job, rn *Runner, limit int) enqueueResult {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.closed {
@@ -86,10 +91,10 @@ func (d *Dispatcher) enqueue(c *capsule, principal string, j job, rn *Runner) en
 		q = &queue{principal: principal}
 		c.queues[principal] = q
 	}
-	if q.n >= d.opts.QueueDepth {
+	if q.n >= limit {
 		return queueFull
 	}
-	q.push(j, d.opts.QueueDepth)
+	q.push(j, limit)
 	if !q.running {
 		q.running = true
 		c.workers.Add(1)
@@ -224,4 +229,19 @@ func (d *Dispatcher) answerDiscarded(c *capsule, cut []job) {
 			d.stats.dropsAnswered.Add(1)
 		}
 	}
+}
+
+// limitFor is how many calls a queue may hold when r's next call joins it:
+// the depth for work that starts (a prompt, a kernel event, an envelope
+// from another host), ContinueHeadroom times it for work already admitted.
+// A burst of one principal's turns is then refused at its prompts, all at
+// once and answered, rather than losing the stream events and answers of
+// the turns it already took, which would leave them to their timeouts. The
+// headroom still bounds a queue: a handler flooding another capsule cannot
+// grow it past that.
+func (d *Dispatcher) limitFor(r *run) int {
+	if r.continues {
+		return ContinueHeadroom * d.opts.QueueDepth
+	}
+	return d.opts.QueueDepth
 }

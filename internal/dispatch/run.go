@@ -19,6 +19,11 @@ type run struct {
 	env     *ipc.Envelope
 	links   []*link
 	chained bool
+	// continues says the event continues work already admitted (a
+	// handler's publish: a provider's stream event, a tool's result, the
+	// prompt builder's answer): its calls may use the queues' headroom
+	// (limitFor).
+	continues bool
 	// payload is what the next link sees. Only the link currently running
 	// writes it, and the queue hand-off to the next link orders that write
 	// before the next read.
@@ -26,8 +31,8 @@ type run struct {
 }
 
 // dispatch starts the interceptors for an event the bus has accepted.
-func (d *Dispatcher) dispatch(e *ipc.Envelope, links []*link, rn *Runner) {
-	r := &run{env: e, links: links, payload: e.Payload, chained: !samePriority(links)}
+func (d *Dispatcher) dispatch(e *ipc.Envelope, links []*link, rn *Runner, continues bool) {
+	r := &run{env: e, links: links, payload: e.Payload, chained: !samePriority(links), continues: continues}
 	if r.chained {
 		d.advance(r, 0, rn)
 		return
@@ -53,7 +58,7 @@ func (d *Dispatcher) advance(r *run, i int, rn *Runner) {
 // if not nil, may adopt the queue (see Runner).
 func (d *Dispatcher) send(r *run, i int, rn *Runner) bool {
 	c := r.links[i].capsule
-	switch d.enqueue(c, r.env.Principal, job{run: r, idx: i}, rn) {
+	switch d.enqueue(c, r.env.Principal, job{run: r, idx: i}, rn, d.limitFor(r)) {
 	case enqueued:
 		return true
 	case queueFull:
@@ -63,7 +68,7 @@ func (d *Dispatcher) send(r *run, i int, rn *Runner) bool {
 			l := r.links[i]
 			if d.opts.OnDrop(Dropped{
 				Capsule: c.id, Pattern: l.pattern, Handler: l.handler, Envelope: r.env, Payload: r.payload,
-				Reason: fmt.Sprintf("capsule %s already has %d calls of principal %q waiting (its queue is full)", c.id, d.opts.QueueDepth, r.env.Principal),
+				Reason: fmt.Sprintf("capsule %s already has %d calls of principal %q waiting (its queue is full)", c.id, d.limitFor(r), r.env.Principal),
 			}) {
 				d.stats.dropsAnswered.Add(1)
 			}

@@ -117,7 +117,7 @@ func (d *Dispatcher) DeliverRemote(e *ipc.Envelope, runs func(capsule string) bo
 		links = admitted(links, runs)
 	}
 	if len(links) > 0 {
-		d.dispatch(e, links, nil)
+		d.dispatch(e, links, nil, false)
 	}
 	return nil
 }

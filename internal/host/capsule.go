@@ -67,6 +67,9 @@ type Capsule struct {
 	// toolCalls are the interceptor patterns that take tool calls, for
 	// AnswerDropped.
 	toolCalls map[string]string // pattern → wit
+	// noticed is the model requests whose lost stream events this capsule
+	// was told of (stream_notice.go).
+	noticed noticed
 
 	// stream is the streaming HTTP client of HTTPClient, built once.
 	streamOnce sync.Once

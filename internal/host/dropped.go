@@ -44,7 +44,7 @@ func answersToolCalls(m *manifest.Manifest) map[string]string {
 // AnswerDropped answers, on the capsule's behalf, a request the dispatcher
 // dropped before the capsule saw it (its queue was full), so that the
 // requester hears why at once instead of waiting for its timeout (DESIGN §4,
-// every refusal answered). It knows three conventions, and answers where
+// every refusal answered). It knows four conventions, and answers where
 // the capsule's own answer would have gone:
 //
 //   - a tool call (tool.v1.request.execute, tool.v1.execute.<name>) gets an
@@ -53,12 +53,19 @@ func answersToolCalls(m *manifest.Manifest) map[string]string {
 //   - a model request (llm.v1.request.generate.<p>) gets an error event on
 //     llm.v1.stream.<p> for its request id;
 //   - a prompt that starts a turn (user.v1.prompt) gets a final
-//     agent.v1.response with outcome "error" for its session and turn.
+//     agent.v1.response with outcome "error" for its session and turn;
+//   - an event of a model stream (llm.v1.stream.<p>) dropped at the queue
+//     of the capsule following it: that capsule alone is told, past its
+//     full queue, with an error event for the request from the kernel
+//     (noticeLostStreamEvent), once per request.
 //
 // The answer is a failure reply: the rate limit does not refuse it, the ACL
 // still must allow it. It reports whether an answer was published; any
 // other event has no requester the kernel can know, and is only counted.
 func (c *Capsule) AnswerDropped(d dispatch.Dropped) bool {
+	if strings.HasPrefix(d.Envelope.Topic, streamPrefix) {
+		return c.noticeLostStreamEvent(d)
+	}
 	topic, payload, ok := c.dropAnswer(d)
 	if !ok {
 		return false

@@ -1,0 +1,128 @@
+package dispatch
+
+import (
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/astrid-go/astrid/ipc"
+)
+
+// TestNotifyGoesPastAFullQueueToOneCapsule: a notice reaches the capsule it
+// names, at the interceptor it names, even though that capsule's queue for
+// the principal is full — by one more depth past the headroom of admitted
+// work, never more — and no other capsule matching its topic gets it.
+func TestNotifyGoesPastAFullQueueToOneCapsule(t *testing.T) {
+	const depth = 4
+	d, _ := newTestDispatcher(t, Options{QueueDepth: depth})
+	g, other := newGate(), newRecorder()
+	register(t, d, CapsuleACL{ID: "pub", Publish: []string{"s.x"}}, continueTarget)
+	register(t, d, interceptorACL("agent", "s.*", 100), g)
+	register(t, d, interceptorACL("watcher", "s.*", 100), other.cont())
+	alice := Caller{Capsule: "pub", Principal: "alice"}
+
+	mustPublish(t, d, alice, "s.x", `0`)
+	g.waitStarted(t) // the worker holds call 0
+	for i := 1; i <= depth; i++ {
+		mustPublish(t, d, alice, "s.x", strconv.Itoa(i))
+	}
+	if n := d.queued("agent", "alice"); n != depth {
+		t.Fatalf("the agent's queue holds %d calls, want it full (%d)", n, depth)
+	}
+
+	notice := func(n int) *ipc.Envelope {
+		return &ipc.Envelope{Topic: "s.x", Payload: []byte(`{"notice":` + strconv.Itoa(n) + `}`), SourceID: ipc.KernelSourceID, Principal: "alice"}
+	}
+	room := ContinueHeadroom * depth // the queue holds depth calls; a notice's limit is one depth more
+	for i := range room {
+		if !d.Notify("agent", "s.*", "h", notice(i)) {
+			t.Fatalf("notice %d not queued with %d calls waiting", i, depth+i)
+		}
+	}
+	if d.Notify("agent", "s.*", "h", notice(room)) {
+		t.Fatal("a notice went past the headroom and one depth")
+	}
+	if d.Notify("nobody", "s.*", "h", notice(0)) {
+		t.Fatal("a notice to no capsule was queued")
+	}
+	close(g.release)
+	var notices int
+	for range depth + room {
+		inv := g.waitStarted(t)
+		if inv.Envelope.SourceID == ipc.KernelSourceID {
+			notices++
+			if inv.Pattern != "s.*" || inv.Handler != "h" || inv.Principal != "alice" {
+				t.Fatalf("a notice ran as %+v", inv)
+			}
+		}
+	}
+	if notices != room {
+		t.Fatalf("%d notices ran, want %d", notices, room)
+	}
+	settle(t, d)
+	other.mu.Lock()
+	defer other.mu.Unlock()
+	for _, c := range other.log {
+		if strings.Contains(c.payload, "notice") {
+			t.Fatalf("the watcher, which lost nothing, was told: %+v", c)
+		}
+	}
+}
+
+// TestAdmittedWorkHasHeadroom: calls that continue admitted work (a
+// handler's publish: a stream event, an answer) may fill a queue to
+// ContinueHeadroom times its depth; work that starts is held to the depth,
+// even in a queue the admitted work filled.
+func TestAdmittedWorkHasHeadroom(t *testing.T) {
+	const depth = 2
+	d, _ := newTestDispatcher(t, Options{QueueDepth: depth})
+	g := newGate()
+	register(t, d, CapsuleACL{ID: "pub", Publish: []string{"s.x"}}, continueTarget)
+	register(t, d, interceptorACL("agent", "s.*", 100), g)
+	starts := Caller{Capsule: "pub", Principal: "alice"}
+	continues := Caller{Capsule: "pub", Principal: "alice", Continues: true}
+
+	mustPublish(t, d, starts, "s.x", `0`)
+	g.waitStarted(t) // the worker holds call 0
+	for i := 1; i <= depth; i++ {
+		mustPublish(t, d, starts, "s.x", strconv.Itoa(i))
+	}
+	mustPublish(t, d, starts, "s.x", `"starts, past the depth"`)
+	if s := d.Stats(); s.QueueDrops != 1 {
+		t.Fatalf("QueueDrops = %d, want 1: work that starts is held to the depth", s.QueueDrops)
+	}
+	for i := depth; i < ContinueHeadroom*depth; i++ {
+		mustPublish(t, d, continues, "s.x", strconv.Itoa(100+i))
+	}
+	if s := d.Stats(); s.QueueDrops != 1 {
+		t.Fatalf("QueueDrops = %d, want 1: admitted work fills the headroom", s.QueueDrops)
+	}
+	mustPublish(t, d, continues, "s.x", `"continues, past the headroom"`)
+	mustPublish(t, d, starts, "s.x", `"starts, in a full headroom"`)
+	if s := d.Stats(); s.QueueDrops != 3 {
+		t.Fatalf("QueueDrops = %d, want 3", s.QueueDrops)
+	}
+	close(g.release)
+	for range ContinueHeadroom * depth {
+		g.waitStarted(t)
+	}
+	settle(t, d)
+	if s := d.Stats(); s.Invocations != uint64(ContinueHeadroom*depth+1) {
+		t.Fatalf("Invocations = %d, want %d", s.Invocations, ContinueHeadroom*depth+1)
+	}
+}
+
+// queued is the number of calls waiting in capsule id's queue for
+// principal.
+func (d *Dispatcher) queued(id, principal string) int {
+	c := (*d.capsules.Load())[id]
+	if c == nil {
+		return 0
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if q := c.queues[principal]; q != nil {
+		return q.n
+	}
+	return 0
+}
