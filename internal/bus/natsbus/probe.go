@@ -58,8 +58,13 @@ type probes struct {
 }
 
 // subscribeProbes makes nc answer probes of this host and hear the answers
-// to its own.
+// to its own. A new presence connection (renewed credentials, which may
+// not allow probes) has to show again that probes work before the host
+// says it answers them.
 func (t *Transport) subscribeProbes(nc *nats.Conn) error {
+	t.probes.mu.Lock()
+	t.probes.working = false
+	t.probes.mu.Unlock()
 	if _, err := nc.Subscribe(aliveSubject(t.opts.HostID), answerProbe); err != nil {
 		return err
 	}

@@ -1,6 +1,7 @@
 package natsbus
 
 import (
+	"sync"
 	"testing"
 	"time"
 
@@ -211,5 +212,29 @@ func TestHostCredentialsAllowProbes(t *testing.T) {
 	}
 	if len(claims.Pub.Allow) != 2 {
 		t.Errorf("may publish %v, want only its presence and probes", claims.Pub.Allow)
+	}
+}
+
+// TestRenewedCredentialsWithoutProbesStopTheProbes: host B's credentials
+// are renewed with a file minted before probes existed: its new presence
+// connection cannot answer them, so B stops saying it does, and host A
+// stops probing it (rather than taking it as lost for not answering).
+func TestRenewedCredentialsWithoutProbesStopTheProbes(t *testing.T) {
+	ns, acc := natsbustest.OperatorServer(t)
+	dirA, dirB := t.TempDir(), t.TempDir()
+	hostFile := hostCredsFor(t, acc, dirB, "hostB", time.Hour)
+	a := newExternalHost(t, ns, "hostA", hostCreds(t, acc, dirA, "hostA"), dirA)
+	var mu sync.Mutex
+	var lost []LostCall
+	b := newExternalHost(t, ns, "hostB", hostFile, dirB, renewing(&lost, &mu), func(o *Options) { o.HostCredsFile = hostFile })
+	waitFor(t, "host A to hear host B answering probes", func() bool { return probed(a.Transport, "hostB") })
+	writeCreds(t, hostFile, mintOldHostCreds(t, acc, "hostB"), 0o600)
+	waitFor(t, "host B to take up the renewed credentials", func() bool { return b.Stats().CredsRenewed >= 1 })
+	waitFor(t, "host A to hear host B no longer answers probes", func() bool {
+		_, listed := hostsSeenBy(a.Transport)["hostB"]
+		return listed && !probed(a.Transport, "hostB")
+	})
+	if b.probing() {
+		t.Fatal("host B still says it answers probes")
 	}
 }
