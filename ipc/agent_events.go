@@ -22,6 +22,10 @@ const (
 	OutcomeTimeout      = "timeout"       // a phase exceeded its limit
 	OutcomeIterationCap = "iteration_cap" // the loop hit max_iterations
 	OutcomeCancelled    = "cancelled"     // a cancel_turn, or a newer prompt pre-empted it
+	// OutcomeBusy: the agent did not take the prompt (its queue for the
+	// principal was full); nothing ran, and the same prompt may be sent
+	// again. The kernel answers it on the agent's behalf.
+	OutcomeBusy = "busy"
 )
 
 // AgentStreamDelta is a piece of the answer's text as the provider streams

@@ -88,7 +88,14 @@ func startNATSDaemon(t *testing.T, home, ws, id, route string, env ...string) *e
 // flags natsArgs, and waits until its socket accepts a client.
 func startDaemonWith(t *testing.T, home, ws, id string, natsArgs []string, env ...string) *exec.Cmd {
 	t.Helper()
-	cmd := astridProcess(home, append([]string{"daemon", "--workspace", ws, "--nats-host-id", id}, natsArgs...)...)
+	return startDaemonProcess(t, home, ws, id, append([]string{"--nats-host-id", id}, natsArgs...), env...)
+}
+
+// startDaemonProcess runs `astrid daemon` on home with args (named id in
+// the test's log), and waits until its socket accepts a client.
+func startDaemonProcess(t *testing.T, home, ws, id string, args []string, env ...string) *exec.Cmd {
+	t.Helper()
+	cmd := astridProcess(home, append([]string{"daemon", "--workspace", ws}, args...)...)
 	cmd.Env = append(cmd.Env, env...)
 	var logs testutil.SyncBuffer
 	cmd.Stdout, cmd.Stderr = &logs, &logs

@@ -106,31 +106,22 @@ func runPrompt(cmd *cobra.Command, f *promptFlags) error {
 		Principal: f.principal, SessionID: session, Text: text,
 		Context: ipc.PromptContext{Provider: f.provider, Model: f.model},
 	}
-	final, err := agentclient.Run(ctx, fe.k, prompt, func(t *agentclient.Turn, ev agentclient.Event) {
-		switch ev.Kind {
-		case agentclient.EventDelta:
-			printer.delta(ev.Delta)
-		case agentclient.EventToolStarted:
-			printer.toolStarted(ev.ToolStarted)
-		case agentclient.EventToolFinished:
-			printer.toolFinished(ev.ToolFinished)
-		case agentclient.EventApproval:
-			printer.approval(ev.Approval)
-			if err := t.Answer(ev.Approval.RequestID, approve.decide(ctx, ev.Approval)); err != nil {
-				fmt.Fprintln(cmd.ErrOrStderr(), "astrid: the approval answer was not delivered:", err)
-			}
-		case agentclient.EventElicit:
-			if err := t.AnswerElicit(approve.elicit(ctx, ev.Elicit)); err != nil {
-				fmt.Fprintln(cmd.ErrOrStderr(), "astrid: the answer was not delivered:", err)
-			}
-		case agentclient.EventFinal:
-			printer.final(ev.Final)
-		}
+	final, err := runUntilTaken(ctx, cmd.ErrOrStderr(), func() (ipc.AgentResponse, error) {
+		return runTurn(ctx, fe.k, prompt, printer, approve, cmd.ErrOrStderr())
 	})
+	if final.Outcome == ipc.OutcomeBusy {
+		printer.final(final)
+	}
 	if !f.asJSON {
 		fmt.Fprintf(cmd.ErrOrStderr(), "session %s (continue with --session %s)\n", session, session)
 	}
 	switch {
+	case err == nil && final.Outcome == ipc.OutcomeBusy && interrupted.Err() != nil:
+		fmt.Fprintln(cmd.ErrOrStderr(), "astrid: interrupted while the agent was busy; nothing ran")
+		return exitError{code: 130}
+	case err == nil && final.Outcome == ipc.OutcomeBusy && ctx.Err() != nil:
+		fmt.Fprintf(cmd.ErrOrStderr(), "astrid: the agent stayed busy with this principal's other turns for --timeout %s; nothing ran\n", f.timeout)
+		return exitError{code: 124}
 	case err == nil:
 		if code := turnExitCode(final.Outcome); code != 0 {
 			return exitError{code: code}
@@ -145,4 +136,33 @@ func runPrompt(cmd *cobra.Command, f *promptFlags) error {
 	}
 	fmt.Fprintln(cmd.ErrOrStderr(), "astrid:", err)
 	return exitError{code: 1}
+}
+
+// runTurn runs one turn of prompt, printing its events; a final response
+// saying the agent was busy is left to the caller, which may send the
+// prompt again.
+func runTurn(ctx context.Context, k agentclient.Kernel, prompt agentclient.Prompt, printer *turnPrinter, approve *approver, stderr io.Writer) (ipc.AgentResponse, error) {
+	return agentclient.Run(ctx, k, prompt, func(t *agentclient.Turn, ev agentclient.Event) {
+		switch ev.Kind {
+		case agentclient.EventDelta:
+			printer.delta(ev.Delta)
+		case agentclient.EventToolStarted:
+			printer.toolStarted(ev.ToolStarted)
+		case agentclient.EventToolFinished:
+			printer.toolFinished(ev.ToolFinished)
+		case agentclient.EventApproval:
+			printer.approval(ev.Approval)
+			if err := t.Answer(ev.Approval.RequestID, approve.decide(ctx, ev.Approval)); err != nil {
+				fmt.Fprintln(stderr, "astrid: the approval answer was not delivered:", err)
+			}
+		case agentclient.EventElicit:
+			if err := t.AnswerElicit(approve.elicit(ctx, ev.Elicit)); err != nil {
+				fmt.Fprintln(stderr, "astrid: the answer was not delivered:", err)
+			}
+		case agentclient.EventFinal:
+			if ev.Final.Outcome != ipc.OutcomeBusy {
+				printer.final(ev.Final)
+			}
+		}
+	})
 }

@@ -262,7 +262,8 @@ func (m *Model) final(r ipc.AgentResponse) {
 			rest = "" // the streamed text differs: keep what was shown
 		}
 		m.appendText(rest)
-	case ipc.OutcomeCancelled:
+	case ipc.OutcomeCancelled, ipc.OutcomeBusy:
+		// Busy: nothing ran; the person sends it again when they like.
 		m.appendNotice(warn, r.Text)
 	default:
 		m.appendNotice(bad, r.Text)

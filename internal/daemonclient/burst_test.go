@@ -48,7 +48,7 @@ func TestABurstPastTheQueueDepthEndsEveryTurn(t *testing.T) {
 					kind = "did not end: " + err.Error()
 				case resp.Outcome == ipc.OutcomeAnswer && strings.HasPrefix(resp.Text, "word word"):
 					kind = "answered"
-				case strings.Contains(resp.Text, "did not take this prompt"):
+				case resp.Outcome == ipc.OutcomeBusy && strings.Contains(resp.Text, "did not take this prompt"):
 					kind = "not taken"
 				case strings.Contains(resp.Text, "The model's answer was cut") && strings.Contains(resp.Text, "queue_depth"):
 					kind = "cut"

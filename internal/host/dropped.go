@@ -162,7 +162,7 @@ func promptDropAnswer(d dispatch.Dropped) (string, []byte, bool) {
 		Text:      fmt.Sprintf("The agent did not take this prompt: %s. Nothing ran; try again later.", d.Reason),
 		IsFinal:   true,
 		SessionID: in.SessionID,
-		Outcome:   ipc.OutcomeError,
+		Outcome:   ipc.OutcomeBusy,
 		TurnID:    pc.TurnID,
 	}
 	payload, err := ipc.EncodePayload(resp)

@@ -117,7 +117,7 @@ func TestAnswerDroppedModelRequestsAndPrompts(t *testing.T) {
 	}
 	env = next("prompt")
 	resp, ok := ipc.DecodePayload(ipc.GuestBytes(env.Payload)).(ipc.AgentResponse)
-	if !ok || env.Topic != ipc.AgentResponseTopic || !resp.IsFinal || resp.Outcome != ipc.OutcomeError || resp.SessionID != "s1" || resp.TurnID != "t7" || !strings.Contains(resp.Text, "did not take this prompt: its queue is full") {
+	if !ok || env.Topic != ipc.AgentResponseTopic || !resp.IsFinal || resp.Outcome != ipc.OutcomeBusy || resp.SessionID != "s1" || resp.TurnID != "t7" || !strings.Contains(resp.Text, "did not take this prompt: its queue is full") {
 		t.Fatalf("prompt answered on %s with %s", env.Topic, env.Payload)
 	}
 
