@@ -166,7 +166,11 @@ func (c *client) handle(f uplinkwire.Frame) (reply uplinkwire.Frame, after func(
 			payload = []byte("{}")
 		}
 		if err := c.srv.up.PublishAs(c.principal, f.Topic, payload); err != nil {
-			return uplinkwire.Errorf(f.ID, uplinkwire.CodeFailed, "%v", err), nil
+			code := uplinkwire.CodeFailed
+			if hostapi.CodeOf(err) == hostapi.CodeRateLimited {
+				code = uplinkwire.CodeBusy // the principal's CPU budget or rate: later, it may pass
+			}
+			return uplinkwire.Errorf(f.ID, code, "%v", err), nil
 		}
 		return ok, nil
 	case uplinkwire.OpSubscribe:

@@ -11,6 +11,9 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/astrid-go/astrid/internal/daemonclient"
+	"github.com/astrid-go/astrid/internal/dispatch"
+	"github.com/astrid-go/astrid/internal/uplinkwire"
 	"github.com/astrid-go/astrid/ipc"
 )
 
@@ -35,6 +38,32 @@ func TestRunUntilTakenSendsABusyPromptAgain(t *testing.T) {
 	}
 	if n := strings.Count(stderr.String(), "the agent is busy"); n != 1 {
 		t.Fatalf("said it waits %d times: %q", n, stderr.String())
+	}
+
+	// The kernel not admitting the prompt now — through the daemon, or in
+	// process — is sent again too.
+	for _, notNow := range []error{
+		fmt.Errorf("agentclient: the prompt was not sent: %w", &daemonclient.Error{Code: uplinkwire.CodeBusy, Message: "CPU budget"}),
+		fmt.Errorf("agentclient: the prompt was not sent: %w", dispatch.ErrNotAdmitted),
+	} {
+		calls = 0
+		got, err = runUntilTaken(context.Background(), &stderr, func() (ipc.AgentResponse, error) {
+			calls++
+			if calls == 1 {
+				return ipc.AgentResponse{}, notNow
+			}
+			return answer, nil
+		})
+		if err != nil || got != answer || calls != 2 {
+			t.Fatalf("%v: got %+v, %v after %d runs; want the answer on the second", notNow, got, err, calls)
+		}
+	}
+	calls = 0
+	if _, err := runUntilTaken(context.Background(), &stderr, func() (ipc.AgentResponse, error) {
+		calls++
+		return ipc.AgentResponse{}, &daemonclient.Error{Code: uplinkwire.CodeFailed, Message: "denied"}
+	}); err == nil || calls != 1 {
+		t.Fatalf("a refusal that is not for now: %v after %d runs", err, calls)
 	}
 
 	calls = 0

@@ -2,6 +2,8 @@ package daemonclient_test
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -9,6 +11,9 @@ import (
 
 	"github.com/astrid-go/astrid/internal/agentclient"
 	"github.com/astrid-go/astrid/internal/config"
+	"github.com/astrid-go/astrid/internal/daemonclient"
+	"github.com/astrid-go/astrid/internal/dispatch"
+	"github.com/astrid-go/astrid/internal/uplinkwire"
 	"github.com/astrid-go/astrid/ipc"
 )
 
@@ -28,6 +33,7 @@ var burstScript = `{"match": {"user": ""}}
 func TestABurstPastTheQueueDepthEndsEveryTurn(t *testing.T) {
 	cfg := config.Default()
 	cfg.Limits.QueueDepth = 16
+	cfg.Limits.CPUBudgetMsPerSec = 0 // the queue is what this tests; under -race on a loaded machine the budget could refuse prompts too
 	d := bootConfigured(t, owner(), cfg, burstScript, map[string]string{"stream_timeout_secs": "3600"})
 	const conns, perConn = 4, 6
 	ctx, cancel := context.WithTimeout(context.Background(), testWait)
@@ -95,5 +101,26 @@ func TestALostStreamEventCutsTheTurnAtOnce(t *testing.T) {
 	}
 	if s := d.k.Dispatcher.Stats(); s.QueueDrops == 0 || s.DropsAnswered == 0 {
 		t.Fatalf("dispatch %+v: want stream events dropped and the agent told", s)
+	}
+}
+
+// TestAPublishNotAdmittedNowIsBusy: a client over its principal's publish
+// rate is answered busy — nothing was published, it may pass later — and
+// the error reads as the kernel's own refusal, as in process.
+func TestAPublishNotAdmittedNowIsBusy(t *testing.T) {
+	cfg := config.Default()
+	cfg.Limits.RateBytesPerSec, cfg.Limits.RateBurstBytes = 1024, 2048
+	d := bootConfigured(t, owner(), cfg, burstScript, nil)
+	c := d.dial(t)
+	payload := json.RawMessage(`{"pad":"` + strings.Repeat("x", 900) + `"}`)
+	var err error
+	for range 10 {
+		if _, err = c.Publish(dispatch.Caller{}, ipc.RegistryGetProvidersTopic, payload); err != nil {
+			break
+		}
+	}
+	var de *daemonclient.Error
+	if !errors.As(err, &de) || de.Code != uplinkwire.CodeBusy || !errors.Is(err, dispatch.ErrRateLimited) {
+		t.Fatalf("publishing past the rate: %v; want busy, read as dispatch.ErrRateLimited", err)
 	}
 }

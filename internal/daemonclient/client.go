@@ -39,6 +39,14 @@ type Error struct {
 
 func (e *Error) Error() string { return "daemon: " + e.Code + ": " + e.Message }
 
+// Is makes a publish the daemon did not admit now (uplinkwire.CodeBusy)
+// read as the kernel's own refusals of it, as in-process: the principal's
+// CPU budget (dispatch.ErrNotAdmitted) or publish rate
+// (dispatch.ErrRateLimited). Nothing was published; it may pass later.
+func (e *Error) Is(target error) bool {
+	return e.Code == uplinkwire.CodeBusy && (target == dispatch.ErrNotAdmitted || target == dispatch.ErrRateLimited)
+}
+
 // Options tune a connection; the zero value is fine.
 type Options struct {
 	// Client names the frontend in the daemon's log ("astrid").

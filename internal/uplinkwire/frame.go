@@ -44,6 +44,7 @@ const (
 	CodeNotFound       = "not_found"        // no such subscription
 	CodeUnknownQuery   = "unknown_query"    // a query this daemon does not answer
 	CodeFailed         = "failed"           // the kernel refused (Error says why)
+	CodeBusy           = "busy"             // not admitted now (CPU budget, publish rate): nothing was published; try again
 )
 
 // Frame is every frame's shape; an op uses the fields its comment names.
