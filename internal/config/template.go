@@ -21,7 +21,7 @@ var keyNotes = map[string]string{
 	"limits.max_message_bytes":     "larger publishes are refused",
 	"limits.rate_bytes_per_sec":    "publish token bucket per (capsule, principal)",
 	"limits.rate_burst_bytes":      "the bucket's burst",
-	"limits.queue_depth":           "per (capsule, principal) interceptor queue for work that starts (a prompt); answers to admitted work get 16x; full: dropped, counted, answered where the kernel can",
+	"limits.queue_depth":           "per (capsule, principal) interceptor queue; answers to requests already made get 16x; full: dropped, counted, answered where the kernel can",
 	"limits.wasm_pool_size":        "instances per wasm capsule",
 	"limits.wasm_memory_mib":       "memory per wasm instance",
 	"limits.cpu_budget_ms_per_sec": "guest CPU per principal per second; 0: unlimited",

@@ -24,8 +24,13 @@ type Options struct {
 	RateBytesPerSec int64
 	RateBurst       int64
 	// QueueDepth is the capacity of each (capsule, principal) interceptor
-	// queue; a call arriving at a full queue is dropped and counted.
+	// queue; a call arriving at a full queue is dropped and counted. An
+	// answer a handler publishes (IsReply) may go past it, up to
+	// ContinueHeadroom times it.
 	QueueDepth int
+	// IsReply reports whether a topic carries answers to requests already
+	// made (ipc.IsReplyTopic, which the kernel passes; nil: none does).
+	IsReply func(topic string) bool
 	// IdleTimeout is how long a queue worker lingers without work.
 	IdleTimeout time.Duration
 	// UnregisterGrace bounds how long Unregister and Close wait for a

@@ -69,15 +69,15 @@ func TestNotifyGoesPastAFullQueueToOneCapsule(t *testing.T) {
 	}
 }
 
-// TestAdmittedWorkHasHeadroom: calls that continue admitted work (a
-// handler's publish: a stream event, an answer) may fill a queue to
-// ContinueHeadroom times its depth; work that starts is held to the depth,
-// even in a queue the admitted work filled.
+// TestAdmittedWorkHasHeadroom: answers a handler publishes (a stream
+// event, a tool's result: Options.IsReply) may fill a queue to
+// ContinueHeadroom times its depth; work that starts — and a request a
+// handler forwards — is held to the depth, even in a queue answers filled.
 func TestAdmittedWorkHasHeadroom(t *testing.T) {
 	const depth = 2
-	d, _ := newTestDispatcher(t, Options{QueueDepth: depth})
+	d, _ := newTestDispatcher(t, Options{QueueDepth: depth, IsReply: func(topic string) bool { return topic == "s.x" }})
 	g := newGate()
-	register(t, d, CapsuleACL{ID: "pub", Publish: []string{"s.x"}}, continueTarget)
+	register(t, d, CapsuleACL{ID: "pub", Publish: []string{"s.x", "s.request"}}, continueTarget)
 	register(t, d, interceptorACL("agent", "s.*", 100), g)
 	starts := Caller{Capsule: "pub", Principal: "alice"}
 	continues := Caller{Capsule: "pub", Principal: "alice", Continues: true}
@@ -91,16 +91,20 @@ func TestAdmittedWorkHasHeadroom(t *testing.T) {
 	if s := d.Stats(); s.QueueDrops != 1 {
 		t.Fatalf("QueueDrops = %d, want 1: work that starts is held to the depth", s.QueueDrops)
 	}
+	mustPublish(t, d, continues, "s.request", `"a handler's request, past the depth"`)
+	if s := d.Stats(); s.QueueDrops != 2 {
+		t.Fatalf("QueueDrops = %d, want 2: a request a handler forwards is held to the depth", s.QueueDrops)
+	}
 	for i := depth; i < ContinueHeadroom*depth; i++ {
 		mustPublish(t, d, continues, "s.x", strconv.Itoa(100+i))
 	}
-	if s := d.Stats(); s.QueueDrops != 1 {
-		t.Fatalf("QueueDrops = %d, want 1: admitted work fills the headroom", s.QueueDrops)
+	if s := d.Stats(); s.QueueDrops != 2 {
+		t.Fatalf("QueueDrops = %d, want 2: answers fill the headroom", s.QueueDrops)
 	}
 	mustPublish(t, d, continues, "s.x", `"continues, past the headroom"`)
 	mustPublish(t, d, starts, "s.x", `"starts, in a full headroom"`)
-	if s := d.Stats(); s.QueueDrops != 3 {
-		t.Fatalf("QueueDrops = %d, want 3", s.QueueDrops)
+	if s := d.Stats(); s.QueueDrops != 4 {
+		t.Fatalf("QueueDrops = %d, want 4", s.QueueDrops)
 	}
 	close(g.release)
 	for range ContinueHeadroom * depth {

@@ -16,8 +16,8 @@ const (
 	// a goroutine each; long enough that a busy queue keeps its worker.
 	DefaultIdleTimeout = time.Second
 	// ContinueHeadroom is how many times the queue depth a (capsule,
-	// principal) queue may hold of calls that continue admitted work
-	// (run.continues); work that starts is held to the depth.
+	// principal) queue may hold of calls that answer admitted work
+	// (run.reply); anything else is held to the depth.
 	ContinueHeadroom = 16
 	// DefaultUnregisterGrace is how long unregistering a capsule waits for
 	// its cancelled calls to return.
@@ -232,15 +232,16 @@ func (d *Dispatcher) answerDiscarded(c *capsule, cut []job) {
 }
 
 // limitFor is how many calls a queue may hold when r's next call joins it:
-// the depth for work that starts (a prompt, a kernel event, an envelope
-// from another host), ContinueHeadroom times it for work already admitted.
+// the depth for work that starts (a prompt, a request a handler forwards,
+// a kernel event, an envelope from another host), ContinueHeadroom times
+// it for an answer to work already admitted.
 // A burst of one principal's turns is then refused at its prompts, all at
 // once and answered, rather than losing the stream events and answers of
 // the turns it already took, which would leave them to their timeouts. The
 // headroom still bounds a queue: a handler flooding another capsule cannot
 // grow it past that.
 func (d *Dispatcher) limitFor(r *run) int {
-	if r.continues {
+	if r.reply {
 		return ContinueHeadroom * d.opts.QueueDepth
 	}
 	return d.opts.QueueDepth

@@ -19,11 +19,11 @@ type run struct {
 	env     *ipc.Envelope
 	links   []*link
 	chained bool
-	// continues says the event continues work already admitted (a
-	// handler's publish: a provider's stream event, a tool's result, the
-	// prompt builder's answer): its calls may use the queues' headroom
-	// (limitFor).
-	continues bool
+	// reply says the event answers work already admitted: a handler
+	// published it (Caller.Continues) on a reply topic (Options.IsReply) —
+	// a provider's stream event, a tool's result, the prompt builder's
+	// answer. Its calls may use the queues' headroom (limitFor).
+	reply bool
 	// payload is what the next link sees. Only the link currently running
 	// writes it, and the queue hand-off to the next link orders that write
 	// before the next read.
@@ -32,7 +32,8 @@ type run struct {
 
 // dispatch starts the interceptors for an event the bus has accepted.
 func (d *Dispatcher) dispatch(e *ipc.Envelope, links []*link, rn *Runner, continues bool) {
-	r := &run{env: e, links: links, payload: e.Payload, chained: !samePriority(links), continues: continues}
+	r := &run{env: e, links: links, payload: e.Payload, chained: !samePriority(links),
+		reply: continues && d.opts.IsReply != nil && d.opts.IsReply(e.Topic)}
 	if r.chained {
 		d.advance(r, 0, rn)
 		return

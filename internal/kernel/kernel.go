@@ -143,7 +143,10 @@ func Boot(ctx context.Context, opts Options) (*Kernel, error) {
 		RateBytesPerSec: int64(cfg.Limits.RateBytesPerSec),
 		RateBurst:       int64(cfg.Limits.RateBurstBytes),
 		QueueDepth:      cfg.Limits.QueueDepth,
-		Logger:          log,
+		// Answers to work already taken get headroom past the depth: a
+		// burst is refused at its requests, not by losing its answers.
+		IsReply: ipc.IsReplyTopic,
+		Logger:  log,
 		// The CPU budget refuses work when it starts (a frontend's
 		// publish), at once and with its reason; never a call continuing it.
 		Admit: led.Admit,
