@@ -233,8 +233,8 @@ func (d *Dispatcher) answerDiscarded(c *capsule, cut []job) {
 
 // limitFor is how many calls a queue may hold when r's next call joins it:
 // the depth for work that starts (a prompt, a request a handler forwards,
-// a kernel event, an envelope from another host), ContinueHeadroom times
-// it for an answer to work already admitted.
+// a kernel event), ContinueHeadroom times it for an answer to work already
+// admitted (from this host or another).
 // A burst of one principal's turns is then refused at its prompts, all at
 // once and answered, rather than losing the stream events and answers of
 // the turns it already took, which would leave them to their timeouts. The

@@ -117,7 +117,11 @@ func (d *Dispatcher) DeliverRemote(e *ipc.Envelope, runs func(capsule string) bo
 		links = admitted(links, runs)
 	}
 	if len(links) > 0 {
-		d.dispatch(e, links, nil, false)
+		// An answer from another host (a tool's result, a model's stream)
+		// gets the headroom answers get here (Options.IsReply): whether a
+		// handler published it is not carried, and the broker held its
+		// publisher to its grants.
+		d.dispatch(e, links, nil, true)
 	}
 	return nil
 }
