@@ -25,6 +25,10 @@ const (
 const (
 	generatePrefix = "llm.v1.request.generate."
 	promptTopic    = "user.v1.prompt"
+	// assembleTopic asks the prompt builder for a turn's prompt; its
+	// answer, on assembleAnswerTopic, may carry an error.
+	assembleTopic       = "prompt_builder.v1.assemble"
+	assembleAnswerTopic = "prompt_builder.v1.response.assemble"
 )
 
 // answersToolCalls lists the capsule's interceptor patterns of the tool
@@ -44,7 +48,7 @@ func answersToolCalls(m *manifest.Manifest) map[string]string {
 // AnswerDropped answers, on the capsule's behalf, a request the dispatcher
 // dropped before the capsule saw it (its queue was full), so that the
 // requester hears why at once instead of waiting for its timeout (DESIGN §4,
-// every refusal answered). It knows four conventions, and answers where
+// every refusal answered). It knows five conventions, and answers where
 // the capsule's own answer would have gone:
 //
 //   - a tool call (tool.v1.request.execute, tool.v1.execute.<name>) gets an
@@ -53,7 +57,9 @@ func answersToolCalls(m *manifest.Manifest) map[string]string {
 //   - a model request (llm.v1.request.generate.<p>) gets an error event on
 //     llm.v1.stream.<p> for its request id;
 //   - a prompt that starts a turn (user.v1.prompt) gets a final
-//     agent.v1.response with outcome "error" for its session and turn;
+//     agent.v1.response with outcome "busy" for its session and turn;
+//   - a request for a turn's prompt (prompt_builder.v1.assemble) gets an
+//     answer with an error for its request and session;
 //   - an event of a model stream (llm.v1.stream.<p>) dropped at the queue
 //     of the capsule following it: that capsule alone is told, past its
 //     full queue, with an error event for the request from the kernel
@@ -89,6 +95,8 @@ func (c *Capsule) dropAnswer(d dispatch.Dropped) (topic string, payload []byte, 
 		return generateDropAnswer(d)
 	case d.Envelope.Topic == promptTopic:
 		return promptDropAnswer(d)
+	case d.Envelope.Topic == assembleTopic:
+		return assembleDropAnswer(d)
 	}
 	return "", nil, false
 }
@@ -167,4 +175,22 @@ func promptDropAnswer(d dispatch.Dropped) (string, []byte, bool) {
 	}
 	payload, err := ipc.EncodePayload(resp)
 	return ipc.AgentResponseTopic, payload, err == nil
+}
+
+// assembleDropAnswer ends the turn whose prompt the prompt builder did not
+// take, with an error naming why, instead of leaving it to the agent's
+// prompt timeout (30 s).
+func assembleDropAnswer(d dispatch.Dropped) (string, []byte, bool) {
+	var req struct {
+		RequestID string `json:"request_id"`
+		SessionID string `json:"session_id"`
+	}
+	if json.Unmarshal(ipc.GuestBytes(d.Payload), &req) != nil || req.RequestID == "" || req.SessionID == "" {
+		return "", nil, false
+	}
+	payload, err := json.Marshal(map[string]string{
+		"request_id": req.RequestID, "session_id": req.SessionID,
+		"error": fmt.Sprintf("it did not take the request: %s; try again later", d.Reason),
+	})
+	return assembleAnswerTopic, payload, err == nil
 }

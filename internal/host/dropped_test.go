@@ -73,10 +73,12 @@ version = "0.1.0"
 [subscribe]
 "user.v1.prompt" = { wit = "opaque", handler = "on_prompt" }
 "llm.v1.request.generate.local" = { wit = "opaque", handler = "on_generate" }
+"prompt_builder.v1.assemble" = { wit = "opaque", handler = "on_assemble" }
 
 [publish]
 "agent.v1.response" = "opaque"
 "llm.v1.stream.local" = "opaque"
+"prompt_builder.v1.response.assemble" = "opaque"
 `
 
 // A dropped model request ends its stream with an error for its request
@@ -121,7 +123,21 @@ func TestAnswerDroppedModelRequestsAndPrompts(t *testing.T) {
 		t.Fatalf("prompt answered on %s with %s", env.Topic, env.Payload)
 	}
 
+	if !c.AnswerDropped(drop("prompt_builder.v1.assemble", `{"request_id":"r9","session_id":"s1","messages":[]}`)) {
+		t.Fatal("a dropped prompt request was not answered")
+	}
+	env = next("prompt request")
+	var asm struct {
+		RequestID string `json:"request_id"`
+		SessionID string `json:"session_id"`
+		Error     string `json:"error"`
+	}
+	if err := json.Unmarshal(ipc.GuestBytes(env.Payload), &asm); err != nil || env.Topic != "prompt_builder.v1.response.assemble" || asm.RequestID != "r9" || asm.SessionID != "s1" || !strings.Contains(asm.Error, "did not take the request: its queue is full") {
+		t.Fatalf("prompt request answered on %s with %s (%v)", env.Topic, env.Payload, err)
+	}
+
 	for _, d := range []dispatch.Dropped{
+		drop("prompt_builder.v1.assemble", `{"request_id":"r9"}`),
 		drop("user.v1.prompt", `{"type":"user_input","text":"","session_id":"s1","context":{"action":"cancel_turn"}}`),
 		drop("llm.v1.request.generate.local", `{"messages":[]}`),
 		drop("llm.v1.request.generate.local", `not json`),

@@ -63,24 +63,29 @@ func TestPoolBoundsInstancesAndQueuesCalls(t *testing.T) {
 		t.Fatalf("after the refused call: %+v", s)
 	}
 
-	// Two more queue up; freeing one slot serves the first of them.
-	results := make(chan string, 2)
+	// Two more queue up; freeing one slot serves the first of them. They
+	// sleep too, so that who holds the slot is told by cancelling the one
+	// still waiting: only a waiter fails with "waiting for a free instance".
+	results := map[string]chan error{"carol": make(chan error, 1), "dave": make(chan error, 1)}
+	cancels := map[string]context.CancelFunc{}
 	for i, p := range []string{"carol", "dave"} {
+		ctx, cancel := context.WithCancel(context.Background())
+		cancels[p] = cancel
 		go func() {
-			_, err := e.Invoke(context.Background(), invocationOf("noop", p))
-			if err != nil {
-				p += ": " + err.Error()
-			}
-			results <- p
+			_, err := e.Invoke(ctx, invocationOf("sleep", p))
+			results[p] <- err
 		}()
 		waitFor(t, p+" waiting", func() bool { return e.Stats().Waiting == i+1 })
 	}
 	sleepers[0]() // the interrupted instance is discarded; its slot goes to carol
-	if got := <-results; got != "carol" {
-		t.Fatalf("first served: %s, want carol", got)
+	waitFor(t, "the freed slot taken", func() bool { s := e.Stats(); return s.Busy == 2 && s.Waiting == 1 })
+	cancels["dave"]()
+	if err := <-results["dave"]; err == nil || !strings.Contains(err.Error(), "waiting for a free instance") {
+		t.Fatalf("dave, who came second: %v; want him still waiting when cancelled (first come, first served)", err)
 	}
-	if got := <-results; got != "dave" {
-		t.Fatalf("second served: %s, want dave", got)
+	cancels["carol"]()
+	if err := <-results["carol"]; err == nil || strings.Contains(err.Error(), "waiting for a free instance") {
+		t.Fatalf("carol, who came first: %v; want her call interrupted while running", err)
 	}
 	sleepers[1]()
 	wg.Wait()
