@@ -20,11 +20,17 @@ const (
 	envStreamTimeout = "stream_timeout_secs"
 	envToolTimeout   = "tool_timeout_secs"
 	envMaxIterations = "max_iterations"
+	envMaxInFlight   = "max_turns_in_flight"
 
 	defaultPromptTimeout = 30
 	defaultStreamTimeout = 120
 	defaultToolTimeout   = 60
 	defaultMaxIterations = 25
+	// defaultMaxInFlight is half the kernel's default queue depth (64):
+	// each running turn has at most one request at a time at the prompt
+	// builder, the session store and its provider, so their queues for the
+	// principal never overflow at the default.
+	defaultMaxInFlight = 32
 )
 
 // limits are the phase limits in force for one handler call.

@@ -87,6 +87,14 @@ func handlePrompt(c *sdk.Call) error {
 	if strings.TrimSpace(in.Text) == "" {
 		return publishFinal(c, in.SessionID, pc.TurnID, ipc.OutcomeError, "The prompt is empty.")
 	}
+	// Checked before the prompt touches the history: a busy answer means
+	// nothing ran, and the client may send the same prompt again.
+	if running, err := c.KVList(keyTurn); err == nil {
+		if limit := positiveConfig(c, envMaxInFlight, defaultMaxInFlight); len(running) >= limit {
+			return publishFinal(c, in.SessionID, pc.TurnID, ipc.OutcomeBusy, fmt.Sprintf(
+				"The agent did not take this prompt: %d of your turns are running, its limit (%s). Nothing ran; try again later.", len(running), envMaxInFlight))
+		}
+	}
 	t := &turn{SessionID: in.SessionID, TurnID: pc.TurnID, Phase: phasePrompt}
 	chooseModel(c, t, pc)
 	if !validID(t.Provider) {

@@ -85,12 +85,13 @@ func TestRunUntilTakenSendsABusyPromptAgain(t *testing.T) {
 
 // TestParallelPromptsAgainstABusyAgent: sixteen `astrid -p` processes at
 // once against a daemon whose capsules take one call of a principal at a
-// time (queue_depth = 1). A prompt the agent does not take is answered
-// "busy" at once and the client sends it again, and is answered. At a
-// depth this small a turn taken may still meet a later stage's full queue
-// (the prompt builder's: ended at once saying so; the session store's:
-// ended when its 10 s answer timeout passes), and that process exits 1
-// with the reason. None waits for --timeout.
+// time (queue_depth = 1) and whose agent runs one turn of a principal at a
+// time (max_turns_in_flight = 1). A prompt the agent does not take —
+// its queue full, or a turn of the principal running — is answered "busy"
+// at once, nothing ran, and the client sends it again: every process ends
+// with the answer. With the agent's own bound off (its default, 32), the
+// later stages' queues of one call overflow instead and some turns end
+// with an error (RATIONALE); the bound is what keeps them within depth.
 func TestParallelPromptsAgainstABusyAgent(t *testing.T) {
 	ws := promptHome(t, `{"match": {"user": ""}}
 {"TextDelta": "Taken "}
@@ -101,11 +102,14 @@ func TestParallelPromptsAgainstABusyAgent(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(home, "config.toml"), []byte("[limits]\nqueue_depth = 1\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	if _, errOut, code := runAstrid(t, "1", "capsule", "env", "set", "astrid-capsule-react", "max_turns_in_flight"); code != 0 {
+		t.Fatalf("env set max_turns_in_flight: exit %d: %s", code, errOut)
+	}
 	startDaemonProcess(t, home, ws, "busy", nil)
 	const n = 16
 	var wg sync.WaitGroup
 	var mu sync.Mutex
-	var answered, refused, retried int
+	var retried int
 	for i := range n {
 		wg.Add(1)
 		go func() {
@@ -113,25 +117,19 @@ func TestParallelPromptsAgainstABusyAgent(t *testing.T) {
 			p := astridProcess(home, "-p", fmt.Sprintf("question %d", i), "--provider", "replay", "--timeout", "2m")
 			var out, errOut bytes.Buffer
 			p.Stdout, p.Stderr = &out, &errOut
-			err := p.Run()
-			mu.Lock()
-			defer mu.Unlock()
-			if strings.Contains(errOut.String(), "the agent is busy") {
-				retried++
-			}
-			switch {
-			case err == nil && strings.Contains(out.String(), "Taken in turn."):
-				answered++
-			case exitStatus(t, err) == 1 && strings.Contains(errOut.String(), "astrid: ") && !strings.Contains(errOut.String(), "--timeout 2m"):
-				refused++ // a later stage's queue refused it; the turn ended saying why
-			default:
+			if err := p.Run(); err != nil || !strings.Contains(out.String(), "Taken in turn.") {
 				t.Errorf("astrid -p %d: %v\nstdout: %s\nstderr: %s", i, err, out.String(), errOut.String())
+			}
+			if strings.Contains(errOut.String(), "the agent is busy") {
+				mu.Lock()
+				retried++
+				mu.Unlock()
 			}
 		}()
 	}
 	wg.Wait()
-	t.Logf("%d answered, %d refused by a later stage; %d sent again after a busy answer", answered, refused, retried)
-	if answered == 0 || retried == 0 {
-		t.Fatalf("%d answered, %d sent again: want the busy prompts sent again and answered", answered, retried)
+	t.Logf("%d of %d prompts were sent again after a busy answer", retried, n)
+	if retried == 0 {
+		t.Fatal("no prompt was answered busy: the test did not press the agent")
 	}
 }
