@@ -26,7 +26,7 @@ type Options struct {
 	// QueueDepth is the capacity of each (capsule, principal) interceptor
 	// queue; a call arriving at a full queue is dropped and counted. An
 	// answer a handler publishes (IsReply) may go past it, up to
-	// ContinueHeadroom times it.
+	// ReplyHeadroom times it.
 	QueueDepth int
 	// IsReply reports whether a topic carries answers to requests already
 	// made (ipc.IsReplyTopic, which the kernel passes; nil: none does).

@@ -21,7 +21,7 @@ func (d *Dispatcher) Notify(id, pattern, handler string, e *ipc.Envelope) bool {
 	}
 	l := &link{capsule: c, pattern: pattern, handler: handler}
 	r := &run{env: e, links: []*link{l}, payload: e.Payload}
-	switch d.enqueue(c, e.Principal, job{run: r}, nil, (ContinueHeadroom+1)*d.opts.QueueDepth) {
+	switch d.enqueue(c, e.Principal, job{run: r}, nil, (ReplyHeadroom+1)*d.opts.QueueDepth) {
 	case enqueued:
 		return true
 	case queueFull:

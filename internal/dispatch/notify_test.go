@@ -33,7 +33,7 @@ func TestNotifyGoesPastAFullQueueToOneCapsule(t *testing.T) {
 	notice := func(n int) *ipc.Envelope {
 		return &ipc.Envelope{Topic: "s.x", Payload: []byte(`{"notice":` + strconv.Itoa(n) + `}`), SourceID: ipc.KernelSourceID, Principal: "alice"}
 	}
-	room := ContinueHeadroom * depth // the queue holds depth calls; a notice's limit is one depth more
+	room := ReplyHeadroom * depth // the queue holds depth calls; a notice's limit is one depth more
 	for i := range room {
 		if !d.Notify("agent", "s.*", "h", notice(i)) {
 			t.Fatalf("notice %d not queued with %d calls waiting", i, depth+i)
@@ -71,7 +71,7 @@ func TestNotifyGoesPastAFullQueueToOneCapsule(t *testing.T) {
 
 // TestAdmittedWorkHasHeadroom: answers a handler publishes (a stream
 // event, a tool's result: Options.IsReply) may fill a queue to
-// ContinueHeadroom times its depth; work that starts — and a request a
+// ReplyHeadroom times its depth; work that starts — and a request a
 // handler forwards — is held to the depth, even in a queue answers filled.
 func TestAdmittedWorkHasHeadroom(t *testing.T) {
 	const depth = 2
@@ -95,7 +95,7 @@ func TestAdmittedWorkHasHeadroom(t *testing.T) {
 	if s := d.Stats(); s.QueueDrops != 2 {
 		t.Fatalf("QueueDrops = %d, want 2: a request a handler forwards is held to the depth", s.QueueDrops)
 	}
-	for i := depth; i < ContinueHeadroom*depth; i++ {
+	for i := depth; i < ReplyHeadroom*depth; i++ {
 		mustPublish(t, d, continues, "s.x", strconv.Itoa(100+i))
 	}
 	if s := d.Stats(); s.QueueDrops != 2 {
@@ -107,12 +107,12 @@ func TestAdmittedWorkHasHeadroom(t *testing.T) {
 		t.Fatalf("QueueDrops = %d, want 4", s.QueueDrops)
 	}
 	close(g.release)
-	for range ContinueHeadroom * depth {
+	for range ReplyHeadroom * depth {
 		g.waitStarted(t)
 	}
 	settle(t, d)
-	if s := d.Stats(); s.Invocations != uint64(ContinueHeadroom*depth+1) {
-		t.Fatalf("Invocations = %d, want %d", s.Invocations, ContinueHeadroom*depth+1)
+	if s := d.Stats(); s.Invocations != uint64(ReplyHeadroom*depth+1) {
+		t.Fatalf("Invocations = %d, want %d", s.Invocations, ReplyHeadroom*depth+1)
 	}
 }
 

@@ -15,10 +15,10 @@ const (
 	// worker waits for work before exiting. Short, so that thousands of principals seen once do not pin
 	// a goroutine each; long enough that a busy queue keeps its worker.
 	DefaultIdleTimeout = time.Second
-	// ContinueHeadroom is how many times the queue depth a (capsule,
+	// ReplyHeadroom is how many times the queue depth a (capsule,
 	// principal) queue may hold of calls that answer admitted work
 	// (run.reply); anything else is held to the depth.
-	ContinueHeadroom = 16
+	ReplyHeadroom = 16
 	// DefaultUnregisterGrace is how long unregistering a capsule waits for
 	// its cancelled calls to return.
 	DefaultUnregisterGrace = 5 * time.Second
@@ -77,7 +77,7 @@ const (
 )
 
 // enqueue appends j to c's queue for principal unless the queue holds limit
-// jobs (the queue depth; twice it for a notice). A queue without a worker
+// jobs (limitFor; one depth more for a notice). A queue without a worker
 // is given to rn when rn adopts it (see Runner), else to a new worker. It
 // never blocks.
 func (d *Dispatcher) enqueue(c *capsule, principal string, j job, rn *Runner, limit int) enqueueResult {
@@ -233,7 +233,7 @@ func (d *Dispatcher) answerDiscarded(c *capsule, cut []job) {
 
 // limitFor is how many calls a queue may hold when r's next call joins it:
 // the depth for work that starts (a prompt, a request a handler forwards,
-// a kernel event), ContinueHeadroom times it for an answer to work already
+// a kernel event), ReplyHeadroom times it for an answer to work already
 // admitted (from this host or another).
 // A burst of one principal's turns is then refused at its prompts, all at
 // once and answered, rather than losing the stream events and answers of
@@ -242,7 +242,7 @@ func (d *Dispatcher) answerDiscarded(c *capsule, cut []job) {
 // grow it past that.
 func (d *Dispatcher) limitFor(r *run) int {
 	if r.reply {
-		return ContinueHeadroom * d.opts.QueueDepth
+		return ReplyHeadroom * d.opts.QueueDepth
 	}
 	return d.opts.QueueDepth
 }
