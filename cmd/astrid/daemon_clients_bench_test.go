@@ -48,6 +48,10 @@ func BenchmarkDaemonConcurrentTurns(b *testing.B) {
 	if err := os.WriteFile(filepath.Join(home, "config.toml"), []byte(fmt.Sprintf("[limits]\nqueue_depth = %d\n", benchQueueDepth)), 0o600); err != nil {
 		b.Fatal(err)
 	}
+	// The agent's own bound on one principal's running turns (32 by
+	// default, half the default depth) goes up with the depth: the
+	// benchmark has every one of its turns taken at once.
+	run(strconv.Itoa(benchQueueDepth/2), "capsule", "env", "set", "astrid-capsule-react", "max_turns_in_flight")
 	run("", "start", "--workspace", ws)
 	b.Cleanup(func() { run("", "stop") })
 
