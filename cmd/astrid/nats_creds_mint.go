@@ -44,9 +44,15 @@ func capsuleACLs(dirs []string) ([]dispatch.CapsuleACL, error) {
 		if err := diags.Err(false); err != nil || m == nil {
 			return nil, fmt.Errorf("nats creds: %s does not load: %w", dir, err)
 		}
-		acls = append(acls, dispatch.CapsuleACL{ID: m.ID(), Publish: m.PublishPatterns(), Subscribe: m.SubscribePatterns()})
+		acls = append(acls, mintedACL(m))
 	}
 	return acls, nil
+}
+
+// mintedACL is what credentials for m grant: its manifest's own keys (an
+// engine's added surface is not minted, docs/nats.md).
+func mintedACL(m *manifest.Manifest) dispatch.CapsuleACL {
+	return dispatch.CapsuleACL{ID: m.ID(), Publish: m.PublishPatterns(), Subscribe: m.SubscribePatterns()}
 }
 
 // daemonACLs are the grants of every identity `astrid daemon` attaches to
@@ -65,7 +71,7 @@ func daemonACLs() ([]dispatch.CapsuleACL, error) {
 		if err := diags.Err(false); err != nil || m == nil {
 			return nil, fmt.Errorf("nats creds: a built-in's manifest: %w", err)
 		}
-		acls = append(acls, dispatch.CapsuleACL{ID: m.ID(), Publish: m.PublishPatterns(), Subscribe: m.SubscribePatterns()})
+		acls = append(acls, mintedACL(m))
 	}
 	acls = append(acls, frontends()...)
 	return append(acls, daemon.ACL()), nil

@@ -30,10 +30,10 @@ type run struct {
 	payload json.RawMessage
 }
 
-// dispatch starts the interceptors for an event the bus has accepted.
-func (d *Dispatcher) dispatch(e *ipc.Envelope, links []*link, rn *Runner, continues bool) {
-	r := &run{env: e, links: links, payload: e.Payload, chained: !samePriority(links),
-		reply: continues && d.opts.IsReply != nil && d.opts.IsReply(e.Topic)}
+// dispatch starts the interceptors for an event the bus has accepted;
+// reply says it answers admitted work (run.reply).
+func (d *Dispatcher) dispatch(e *ipc.Envelope, links []*link, rn *Runner, reply bool) {
+	r := &run{env: e, links: links, payload: e.Payload, chained: !samePriority(links), reply: reply}
 	if r.chained {
 		d.advance(r, 0, rn)
 		return
@@ -184,4 +184,9 @@ func intercept(ctx context.Context, t Target, inv Invocation) (v Verdict, err er
 		}
 	}()
 	return t.Intercept(ctx, inv)
+}
+
+// isReply reports whether topic carries answers (Options.IsReply).
+func (d *Dispatcher) isReply(topic string) bool {
+	return d.opts.IsReply != nil && d.opts.IsReply(topic)
 }

@@ -121,7 +121,7 @@ func (d *Dispatcher) DeliverRemote(e *ipc.Envelope, runs func(capsule string) bo
 		// gets the headroom answers get here (Options.IsReply): whether a
 		// handler published it is not carried, and the broker held its
 		// publisher to its grants.
-		d.dispatch(e, links, nil, true)
+		d.dispatch(e, links, nil, d.isReply(e.Topic))
 	}
 	return nil
 }

@@ -71,17 +71,7 @@ func (t *Transport) nodeGone(id, reason, msg string) {
 		p.shutDown = map[string]struct{}{}
 	}
 	p.shutDown[id] = struct{}{}
-	var gone []string
-	old := t.peers().hosts
-	next := make(map[string]HostInfo, len(old))
-	for hid, h := range old {
-		if h.Server == id {
-			gone = append(gone, hid)
-		} else {
-			next[hid] = h
-		}
-	}
-	t.storePeers(next)
+	gone := t.dropPeersLocked(func(_ string, h HostInfo) bool { return h.Server == id })
 	p.mu.Unlock()
 	for _, hid := range gone {
 		t.log.Warn(msg, "lost_host", hid, "server", id)

@@ -287,24 +287,34 @@ func (t *Transport) heard(m *nats.Msg) {
 	}
 }
 
+// dropPeersLocked removes the known hosts drop selects from the view and
+// returns their ids; the view is replaced only when one is removed.
+// t.presence.mu must be held.
+func (t *Transport) dropPeersLocked(drop func(id string, h HostInfo) bool) []string {
+	old := t.peers().hosts
+	var gone []string
+	next := make(map[string]HostInfo, len(old))
+	for id, h := range old {
+		if drop(id, h) {
+			gone = append(gone, id)
+		} else {
+			next[id] = h
+		}
+	}
+	if len(gone) > 0 {
+		t.storePeers(next)
+	}
+	return gone
+}
+
 // forgetSilent forgets the hosts not heard of for three presence intervals
 // and answers the calls they were running.
 func (t *Transport) forgetSilent(now time.Time) {
 	p := &t.presence
 	p.mu.Lock()
-	old := t.peers().hosts
-	var silent []string
-	next := make(map[string]HostInfo, len(old))
-	for id, h := range old {
-		if now.Sub(h.Seen) > h.silentAfter(t.opts.PresenceInterval) {
-			silent = append(silent, id)
-		} else {
-			next[id] = h
-		}
-	}
-	if len(silent) > 0 {
-		t.storePeers(next)
-	}
+	silent := t.dropPeersLocked(func(_ string, h HostInfo) bool {
+		return now.Sub(h.Seen) > h.silentAfter(t.opts.PresenceInterval)
+	})
 	p.mu.Unlock()
 	for _, id := range silent {
 		t.log.Warn("natsbus: host forgotten: not heard of for three presence intervals", "lost_host", id)

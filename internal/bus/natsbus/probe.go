@@ -101,13 +101,12 @@ func (t *Transport) probeAnswered(m *nats.Msg) {
 	p := &t.probes
 	p.mu.Lock()
 	if host == t.opts.HostID {
-		if !gone && !p.working {
-			p.working = true
-			p.mu.Unlock()
-			t.kickPresence() // tell the others they may probe this host
-			return
-		}
+		first := !gone && !p.working
+		p.working = p.working || !gone
 		p.mu.Unlock()
+		if first {
+			t.kickPresence() // tell the others they may probe this host
+		}
 		return
 	}
 	if !gone {
@@ -194,19 +193,9 @@ func (t *Transport) callHosts() []string {
 func (t *Transport) forgetHost(host, reason, msg string) {
 	p := &t.presence
 	p.mu.Lock()
-	old := t.peers().hosts
-	_, known := old[host]
-	if known {
-		next := make(map[string]HostInfo, len(old))
-		for id, h := range old {
-			if id != host {
-				next[id] = h
-			}
-		}
-		t.storePeers(next)
-	}
+	gone := t.dropPeersLocked(func(id string, _ HostInfo) bool { return id == host })
 	p.mu.Unlock()
-	if known {
+	if len(gone) > 0 {
 		t.log.Warn(msg, "lost_host", host, "reason", reason)
 	}
 	t.hostLost(host, reason)
