@@ -1,7 +1,9 @@
 package config
 
 import (
+	"github.com/astrid-go/astrid/internal/sandbox"
 	"log/slog"
+	"slices"
 	"strings"
 	"time"
 )
@@ -32,6 +34,8 @@ type Config struct {
 	NATS NATS `toml:"nats"`
 	// Telemetry is traces and metrics (telemetry.go).
 	Telemetry Telemetry `toml:"telemetry"`
+	// Sandbox confines the processes capsules start (sandbox.go).
+	Sandbox Sandbox `toml:"sandbox"`
 }
 
 // Limits are the kernel's resource limits (DESIGN §4 and §4b).
@@ -83,6 +87,7 @@ func Default() Config {
 		Admin:               Admin{Enabled: true, Listen: "127.0.0.1:0"},
 		NATS:                NATS{ClusterName: "astrid"},
 		Telemetry:           defaultTelemetry(),
+		Sandbox:             Sandbox{Mode: SandboxEnforce, Read: slices.Clone(sandbox.DefaultSystemRead), Devices: slices.Clone(sandbox.DefaultDevices)},
 	}
 }
 

@@ -113,6 +113,10 @@ tracing = "stdout"
 otlp_endpoint = "https://collector.example:4318"
 trace_file = "logs/traces.jsonl"
 metrics = true
+[sandbox]
+mode = "off"
+read = ["/usr"]
+devices = ["/dev/null"]
 `)
 	c, err := Load(path)
 	if err != nil {
@@ -140,6 +144,8 @@ metrics = true
 		Admin:               Admin{Enabled: false, Listen: "[::1]:8088"},
 		NATS:                NATS{HostID: "gpu-box", Listen: "0.0.0.0:6222", Routes: []string{"nats-route://10.0.0.2:6222"}, ClusterName: "lab"},
 		Telemetry:           Telemetry{Tracing: "stdout", OTLPEndpoint: "https://collector.example:4318", TraceFile: "logs/traces.jsonl", Metrics: true},
+		// A list given replaces the default list; it is not merged.
+		Sandbox: Sandbox{Mode: "off", Read: []string{"/usr"}, Devices: []string{"/dev/null"}},
 	}
 	if !reflect.DeepEqual(c, want) {
 		t.Fatalf("Load =\n%+v\nwant\n%+v", c, want)
@@ -357,6 +363,7 @@ func TestSchemaListsEveryKey(t *testing.T) {
 		"nats.cluster_secret_file", "nats.cluster_tls_cert", "nats.cluster_tls_key", "nats.cluster_tls_ca",
 		"nats.creds_file", "nats.creds_dir", "nats.tls_ca", "nats.tls_cert", "nats.tls_key",
 		"telemetry", "telemetry.tracing", "telemetry.otlp_endpoint", "telemetry.trace_file", "telemetry.metrics",
+		"sandbox", "sandbox.mode", "sandbox.read", "sandbox.devices",
 	}
 	for _, k := range want {
 		if schema[k] == "" {

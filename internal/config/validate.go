@@ -91,6 +91,7 @@ func (c Config) validate(file string, at map[string]written) error {
 	c.Admin.validate(bad)
 	c.NATS.validate(bad)
 	c.Telemetry.validate(bad)
+	c.Sandbox.validate(bad)
 	return errors.Join(probs...)
 }
 

@@ -165,7 +165,7 @@ func (call *Call) ProcessSpawn(req hostapi.ProcessSpawnRequest) (hostapi.Process
 			return hostapi.ProcessHandle{}, hostapi.Errorf(hostapi.CodeDenied, op, "%v", err)
 		}
 	}
-	cmd, dir, err := call.prepareProcess(op, req.ProcessRequest)
+	cmd, dir, cf, err := call.prepareProcess(op, req.ProcessRequest)
 	if err != nil {
 		return hostapi.ProcessHandle{}, err
 	}
@@ -182,13 +182,15 @@ func (call *Call) ProcessSpawn(req hostapi.ProcessSpawnRequest) (hostapi.Process
 	}
 	switch ok, closed := bg.reserve(p); {
 	case closed:
+		cf.Done()
 		return hostapi.ProcessHandle{}, hostapi.Errorf(hostapi.CodeUnavailable, op, "the kernel is stopping")
 	case !ok:
+		cf.Done()
 		return hostapi.ProcessHandle{}, hostapi.Errorf(hostapi.CodeRateLimited, op, "the capsule already holds %d background processes; read one to its end or kill one", hostapi.MaxBackgroundProcesses)
 	}
 	cmd.Stdin = bytes.NewReader(req.Stdin)
 	cmd.Stdout, cmd.Stderr = p.stdout, p.stderr
-	r, err := startTracked(cmd, "background:"+p.id, call.c.id, call.c.log)
+	r, err := startTracked(cmd, cf, "background:"+p.id, call.c.id, call.c.log)
 	if err != nil {
 		bg.drop(p)
 		close(p.finished)

@@ -23,6 +23,7 @@ name = "keeper"
 version = "0.1.0"
 [capabilities]
 fs_read = ["*"]
+fs_write = ["*"]
 host_process = ["sh", "sleep"]
 allow_persistent = true
 `

@@ -50,6 +50,9 @@ type Deps struct {
 	// Elicits holds who may answer the elicit call and how long a question
 	// waits; without it (and Bus) the elicit call is unavailable.
 	Elicits *Elicits
+	// Sandbox confines the processes capsules start (confine.go); the
+	// zero value enforces.
+	Sandbox Sandbox
 }
 
 // Capsule is the host side of one loaded capsule.

@@ -40,12 +40,13 @@ func (call *Call) ProcessRun(req hostapi.ProcessRequest) (hostapi.ProcessResult,
 	if err := call.live(op); err != nil {
 		return hostapi.ProcessResult{}, err
 	}
-	cmd, dir, err := call.prepareProcess(op, req)
+	cmd, dir, cf, err := call.prepareProcess(op, req)
 	if err != nil {
 		return hostapi.ProcessResult{}, err
 	}
 	defer dir.Close()
 	if !call.c.procs.acquire() {
+		cf.Done()
 		return hostapi.ProcessResult{}, hostapi.Errorf(hostapi.CodeRateLimited, op, "the capsule already runs %d processes", maxChildrenPerCapsule)
 	}
 	defer call.c.procs.release()
@@ -60,7 +61,7 @@ func (call *Call) ProcessRun(req hostapi.ProcessRequest) (hostapi.ProcessResult,
 	stdout, stderr := &cappedBuffer{max: hostapi.MaxProcessOutput}, &cappedBuffer{max: hostapi.MaxProcessOutput}
 	cmd.Stdout, cmd.Stderr = stdout, stderr
 
-	run, err := startTracked(cmd, call.cancelKeyNow(), call.c.id, call.c.log)
+	run, err := startTracked(cmd, cf, call.cancelKeyNow(), call.c.id, call.c.log)
 	if err != nil {
 		if hostapi.CodeOf(err) == hostapi.CodeNotSupported {
 			return hostapi.ProcessResult{}, err
@@ -99,22 +100,24 @@ func (call *Call) ProcessRun(req hostapi.ProcessRequest) (hostapi.ProcessResult,
 // prepareProcess checks req for op (what no grant makes safe, then
 // host_process, then the working directory) and builds its command: a
 // clean environment, its own session, run in the directory opened through
-// the grant, which the caller closes once the command started.
-func (call *Call) prepareProcess(op string, req hostapi.ProcessRequest) (*exec.Cmd, *os.File, error) {
+// the grant, which the caller closes once the command started, and
+// confined to the capsule's grants (startTracked starts it; the run's end
+// calls Done).
+func (call *Call) prepareProcess(op string, req hostapi.ProcessRequest) (*exec.Cmd, *os.File, *Confined, error) {
 	env, err := checkProcessRequest(op, req)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	if err := call.c.gate.HostProcess(req.Program); err != nil {
-		return nil, nil, hostapi.Errorf(hostapi.CodeDenied, op, "%v", err)
+		return nil, nil, nil, hostapi.Errorf(hostapi.CodeDenied, op, "%v", err)
 	}
 	path, err := resolveProgram(op, req.Program)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	dir, err := call.openWorkDir(op, req.Dir)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	cmd := exec.Command(path, req.Args...)
 	cmd.Env = env
@@ -127,7 +130,12 @@ func (call *Call) prepareProcess(op string, req hostapi.ProcessRequest) (*exec.C
 	// left behind still holds the pipes: that is killed as the run ends,
 	// so its output is not worth waiting for.
 	cmd.WaitDelay = 200 * time.Millisecond
-	return cmd, dir, nil
+	cf, err := call.c.Confine(op, cmd, orDefault(call.principal), path)
+	if err != nil {
+		dir.Close()
+		return nil, nil, nil, err
+	}
+	return cmd, dir, cf, nil
 }
 
 // cancelKeyNow is the call's cancel key, for the log of its processes.
@@ -153,7 +161,8 @@ func checkProcessRequest(op string, req hostapi.ProcessRequest) ([]string, error
 	if len(req.Stdin) > hostapi.MaxProcessStdin {
 		return nil, hostapi.Errorf(hostapi.CodeTooLarge, op, "stdin is over %d bytes", hostapi.MaxProcessStdin)
 	}
-	env := []string{"PATH=" + hostapi.ProcessPath, "LANG=C.UTF-8", "HOME=" + os.TempDir()}
+	// HOME and TMPDIR are the call's private directory (Confine).
+	env := []string{"PATH=" + hostapi.ProcessPath, "LANG=C.UTF-8"}
 	keys := make([]string, 0, len(req.Env))
 	for k := range req.Env {
 		keys = append(keys, k)

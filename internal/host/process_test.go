@@ -22,6 +22,7 @@ name = "runner"
 version = "0.1.0"
 [capabilities]
 fs_read = ["*"]
+fs_write = ["*"]
 host_process = ["sh", "sleep", "cat", "yes", "head"]
 `
 

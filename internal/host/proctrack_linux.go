@@ -111,12 +111,15 @@ type run struct {
 	every time.Duration
 }
 
-// startTracked starts cmd as a tracked child of the call keyed key.
-func startTracked(cmd *exec.Cmd, key, capsule string, log *slog.Logger) (*run, error) {
+// startTracked starts cmd, confined by cf, as a tracked child of the call
+// keyed key; cf is done once the child has been waited for (or at once
+// when it did not start).
+func startTracked(cmd *exec.Cmd, cf *Confined, key, capsule string, log *slog.Logger) (*run, error) {
 	_ = becomeSubreaper(log)
 	spawning.Lock()
-	if err := cmd.Start(); err != nil {
+	if err := cf.Start(); err != nil {
 		spawning.Unlock()
+		cf.Done()
 		return nil, err
 	}
 	trackPid(cmd.Process.Pid, true)
@@ -125,7 +128,11 @@ func startTracked(cmd *exec.Cmd, key, capsule string, log *slog.Logger) (*run, e
 	if st, ok := readStat(r.pid); ok {
 		r.start = st.start
 	}
-	go func() { r.done <- cmd.Wait() }()
+	go func() {
+		err := cmd.Wait()
+		cf.Done()
+		r.done <- err
+	}()
 	return r, nil
 }
 

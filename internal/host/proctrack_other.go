@@ -29,7 +29,8 @@ type ended struct {
 
 func childProcAttr() *syscall.SysProcAttr { return &syscall.SysProcAttr{Setpgid: true} }
 
-func startTracked(*exec.Cmd, string, string, *slog.Logger) (*run, error) {
+func startTracked(_ *exec.Cmd, cf *Confined, _, _ string, _ *slog.Logger) (*run, error) {
+	cf.Done()
 	return nil, hostapi.Errorf(hostapi.CodeNotSupported, "process_run", "process calls are only supported on Linux")
 }
 

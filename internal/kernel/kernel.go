@@ -174,6 +174,9 @@ func Boot(ctx context.Context, opts Options) (*Kernel, error) {
 		Workspace: ws, HomesDir: filepath.Join(opts.Home, "home"), RunDir: config.Layout(opts.Home).Run, Egress: eg,
 		Grants: k.grantsOf,
 		// The host approval call counts answers from frontends only.
+		// $ASTRID_HOME is out of every confined process's reach,
+		// whatever its grants say (DESIGN §11).
+		Sandbox: host.Sandbox{Off: cfg.Sandbox.Off(), SystemRead: cfg.Sandbox.Read, Devices: cfg.Sandbox.Devices, Protected: []string{opts.Home}},
 		Bus: b, Approvals: host.NewApprovals(frontendIDs(opts.Frontends), 0),
 		// Background processes outlive capsule instances (a persistent
 		// one survives a reload), never the kernel (Close).

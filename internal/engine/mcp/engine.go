@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os/exec"
 	"sync"
 	"time"
 
@@ -196,6 +197,11 @@ func (e *Engine) start(ctx context.Context) (*server, error) {
 		log:     e.log,
 		wire:    e.opts.WireLog,
 		timeout: e.opts.StartTimeout,
+		// The server's own files (the install directory) are readable
+		// to it besides the capsule's grants.
+		confine: func(cmd *exec.Cmd) (*host.Confined, error) {
+			return e.host.Confine("mcp_server", cmd, "default", e.dir, e.command)
+		},
 	})
 	if err != nil {
 		return nil, fmt.Errorf("mcp server %s: %w", e.srv.ID, err)

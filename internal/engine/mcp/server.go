@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/astrid-go/astrid/internal/host"
 	"io"
 	"log/slog"
 	"os"
@@ -20,13 +21,14 @@ import (
 // server is one generation of a running MCP server: the process, its group
 // and the client session over its stdin/stdout. A restart makes a new one.
 type server struct {
-	cmd     *exec.Cmd
-	pid     int
-	stdin   *os.File // our end of the server's stdin
-	stdout  *os.File // our end of the server's stdout
-	stderr  *os.File // our end of the server's stderr
-	session *mcp.ClientSession
-	started time.Time
+	cmd      *exec.Cmd
+	confined func() // the confinement's Done, after Wait
+	pid      int
+	stdin    *os.File // our end of the server's stdin
+	stdout   *os.File // our end of the server's stdout
+	stderr   *os.File // our end of the server's stderr
+	session  *mcp.ClientSession
+	started  time.Time
 
 	// exited is closed once the direct child has exited and been reaped;
 	// exitErr says how it ended. done is cancelled at the same moment, with
@@ -53,6 +55,10 @@ type spawnSpec struct {
 	log     *slog.Logger
 	wire    io.Writer
 	timeout time.Duration
+	// confine starts the process inside its capsule's grants (the host's
+	// one spawning place); nil starts it as it is (tests of the protocol
+	// layer alone).
+	confine func(cmd *exec.Cmd) (*host.Confined, error)
 }
 
 // startServer starts the process in its own group and connects the client
@@ -92,7 +98,16 @@ func startServer(ctx context.Context, spec spawnSpec) (*server, error) {
 	// goroutines, and Wait does not close our ends under a reader.
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, errW
 	cmd.SysProcAttr = serverProcAttr()
-	if err := cmd.Start(); err != nil {
+	start, confined := cmd.Start, func() {}
+	if spec.confine != nil {
+		cf, err := spec.confine(cmd)
+		if err != nil {
+			return fail(fmt.Errorf("confine %s: %w", spec.command, err))
+		}
+		start, confined = cf.Start, cf.Done
+	}
+	if err := start(); err != nil {
+		confined()
 		return fail(fmt.Errorf("start %s: %w", spec.command, err))
 	}
 	for _, f := range []*os.File{inR, outW, errW} {
@@ -100,7 +115,7 @@ func startServer(ctx context.Context, spec spawnSpec) (*server, error) {
 	}
 	done, cancel := context.WithCancelCause(context.Background())
 	s := &server{
-		cmd: cmd, pid: cmd.Process.Pid, stdin: inW, stdout: outR, stderr: errR,
+		cmd: cmd, confined: confined, pid: cmd.Process.Pid, stdin: inW, stdout: outR, stderr: errR,
 		started: time.Now(), exited: make(chan struct{}), done: done, cancel: cancel,
 		logDone: make(chan struct{}),
 	}
@@ -149,6 +164,7 @@ func startServer(ctx context.Context, spec spawnSpec) (*server, error) {
 // whose leader died has no business keeping helpers alive.
 func (s *server) wait() {
 	err := s.cmd.Wait()
+	s.confined()
 	if err == nil {
 		err = errors.New("exited with status 0")
 	}

@@ -1,0 +1,50 @@
+package config
+
+import (
+	"path/filepath"
+	"strconv"
+	"strings"
+)
+
+// Sandbox is how the processes capsules start are confined (DESIGN §11,
+// docs/sandbox.md).
+type Sandbox struct {
+	// Mode is "enforce" (the default: every process a capsule starts runs
+	// inside its grants, and where this kernel cannot enforce that, the
+	// process is not started) or "off" (unconfined, warned about at every
+	// start, in status and in the web view).
+	Mode string `toml:"mode"`
+	// Read is what every confined process may read besides its grants:
+	// programs, libraries, certificates, locales. `astrid init` writes the
+	// default out.
+	Read []string `toml:"read"`
+	// Devices are the device files it may read and write.
+	Devices []string `toml:"devices"`
+}
+
+// The modes Sandbox.Mode names.
+const (
+	SandboxEnforce = "enforce"
+	SandboxOff     = "off"
+)
+
+// Off reports whether processes run unconfined.
+func (s Sandbox) Off() bool { return strings.EqualFold(s.Mode, SandboxOff) }
+
+func (s Sandbox) validate(bad func(key, format string, args ...any)) {
+	switch strings.ToLower(s.Mode) {
+	case SandboxEnforce, SandboxOff:
+	default:
+		bad("sandbox.mode", "unknown mode %q; use enforce or off", s.Mode)
+	}
+	for name, list := range map[string][]string{"sandbox.read": s.Read, "sandbox.devices": s.Devices} {
+		for i, p := range list {
+			switch {
+			case !filepath.IsAbs(p):
+				bad(name+"["+strconv.Itoa(i)+"]", "%q is not an absolute path", p)
+			case filepath.Clean(p) == "/":
+				bad(name+"["+strconv.Itoa(i)+"]", "the whole file system is never part of the system set")
+			}
+		}
+	}
+}

@@ -1,0 +1,118 @@
+package host
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+
+	"github.com/astrid-go/astrid/hostapi"
+	"github.com/astrid-go/astrid/internal/sandbox"
+)
+
+// Sandbox is how the host confines the processes capsules start
+// (DESIGN §11, config.toml [sandbox]). The zero value enforces, with the
+// default system set.
+type Sandbox struct {
+	// Off runs processes unconfined ([sandbox] mode = "off"); the
+	// kernel warns about it at every start.
+	Off bool
+	// SystemRead is what every confined process may read besides its
+	// grants; nil means sandbox.DefaultSystemRead.
+	SystemRead []string
+	// Devices are the device files it may use; nil means
+	// sandbox.DefaultDevices.
+	Devices []string
+	// Protected are directories no confined process reaches whatever its
+	// grants say: $ASTRID_HOME.
+	Protected []string
+}
+
+// Confined is one process being started inside its capsule's grants: a
+// private temporary directory (its TMPDIR and HOME) and the policy.
+type Confined struct {
+	cmd     *exec.Cmd
+	policy  *sandbox.Policy // nil when the sandbox is off
+	tmp     string
+	release func()
+}
+
+// Confine prepares cmd to run inside this capsule's grants for principal:
+// readable what fs_read resolves to plus the system set and extraRead (the
+// program itself, an MCP server's install directory), writable fs_write
+// plus a private temporary directory, no network unless the capsule holds
+// a net grant, and never $ASTRID_HOME. It sets TMPDIR and HOME in cmd.Env.
+// Start starts cmd; Done must follow Wait.
+func (c *Capsule) Confine(op string, cmd *exec.Cmd, principal string, extraRead ...string) (*Confined, error) {
+	tmp, err := os.MkdirTemp("", "astrid-proc-")
+	if err != nil {
+		return nil, hostapi.Errorf(hostapi.CodeIO, op, "private temporary directory: %v", err)
+	}
+	cmd.Env = setEnv(cmd.Env, "TMPDIR", tmp)
+	cmd.Env = setEnv(cmd.Env, "HOME", tmp)
+	cf := &Confined{cmd: cmd, tmp: tmp}
+	sb := c.deps.Sandbox
+	if sb.Off {
+		return cf, nil
+	}
+	if c.gate.HasNetwork() {
+		// The egress proxy is not built yet: a capsule with a net grant
+		// would get no network from its processes, which is safe but not
+		// what the grant says, so say so instead of failing silently.
+		c.log.Debug("a confined process of a capsule with a net grant gets no network of its own yet")
+	}
+	read, write := c.gate.FSDirs(principal)
+	p := sandbox.Policy{
+		Read:    append(append(append([]string(nil), or(sb.SystemRead, sandbox.DefaultSystemRead)...), read...), extraRead...),
+		Write:   append(write, tmp),
+		Devices: or(sb.Devices, sandbox.DefaultDevices),
+		Exclude: sb.Protected,
+	}
+	cf.policy = &p
+	return cf, nil
+}
+
+// Start starts the command, confined unless the sandbox is off.
+func (cf *Confined) Start() error {
+	if cf.policy == nil {
+		return cf.cmd.Start()
+	}
+	release, err := sandbox.Start(cf.cmd, *cf.policy)
+	if err != nil {
+		return err
+	}
+	cf.release = release
+	return nil
+}
+
+// Done releases what Start holds and removes the temporary directory;
+// call it after Wait returned (or when Start failed).
+func (cf *Confined) Done() {
+	if cf.release != nil {
+		cf.release()
+	}
+	if cf.tmp != "" {
+		_ = os.RemoveAll(cf.tmp)
+	}
+}
+
+// Confined reports whether processes are started confined.
+func (cf *Confined) Confined() bool { return cf.policy != nil }
+
+func or(a, b []string) []string {
+	if a == nil {
+		return b
+	}
+	return a
+}
+
+// setEnv sets key in env, replacing an earlier value.
+func setEnv(env []string, key, value string) []string {
+	out := env[:0:0]
+	for _, kv := range env {
+		if !strings.HasPrefix(kv, key+"=") {
+			out = append(out, kv)
+		}
+	}
+	return append(out, fmt.Sprintf("%s=%s", key, value))
+}
