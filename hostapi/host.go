@@ -211,6 +211,11 @@ type ProcessResult struct {
 	StderrTruncated bool   `json:"stderr_truncated,omitempty"`
 	TimedOut        bool   `json:"timed_out,omitempty"`
 	Cancelled       bool   `json:"cancelled,omitempty"`
+	// Confined says what the OS let the process reach, when it ran
+	// confined (DESIGN §11): a failure it reports as "permission denied"
+	// on anything else was the sandbox refusing it. Empty when the
+	// operator turned the sandbox off.
+	Confined string `json:"confined,omitempty"`
 }
 
 // Process limits.

@@ -181,12 +181,29 @@ func outcome(command string, timeout int, res hostapi.ProcessResult, err error) 
 		if out != "" {
 			msg += "\n--- stdout ---\n" + out
 		}
-		return "", fmt.Errorf("%s", msg)
+		return "", fmt.Errorf("%s%s", msg, sandboxNote(res))
 	}
 	if printed == "" {
 		return "(no output)", nil
 	}
 	return printed, nil
+}
+
+// sandboxNote tells the model, when a confined command failed on a
+// refusal, that the sandbox refused it and what the box is: "Permission
+// denied" reads like a file's mode otherwise, and the model would retry
+// with sudo or chmod instead of working inside the workspace.
+func sandboxNote(res hostapi.ProcessResult) string {
+	if res.Confined == "" {
+		return ""
+	}
+	text := strings.ToLower(string(res.Stderr) + string(res.Stdout))
+	for _, refused := range []string{"permission denied", "operation not permitted", "eacces", "eperm", "read-only file system"} {
+		if strings.Contains(text, refused) {
+			return "\n--- sandbox ---\nThe command ran confined by Astrid's sandbox, which refuses what its grants do not cover: a \"permission denied\" or \"operation not permitted\" on anything outside them was the sandbox, not a file mode, and retrying with sudo or chmod will not help. It " + res.Confined + "."
+		}
+	}
+	return ""
 }
 
 // joinOutput is stdout, then stderr under its own heading.

@@ -33,6 +33,7 @@ type Sandbox struct {
 type Confined struct {
 	cmd     *exec.Cmd
 	policy  *sandbox.Policy // nil when the sandbox is off
+	summary string
 	tmp     string
 	release func()
 }
@@ -69,8 +70,30 @@ func (c *Capsule) Confine(op string, cmd *exec.Cmd, principal string, extraRead 
 		Exclude: sb.Protected,
 	}
 	cf.policy = &p
+	cf.summary = summarize(read, write, c.gate.HasNetwork())
 	return cf, nil
 }
+
+// summarize says in a line what a confined process may reach, for the
+// model reading a failure (hostapi.ProcessResult.Confined).
+func summarize(read, write []string, net bool) string {
+	list := func(dirs []string) string {
+		if len(dirs) == 0 {
+			return "nothing granted"
+		}
+		return strings.Join(dirs, ", ")
+	}
+	s := "reads " + list(read) + " and the system's programs and libraries; writes " + list(write) + " and $TMPDIR"
+	if net {
+		s += "; no network of its own (its capsule's net grant covers the capsule's HTTP calls, not its processes)"
+	} else {
+		s += "; no network"
+	}
+	return s + "; Astrid's home is out of reach"
+}
+
+// Summary says what the process may reach, "" when it is unconfined.
+func (cf *Confined) Summary() string { return cf.summary }
 
 // Start starts the command, confined unless the sandbox is off.
 func (cf *Confined) Start() error {

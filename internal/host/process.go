@@ -74,6 +74,7 @@ func (call *Call) ProcessRun(req hostapi.ProcessRequest) (hostapi.ProcessResult,
 		Stdout: stdout.buf.Bytes(), Stderr: stderr.buf.Bytes(),
 		StdoutBytes: stdout.n, StderrBytes: stderr.n,
 		StdoutTruncated: stdout.n > int64(stdout.max), StderrTruncated: stderr.n > int64(stderr.max),
+		Confined: cf.Summary(),
 	}
 	res.ExitCode, res.Signal = exitStatus(cmd.ProcessState)
 	switch {

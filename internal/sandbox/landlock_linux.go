@@ -124,4 +124,3 @@ func landlockABI() int {
 	}
 	return v
 }
-
