@@ -112,6 +112,9 @@ func printStatus(w io.Writer, rep statusReport, now time.Time) {
 	if s.Workspace != "" {
 		fmt.Fprintf(w, "workspace: %s\n", s.Workspace)
 	}
+	if s.Sandbox != "" {
+		fmt.Fprintf(w, "sandbox: %s\n", s.Sandbox)
+	}
 	if rep.WebView != "" {
 		fmt.Fprintf(w, "web view: %s (astrid ui prints it with its token)\n", rep.WebView)
 	}

@@ -77,5 +77,6 @@ answer or the iteration cap; 2 a usage error; 124 a timeout (a phase limit or --
 	root.AddCommand(newDaemonCmd(), newStartCmd(), newStopCmd(), newStatusCmd(), newUICmd())
 	root.AddCommand(newLogsCmd())
 	root.AddCommand(newNATSCmd())
+	root.AddCommand(newSandboxCmd())
 	return root
 }

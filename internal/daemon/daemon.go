@@ -114,7 +114,7 @@ func Run(ctx context.Context, opts Options) (err error) {
 	}
 	defer tr.close()
 	defer startAdmin(k, opts, frontends, p, log)()
-	base := Status{Pid: os.Getpid(), Home: opts.Home, Workspace: opts.Workspace, Started: started}
+	base := Status{Pid: os.Getpid(), Home: opts.Home, Workspace: opts.Workspace, Sandbox: kernel.SandboxState(opts.Config.Sandbox), Started: started}
 	status := func() {
 		if err := writeStatus(p.Status, snapshot(k, base, tr.Running())); err != nil {
 			log.Warn("status file not written", "err", err)

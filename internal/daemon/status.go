@@ -21,11 +21,14 @@ const DefaultStatusInterval = 2 * time.Second
 // every few seconds. The socket serves the same value live (Reporter), with
 // the socket's clients and bytes, which only the uplink counts.
 type Status struct {
-	Pid       int       `json:"pid"`
-	Home      string    `json:"home,omitempty"`
-	Workspace string    `json:"workspace,omitempty"`
-	Started   time.Time `json:"started"`
-	Updated   time.Time `json:"updated"`
+	Pid       int    `json:"pid"`
+	Home      string `json:"home,omitempty"`
+	Workspace string `json:"workspace,omitempty"`
+	// Sandbox says how the processes capsules start are confined
+	// (kernel.SandboxState): "enforce (Landlock ABI 7)", or why not.
+	Sandbox string    `json:"sandbox,omitempty"`
+	Started time.Time `json:"started"`
+	Updated time.Time `json:"updated"`
 	// Scope is ScopePrincipal when the status is cut to one principal's
 	// view (view.go); empty for the whole.
 	Scope string `json:"scope,omitempty"`

@@ -131,6 +131,7 @@ func Boot(ctx context.Context, opts Options) (*Kernel, error) {
 	if led == nil {
 		led = ledger.New(time.Duration(cfg.Limits.CPUBudgetMsPerSec) * time.Millisecond)
 	}
+	warnSandbox(cfg.Sandbox, log)
 	link, err := startNATS(cfg.NATS, log)
 	if err != nil {
 		_ = st.Close()

@@ -11,7 +11,10 @@ import (
 // right (without it a read-only file could still be emptied), 4 adds TCP
 // rules, 6 keeps signals and abstract unix sockets inside the domain (a
 // confined command could otherwise signal the daemon).
-const minABI = 6
+const minABI = MinABI
+
+// MinABI is the Landlock ABI confinement needs (see minABI).
+const MinABI = 6
 
 // Rights by ABI (docs.kernel.org/userspace-api/landlock.html).
 const (

@@ -18,3 +18,6 @@ func Need(int) error {
 }
 
 func landlockABI() int { return 0 }
+
+// MinABI is the Landlock ABI confinement needs on Linux.
+const MinABI = 6

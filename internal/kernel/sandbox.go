@@ -1,0 +1,30 @@
+package kernel
+
+import (
+	"fmt"
+	"log/slog"
+
+	"github.com/astrid-go/astrid/internal/config"
+	"github.com/astrid-go/astrid/internal/sandbox"
+)
+
+// SandboxState says in a line how the processes capsules start are
+// confined with these settings on this machine, for status and the web
+// view: enforced, off, or enforced but impossible here (then no process
+// starts).
+func SandboxState(s config.Sandbox) string {
+	switch {
+	case s.Off():
+		return `OFF ([sandbox] mode = "off"): processes capsules start run unconfined, with this user's full authority`
+	case sandbox.Need(sandbox.ABI()) != nil:
+		return fmt.Sprintf("enforce, but this machine cannot confine, so no capsule process starts: %v", sandbox.Need(sandbox.ABI()))
+	}
+	return fmt.Sprintf("enforce (Landlock ABI %d, seccomp)", sandbox.ABI())
+}
+
+// warnSandbox says at every start what is not confined.
+func warnSandbox(s config.Sandbox, log *slog.Logger) {
+	if s.Off() || sandbox.Need(sandbox.ABI()) != nil {
+		log.Warn("sandbox: " + SandboxState(s))
+	}
+}
