@@ -65,6 +65,13 @@ func (mk *mcpKernel) loadMCP(t *testing.T, name, serverID string, env map[string
 	for i, a := range args {
 		quoted[i] = fmt.Sprintf("%q", a)
 	}
+	// The server runs confined (DESIGN §11): it reads its own code (the
+	// pinned npm packages, outside its capsule directory here) and works
+	// in the workspace, because the capsule grants both.
+	modules := args[0]
+	if i := strings.LastIndex(modules, "/node_modules/"); i >= 0 {
+		modules = modules[:i+len("/node_modules")]
+	}
 	src := fmt.Sprintf(`[package]
 name = %q
 version = "0.1.0"
@@ -72,13 +79,15 @@ description = "MCP server %s"
 
 [capabilities]
 host_process = ["node"]
+fs_read = [%q, "*"]
+fs_write = ["*"]
 
 [[mcp_server]]
 id = %q
 type = "stdio"
 command = "node"
 args = [%s]
-`, name, serverID, serverID, strings.Join(quoted, ", "))
+`, name, serverID, modules, serverID, strings.Join(quoted, ", "))
 	dir := t.TempDir()
 	m, diags := manifest.Parse([]byte(src), "Capsule.toml", dir)
 	if err := diags.Err(false); err != nil {

@@ -200,7 +200,7 @@ func (e *Engine) start(ctx context.Context) (*server, error) {
 		// The server's own files (the install directory) are readable
 		// to it besides the capsule's grants.
 		confine: func(cmd *exec.Cmd) (*host.Confined, error) {
-			return e.host.Confine("mcp_server", cmd, "default", e.dir, e.command)
+			return e.host.Confine("mcp_server", cmd, "default", e.dir, cmd.Path)
 		},
 	})
 	if err != nil {

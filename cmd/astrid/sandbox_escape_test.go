@@ -1,0 +1,111 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/astrid-go/astrid/internal/admin"
+	"github.com/astrid-go/astrid/internal/sandbox"
+)
+
+// TestShellEscapesThroughTheDaemon runs what an attacker would ask an
+// approved shell command to do, through the real binary and a real
+// daemon (`astrid tool call run_shell_command … --yes`): each is refused
+// by the OS, the result says the sandbox refused it, nothing outside the
+// grants changes and the daemon keeps serving. The control writes the
+// workspace.
+func TestShellEscapesThroughTheDaemon(t *testing.T) {
+	if err := sandbox.Need(sandbox.ABI()); err != nil {
+		t.Skipf("this kernel cannot confine: %v", err)
+	}
+	home, ws, outside := t.TempDir(), t.TempDir(), t.TempDir()
+	must := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	must(os.WriteFile(filepath.Join(outside, "secret"), []byte("OUTSIDE-SECRET"), 0o600))
+	must(os.Symlink(outside, filepath.Join(ws, "link-out")))
+	must(os.Symlink(home, filepath.Join(ws, "link-home")))
+	// What the home holds once used: a key, a config.
+	must(os.WriteFile(filepath.Join(home, "secrets.key"), []byte("HOME-SECRET"), 0o600))
+	must(os.WriteFile(filepath.Join(home, "config.toml"), []byte("# HOME-SECRET\n"), 0o600))
+	pid := startedPid(t, home, ws)
+	sock := filepath.Join(home, "run", "astrid.sock")
+	waitFor(t, "the daemon's socket", func() bool { _, err := os.Stat(sock); return err == nil })
+	var adminPort string
+	waitFor(t, "the admin run file", func() bool {
+		b, err := os.ReadFile(filepath.Join(home, "run", "admin.json"))
+		var info admin.RunInfo
+		if err != nil || json.Unmarshal(b, &info) != nil {
+			return false
+		}
+		u, err := url.Parse(info.BaseURL)
+		adminPort = u.Port()
+		return err == nil && adminPort != ""
+	})
+	shell := func(command string) (string, int) {
+		args, _ := json.Marshal(map[string]string{"command": command})
+		return runProcess(t, home, "tool", "call", "run_shell_command", string(args), "--yes")
+	}
+
+	// The control first: granted work runs confined.
+	if out, code := shell("echo granted > out.txt && cat out.txt && touch \"$TMPDIR/t\" && ls \"$TMPDIR\""); code != 0 || !strings.Contains(out, "granted") {
+		t.Fatalf("the control failed (exit %d): %s", code, out)
+	}
+	if b, _ := os.ReadFile(filepath.Join(ws, "out.txt")); string(b) != "granted\n" {
+		t.Fatalf("the control's file holds %q", b)
+	}
+	escapes := []struct{ name, command string }{
+		{"read Astrid's secrets key", "cat " + filepath.Join(home, "secrets.key")},
+		{"read the home's state by a symlink in the workspace", "cat link-home/secrets.key"},
+		{"read the home's config", "cat " + filepath.Join(home, "config.toml")},
+		{"read outside by a symlink in the workspace", "cat link-out/secret"},
+		{"read /etc/passwd", "cat /etc/passwd"},
+		{"read through /proc/self/root", "cat /proc/self/root" + outside + "/secret"},
+		{"read the daemon's environment", fmt.Sprintf("cat /proc/%d/environ", pid)},
+		{"read the daemon's files through its /proc root", fmt.Sprintf("cat /proc/%d/root%s/secret", pid, outside)},
+		{"write outside the grants", "echo x > " + outside + "/planted"},
+		{"write the user's /tmp", "echo x > /tmp/astrid-escape-" + filepath.Base(ws)},
+		{"write /dev/shm", "echo x > /dev/shm/astrid-escape-" + filepath.Base(ws)},
+		{"plant a capsule in the home", "mkdir -p " + filepath.Join(home, "capsules", "evil")},
+		{"signal the daemon", fmt.Sprintf("kill -TERM %d", pid)},
+		{"connect to the daemon's socket", "python3 -c 'import socket; s=socket.socket(socket.AF_UNIX); s.connect(\"" + sock + "\")'"},
+		// Through python, not bash's /dev/tcp, which the deny list
+		// refuses before the OS is asked.
+		{"connect to the admin port", "python3 -c 'import socket; socket.create_connection((\"127.0.0.1\", " + adminPort + "))'"},
+		{"connect to the metadata address", "python3 -c 'import socket; socket.create_connection((\"169.254.169.254\", 80), timeout=5)'"},
+		{"send UDP", "python3 -c 'import socket; socket.socket(socket.AF_INET, socket.SOCK_DGRAM).sendto(b\"x\", (\"127.0.0.1\", 53))'"},
+		{"escape the call's tree with setsid and read outside", "setsid -f sh -c 'cat " + outside + "/secret > got 2>&1'; sleep 0.2; cat got; grep -q OUTSIDE got"},
+	}
+	for _, e := range escapes {
+		t.Run(e.name, func(t *testing.T) {
+			out, code := shell(e.command)
+			if code == 0 {
+				t.Fatalf("%q succeeded: %s", e.command, out)
+			}
+			if strings.Contains(out, "SECRET") {
+				t.Fatalf("%q printed a secret: %s", e.command, out)
+			}
+			if !strings.Contains(out, "ran confined by Astrid's sandbox") {
+				t.Fatalf("%q: the result does not say the sandbox refused it: %s", e.command, out)
+			}
+		})
+	}
+	for _, p := range []string{filepath.Join(outside, "planted"), "/tmp/astrid-escape-" + filepath.Base(ws), "/dev/shm/astrid-escape-" + filepath.Base(ws), filepath.Join(home, "capsules", "evil")} {
+		if _, err := os.Lstat(p); err == nil {
+			_ = os.RemoveAll(p)
+			t.Errorf("%s was created", p)
+		}
+	}
+	// The daemon is unharmed and still serves.
+	if out, code := shell("echo still here"); code != 0 || !strings.Contains(out, "still here") {
+		t.Fatalf("after the escapes (exit %d): %s", code, out)
+	}
+}
