@@ -195,6 +195,11 @@ type ProcessRequest struct {
 	// Timeout bounds the run (0: the call's deadline alone), capped by
 	// the call's deadline.
 	Timeout time.Duration `json:"timeout_ns,omitempty"`
+	// Unconfined asks to run the program outside the sandbox (DESIGN
+	// §11). The kernel asks the person itself, every time: no standing
+	// allowance and no --yes covers it. Refused with CodeDenied when the
+	// person says no or nobody can be asked.
+	Unconfined bool `json:"unconfined,omitempty"`
 }
 
 // ProcessResult is how a run ended. Stdout and Stderr keep the first

@@ -58,6 +58,11 @@ type ApprovalRequired struct {
 	// CallID is the tool call the question holds up, when there is one:
 	// the orchestrator stops that turn's tool-phase clock while it waits.
 	CallID string `json:"call_id,omitempty"`
+	// Unconfined marks a question about running a process outside the
+	// sandbox (DESIGN §11): a frontend never answers it from --yes or a
+	// standing allowance, and the kernel takes any approval of it for this
+	// once.
+	Unconfined bool `json:"unconfined,omitempty"`
 }
 
 // The decisions an ApprovalResponse carries.

@@ -56,6 +56,7 @@ type runArgs struct {
 	Command          string `json:"command" desc:"the command line, run as bash -c <command>"`
 	WorkingDirectory string `json:"working_directory,omitempty" desc:"directory to run in, relative to the workspace (default: the workspace)"`
 	TimeoutSecs      *int   `json:"timeout_secs,omitempty" desc:"seconds before the command is stopped (SIGINT, then SIGKILL): default 120, at most 3600; the agent's limit on a round of tool calls and the kernel's call deadline (5 minutes unless configured) may stop it sooner"`
+	Unconfined       bool   `json:"unconfined,omitempty" desc:"run outside the sandbox (commands run confined to the workspace with no network by default); the person is asked every time and usually says no: set it only after a confined run failed because the sandbox refused something the task truly needs"`
 }
 
 func runShellCommand(c *sdk.Call, a runArgs) (string, error) {
@@ -75,6 +76,8 @@ func runShellCommand(c *sdk.Call, a runArgs) (string, error) {
 		Args:    []string{"-c", command},
 		Dir:     a.WorkingDirectory,
 		Timeout: time.Duration(timeout) * time.Second,
+		// The kernel asks the person about this separately, every time.
+		Unconfined: a.Unconfined,
 	})
 	return outcome(command, timeout, res, err)
 }

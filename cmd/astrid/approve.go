@@ -20,6 +20,10 @@ import (
 // (elicit.go). Questions are asked one at a time.
 type approver struct {
 	yes bool
+	// unconfined lets --yes approve running a process outside the
+	// sandbox too (--dangerously-unconfined); without it such a question
+	// is asked on the terminal or denied.
+	unconfined bool
 	// tty is where a person answers (nil: nobody can).
 	tty    io.Reader
 	prompt io.Writer
@@ -41,6 +45,10 @@ func newApprover(yes bool, stderr io.Writer) *approver {
 	return a
 }
 
+// dangerouslyUnconfined is the flag that lets --yes approve a process
+// outside the sandbox; its name says what it costs.
+const dangerouslyUnconfined = "dangerously-unconfined"
+
 // decide is a toolclient.Approver.
 func (a *approver) decide(ctx context.Context, q ipc.ApprovalRequired) string {
 	a.mu.Lock()
@@ -55,7 +63,13 @@ func (a *approver) decide(ctx context.Context, q ipc.ApprovalRequired) string {
 		what += " " + oneLine(q.Resource, 300)
 	}
 	switch {
-	case a.yes:
+	case q.Unconfined && a.yes && a.unconfined:
+		fmt.Fprintf(a.prompt, "astrid: approved OUTSIDE the sandbox (--dangerously-unconfined): %s\n", what)
+		return ipc.DecisionApprove
+	case q.Unconfined && a.tty == nil:
+		fmt.Fprintf(a.prompt, "astrid: denied running %s outside the sandbox: --yes never covers that; ask on a terminal, or pass --dangerously-unconfined\n", what)
+		return ipc.DecisionDeny
+	case a.yes && !q.Unconfined:
 		fmt.Fprintf(a.prompt, "astrid: approved (--yes): %s\n", what)
 		return ipc.DecisionApprove
 	case a.tty == nil:
@@ -72,6 +86,19 @@ func (a *approver) decide(ctx context.Context, q ipc.ApprovalRequired) string {
 	}
 	if a.lines == nil {
 		a.lines = bufio.NewReader(a.tty)
+	}
+	if q.Unconfined {
+		// Asked every time: no standing answer is offered.
+		fmt.Fprintf(a.prompt, "\n%s\n  %s\nAllow this once? [y/N]: ", q.Reason, what)
+		line, err := a.lines.ReadString('\n')
+		if err != nil && line == "" {
+			fmt.Fprintln(a.prompt)
+			return ipc.DecisionDeny
+		}
+		if d := agentclient.ParseDecision(line); d != ipc.DecisionDeny {
+			return ipc.DecisionApprove
+		}
+		return ipc.DecisionDeny
 	}
 	fmt.Fprintf(a.prompt, "\n%s\n  %s\nAllow? %s: ", q.Reason, what, agentclient.DecisionChoices)
 	line, err := a.lines.ReadString('\n')

@@ -24,8 +24,10 @@ type promptFlags struct {
 	model    string
 	session  string
 	yes      bool
-	asJSON   bool
-	timeout  time.Duration
+	// unconfined: --dangerously-unconfined (approve.go)
+	unconfined bool
+	asJSON     bool
+	timeout    time.Duration
 }
 
 func (f *promptFlags) register(cmd *cobra.Command) {
@@ -34,7 +36,8 @@ func (f *promptFlags) register(cmd *cobra.Command) {
 	fl.StringVar(&f.provider, "provider", "", "LLM provider to ask for this run (default: the active model's, astrid models current)")
 	fl.StringVar(&f.model, "model", "", "model to ask for this run; alone, the active provider's (default: the active model, or with --provider the provider's own)")
 	fl.StringVar(&f.session, "session", "", "continue this session (default: a new one, named on stderr at the end)")
-	fl.BoolVar(&f.yes, "yes", false, "approve every mutable tool call the agent makes (each once)")
+	fl.BoolVar(&f.yes, "yes", false, "approve every mutable tool call the agent makes (each once); never a process outside the sandbox")
+	fl.BoolVar(&f.unconfined, dangerouslyUnconfined, false, "with --yes, also approve running processes OUTSIDE the sandbox when a tool asks to (full authority over your files, network and processes)")
 	fl.BoolVar(&f.asJSON, "json", false, "print every event of the turn as one JSON line on stdout")
 	fl.DurationVar(&f.timeout, "timeout", 30*time.Minute, "give up on the turn after this long (exit 124)")
 	f.kernelFlags.register(cmd)
@@ -91,6 +94,7 @@ func runPrompt(cmd *cobra.Command, f *promptFlags) error {
 	}
 	f.background = true
 	approve := newApprover(f.yes, cmd.ErrOrStderr())
+	approve.unconfined = f.unconfined
 	f.person = approve
 	fe, ctx, stop, err := openFrontend(cmd, f.kernelFlags)
 	if err != nil {

@@ -104,6 +104,15 @@ func TestShellEscapesThroughTheDaemon(t *testing.T) {
 			t.Errorf("%s was created", p)
 		}
 	}
+	// Outside the sandbox only when the person says so for this once:
+	// --yes does not cover it, --dangerously-unconfined does.
+	args := `{"command":"cat link-out/secret","unconfined":true}`
+	if out, code := runProcess(t, home, "tool", "call", "run_shell_command", args, "--yes"); code == 0 || strings.Contains(out, "OUTSIDE-SECRET") || !strings.Contains(out, "--yes never covers that") {
+		t.Fatalf("unconfined with --yes alone (exit %d): %s", code, out)
+	}
+	if out, code := runProcess(t, home, "tool", "call", "run_shell_command", args, "--yes", "--dangerously-unconfined"); code != 0 || !strings.Contains(out, "OUTSIDE-SECRET") {
+		t.Fatalf("unconfined with --dangerously-unconfined (exit %d): %s", code, out)
+	}
 	// The daemon is unharmed and still serves.
 	if out, code := shell("echo still here"); code != 0 || !strings.Contains(out, "still here") {
 		t.Fatalf("after the escapes (exit %d): %s", code, out)

@@ -104,7 +104,7 @@ func newToolCmd() *cobra.Command {
 func newToolCallCmd() *cobra.Command {
 	var f kernelFlags
 	var timeout time.Duration
-	var asJSON, yes bool
+	var asJSON, yes, unconfined bool
 	cmd := &cobra.Command{
 		Use:   "call <name> ['<json arguments>' | - | @file]",
 		Short: "Call a tool through the bus, as an agent would",
@@ -147,6 +147,7 @@ astrid process kept the state database busy past store_lock_wait; 130 when inter
 			}
 			f.background = true
 			approve := newApprover(yes, cmd.ErrOrStderr())
+			approve.unconfined = unconfined
 			f.person = approve
 			fe, ctx, stop, err := openFrontend(cmd, f)
 			if err != nil {
@@ -184,7 +185,8 @@ astrid process kept the state database busy past store_lock_wait; 130 when inter
 	f.register(cmd)
 	cmd.Flags().DurationVar(&timeout, "timeout", 60*time.Second, "how long to wait for the result")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the whole result as JSON")
-	cmd.Flags().BoolVar(&yes, "yes", false, "approve the call if the approval layer asks (a mutable tool)")
+	cmd.Flags().BoolVar(&yes, "yes", false, "approve the call if the approval layer asks (a mutable tool); never a process outside the sandbox")
+	cmd.Flags().BoolVar(&unconfined, dangerouslyUnconfined, false, "with --yes, also approve running a process OUTSIDE the sandbox if the tool asks to (full authority over your files, network and processes)")
 	return cmd
 }
 

@@ -102,7 +102,7 @@ func (call *Call) RequestApproval(action, resource string) (bool, error) {
 	} else if ok {
 		return true, nil
 	}
-	decision, err := call.ask(a, b, action, resource)
+	decision, err := call.askQuestion(a, b, action, resource, fmt.Sprintf("Capsule '%s' requests approval", call.c.id), false)
 	if err != nil {
 		return false, err
 	}
@@ -121,9 +121,10 @@ func (call *Call) RequestApproval(action, resource string) (bool, error) {
 	return true, nil
 }
 
-// ask publishes the question as the kernel, for the call's principal, and
-// waits for the first answer from an approver frontend.
-func (call *Call) ask(a *Approvals, b *bus.Bus, action, resource string) (string, error) {
+// askQuestion publishes the question as the kernel, for the call's
+// principal, and waits for the first answer from an approver frontend.
+// unconfined marks a question about running outside the sandbox.
+func (call *Call) askQuestion(a *Approvals, b *bus.Bus, action, resource, reason string, unconfined bool) (string, error) {
 	const op = "approval"
 	var raw [16]byte
 	if _, err := rand.Read(raw[:]); err != nil {
@@ -135,7 +136,7 @@ func (call *Call) ask(a *Approvals, b *bus.Bus, action, resource string) (string
 	call.mu.Unlock()
 	q, err := ipc.ApprovalRequired{
 		RequestID: id, Action: action, Resource: ipc.ApprovalText(resource, ipc.MaxApprovalResource),
-		Reason: fmt.Sprintf("Capsule '%s' requests approval", call.c.id), CallID: callID,
+		Reason: reason, CallID: callID, Unconfined: unconfined,
 	}.MarshalJSON()
 	if err != nil {
 		return "", hostapi.Errorf(hostapi.CodeInternal, op, "question: %v", err)

@@ -131,6 +131,13 @@ func (call *Call) prepareProcess(op string, req hostapi.ProcessRequest) (*exec.C
 	// left behind still holds the pipes: that is killed as the run ends,
 	// so its output is not worth waiting for.
 	cmd.WaitDelay = 200 * time.Millisecond
+	if req.Unconfined && !call.c.deps.Sandbox.Off {
+		if err := call.askUnconfined(op, path, req.Args); err != nil {
+			dir.Close()
+			return nil, nil, nil, err
+		}
+		return cmd, dir, call.c.unconfined(cmd), nil
+	}
 	cf, err := call.c.Confine(op, cmd, orDefault(call.principal), path)
 	if err != nil {
 		dir.Close()
