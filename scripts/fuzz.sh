@@ -48,3 +48,4 @@ run "$t" ./sdk FuzzFlatArgs
 run "$t" ./internal/engine/wasm FuzzMergeDataSegments
 run "$t" ./ipc FuzzParseTraceparent
 run "$t" ./internal/telemetry FuzzScan
+run "$t" ./capsules/shell FuzzDecide

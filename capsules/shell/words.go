@@ -1,455 +1,224 @@
 package shell
 
 import (
+	"path"
 	"strconv"
 	"strings"
+
+	"mvdan.cc/sh/v3/syntax"
 )
 
-// This file reads a command line the way bash splits it, far enough for
-// the deny list (deny.go) to see every simple command that would run: the
-// words after quote removal, the redirection targets, and the commands
-// inside $( ), backticks, <( ), >( ), here-strings and unquoted here-docs.
-// It is not a shell: what it cannot know (a variable's value, a command
-// substitution's output) it marks, and deny.go assumes the worst of it.
+// This file resolves the words of a command line parsed by
+// mvdan.cc/sh/v3/syntax into the values they may take when bash runs it,
+// far enough for the deny list (deny.go): quotes and escapes removed,
+// $'..' decoded, braces expanded, $HOME written as "~", variables set
+// earlier in the same command line followed, and parameter expansions
+// with modifiers (${x:-/}, ${x:=/}, ${x/#/\/}, ${x%/*} ...) taken as each
+// value they may give. What cannot be known before the command runs (a
+// variable from the environment, most command substitutions) stays in the
+// value as the unknown mark; deny.go decides conservatively on it.
 
-// word is one word of a simple command after quote removal.
-type word struct {
-	// text is the word with quotes removed, $HOME / ${HOME} written as
-	// "~", and every other expansion (a variable, a command
-	// substitution) left out, as if it expanded to nothing.
-	text string
-	// expanded: the word holds an expansion whose value is not known.
-	expanded bool
-	// onlyExpansion: the word is nothing but such expansions.
-	onlyExpansion bool
-	// substituted: the word holds a command or process substitution.
-	substituted bool
-	// quoted: some of the word was quoted (an assignment's name never is).
-	quotedAt int // index in text of the first quoted byte, -1 if none
-}
+// unknown stands, inside a resolved value, for an expansion whose value
+// is not known before the command runs. Bash arguments never hold a NUL
+// byte, so the mark cannot be confused with text.
+const unknown = "\x00"
 
-// segment is one simple command.
-type segment struct {
-	words []word
-	// redirects are the targets of >, >>, &>, <> ... (not of < or here-docs).
-	redirects []word
-	// feeds are texts the command reads as its standard input that the
-	// deny list can see: here-strings and here-doc bodies.
-	feeds []string
-	// pipedFrom is the command whose output this one reads (a | b).
-	pipedFrom *segment
-	// cwd is the working directory at this command, as far as the cd
-	// commands before it in the same list tell: "" is the starting one.
-	cwd string
-}
+// maxAlternatives bounds the values one word (or one variable) may be
+// taken to have; past it the word is taken as unknown, which is decided
+// conservatively where it matters.
+const maxAlternatives = 64
 
-// heredoc is a here-doc whose body has not been read yet.
-type heredoc struct {
-	delim  string
-	quoted bool // the delimiter was quoted: the body is not expanded
-	strip  bool // <<-: leading tabs are stripped
-	seg    *segment
-}
+// maxPatternText bounds the text a ${x#pattern} or ${x/pattern/y} is
+// computed on, and the pattern; longer ones are taken as unknown.
+const maxPatternText = 128
 
-// parser splits src into segments; nested command texts (backticks, -c
-// strings) get their own parser.
-type parser struct {
-	src     string
-	i       int
-	segs    []*segment
-	pending []heredoc
-	nested  []string // command texts found inside backticks
-	tooDeep bool
-	depth   int
-}
+// unresolvedName is the variable an unknown part is written back as when a
+// resolved text is parsed again as a command line (sh -c, eval, a script
+// piped into bash): the nested check sees an expansion it cannot resolve.
+const unresolvedName = "UNRESOLVED_EXPANSION"
 
-// maxNesting bounds $( ) inside $( ): deeper is refused, not guessed.
-const maxNesting = 32
+// quoting is the context a word part is read in.
+type quoting int
 
-// parse splits command into its simple commands. nested holds the texts of
-// backtick substitutions, to be parsed like a command line of their own.
-func parse(command string) (segs []*segment, nested []string, tooDeep bool) {
-	p := &parser{src: command}
-	p.list(0, "")
-	return p.segs, p.nested, p.tooDeep
-}
+const (
+	unquoted     quoting = iota
+	doubleQuoted         // inside "..." or an unquoted here-doc
+)
 
-func isBlank(c byte) bool { return c == ' ' || c == '\t' }
-
-// isMeta reports the bytes that end an unquoted word.
-func isMeta(c byte) bool {
-	switch c {
-	case ' ', '\t', '\n', ';', '&', '|', '(', ')', '<', '>':
-		return true
+// resolve returns the values w may take. With split, an unquoted
+// expansion's value is split into fields, each of them one of the values.
+func (c *checker) resolve(w *syntax.Word, split bool) []string {
+	if w == nil {
+		return []string{""}
 	}
-	return false
+	braced := *w // SplitBraces rewrites the word; the walk must not see it
+	syntax.SplitBraces(&braced)
+	return c.resolveParts(braced.Parts, unquoted, split)
 }
 
-// reserved are bash's reserved words that may stand before a command.
-var reserved = map[string]bool{
-	"{": true, "}": true, "!": true, "if": true, "then": true, "else": true, "elif": true, "fi": true,
-	"do": true, "done": true, "while": true, "until": true, "time": true, "function": true, "[[": true, "coproc": true,
+func (c *checker) resolveParts(parts []syntax.WordPart, q quoting, split bool) []string {
+	out := []string{""}
+	for _, p := range parts {
+		out = product(out, c.resolvePart(p, q, split))
+	}
+	return out
 }
 
-// list reads commands until end or closer (')' of a $( ) or <( )). cwd is
-// the working directory the list starts in.
-func (p *parser) list(closer byte, cwd string) {
-	cur := &segment{cwd: cwd}
-	var prev *segment
-	pipe := false
-	end := func() {
-		if len(cur.words) > 0 || len(cur.redirects) > 0 || len(cur.feeds) > 0 {
-			if pipe {
-				cur.pipedFrom = prev
-			}
-			p.segs = append(p.segs, cur)
-			prev = cur
-			cwd = nextCwd(cur, cwd)
+func (c *checker) resolvePart(p syntax.WordPart, q quoting, split bool) []string {
+	switch x := p.(type) {
+	case *syntax.Lit:
+		return []string{unescape(x.Value, q)}
+	case *syntax.SglQuoted:
+		if x.Dollar {
+			return []string{ansiC(x.Value)}
 		}
-		pipe = false
-		cur = &segment{cwd: cwd}
+		return []string{noNUL(x.Value)}
+	case *syntax.DblQuoted:
+		return c.resolveParts(x.Parts, doubleQuoted, false)
+	case *syntax.ParamExp:
+		return fields(c.param(x), q == unquoted && split)
+	case *syntax.CmdSubst:
+		return fields(c.substitution(x), q == unquoted && split)
+	case *syntax.ArithmExp:
+		return []string{"0"} // a number: never a program or a protected path
+	case *syntax.ProcSubst:
+		return []string{"/dev/fd/63"}
+	case *syntax.ExtGlob:
+		return []string{"*"} // @(etc|usr) may match any name
+	case *syntax.BraceExp:
+		if x.Sequence {
+			return c.sequence(x)
+		}
+		var out []string
+		for _, e := range x.Elems {
+			out = union(out, c.resolveParts(e.Parts, q, split))
+		}
+		return out
 	}
-	for p.i < len(p.src) {
-		c := p.src[p.i]
-		switch {
-		case isBlank(c):
-			p.i++
-		case c == '\\' && p.i+1 < len(p.src) && p.src[p.i+1] == '\n':
-			p.i += 2
-		case c == '\n':
-			end()
-			p.i++
-			p.readHeredocs()
-		case c == '#':
-			for p.i < len(p.src) && p.src[p.i] != '\n' {
-				p.i++
-			}
-		case c == '|':
-			end()
-			p.i++
-			if p.i < len(p.src) && p.src[p.i] == '|' {
-				p.i++
-			} else {
-				pipe = true
-				if p.i < len(p.src) && p.src[p.i] == '&' {
-					p.i++
-				}
-			}
-		case c == '&' && p.i+1 < len(p.src) && p.src[p.i+1] == '>':
-			p.i++
-			p.redirect(cur)
-		case c == ';' || c == '&' || c == '(':
-			end()
-			p.i++
-		case c == ')':
-			end()
-			p.i++
-			if closer == ')' {
-				return
-			}
-		case c == '<' || c == '>':
-			if p.i+1 < len(p.src) && p.src[p.i+1] == '(' {
-				// Process substitution: a command of its own, and a
-				// word (a /dev/fd path) here.
-				p.i += 2
-				p.sub(cwd)
-				cur.words = append(cur.words, word{expanded: true, onlyExpansion: true, substituted: true, quotedAt: -1})
-				continue
-			}
-			p.redirect(cur)
-		default:
-			w, fd := p.word(cwd)
-			if fd {
-				p.redirect(cur)
-				continue
-			}
-			if len(cur.words) == 0 && w.quotedAt < 0 && !w.expanded && reserved[w.text] {
-				continue
-			}
-			cur.words = append(cur.words, w)
+	return []string{unknown}
+}
+
+// product is every value of a followed by every value of b.
+func product(a, b []string) []string {
+	if len(a)*len(b) > maxAlternatives {
+		return []string{unknown}
+	}
+	out := make([]string, 0, len(a)*len(b))
+	for _, x := range a {
+		for _, y := range b {
+			out = append(out, x+y)
 		}
 	}
-	end()
-	p.readHeredocs()
+	return dedupe(out)
 }
 
-// sub reads a nested list up to its ')' (after "$(" or "<(").
-func (p *parser) sub(cwd string) {
-	p.depth++
-	if p.depth > maxNesting {
-		p.tooDeep = true
-		p.i = len(p.src)
-		return
+// union is the values of a and of b.
+func union(a, b []string) []string {
+	out := dedupe(append(append([]string(nil), a...), b...))
+	if len(out) > maxAlternatives {
+		return []string{unknown}
 	}
-	p.list(')', cwd)
-	p.depth--
+	return out
 }
 
-// redirect reads a redirection operator at p.i and its target.
-func (p *parser) redirect(cur *segment) {
-	start := p.i
-	for p.i < len(p.src) && strings.IndexByte("<>&|-", p.src[p.i]) >= 0 && p.i-start < 3 {
-		p.i++
-	}
-	op := p.src[start:p.i]
-	for p.i < len(p.src) && isBlank(p.src[p.i]) {
-		p.i++
-	}
-	if p.i >= len(p.src) || isMeta(p.src[p.i]) {
-		return
-	}
-	rawStart := p.i
-	target, _ := p.word("")
-	raw := p.src[rawStart:p.i]
-	switch {
-	case strings.HasPrefix(op, "<<<"):
-		cur.feeds = append(cur.feeds, target.text)
-	case strings.HasPrefix(op, "<<"):
-		p.pending = append(p.pending, heredoc{delim: target.text, quoted: strings.ContainsAny(raw, `'"\`), strip: strings.HasSuffix(op, "-"), seg: cur})
-	case op == "<" || op == "<&":
-	default:
-		cur.redirects = append(cur.redirects, target)
-	}
-}
-
-// readHeredocs reads the bodies of the here-docs opened on the line just
-// ended: each is its command's input; an unquoted one is expanded, so the
-// command substitutions in it run.
-func (p *parser) readHeredocs() {
-	docs := p.pending
-	p.pending = nil
-	for _, d := range docs {
-		var body strings.Builder
-		for p.i < len(p.src) {
-			eol := strings.IndexByte(p.src[p.i:], '\n')
-			line := p.src[p.i:]
-			if eol >= 0 {
-				line = p.src[p.i : p.i+eol]
-				p.i += eol + 1
-			} else {
-				p.i = len(p.src)
-			}
-			if d.strip {
-				line = strings.TrimLeft(line, "\t")
-			}
-			if line == d.delim {
-				break
-			}
-			body.WriteString(line + "\n")
+func dedupe(vs []string) []string {
+	out := vs[:0]
+	seen := make(map[string]bool, len(vs))
+	for _, v := range vs {
+		if !seen[v] {
+			seen[v] = true
+			out = append(out, v)
 		}
-		text := body.String()
-		if !d.quoted {
-			// Expanded as inside double quotes: $( ) and backticks run.
-			q := &parser{src: text, depth: p.depth}
-			expanded := q.doubleQuoted(&strings.Builder{}, &word{quotedAt: -1}, d.seg.cwd, false)
-			p.segs = append(p.segs, q.segs...)
-			p.nested = append(p.nested, q.nested...)
-			p.tooDeep = p.tooDeep || q.tooDeep
-			text = expanded
-		}
-		d.seg.feeds = append(d.seg.feeds, text)
 	}
+	return out
 }
 
-// word reads one word at p.i. fd is true when the word was a file
-// descriptor number directly before a redirection (2>file).
-func (p *parser) word(cwd string) (w word, fd bool) {
+// fields splits each value at blanks, as bash splits an unquoted
+// expansion: each field is one of the values the word may take.
+func fields(vs []string, split bool) []string {
+	if !split {
+		return vs
+	}
+	var out []string
+	for _, v := range vs {
+		f := strings.Fields(v)
+		if len(f) == 0 {
+			f = []string{""}
+		}
+		out = append(out, f...)
+	}
+	out = dedupe(out)
+	if len(out) > maxAlternatives {
+		return []string{unknown}
+	}
+	return out
+}
+
+// unescape removes the backslashes bash removes from a literal.
+func unescape(s string, q quoting) string {
+	if strings.IndexByte(s, '\\') < 0 {
+		return noNUL(s)
+	}
 	var b strings.Builder
-	w.quotedAt = -1
-	literal := false
-	start := p.i
-	for p.i < len(p.src) {
-		c := p.src[p.i]
-		if isMeta(c) {
-			if (c == '<' || c == '>') && p.i > start && allDigits(p.src[start:p.i]) {
-				return w, true
-			}
-			break
-		}
-		switch c {
-		case '\\':
-			p.i++
-			if p.i < len(p.src) {
-				if p.src[p.i] != '\n' {
-					b.WriteByte(p.src[p.i])
-					literal = true
-				}
-				p.i++
-			}
-		case '\'':
-			p.markQuoted(&w, &b)
-			end := strings.IndexByte(p.src[p.i+1:], '\'')
-			if end < 0 {
-				end = len(p.src) - p.i - 1
-			}
-			b.WriteString(p.src[p.i+1 : p.i+1+end])
-			literal = true
-			p.i += end + 2
-			p.clamp()
-		case '"':
-			p.markQuoted(&w, &b)
-			p.i++
-			if p.doubleQuoted(&b, &w, cwd, true) != "" {
-				literal = true
-			}
-		case '$':
-			if p.dollar(&b, &w, cwd) {
-				literal = true
-			}
-		case '`':
-			p.backtick(&w)
-		default:
-			b.WriteByte(c)
-			literal = true
-			p.i++
-		}
-	}
-	p.clamp()
-	w.text = b.String()
-	w.onlyExpansion = w.expanded && !literal
-	return w, false
-}
-
-// clamp brings p.i back to the end after an unterminated quote,
-// substitution or ${ (bash would refuse such a line; the deny list still
-// checks what it read).
-func (p *parser) clamp() {
-	if p.i > len(p.src) {
-		p.i = len(p.src)
-	}
-}
-
-func (p *parser) markQuoted(w *word, b *strings.Builder) {
-	if w.quotedAt < 0 {
-		w.quotedAt = b.Len()
-	}
-}
-
-func allDigits(s string) bool {
 	for i := 0; i < len(s); i++ {
-		if s[i] < '0' || s[i] > '9' {
-			return false
-		}
-	}
-	return s != ""
-}
-
-// doubleQuoted reads up to the closing '"' (or, with closing false, to the
-// end: a here-doc body) and returns what it added to b.
-func (p *parser) doubleQuoted(b *strings.Builder, w *word, cwd string, closing bool) string {
-	from := b.Len()
-	for p.i < len(p.src) {
-		c := p.src[p.i]
-		switch {
-		case c == '"' && closing:
-			p.i++
-			return b.String()[from:]
-		case c == '\\' && p.i+1 < len(p.src) && strings.IndexByte("$`\"\\\n", p.src[p.i+1]) >= 0:
-			if p.src[p.i+1] != '\n' {
-				b.WriteByte(p.src[p.i+1])
-			}
-			p.i += 2
-		case c == '$':
-			p.dollar(b, w, cwd)
-		case c == '`':
-			p.backtick(w)
-		default:
-			b.WriteByte(c)
-			p.i++
-		}
-	}
-	return b.String()[from:]
-}
-
-// dollar reads an expansion at p.i ('$'); it reports whether it added
-// literal text.
-func (p *parser) dollar(b *strings.Builder, w *word, cwd string) bool {
-	p.i++
-	if p.i >= len(p.src) {
-		b.WriteByte('$')
-		return true
-	}
-	switch c := p.src[p.i]; {
-	case c == '(':
-		p.i++
-		p.sub(cwd)
-		w.expanded, w.substituted = true, true
-		return false
-	case c == '\'':
-		p.markQuoted(w, b)
-		b.WriteString(p.ansiC())
-		return true
-	case c == '"':
-		p.markQuoted(w, b)
-		p.i++
-		return p.doubleQuoted(b, w, cwd, true) != ""
-	case c == '{':
-		end := strings.IndexByte(p.src[p.i:], '}')
-		if end < 0 {
-			end = len(p.src) - p.i
-		}
-		name := p.src[min(p.i+1, p.i+end) : p.i+end]
-		p.i += end + 1
-		p.clamp()
-		return p.variable(b, w, name)
-	case c == '_' || c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z':
-		start := p.i
-		for p.i < len(p.src) && (p.src[p.i] == '_' || p.src[p.i] >= 'A' && p.src[p.i] <= 'Z' || p.src[p.i] >= 'a' && p.src[p.i] <= 'z' || p.src[p.i] >= '0' && p.src[p.i] <= '9') {
-			p.i++
-		}
-		return p.variable(b, w, p.src[start:p.i])
-	case strings.IndexByte("0123456789@*#?$!-", c) >= 0:
-		p.i++
-		w.expanded = true
-		return false
-	}
-	b.WriteByte('$')
-	return true
-}
-
-// variable writes the expansion of $name: ~ for HOME, nothing (and marked
-// unknown) for the rest.
-func (p *parser) variable(b *strings.Builder, w *word, name string) bool {
-	if name == "HOME" {
-		b.WriteByte('~')
-		return true
-	}
-	w.expanded = true
-	return false
-}
-
-// backtick reads `...` at p.i; its text is parsed as a command line of its
-// own (its \` \\ \$ escapes removed).
-func (p *parser) backtick(w *word) {
-	p.i++
-	var inner strings.Builder
-	for p.i < len(p.src) && p.src[p.i] != '`' {
-		if p.src[p.i] == '\\' && p.i+1 < len(p.src) && strings.IndexByte("`\\$", p.src[p.i+1]) >= 0 {
-			p.i++
-		}
-		inner.WriteByte(p.src[p.i])
-		p.i++
-	}
-	p.i++
-	p.clamp()
-	p.nested = append(p.nested, inner.String())
-	w.expanded, w.substituted = true, true
-}
-
-// ansiC reads $'...' at p.i (on the quote) and returns its value, with
-// bash's backslash escapes decoded, so $'\x2f' is "/".
-func (p *parser) ansiC() string {
-	p.i++
-	var b strings.Builder
-	for p.i < len(p.src) && p.src[p.i] != '\'' {
-		c := p.src[p.i]
-		p.i++
-		if c != '\\' || p.i >= len(p.src) {
-			b.WriteByte(c)
+		if s[i] != '\\' || i+1 >= len(s) {
+			b.WriteByte(s[i])
 			continue
 		}
-		e := p.src[p.i]
-		p.i++
+		n := s[i+1]
+		switch {
+		case n == '\n':
+			i++ // a line continuation
+		case q == unquoted || strings.IndexByte("$`\"\\", n) >= 0:
+			b.WriteByte(n)
+			i++
+		default:
+			b.WriteByte('\\')
+		}
+	}
+	return noNUL(b.String())
+}
+
+func noNUL(s string) string {
+	if strings.IndexByte(s, 0) < 0 {
+		return s
+	}
+	return strings.ReplaceAll(s, "\x00", "")
+}
+
+// ansiC decodes the body of $'...' with bash's backslash escapes, so
+// $'\x2f' is "/" and $'\x72m' is "rm". A NUL ends nothing here: it is
+// dropped, as no argument can hold one.
+func ansiC(s string) string {
+	var b strings.Builder
+	i := 0
+	number := func(base, width, bits int) {
+		digits := "01234567"
+		if base == 16 {
+			digits = "0123456789abcdefABCDEF"
+		}
+		start := i
+		for i < len(s) && i-start < width && strings.IndexByte(digits, s[i]) >= 0 {
+			i++
+		}
+		n, err := strconv.ParseUint(s[start:i], base, 32)
+		switch {
+		case err != nil:
+		case bits == 8:
+			b.WriteByte(byte(n))
+		default:
+			b.WriteRune(rune(n))
+		}
+	}
+	for i < len(s) {
+		ch := s[i]
+		i++
+		if ch != '\\' || i >= len(s) {
+			b.WriteByte(ch)
+			continue
+		}
+		e := s[i]
+		i++
 		switch e {
 		case 'n':
 			b.WriteByte('\n')
@@ -467,72 +236,452 @@ func (p *parser) ansiC() string {
 			b.WriteByte(12)
 		case 'v':
 			b.WriteByte(11)
+		case 'c':
+			if i < len(s) {
+				b.WriteByte(s[i] & 0x1f)
+				i++
+			}
 		case 'x':
-			b.WriteString(p.number(16, 2, 8))
+			number(16, 2, 8)
 		case 'u':
-			b.WriteString(p.number(16, 4, 32))
+			number(16, 4, 32)
 		case 'U':
-			b.WriteString(p.number(16, 8, 32))
+			number(16, 8, 32)
 		case '0', '1', '2', '3', '4', '5', '6', '7':
-			p.i--
-			b.WriteString(p.number(8, 3, 8))
+			i--
+			number(8, 3, 8)
 		default:
 			b.WriteByte(e)
 		}
 	}
-	p.i++
-	p.clamp()
-	return b.String()
+	return noNUL(b.String())
 }
 
-// number reads up to width digits in base and returns the byte (bits 8)
-// or rune it names.
-func (p *parser) number(base, width, bits int) string {
-	digits := "01234567"
-	if base == 16 {
-		digits = "0123456789abcdefABCDEF"
+// sequence expands {a..z} and {1..10}, when short; longer ones are
+// unknown.
+func (c *checker) sequence(x *syntax.BraceExp) []string {
+	if len(x.Elems) < 2 {
+		return []string{unknown}
 	}
-	start := p.i
-	for p.i < len(p.src) && p.i-start < width && strings.IndexByte(digits, p.src[p.i]) >= 0 {
-		p.i++
+	from, ok1 := single(c.resolveParts(x.Elems[0].Parts, unquoted, false))
+	to, ok2 := single(c.resolveParts(x.Elems[1].Parts, unquoted, false))
+	if !ok1 || !ok2 {
+		return []string{unknown}
 	}
-	n, err := strconv.ParseUint(p.src[start:p.i], base, 32)
-	if err != nil {
-		return ""
+	var out []string
+	if a, err := strconv.Atoi(from); err == nil {
+		b, err := strconv.Atoi(to)
+		if err != nil || a-b > maxAlternatives || b-a > maxAlternatives {
+			return []string{unknown}
+		}
+		step := 1
+		if b < a {
+			step = -1
+		}
+		for n := a; ; n += step {
+			out = append(out, strconv.Itoa(n))
+			if n == b {
+				break
+			}
+		}
+		return out
 	}
-	if bits == 8 {
-		return string([]byte{byte(n)})
+	if len(from) == 1 && len(to) == 1 {
+		a, b := from[0], to[0]
+		if a > b {
+			a, b = b, a
+		}
+		for ch := int(a); ch <= int(b); ch++ {
+			out = append(out, string(rune(ch)))
+		}
+		if len(out) > maxAlternatives {
+			return []string{unknown}
+		}
+		return out
 	}
-	return string(rune(n))
+	return []string{unknown}
 }
 
-// nextCwd is the working directory after seg: a cd changes it (to the
-// home for a bare cd), anything else leaves it.
-func nextCwd(seg *segment, cwd string) string {
-	if len(seg.words) == 0 {
-		return cwd
+// single reports the one value of vs, when it has exactly one and it is
+// known.
+func single(vs []string) (string, bool) {
+	if len(vs) != 1 || strings.Contains(vs[0], unknown) {
+		return "", false
 	}
-	switch seg.words[0].text {
-	case "cd", "pushd":
-	default:
-		return cwd
+	return vs[0], true
+}
+
+// lookup is the values of the variable name.
+func (c *checker) lookup(name string) []string {
+	if v, ok := c.vars[name]; ok {
+		return v
 	}
-	var target *word
-	for i := 1; i < len(seg.words); i++ {
-		if t := seg.words[i].text; t == "--" || strings.HasPrefix(t, "-") && t != "-" {
+	if name == "HOME" {
+		return []string{"~"}
+	}
+	return []string{unknown}
+}
+
+// param resolves a parameter expansion: $x, ${x}, and the forms with
+// modifiers, each taken as every value it may give.
+func (c *checker) param(x *syntax.ParamExp) []string {
+	if x.Length {
+		return []string{"0"}
+	}
+	if x.Param == nil || x.Excl || x.Width || x.IsSet || x.Flags != nil || x.NestedParam != nil ||
+		x.Names != 0 || len(x.Modifiers) > 0 || x.Index != nil {
+		return []string{unknown} // ${!x}, ${a[i]}, ${!prefix*}: not followed
+	}
+	name := x.Param.Value
+	base := c.lookup(name)
+	switch {
+	case x.Slice != nil:
+		return c.slice(base, x.Slice)
+	case x.Repl != nil:
+		return c.replace(base, x.Repl)
+	case x.Exp != nil:
+		return c.expansion(name, base, x.Exp)
+	}
+	return base
+}
+
+// slice computes ${x:offset:length} of known values with literal numbers.
+func (c *checker) slice(base []string, s *syntax.Slice) []string {
+	num := func(e syntax.ArithmExpr) (int, bool) {
+		w, ok := e.(*syntax.Word)
+		if !ok {
+			return 0, false
+		}
+		v, ok := single(c.resolve(w, false))
+		if !ok {
+			return 0, false
+		}
+		n, err := strconv.Atoi(strings.TrimSpace(v))
+		return n, err == nil
+	}
+	off, ok := num(s.Offset)
+	if !ok {
+		return []string{unknown}
+	}
+	var out []string
+	for _, b := range base {
+		if strings.Contains(b, unknown) {
+			return []string{unknown}
+		}
+		o := off
+		if o < 0 {
+			o += len(b)
+		}
+		if o < 0 || o > len(b) {
+			out = append(out, "")
 			continue
 		}
-		target = &seg.words[i]
-		break
+		v := b[o:]
+		if s.Length != nil {
+			n, ok := num(s.Length)
+			if !ok {
+				return []string{unknown}
+			}
+			if n < 0 {
+				n += len(v)
+			}
+			if n < 0 {
+				n = 0
+			}
+			v = v[:min(n, len(v))]
+		}
+		out = append(out, v)
 	}
-	switch {
-	case target == nil:
-		return "~"
-	case target.onlyExpansion || target.text == "-":
-		return unknownCwd
-	}
-	return joinCwd(cwd, target.text)
+	return dedupe(out)
 }
 
-// unknownCwd is a working directory the deny list cannot know (cd "$X").
-const unknownCwd = "\x00unknown"
+// replace computes ${x/pattern/with} (and //, /#, /%).
+func (c *checker) replace(base []string, r *syntax.Replace) []string {
+	pat, ok := single(c.resolve(r.Orig, false))
+	if !ok {
+		return union(base, []string{unknown})
+	}
+	var anchor byte
+	if pat != "" && (pat[0] == '#' || pat[0] == '%') {
+		anchor, pat = pat[0], pat[1:]
+	}
+	var out []string
+	for _, b := range base {
+		for _, with := range c.resolve(r.With, false) {
+			v, ok := replaceGlob(b, pat, with, r.All, anchor)
+			if !ok {
+				// Not computed: the value may be left as it is, get
+				// the replacement at either end, or be replaced whole.
+				out = union(out, []string{b, with + b, b + with, with, unknown})
+				continue
+			}
+			out = union(out, []string{v})
+		}
+	}
+	return out
+}
+
+// expansion computes ${x:-w}, ${x:=w}, ${x:+w}, ${x#p}, ${x%p}, ${x^^}
+// and their kin.
+func (c *checker) expansion(name string, base []string, e *syntax.Expansion) []string {
+	word := func() []string { return c.resolve(e.Word, false) }
+	switch e.Op {
+	case syntax.AlternateUnset, syntax.AlternateUnsetOrNull:
+		return union([]string{""}, word())
+	case syntax.DefaultUnset, syntax.DefaultUnsetOrNull:
+		return union(base, word())
+	case syntax.AssignUnset, syntax.AssignUnsetOrNull:
+		v := union(base, word())
+		c.setVar(name, v, false)
+		return v
+	case syntax.ErrorUnset, syntax.ErrorUnsetOrNull:
+		return base
+	case syntax.RemSmallPrefix, syntax.RemLargePrefix, syntax.RemSmallSuffix, syntax.RemLargeSuffix:
+		pat, ok := single(word())
+		var out []string
+		for _, b := range base {
+			v, done := trimGlob(b, pat, e.Op)
+			if !ok || !done {
+				out = union(out, []string{b, unknown})
+				continue
+			}
+			out = union(out, []string{v})
+		}
+		return out
+	case syntax.UpperFirst, syntax.UpperAll, syntax.LowerFirst, syntax.LowerAll:
+		var out []string
+		for _, b := range base {
+			switch e.Op {
+			case syntax.UpperAll:
+				b = strings.ToUpper(b)
+			case syntax.LowerAll:
+				b = strings.ToLower(b)
+			case syntax.UpperFirst:
+				if b != "" {
+					b = strings.ToUpper(b[:1]) + b[1:]
+				}
+			case syntax.LowerFirst:
+				if b != "" {
+					b = strings.ToLower(b[:1]) + b[1:]
+				}
+			}
+			out = append(out, b)
+		}
+		return dedupe(out)
+	}
+	return []string{unknown} // ${x@Q} and the like
+}
+
+// substitution is the values $( ) may give, for the few commands whose
+// output the text tells: find prints paths under its starting points,
+// mktemp a new path, echo its arguments, pwd the working directory.
+// Anything else is unknown.
+func (c *checker) substitution(cs *syntax.CmdSubst) []string {
+	if len(cs.Stmts) != 1 {
+		return []string{unknown}
+	}
+	call, ok := cs.Stmts[0].Cmd.(*syntax.CallExpr)
+	if !ok || len(call.Args) == 0 || len(cs.Stmts[0].Redirs) > 0 {
+		return []string{unknown}
+	}
+	prog, ok := single(c.resolve(call.Args[0], true))
+	if !ok {
+		return []string{unknown}
+	}
+	args := c.args(call.Args[1:])
+	switch path.Base(prog) {
+	case "find":
+		return findOutput(args)
+	case "mktemp":
+		return []string{"/tmp/tmp.mktemp"}
+	case "echo":
+		return echoOutput(args)
+	case "pwd":
+		var out []string
+		for _, d := range c.cwds {
+			if d == "" || d == unknownCwd {
+				d = unknown
+			}
+			out = append(out, d)
+		}
+		return dedupe(out)
+	}
+	return []string{unknown}
+}
+
+// findOutput is what find prints: its starting points and paths below
+// them (a name standing for any of those).
+func findOutput(args []arg) []string {
+	var out []string
+	i := 0
+	for i < len(args) && (args[i].is("-H") || args[i].is("-L") || args[i].is("-P")) {
+		i++
+	}
+	for ; i < len(args); i++ {
+		if t, ok := args[i].text(); ok && (strings.HasPrefix(t, "-") || t == "(" || t == "!") {
+			break
+		}
+		for _, r := range args[i].alts {
+			if strings.Contains(r, unknown) {
+				out = union(out, []string{r})
+				continue
+			}
+			out = union(out, []string{r, strings.TrimSuffix(r, "/") + "/found"})
+		}
+	}
+	if out == nil {
+		out = []string{".", "./found"}
+	}
+	return out
+}
+
+// echoOutput is what echo prints (its options skipped; with -e, escapes
+// decoded).
+func echoOutput(args []arg) []string {
+	escapes := false
+	for len(args) > 0 {
+		t, ok := args[0].text()
+		if !ok || len(t) < 2 || t[0] != '-' || strings.Trim(t[1:], "neE") != "" {
+			break
+		}
+		escapes = escapes || strings.Contains(t, "e")
+		args = args[1:]
+	}
+	out := joinArgs(args)
+	if escapes {
+		for i, v := range out {
+			out[i] = ansiC(v)
+		}
+	}
+	return out
+}
+
+// joinArgs is every text the arguments make joined by spaces.
+func joinArgs(args []arg) []string {
+	out := []string{""}
+	for i, a := range args {
+		if i > 0 {
+			out = product(out, []string{" "})
+		}
+		out = product(out, a.alts)
+	}
+	return out
+}
+
+// simpleGlob reports a pattern this file can match itself: *, ? and
+// literal text (a bracket class or an extended glob is not followed).
+func simpleGlob(p string) bool {
+	return !strings.ContainsAny(p, "[]") && !strings.Contains(p, "(")
+}
+
+// globMatch reports whether s matches the pattern p, where * matches any
+// text (slashes too, as in a parameter expansion) and ? any one byte.
+func globMatch(p, s string) bool {
+	pi, si := 0, 0
+	star, mark := -1, 0
+	for si < len(s) {
+		switch {
+		case pi < len(p) && (p[pi] == '?' || p[pi] == s[si]) && p[pi] != '*':
+			pi++
+			si++
+		case pi < len(p) && p[pi] == '*':
+			star, mark = pi, si
+			pi++
+		case star >= 0:
+			pi = star + 1
+			mark++
+			si = mark
+		default:
+			return false
+		}
+	}
+	for pi < len(p) && p[pi] == '*' {
+		pi++
+	}
+	return pi == len(p)
+}
+
+// trimGlob computes ${b#p}, ${b##p}, ${b%p} and ${b%%p}; done is false
+// when b or p is beyond what is computed here.
+func trimGlob(b, p string, op syntax.ParExpOperator) (string, bool) {
+	if strings.Contains(b, unknown) || !simpleGlob(p) || len(b) > maxPatternText || len(p) > maxPatternText/2 {
+		return "", false
+	}
+	n := len(b)
+	switch op {
+	case syntax.RemSmallPrefix:
+		for i := 0; i <= n; i++ {
+			if globMatch(p, b[:i]) {
+				return b[i:], true
+			}
+		}
+	case syntax.RemLargePrefix:
+		for i := n; i >= 0; i-- {
+			if globMatch(p, b[:i]) {
+				return b[i:], true
+			}
+		}
+	case syntax.RemSmallSuffix:
+		for i := n; i >= 0; i-- {
+			if globMatch(p, b[i:]) {
+				return b[:i], true
+			}
+		}
+	case syntax.RemLargeSuffix:
+		for i := 0; i <= n; i++ {
+			if globMatch(p, b[i:]) {
+				return b[:i], true
+			}
+		}
+	}
+	return b, true
+}
+
+// replaceGlob computes ${b/p/with} (all: //; anchor '#' or '%': /# /%);
+// done is false when b or p is beyond what is computed here.
+func replaceGlob(b, p, with string, all bool, anchor byte) (string, bool) {
+	if strings.Contains(b, unknown) || !simpleGlob(p) || len(b) > maxPatternText/2 || len(p) > maxPatternText/2 {
+		return "", false
+	}
+	n := len(b)
+	switch anchor {
+	case '#':
+		for i := n; i >= 0; i-- {
+			if globMatch(p, b[:i]) {
+				return with + b[i:], true
+			}
+		}
+		return b, true
+	case '%':
+		for i := 0; i <= n; i++ {
+			if globMatch(p, b[i:]) {
+				return b[:i] + with, true
+			}
+		}
+		return b, true
+	}
+	if p == "" {
+		return b, true
+	}
+	var out strings.Builder
+	for i := 0; i < n; {
+		j := n
+		for ; j > i; j-- {
+			if globMatch(p, b[i:j]) {
+				break
+			}
+		}
+		if j == i {
+			out.WriteByte(b[i])
+			i++
+			continue
+		}
+		out.WriteString(with)
+		i = j
+		if !all {
+			out.WriteString(b[i:])
+			return out.String(), true
+		}
+	}
+	return out.String(), true
+}

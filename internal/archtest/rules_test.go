@@ -60,6 +60,10 @@ var nativeStd = []string{"context", "io", "net/http", "net/url"}
 // reach these and nothing else third-party.
 var capsuleLibraries = map[string][]string{
 	"capsules/http": {"golang.org/x/net/html", "golang.org/x/net/html/atom", "net/url"},
+	// The shell's deny list reads commands with a real bash parser
+	// (docs/RATIONALE.md: "Why does the shell still have a deny list when
+	// commands are confined?"); fileutil is the parser's own dependency.
+	"capsules/shell": {"mvdan.cc/sh/v3/syntax", "mvdan.cc/sh/v3/fileutil"},
 }
 
 // nativeServices are the built-in capsules that serve connections natively
