@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/astrid-go/astrid/hostapi"
+	"github.com/astrid-go/astrid/internal/egress"
 	"github.com/astrid-go/astrid/internal/sandbox"
 )
 
@@ -33,6 +34,7 @@ type Sandbox struct {
 type Confined struct {
 	cmd     *exec.Cmd
 	policy  *sandbox.Policy // nil when the sandbox is off
+	proxy   *egress.Proxy   // the process's way out, when its capsule holds a net grant
 	summary string
 	tmp     string
 	release func()
@@ -56,12 +58,6 @@ func (c *Capsule) Confine(op string, cmd *exec.Cmd, principal string, extraRead 
 	if sb.Off {
 		return cf, nil
 	}
-	if c.gate.HasNetwork() {
-		// The egress proxy is not built yet: a capsule with a net grant
-		// would get no network from its processes, which is safe but not
-		// what the grant says, so say so instead of failing silently.
-		c.log.Debug("a confined process of a capsule with a net grant gets no network of its own yet")
-	}
 	read, write := c.gate.FSDirs(principal)
 	p := sandbox.Policy{
 		Read:    append(append(append([]string(nil), or(sb.SystemRead, sandbox.DefaultSystemRead)...), read...), extraRead...),
@@ -69,9 +65,45 @@ func (c *Capsule) Confine(op string, cmd *exec.Cmd, principal string, extraRead 
 		Devices: or(sb.Devices, sandbox.DefaultDevices),
 		Exclude: sb.Protected,
 	}
+	if c.gate.HasNetwork() {
+		proxy, err := c.egressProxy()
+		if err != nil {
+			cf.Done()
+			return nil, hostapi.Errorf(hostapi.CodeUnavailable, op, "egress proxy: %v", err)
+		}
+		cf.proxy = proxy
+		p.ConnectTCP = []uint16{proxy.Port()}
+		for _, k := range []string{"HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy"} {
+			cmd.Env = setEnv(cmd.Env, k, proxy.URL())
+		}
+		cmd.Env = setEnv(setEnv(cmd.Env, "NO_PROXY", ""), "no_proxy", "")
+	}
 	cf.policy = &p
 	cf.summary = summarize(read, write, c.gate.HasNetwork())
 	return cf, nil
+}
+
+// egressProxy starts the loopback proxy one confined process reaches the
+// network through: each connection it asks for is checked against net
+// (any port of a granted host: a process names its own port) or
+// net_connect, and the SSRF guard.
+func (c *Capsule) egressProxy() (*egress.Proxy, error) {
+	eo := c.deps.Egress
+	eo.CheckHost = nil
+	eo.CheckConn = func(host string, port int) error {
+		if err := c.gate.Net(host); err == nil {
+			return nil
+		}
+		return c.gate.NetConnect(host, port)
+	}
+	if eo.Logger == nil {
+		eo.Logger = c.log
+	}
+	d, err := egress.NewDialer(eo)
+	if err != nil {
+		return nil, err
+	}
+	return egress.NewProxy(d, c.log)
 }
 
 // summarize says in a line what a confined process may reach, for the
@@ -85,7 +117,7 @@ func summarize(read, write []string, net bool) string {
 	}
 	s := "reads " + list(read) + " and the system's programs and libraries; writes " + list(write) + " and $TMPDIR"
 	if net {
-		s += "; no network of its own (its capsule's net grant covers the capsule's HTTP calls, not its processes)"
+		s += "; network only through Astrid's egress proxy (HTTP_PROXY), to the hosts its capsule's net grants name"
 	} else {
 		s += "; no network"
 	}
@@ -113,6 +145,9 @@ func (cf *Confined) Start() error {
 func (cf *Confined) Done() {
 	if cf.release != nil {
 		cf.release()
+	}
+	if cf.proxy != nil {
+		_ = cf.proxy.Close()
 	}
 	if cf.tmp != "" {
 		_ = os.RemoveAll(cf.tmp)
