@@ -91,6 +91,11 @@ func (p Policy) resolve() ([]rule, []Skipped, error) {
 				skipped = append(skipped, Skipped{path, err.Error()})
 				continue
 			}
+			if real == "/" {
+				// Everything readable is no confinement at all, and the
+				// system set already holds what programs need.
+				return fmt.Errorf("sandbox: %s grants the whole file system (%s resolves to /); a process is not started with that: grant the directories it needs", accessName(a), path)
+			}
 			if x, ok := under(real, excluded); ok {
 				skipped = append(skipped, Skipped{path, "lies in " + x + ", which no grant reaches"})
 				continue
@@ -153,6 +158,17 @@ func expandAround(dir string, a access, excluded []string) ([]rule, error) {
 		rules = append(rules, rule{path: p, access: a, dir: isDir})
 	}
 	return rules, nil
+}
+
+// accessName names a, for errors.
+func accessName(a access) string {
+	switch a {
+	case accessWrite:
+		return "fs_write"
+	case accessDevice:
+		return "[sandbox] devices"
+	}
+	return "fs_read"
 }
 
 // accessList lets a directory be listed and walked, nothing more.

@@ -298,4 +298,13 @@ func TestAPathThatDoesNotExist(t *testing.T) {
 	if _, _, err := (Policy{Read: []string{"relative"}}).resolve(); err == nil {
 		t.Fatal("a relative path was taken")
 	}
+	// The whole file system, however spelled, keeps the process from
+	// starting, with the grant named.
+	link := filepath.Join(t.TempDir(), "root")
+	mustDo(t, os.Symlink("/", link))
+	for _, p := range []Policy{{Read: []string{"/"}}, {Write: []string{"/."}}, {Read: []string{link}}, {Read: []string{"/usr/.."}}} {
+		if _, _, err := p.resolve(); err == nil || !strings.Contains(err.Error(), "whole file system") {
+			t.Errorf("%+v: %v", p, err)
+		}
+	}
 }
