@@ -223,6 +223,14 @@ type ProcessResult struct {
 	Confined string `json:"confined,omitempty"`
 }
 
+// ConfinedShellKey is the config key (Sys.Config) through which the
+// kernel tells a capsule whether the operator lets commands that run
+// confined start without asking the person ("auto", config.toml
+// [approval] confined_shell, and only while processes really run
+// confined) or not ("ask"). The kernel answers it, whatever the capsule's
+// own configuration holds.
+const ConfinedShellKey = "astrid.approval.confined_shell"
+
 // Process limits.
 const (
 	// MaxProcessOutput caps what is kept of each of stdout and stderr.

@@ -38,7 +38,7 @@ type processArgs struct {
 }
 
 func spawnBackground(c *sdk.Call, a spawnArgs) (string, error) {
-	if err := approve(c, a.Command, a.WorkingDirectory, backgroundNote); err != nil {
+	if err := approve(c, a.Command, a.WorkingDirectory, backgroundNote, false); err != nil {
 		return "", err
 	}
 	h, err := c.ProcessSpawn(hostapi.ProcessSpawnRequest{ProcessRequest: hostapi.ProcessRequest{

@@ -118,3 +118,33 @@ func TestShellEscapesThroughTheDaemon(t *testing.T) {
 		t.Fatalf("after the escapes (exit %d): %s", code, out)
 	}
 }
+
+// TestConfinedShellAuto: with [approval] confined_shell = "auto" a
+// command that runs confined is not asked about (here nobody could be
+// asked: no terminal, no --yes), one asked to run unconfined still is, and
+// without the setting the same command is asked and, unanswerable, denied.
+func TestConfinedShellAuto(t *testing.T) {
+	if err := sandbox.Need(sandbox.ABI()); err != nil {
+		t.Skipf("this kernel cannot confine: %v", err)
+	}
+	for _, auto := range []bool{true, false} {
+		home, ws := t.TempDir(), t.TempDir()
+		if auto {
+			if err := os.WriteFile(filepath.Join(home, "config.toml"), []byte("[approval]\nconfined_shell = \"auto\"\n"), 0o600); err != nil {
+				t.Fatal(err)
+			}
+		}
+		out, code := runProcess(t, home, "tool", "call", "run_shell_command", `{"command":"echo ran > ran.txt && cat ran.txt"}`, "--workspace", ws, "--no-daemon")
+		_, err := os.Stat(filepath.Join(ws, "ran.txt"))
+		if auto && (code != 0 || err != nil || strings.Contains(out, "denied")) {
+			t.Fatalf("auto: a confined command was not run unasked (exit %d): %s", code, out)
+		}
+		if !auto && (code == 0 || err == nil || !strings.Contains(out, "denied")) {
+			t.Fatalf("ask: a command ran although nobody could be asked (exit %d): %s", code, out)
+		}
+		out, code = runProcess(t, home, "tool", "call", "run_shell_command", `{"command":"echo out > out.txt","unconfined":true}`, "--workspace", ws, "--no-daemon")
+		if _, err := os.Stat(filepath.Join(ws, "out.txt")); code == 0 || err == nil {
+			t.Fatalf("auto=%v: an unconfined command ran unasked (exit %d): %s", auto, code, out)
+		}
+	}
+}

@@ -36,6 +36,8 @@ type Config struct {
 	Telemetry Telemetry `toml:"telemetry"`
 	// Sandbox confines the processes capsules start (sandbox.go).
 	Sandbox Sandbox `toml:"sandbox"`
+	// Approval is what runs without asking (sandbox.go).
+	Approval Approval `toml:"approval"`
 }
 
 // Limits are the kernel's resource limits (DESIGN §4 and §4b).
@@ -87,6 +89,7 @@ func Default() Config {
 		Admin:               Admin{Enabled: true, Listen: "127.0.0.1:0"},
 		NATS:                NATS{ClusterName: "astrid"},
 		Telemetry:           defaultTelemetry(),
+		Approval:            Approval{ConfinedShell: ConfinedShellAsk},
 		Sandbox:             Sandbox{Mode: SandboxEnforce, Read: slices.Clone(sandbox.DefaultSystemRead), Devices: slices.Clone(sandbox.DefaultDevices)},
 	}
 }

@@ -117,6 +117,8 @@ metrics = true
 mode = "off"
 read = ["/usr"]
 devices = ["/dev/null"]
+[approval]
+confined_shell = "auto"
 `)
 	c, err := Load(path)
 	if err != nil {
@@ -145,7 +147,8 @@ devices = ["/dev/null"]
 		NATS:                NATS{HostID: "gpu-box", Listen: "0.0.0.0:6222", Routes: []string{"nats-route://10.0.0.2:6222"}, ClusterName: "lab"},
 		Telemetry:           Telemetry{Tracing: "stdout", OTLPEndpoint: "https://collector.example:4318", TraceFile: "logs/traces.jsonl", Metrics: true},
 		// A list given replaces the default list; it is not merged.
-		Sandbox: Sandbox{Mode: "off", Read: []string{"/usr"}, Devices: []string{"/dev/null"}},
+		Sandbox:  Sandbox{Mode: "off", Read: []string{"/usr"}, Devices: []string{"/dev/null"}},
+		Approval: Approval{ConfinedShell: "auto"},
 	}
 	if !reflect.DeepEqual(c, want) {
 		t.Fatalf("Load =\n%+v\nwant\n%+v", c, want)
@@ -363,7 +366,7 @@ func TestSchemaListsEveryKey(t *testing.T) {
 		"nats.cluster_secret_file", "nats.cluster_tls_cert", "nats.cluster_tls_key", "nats.cluster_tls_ca",
 		"nats.creds_file", "nats.creds_dir", "nats.tls_ca", "nats.tls_cert", "nats.tls_key",
 		"telemetry", "telemetry.tracing", "telemetry.otlp_endpoint", "telemetry.trace_file", "telemetry.metrics",
-		"sandbox", "sandbox.mode", "sandbox.read", "sandbox.devices",
+		"sandbox", "sandbox.mode", "sandbox.read", "sandbox.devices", "approval", "approval.confined_shell",
 	}
 	for _, k := range want {
 		if schema[k] == "" {

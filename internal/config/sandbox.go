@@ -22,6 +22,29 @@ type Sandbox struct {
 	Devices []string `toml:"devices"`
 }
 
+// Approval is what the operator lets run without asking the person.
+type Approval struct {
+	// ConfinedShell is "ask" (the default: every shell command is asked
+	// about) or "auto" (a command that will run confined runs without a
+	// question, as codex's workspace-write mode and Claude Code's
+	// sandboxed bash do; one asked to run unconfined is always asked).
+	ConfinedShell string `toml:"confined_shell"`
+}
+
+// The values Approval.ConfinedShell takes.
+const (
+	ConfinedShellAsk  = "ask"
+	ConfinedShellAuto = "auto"
+)
+
+func (a Approval) validate(bad func(key, format string, args ...any)) {
+	switch strings.ToLower(a.ConfinedShell) {
+	case ConfinedShellAsk, ConfinedShellAuto:
+	default:
+		bad("approval.confined_shell", "unknown value %q; use ask or auto", a.ConfinedShell)
+	}
+}
+
 // The modes Sandbox.Mode names.
 const (
 	SandboxEnforce = "enforce"
@@ -48,3 +71,6 @@ func (s Sandbox) validate(bad func(key, format string, args ...any)) {
 		}
 	}
 }
+
+// Auto reports whether confined shell commands run without a question.
+func (a Approval) Auto() bool { return strings.EqualFold(a.ConfinedShell, ConfinedShellAuto) }

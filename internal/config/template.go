@@ -52,6 +52,8 @@ var keyNotes = map[string]string{
 	"sandbox.mode":                 `"enforce": each process runs inside its capsule's grants (Landlock + seccomp), and is not started where the kernel cannot enforce them; "off": unconfined, warned about at every start`,
 	"sandbox.read":                 "what every confined process may read besides its grants (programs, libraries, certificates); never $ASTRID_HOME",
 	"sandbox.devices":              "device files every confined process may read and write",
+	"approval":                     "what runs without asking the person",
+	"approval.confined_shell":      `"ask": every shell command is asked about; "auto": a command that runs confined (sandbox enforced) runs without a question; running outside the sandbox is always asked`,
 	"telemetry":                    "traces and metrics (docs/observability.md); all off by default",
 	"telemetry.tracing":            `trace exporter: "off" | "stdout" (JSON spans) | "otlp" (OTLP over HTTP); one trace per agent turn`,
 	"telemetry.otlp_endpoint":      "the OTLP/HTTP collector's base URL (traces go to its /v1/traces); http:// is sent without TLS",

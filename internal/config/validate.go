@@ -92,6 +92,7 @@ func (c Config) validate(file string, at map[string]written) error {
 	c.NATS.validate(bad)
 	c.Telemetry.validate(bad)
 	c.Sandbox.validate(bad)
+	c.Approval.validate(bad)
 	return errors.Join(probs...)
 }
 

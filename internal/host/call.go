@@ -160,6 +160,9 @@ func (call *Call) Principal() string {
 // Config implements hostapi.Sys.
 func (call *Call) Config(key string) (string, bool) {
 	defer call.leave(call.enter(opConfig))
+	if key == hostapi.ConfinedShellKey {
+		return call.c.deps.Sandbox.confinedShell(), true
+	}
 	v, ok := call.c.config[key]
 	return v, ok
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/astrid-go/astrid/hostapi"
 	"github.com/astrid-go/astrid/internal/egress"
+	"github.com/astrid-go/astrid/internal/gate"
 	"github.com/astrid-go/astrid/internal/sandbox"
 )
 
@@ -27,6 +28,19 @@ type Sandbox struct {
 	// Protected are directories no confined process reaches whatever its
 	// grants say: $ASTRID_HOME.
 	Protected []string
+	// ConfinedAuto is the operator's [approval] confined_shell = "auto":
+	// capsules read it as the hostapi.ConfinedShellKey config value, "auto" only
+	// while processes really run confined.
+	ConfinedAuto bool
+}
+
+// confinedShell answers hostapi.ConfinedShellKey: "auto" only when the operator
+// chose it and this machine confines processes.
+func (sb Sandbox) confinedShell() string {
+	if sb.ConfinedAuto && !sb.Off && sandbox.Need(sandbox.ABI()) == nil {
+		return "auto"
+	}
+	return "ask"
 }
 
 // Confined is one process being started inside its capsule's grants: a
@@ -47,6 +61,12 @@ type Confined struct {
 // a net grant, and never $ASTRID_HOME. It sets TMPDIR and HOME in cmd.Env.
 // Start starts cmd; Done must follow Wait.
 func (c *Capsule) Confine(op string, cmd *exec.Cmd, principal string, extraRead ...string) (*Confined, error) {
+	return c.confine(c.gate, op, cmd, principal, extraRead...)
+}
+
+// confine is Confine inside g's grants: a call's gate, whose `*` is its
+// request's workspace (scope.go).
+func (c *Capsule) confine(g *gate.Gate, op string, cmd *exec.Cmd, principal string, extraRead ...string) (*Confined, error) {
 	tmp, err := os.MkdirTemp("", "astrid-proc-")
 	if err != nil {
 		return nil, hostapi.Errorf(hostapi.CodeIO, op, "private temporary directory: %v", err)
@@ -58,14 +78,14 @@ func (c *Capsule) Confine(op string, cmd *exec.Cmd, principal string, extraRead 
 	if sb.Off {
 		return cf, nil
 	}
-	read, write := c.gate.FSDirs(principal)
+	read, write := g.FSDirs(principal)
 	p := sandbox.Policy{
 		Read:    append(append(append([]string(nil), or(sb.SystemRead, sandbox.DefaultSystemRead)...), read...), extraRead...),
 		Write:   append(write, tmp),
 		Devices: or(sb.Devices, sandbox.DefaultDevices),
 		Exclude: sb.Protected,
 	}
-	if c.gate.HasNetwork() {
+	if g.HasNetwork() {
 		proxy, err := c.egressProxy()
 		if err != nil {
 			cf.Done()
@@ -79,7 +99,7 @@ func (c *Capsule) Confine(op string, cmd *exec.Cmd, principal string, extraRead 
 		cmd.Env = setEnv(setEnv(cmd.Env, "NO_PROXY", ""), "no_proxy", "")
 	}
 	cf.policy = &p
-	cf.summary = summarize(read, write, c.gate.HasNetwork())
+	cf.summary = summarize(read, write, g.HasNetwork())
 	return cf, nil
 }
 

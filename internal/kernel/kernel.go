@@ -177,7 +177,8 @@ func Boot(ctx context.Context, opts Options) (*Kernel, error) {
 		// The host approval call counts answers from frontends only.
 		// $ASTRID_HOME is out of every confined process's reach,
 		// whatever its grants say (DESIGN §11).
-		Sandbox: host.Sandbox{Off: cfg.Sandbox.Off(), SystemRead: cfg.Sandbox.Read, Devices: cfg.Sandbox.Devices, Protected: []string{opts.Home}},
+		Sandbox: host.Sandbox{Off: cfg.Sandbox.Off(), SystemRead: cfg.Sandbox.Read, Devices: cfg.Sandbox.Devices, Protected: []string{opts.Home},
+			ConfinedAuto: cfg.Approval.Auto()},
 		Bus: b, Approvals: host.NewApprovals(frontendIDs(opts.Frontends), 0),
 		// Background processes outlive capsule instances (a persistent
 		// one survives a reload), never the kernel (Close).
