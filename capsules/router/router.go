@@ -62,7 +62,7 @@ func handleRequest(c *sdk.Call) error {
 		c.Log(hostapi.LogWarn, fmt.Sprintf("router: call %q: failure reply not registered: %v", req.CallID, err))
 	}
 	if err := ipc.ValidateToolName(req.ToolName); err != nil {
-		return publishError(c, req.CallID, fmt.Sprintf("Invalid tool name: %q (%v)", req.ToolName, err))
+		return publishError(c, req.CallID, fmt.Sprintf("Invalid tool name: %v", err))
 	}
 	topic := ipc.ToolExecuteTopic(req.ToolName)
 	owners, err := c.Interceptors(topic)

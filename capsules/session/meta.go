@@ -37,12 +37,14 @@ type Summary struct {
 	MessageCount    int    `json:"message_count"`
 	// Preview is the first user message's text, whitespace folded, at most
 	// PreviewRunes runes (an ellipsis marks a cut).
-	Preview   string `json:"preview"`
-	Title     string `json:"title,omitempty"`
-	CreatedAt int64  `json:"created_at,omitempty"`
-	UpdatedAt int64  `json:"updated_at,omitempty"`
-	Archived  bool   `json:"archived"`
-	Meta      string `json:"meta,omitempty"`
+	Preview     string `json:"preview"`
+	Title       string `json:"title,omitempty"`
+	CreatedAt   int64  `json:"created_at,omitempty"`
+	UpdatedAt   int64  `json:"updated_at,omitempty"`
+	UpdatedAtMs int64  `json:"updated_at_ms,omitempty"`
+	Workspace   string `json:"workspace,omitempty"`
+	Archived    bool   `json:"archived"`
+	Meta        string `json:"meta,omitempty"`
 }
 
 // ListReply answers list: one page of summaries in session id order.
@@ -70,11 +72,12 @@ const (
 )
 
 // updateRequest is update's payload: an absent field is left alone, a
-// present empty string clears title or meta.
+// present empty string clears title, meta or workspace.
 type updateRequest struct {
-	Title    *string `json:"title"`
-	Archived *bool   `json:"archived"`
-	Meta     *string `json:"meta"`
+	Title     *string `json:"title"`
+	Archived  *bool   `json:"archived"`
+	Meta      *string `json:"meta"`
+	Workspace *string `json:"workspace"`
 }
 
 // DeleteReply answers delete; Deleted is false when there was no record.
@@ -92,7 +95,8 @@ type listRequest struct {
 
 func summarize(id string, r Record) Summary {
 	s := Summary{SessionID: id, ParentSessionID: r.ParentSessionID, MessageCount: len(r.Messages),
-		Title: r.Title, CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt, Archived: r.Archived, Meta: r.Meta}
+		Title: r.Title, CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt, UpdatedAtMs: r.UpdatedAtMs,
+		Workspace: r.Workspace, Archived: r.Archived, Meta: r.Meta}
 	for _, m := range r.Messages {
 		if t, ok := m.Text(); ok && m.Role == ipc.RoleUser {
 			s.Preview = preview(t)
@@ -193,6 +197,9 @@ func handleUpdate(c *sdk.Call) error {
 	if u.Meta != nil && len(*u.Meta) > MaxMetaBytes {
 		return fail(c, topic, req.CorrelationID, fmt.Sprintf("session: update: meta is %d bytes, the limit is %d", len(*u.Meta), MaxMetaBytes))
 	}
+	if u.Workspace != nil && len(*u.Workspace) > MaxWorkspaceBytes {
+		return fail(c, topic, req.CorrelationID, fmt.Sprintf("session: update: workspace is %d bytes, the limit is %d", len(*u.Workspace), MaxWorkspaceBytes))
+	}
 	r, found, err := loadFound(c, req.SessionID)
 	if err != nil {
 		return fail(c, topic, req.CorrelationID, "session: update: "+err.Error())
@@ -208,6 +215,9 @@ func handleUpdate(c *sdk.Call) error {
 	}
 	if u.Meta != nil {
 		r.Meta = *u.Meta
+	}
+	if u.Workspace != nil {
+		r.Workspace = *u.Workspace
 	}
 	if err := save(c, req.SessionID, r); err != nil {
 		return fail(c, topic, req.CorrelationID, "session: update: "+err.Error())

@@ -20,6 +20,9 @@ const MaxMetaBytes = 8 << 10
 // keyPrefix prefixes every session record's KV key.
 const keyPrefix = "session.data."
 
+// MaxWorkspaceBytes bounds a session's workspace path.
+const MaxWorkspaceBytes = 4096
+
 // maxIDBytes bounds a session id (and so a KV key and a reply payload).
 const maxIDBytes = 64
 
@@ -31,9 +34,15 @@ type Record struct {
 	Messages        []ipc.Message `json:"messages"`
 	// CreatedAt and UpdatedAt are unix seconds of the host clock, set by
 	// save (0 in a record written before v2).
-	CreatedAt int64  `json:"created_at,omitempty"`
-	UpdatedAt int64  `json:"updated_at,omitempty"`
-	Title     string `json:"title,omitempty"`
+	CreatedAt int64 `json:"created_at,omitempty"`
+	UpdatedAt int64 `json:"updated_at,omitempty"`
+	// UpdatedAtMs is UpdatedAt in milliseconds, which orders sessions
+	// written within one second (0 in a record written before it).
+	UpdatedAtMs int64  `json:"updated_at_ms,omitempty"`
+	Title       string `json:"title,omitempty"`
+	// Workspace is the directory the session's turns work on, as the
+	// frontend that started it said (update); "" when none did.
+	Workspace string `json:"workspace,omitempty"`
 	Archived  bool   `json:"archived"`
 	// Meta is a client's opaque JSON string, at most MaxMetaBytes.
 	Meta string `json:"meta,omitempty"`
@@ -102,11 +111,13 @@ func decodeRecord(c *sdk.Call, id string, raw []byte) Record {
 // save writes session id's record, stamping its times.
 func save(c *sdk.Call, id string, r Record) error {
 	r.SchemaVersion = SchemaVersion
-	now := c.Now().Unix()
+	t := c.Now()
+	now := t.Unix()
 	if r.CreatedAt == 0 {
 		r.CreatedAt = now
 	}
 	r.UpdatedAt = now
+	r.UpdatedAtMs = t.UnixMilli()
 	if r.Messages == nil {
 		r.Messages = []ipc.Message{}
 	}

@@ -523,9 +523,17 @@ func TestUpdateAndArchived(t *testing.T) {
 	if msg := errorReply(t, k, session.UpdateTopic, session.OpUpdate, map[string]any{"session_id": "b", "correlation_id": "u4", "meta": strings.Repeat("m", session.MaxMetaBytes+1)}); !strings.Contains(msg, "limit") {
 		t.Fatalf("oversized meta: %q", msg)
 	}
+	if msg := errorReply(t, k, session.UpdateTopic, session.OpUpdate, map[string]any{"session_id": "b", "correlation_id": "u5", "workspace": strings.Repeat("w", session.MaxWorkspaceBytes+1)}); !strings.Contains(msg, "limit") {
+		t.Fatalf("oversized workspace: %q", msg)
+	}
 	// The refused updates changed nothing.
-	if meta := ask[session.MetaReply](t, k, ipc.DefaultPrincipal, session.GetMetaTopic, session.OpGetMeta, map[string]any{"session_id": "b", "correlation_id": "m1"}); meta.Session.Meta != "" {
+	if meta := ask[session.MetaReply](t, k, ipc.DefaultPrincipal, session.GetMetaTopic, session.OpGetMeta, map[string]any{"session_id": "b", "correlation_id": "m1"}); meta.Session.Meta != "" || meta.Session.Workspace != "" {
 		t.Fatalf("b after a refused update: %+v", meta.Session)
+	}
+	// A workspace is kept and reported; every write stamps milliseconds.
+	s = update("u6", map[string]any{"session_id": "b", "workspace": "/home/ada/project"})
+	if s.Workspace != "/home/ada/project" || s.UpdatedAtMs/1000 != s.UpdatedAt {
+		t.Fatalf("after the workspace update: %+v", s)
 	}
 }
 

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 
@@ -26,8 +25,9 @@ func newCapsuleListCmd() *cobra.Command {
 when none runs or with --no-daemon, of a kernel booted in-process as it would run: the
 built-ins and those installed in $ASTRID_HOME/capsules, in load order, then any it could
 not even read. For each: its engines, its state, the tools it provides and, when it
-failed or a reload was refused, why. A daemon shows another uid than its owner's no
-install paths and no errors.
+failed or a reload was refused, why. The table fits 100 columns (a long tool list is
+cut; -v lists each capsule's tools in full, as --json does). A daemon shows another uid
+than its owner's no install paths and no errors.
 
 Exit status: 0 when every capsule is ready, 1 when some failed.`,
 		Args: cobra.NoArgs,
@@ -52,17 +52,23 @@ Exit status: 0 when every capsule is ready, 1 when some failed.`,
 					return err
 				}
 			} else {
-				tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
-				fmt.Fprintln(tw, "CAPSULE\tENGINES\tSTATE\tTOOLS\tSOURCE")
+				rows := make([][]string, 0, len(list))
 				for _, s := range list {
 					source := s.Dir
 					if s.Builtin {
 						source = "built-in"
 					}
-					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", s.ID, orDash(strings.Join(s.Engines, ",")), s.State, orDash(strings.Join(s.Tools, ",")), orDash(source))
+					rows = append(rows, []string{s.ID, orDash(strings.Join(s.Engines, ",")), s.State, orDash(source), orDash(strings.Join(s.Tools, ","))})
 				}
-				if err := tw.Flush(); err != nil {
+				if err := writeTable(cmd.OutOrStdout(), []string{"CAPSULE", "ENGINES", "STATE", "SOURCE", "TOOLS"}, rows); err != nil {
 					return err
+				}
+				if verbose, _ := cmd.Flags().GetBool(verboseFlag); verbose {
+					for _, s := range list {
+						if len(s.Tools) > 0 {
+							fmt.Fprintf(cmd.OutOrStdout(), "\n%s tools: %s\n", s.ID, strings.Join(s.Tools, " "))
+						}
+					}
 				}
 				for _, s := range list {
 					if s.Error != "" {

@@ -50,7 +50,7 @@ func TestCapsuleList(t *testing.T) {
 		t.Errorf("broken = %+v", s)
 	}
 
-	out, _, _ = runAstrid(t, "", "capsule", "list", "--workspace", ws)
+	out, _, _ = runAstrid(t, "", "capsule", "list", "--workspace", ws, "-v")
 	for _, want := range []string{"CAPSULE", "astrid-capsule-fs", "native,static", "read_file", "built-in", "broken: "} {
 		if !strings.Contains(out, want) {
 			t.Errorf("table lacks %q:\n%s", want, out)

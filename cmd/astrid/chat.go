@@ -26,6 +26,7 @@ type chatFlags struct {
 	provider string
 	model    string
 	session  string
+	cont     bool
 }
 
 func newChatCmd() *cobra.Command {
@@ -55,6 +56,7 @@ $ASTRID_HOME/logs/chat.log, not the screen). It needs a terminal; scripts use as
 	fl.StringVar(&f.provider, "provider", "", "LLM provider to ask (default: the active model's; /models chooses another)")
 	fl.StringVar(&f.model, "model", "", "model to ask; alone, the active provider's")
 	fl.StringVar(&f.session, "session", "", "continue this session (default: a new one)")
+	fl.BoolVar(&f.cont, "continue", false, "continue the newest session of this workspace (--workspace, else the current directory)")
 	f.kernelFlags.register(cmd)
 	return cmd
 }
@@ -75,14 +77,32 @@ func runChat(cmd *cobra.Command, f *chatFlags) error {
 			return usage(cmd, fmt.Errorf("--provider %q: a provider is named by one topic segment (replay, openai, anthropic)", f.provider))
 		}
 	}
-	k, ctx, stop, err := chatKernel(cmd, f.kernelFlags)
+	if f.cont && f.session != "" {
+		return usage(cmd, errors.New("--continue and --session each name the session to continue; give one"))
+	}
+	ws, err := sessionWorkspace(f.kernelFlags)
+	if err != nil {
+		return err
+	}
+	k, started, ctx, stop, err := chatKernel(cmd, f.kernelFlags)
 	if err != nil {
 		return err
 	}
 	defer stop()
+	if started != 0 {
+		// Said again on the way out: the daemon outlives the chat.
+		defer fmt.Fprintf(out, "the daemon this chat started (pid %d) still runs; astrid stop ends it\n", started)
+	}
+	if f.cont {
+		if f.session, err = newestSession(ctx, k, f.principal, ws); err != nil {
+			fmt.Fprintln(cmd.ErrOrStderr(), "astrid:", err)
+			return exitError{code: 2}
+		}
+	}
 	session, err := chatui.Run(ctx, chatui.Options{
 		Kernel: k, Principal: f.principal, SessionID: f.session, Provider: f.provider, Model: f.model,
 	}, in, out)
+	recordWorkspace(context.WithoutCancel(ctx), k, f.principal, session, ws)
 	fmt.Fprintf(out, "session %s (continue with astrid -p --session %s, or astrid chat --session %s)\n", session, session, session)
 	if err != nil && !errors.Is(err, context.Canceled) {
 		return err
@@ -99,54 +119,56 @@ const chatStartTimeout = time.Minute
 // runs. --no-daemon boots one in-process instead, as astrid -p does, with
 // the kernel's log in $ASTRID_HOME/logs/chat.log so that it does not write
 // over the UI.
-func chatKernel(cmd *cobra.Command, f kernelFlags) (agentclient.Kernel, context.Context, func(), error) {
+// started is the pid of the daemon it started (0: none).
+func chatKernel(cmd *cobra.Command, f kernelFlags) (k agentclient.Kernel, started int, ctx context.Context, stop func(), err error) {
 	if noDaemon, _ := cmd.Flags().GetBool(noDaemonFlag); noDaemon {
-		return chatInProcess(cmd, f)
+		k, ctx, stop, err = chatInProcess(cmd, f)
+		return k, 0, ctx, stop, err
 	}
 	fe, ctx, stop, err := attachDaemon(cmd, f)
 	if errors.Is(err, daemonclient.ErrNoDaemon) {
-		if err := ensureDaemon(cmd, f); err != nil {
-			return nil, nil, nil, err
+		if started, err = ensureDaemon(cmd, f); err != nil {
+			return nil, 0, nil, nil, err
 		}
 		fe, ctx, stop, err = attachDaemon(cmd, f)
 	}
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, 0, nil, nil, err
 	}
-	return fe.k, ctx, stop, nil
+	return fe.k, started, ctx, stop, nil
 }
 
 // ensureDaemon starts the daemon of $ASTRID_HOME on f's workspace (the
-// current directory by default) and tells the person so; a daemon already
-// starting is waited for instead.
-func ensureDaemon(cmd *cobra.Command, f kernelFlags) error {
+// current directory by default) and tells the person so, returning its
+// pid; a daemon already starting is waited for instead (pid 0).
+func ensureDaemon(cmd *cobra.Command, f kernelFlags) (int, error) {
 	home, err := config.Home()
 	if err != nil {
-		return err
+		return 0, err
 	}
 	if pid, err := daemon.Running(home); err == nil {
 		for deadline := time.Now().Add(chatStartTimeout); !serves(home); time.Sleep(pollInterval) {
 			if time.Now().After(deadline) {
-				return fmt.Errorf("the daemon of %s (pid %d) did not serve within %s; see %s", home, pid, chatStartTimeout, daemon.PathsOf(home).Log)
+				return 0, fmt.Errorf("the daemon of %s (pid %d) did not serve within %s; see %s", home, pid, chatStartTimeout, daemon.PathsOf(home).Log)
 			}
 		}
-		return nil
+		return 0, nil
 	}
 	if err := daemon.CheckHome(home); err != nil {
-		return err
+		return 0, err
 	}
 	ws := f.workspace
 	if ws == "" {
 		if ws, err = os.Getwd(); err != nil {
-			return err
+			return 0, err
 		}
 	}
 	pid, err := startDetached(home, ws, chatStartTimeout)
 	if err != nil {
-		return fmt.Errorf("no daemon runs for %s and starting one failed: %w", home, err)
+		return 0, fmt.Errorf("no daemon runs for %s and starting one failed: %w", home, err)
 	}
 	fmt.Fprintf(cmd.ErrOrStderr(), "astrid chat: no daemon ran for %s; started one (pid %d, workspace %s); astrid stop ends it\n", home, pid, ws)
-	return nil
+	return pid, nil
 }
 
 // chatInProcess boots the kernel in-process for astrid chat --no-daemon,

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"strconv"
-	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -174,8 +173,7 @@ func withRegistry(cmd *cobra.Command, f kernelFlags, do func(context.Context, to
 
 // writeModels prints the table of models, the active one marked "*".
 func writeModels(w io.Writer, r ipc.RegistryReply) {
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "\tMODEL\tREADY\tCONTEXT\tDESCRIPTION")
+	var rows [][]string
 	for _, e := range r.Providers {
 		mark := ""
 		if r.ActiveModel != nil && r.ActiveModel.ID == e.ID {
@@ -189,9 +187,9 @@ func writeModels(w io.Writer, r ipc.RegistryReply) {
 		if e.ContextWindow > 0 {
 			window = strconv.FormatUint(e.ContextWindow, 10)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", mark, e.ID, ready, window, shownText(note))
+		rows = append(rows, []string{mark, e.ID, ready, window, shownText(note)})
 	}
-	_ = tw.Flush()
+	_ = writeTable(w, []string{"", "MODEL", "READY", "CONTEXT", "DESCRIPTION"}, rows)
 }
 
 // writeActive says which model is active and why.

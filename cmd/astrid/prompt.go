@@ -23,6 +23,7 @@ type promptFlags struct {
 	provider string
 	model    string
 	session  string
+	cont     bool
 	yes      bool
 	// unconfined: --dangerously-unconfined (approve.go)
 	unconfined bool
@@ -36,6 +37,7 @@ func (f *promptFlags) register(cmd *cobra.Command) {
 	fl.StringVar(&f.provider, "provider", "", "LLM provider to ask for this run (default: the active model's, astrid models current)")
 	fl.StringVar(&f.model, "model", "", "model to ask for this run; alone, the active provider's (default: the active model, or with --provider the provider's own)")
 	fl.StringVar(&f.session, "session", "", "continue this session (default: a new one, named on stderr at the end)")
+	fl.BoolVar(&f.cont, "continue", false, "continue the newest session of this workspace (--workspace, else the current directory)")
 	fl.BoolVar(&f.yes, "yes", false, "approve every mutable tool call the agent makes (each once); never a process outside the sandbox")
 	fl.BoolVar(&f.unconfined, dangerouslyUnconfined, false, "with --yes, also approve running processes OUTSIDE the sandbox when a tool asks to (full authority over your files, network and processes)")
 	fl.BoolVar(&f.asJSON, "json", false, "print every event of the turn as one JSON line on stdout")
@@ -96,11 +98,24 @@ func runPrompt(cmd *cobra.Command, f *promptFlags) error {
 	approve := newApprover(f.yes, cmd.ErrOrStderr())
 	approve.unconfined = f.unconfined
 	f.person = approve
+	if f.cont && f.session != "" {
+		return usage(cmd, errors.New("--continue and --session each name the session to continue; give one"))
+	}
+	ws, err := sessionWorkspace(f.kernelFlags)
+	if err != nil {
+		return err
+	}
 	fe, ctx, stop, err := openFrontend(cmd, f.kernelFlags)
 	if err != nil {
 		return err
 	}
 	defer stop()
+	if f.cont {
+		if session, err = newestSession(ctx, fe.k, f.principal, ws); err != nil {
+			fmt.Fprintln(cmd.ErrOrStderr(), "astrid:", err)
+			return exitError{code: 2}
+		}
+	}
 	interrupted := ctx
 	ctx, cancel := context.WithTimeout(ctx, f.timeout)
 	defer cancel()
@@ -115,6 +130,9 @@ func runPrompt(cmd *cobra.Command, f *promptFlags) error {
 	})
 	if final.Outcome == ipc.OutcomeBusy {
 		printer.final(final)
+	} else if f.session == "" && !f.cont {
+		// A new session: recorded under this workspace for --continue.
+		setWorkspace(interrupted, fe.k, f.principal, session, ws)
 	}
 	if !f.asJSON {
 		fmt.Fprintf(cmd.ErrOrStderr(), "session %s (continue with --session %s)\n", session, session)

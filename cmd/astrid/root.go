@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"os"
 
 	"github.com/astrid-go/astrid/internal/store"
 	"github.com/spf13/cobra"
@@ -45,6 +46,8 @@ process kept the state database ($ASTRID_HOME/state.db) busy for longer than
 store_lock_wait in config.toml (default 5s), naming that process. Several astrid
 processes may share one $ASTRID_HOME: each holds the database only while it uses it.
 
+astrid alone, in a terminal, opens the chat (astrid chat); elsewhere it prints this help.
+
 astrid -p "prompt" runs one agent turn in-process: the answer streams to standard output,
 each tool call is noted on standard error, and the session it was kept in is named at the
 end (continue it with --session). A mutable tool call is asked about on the terminal;
@@ -58,7 +61,12 @@ answer or the iteration cap; 2 a usage error; 124 a timeout (a phase limit or --
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if !cmd.Flags().Changed("prompt") {
-				return cmd.Help()
+				// In a terminal, astrid alone opens the chat (with the
+				// flags that apply to it); elsewhere it shows this help.
+				if !inTerminal(cmd) {
+					return cmd.Help()
+				}
+				return runChat(cmd, &chatFlags{kernelFlags: pf.kernelFlags, provider: pf.provider, model: pf.model, session: pf.session, cont: pf.cont})
 			}
 			return runPrompt(cmd, &pf)
 		},
@@ -66,6 +74,7 @@ answer or the iteration cap; 2 a usage error; 124 a timeout (a phase limit or --
 		SilenceErrors: true, // main prints errors, except exitError, which has been explained already
 	}
 	pf.register(root)
+	root.PersistentFlags().BoolP(verboseFlag, "v", false, "show the in-process kernel's warnings and log on standard error (always kept in $ASTRID_HOME/logs/cli.log)")
 	root.PersistentFlags().Bool(noDaemonFlag, false, "boot a kernel in-process even when a daemon runs for $ASTRID_HOME")
 	root.AddCommand(newVersionCmd())
 	root.AddCommand(newCapsuleCmd())
@@ -79,4 +88,12 @@ answer or the iteration cap; 2 a usage error; 124 a timeout (a phase limit or --
 	root.AddCommand(newNATSCmd())
 	root.AddCommand(newSandboxCmd())
 	return root
+}
+
+// inTerminal reports whether the command's standard input and output are
+// both a terminal (a person at the keyboard, not a script or a pipe).
+func inTerminal(cmd *cobra.Command) bool {
+	in, inOK := cmd.InOrStdin().(*os.File)
+	out, outOK := cmd.OutOrStdout().(*os.File)
+	return inOK && outOK && isTerminal(in) && isTerminal(out)
 }

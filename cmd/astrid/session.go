@@ -5,7 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"text/tabwriter"
+	"strconv"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -23,7 +23,7 @@ func newSessionCmd() *cobra.Command {
 		Short: "List, show and delete the agent's conversations",
 		Long: `Sessions are the agent's conversation histories, kept by the session store capsule
 per principal (another principal's sessions are invisible). Continue one with
-astrid -p "..." --session <id>.`,
+astrid -p "..." --session <id>, or the newest of this workspace with --continue.`,
 	}
 	cmd.AddCommand(newSessionListCmd(), newSessionShowCmd(), newSessionDeleteCmd())
 	return cmd
@@ -35,7 +35,9 @@ func newSessionListCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "list",
 		Short: "List the principal's sessions, newest last",
-		Args:  cobra.NoArgs,
+		Long: `Lists the principal's sessions in the order they were last written, the newest
+last (astrid -p --continue resumes the newest of the current workspace).`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			fe, ctx, stop, err := bootForSessions(cmd, f)
 			if err != nil {
@@ -46,6 +48,7 @@ func newSessionListCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
+			sessionclient.SortByTime(list)
 			if asJSON {
 				return writeJSON(cmd.OutOrStdout(), list)
 			}
@@ -53,12 +56,11 @@ func newSessionListCmd() *cobra.Command {
 				fmt.Fprintln(cmd.ErrOrStderr(), `no sessions yet; start one with astrid -p "..."`)
 				return nil
 			}
-			tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "SESSION\tMESSAGES\tUPDATED\tFIRST QUESTION")
+			rows := make([][]string, 0, len(list))
 			for _, s := range list {
-				fmt.Fprintf(tw, "%s\t%d\t%s\t%s\n", s.SessionID, s.MessageCount, unixTime(s.UpdatedAt), s.Preview)
+				rows = append(rows, []string{s.SessionID, strconv.Itoa(s.MessageCount), unixTime(s.UpdatedAt), s.Preview})
 			}
-			return tw.Flush()
+			return writeTable(cmd.OutOrStdout(), []string{"SESSION", "MESSAGES", "UPDATED", "FIRST QUESTION"}, rows)
 		},
 	}
 	f.register(cmd)

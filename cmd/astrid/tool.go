@@ -6,12 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"os"
 	"os/signal"
 	"path/filepath"
 	"syscall"
-	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -56,13 +54,14 @@ func bootKernel(cmd *cobra.Command, f kernelFlags) (*kernel.Kernel, context.Cont
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	ws := f.workspace
-	if ws == "" {
-		if ws, err = os.Getwd(); err != nil {
-			return nil, nil, nil, err
-		}
+	ws, err := clientWorkspace(f.workspace, home)
+	if err != nil {
+		return nil, nil, nil, usage(cmd, err)
 	}
-	logger := slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), &slog.HandlerOptions{Level: cfg.SlogLevel()}))
+	if _, err := clientEnv(); err != nil {
+		return nil, nil, nil, usage(cmd, err)
+	}
+	logger, closeLog := cliLogger(cmd, home, cfg.SlogLevel())
 	ctx, cancel := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	k, err := kernel.Boot(ctx, kernel.Options{
 		Home: home, Workspace: ws, Config: cfg, Logger: logger, Builtins: builtins(), Frontends: frontends(),
@@ -72,6 +71,7 @@ func bootKernel(cmd *cobra.Command, f kernelFlags) (*kernel.Kernel, context.Cont
 	if err != nil {
 		interrupted := ctx.Err() != nil
 		cancel()
+		closeLog()
 		if interrupted {
 			// Ctrl-C while a capsule loaded (a person asked for an
 			// [env] value): an interruption, not a failure.
@@ -80,7 +80,7 @@ func bootKernel(cmd *cobra.Command, f kernelFlags) (*kernel.Kernel, context.Cont
 		}
 		return nil, nil, nil, err
 	}
-	return k, ctx, func() { k.Close(); cancel() }, nil
+	return k, ctx, func() { k.Close(); cancel(); closeLog() }, nil
 }
 
 // askEnv is the kernel's EnvAsker: the person's terminal, when there is
@@ -133,6 +133,11 @@ astrid process kept the state database busy past store_lock_wait; 130 when inter
   jq -n --rawfile c big.txt '{file_path:"copy.txt",content:$c}' | astrid tool call write_file -`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if err := cobra.RangeArgs(1, 2)(cmd, args); err != nil {
+				return usage(cmd, err)
+			}
+			// Checked here, as the router would, so a bad name is quoted
+			// briefly once and nothing boots for it.
+			if err := ipc.ValidateToolName(args[0]); err != nil {
 				return usage(cmd, err)
 			}
 			return nil
@@ -209,8 +214,12 @@ func newToolListCmd() *cobra.Command {
 	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "list",
-		Short: "List every tool the loaded capsules provide, with its schema",
-		Long: `Runs the describe protocol: publishes tool.v1.request.describe and collects each
+		Short: "List every tool the loaded capsules provide",
+		Long: `Prints a table of the tools: name, capsule, whether it changes things (mutable, so
+asked about before it runs) and its description, cut to fit 100 columns. -v adds each
+tool's whole description and input schema; --json prints everything as JSON.
+
+Runs the describe protocol: publishes tool.v1.request.describe and collects each
 capsule's answer on tool.v1.response.describe.<capsule>, finishing as soon as every
 capsule that intercepts the request has answered (or --window passes; late capsules
 are named on stderr).`,
@@ -233,16 +242,21 @@ are named on stderr).`,
 				enc.SetIndent("", "  ")
 				return enc.Encode(tools)
 			}
-			tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "TOOL\tCAPSULE\tMUTABLE\tDESCRIPTION")
+			rows := make([][]string, 0, len(tools))
 			for _, t := range tools {
-				fmt.Fprintf(tw, "%s\t%s\t%v\t%s\n", t.Name, t.Capsule, t.Mutable, t.Description)
+				mutable := "no"
+				if t.Mutable {
+					mutable = "yes"
+				}
+				rows = append(rows, []string{t.Name, t.Capsule, mutable, t.Description})
 			}
-			if err := tw.Flush(); err != nil {
+			if err := writeTable(cmd.OutOrStdout(), []string{"TOOL", "CAPSULE", "MUTABLE", "DESCRIPTION"}, rows); err != nil {
 				return err
 			}
-			for _, t := range tools {
-				fmt.Fprintf(cmd.OutOrStdout(), "\n%s schema: %s\n", t.Name, t.InputSchema)
+			if verbose, _ := cmd.Flags().GetBool(verboseFlag); verbose {
+				for _, t := range tools {
+					fmt.Fprintf(cmd.OutOrStdout(), "\n%s: %s\n%s schema: %s\n", t.Name, t.Description, t.Name, t.InputSchema)
+				}
 			}
 			return nil
 		},

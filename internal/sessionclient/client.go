@@ -1,12 +1,14 @@
 package sessionclient
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/astrid-go/astrid/internal/dispatch"
@@ -39,7 +41,47 @@ type Summary struct {
 	Title           string `json:"title,omitempty"`
 	CreatedAt       int64  `json:"created_at,omitempty"`
 	UpdatedAt       int64  `json:"updated_at,omitempty"`
+	UpdatedAtMs     int64  `json:"updated_at_ms,omitempty"`
+	Workspace       string `json:"workspace,omitempty"`
 	Archived        bool   `json:"archived"`
+}
+
+// updated is when s was last written, in milliseconds (a record from
+// before the store kept milliseconds: its seconds).
+func (s Summary) updated() int64 {
+	if s.UpdatedAtMs != 0 {
+		return s.UpdatedAtMs
+	}
+	return s.UpdatedAt * 1000
+}
+
+// SortByTime orders list oldest first, newest last, by when each session
+// was last written (ties by id, so the order is stable).
+func SortByTime(list []Summary) {
+	slices.SortStableFunc(list, func(a, b Summary) int {
+		if c := cmp.Compare(a.updated(), b.updated()); c != 0 {
+			return c
+		}
+		return strings.Compare(a.SessionID, b.SessionID)
+	})
+}
+
+// Newest returns the session of list last written whose workspace is
+// workspace; ok is false when there is none.
+func Newest(list []Summary, workspace string) (s Summary, ok bool) {
+	for _, x := range list {
+		if x.Workspace == workspace && (!ok || x.updated() > s.updated() || x.updated() == s.updated() && x.SessionID > s.SessionID) {
+			s, ok = x, true
+		}
+	}
+	return s, ok
+}
+
+// SetWorkspace records the directory session id's turns work on, so
+// that --continue can find it from there.
+func SetWorkspace(ctx context.Context, k toolclient.Kernel, principal, id, workspace string) error {
+	_, err := Ask(ctx, k, principal, "update", map[string]any{"session_id": id, "workspace": workspace})
+	return err
 }
 
 // Ask sends request (an object; its correlation_id is set here) to
@@ -160,7 +202,7 @@ func Delete(ctx context.Context, k toolclient.Kernel, principal, id string) (del
 // session id becomes a KV key and a topic-safe name).
 func ValidSessionID(id string) error {
 	if id == "" || len(id) > 64 {
-		return fmt.Errorf("session id %q: want 1 to 64 characters", id)
+		return fmt.Errorf("session id %.40q: want 1 to 64 characters, not %d", id, len(id))
 	}
 	for i := 0; i < len(id); i++ {
 		c := id[i]

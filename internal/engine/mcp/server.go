@@ -133,7 +133,7 @@ func startServer(ctx context.Context, spec spawnSpec) (*server, error) {
 		// (server-filesystem) replace the directories the manifest gave them.
 		Capabilities: &mcp.ClientCapabilities{},
 		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
-			spec.log.Warn("the MCP server changed its tool list; the capsule keeps the tools it loaded with until it is reloaded")
+			spec.log.Info("the MCP server changed its tool list; the capsule keeps the tools it loaded with until it is reloaded")
 		},
 	})
 	cctx, stop := context.WithTimeout(ctx, spec.timeout)
