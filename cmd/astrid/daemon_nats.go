@@ -18,7 +18,7 @@ func (f *natsFlags) register(cmd *cobra.Command) {
 	fs := cmd.Flags()
 	fs.StringVar(&f.listen, "nats-listen", "", "embed a NATS server, a cluster node taking its peers' routes on this host:port (docs/nats.md)")
 	fs.StringSliceVar(&f.routes, "nats-routes", nil, "the cluster peers' route addresses (nats-route://host:port,...)")
-	fs.StringVar(&f.clusterSecret, "nats-cluster-secret-file", "", "file (mode 0600) holding the secret the cluster's embedded nodes present on their routes; required to listen beyond loopback without route TLS")
+	fs.StringVar(&f.clusterSecret, "nats-cluster-secret-file", "", "file (mode 0600) holding the secret the cluster's embedded nodes present on their routes (default on loopback: $ASTRID_HOME/nats/cluster.secret, created on first start); required beyond loopback without route TLS")
 	fs.StringVar(&f.clusterTLSCert, "nats-cluster-tls-cert", "", "this node's certificate for TLS on the routes (with --nats-cluster-tls-key and --nats-cluster-tls-ca)")
 	fs.StringVar(&f.clusterTLSKey, "nats-cluster-tls-key", "", "the route certificate's key")
 	fs.StringVar(&f.clusterTLSCA, "nats-cluster-tls-ca", "", "CA that signed every node's route certificate")

@@ -82,10 +82,12 @@ func TestPrintNATS(t *testing.T) {
 			{ID: "gpu-box", Capsules: []string{"anthropic", "openai"}},
 			{ID: "laptop", Capsules: []string{"react", "router"}},
 		},
-		Stats: natsbus.Stats{Forwarded: 5, Received: 7, Drops: map[string]uint64{natsbus.DropPermission: 2}, CredsRenewed: 3, CredsExpired: 1},
+		Stats: natsbus.Stats{Forwarded: 5, Received: 7, Drops: map[string]uint64{natsbus.DropPermission: 2}, CredsRenewed: 3, CredsExpired: 1,
+			Node: &natsbus.NodeStats{RoutesJoined: 4, RoutesRefused: 2, ClientsRefused: 1, Violations: 6}},
 	})
 	for _, want := range []string{"hosts (2, this one: laptop)", "gpu-box", "anthropic,openai", "react,router",
-		"forwarded 5, received 7", "2  permission_violation", "credentials: renewed 3, connections dropped as expired 1"} {
+		"forwarded 5, received 7", "2  permission_violation", "credentials: renewed 3, connections dropped as expired 1",
+		"nats node: routes joined 4, refused 2; clients refused 1; permissions violations 6"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("output lacks %q:\n%s", want, out.String())
 		}

@@ -26,6 +26,12 @@ func printNATS(w io.Writer, n *daemon.NATSStatus) {
 	tw.Flush()
 	s := n.Stats
 	fmt.Fprintf(w, "nats: forwarded %d, received %d, own echoes %d\n", s.Forwarded, s.Received, s.Echoes)
+	if nd := s.Node; nd != nil {
+		// Every refusal is someone without the cluster's secret (or
+		// route certificate) or this process's credentials knocking.
+		fmt.Fprintf(w, "nats node: routes joined %d, refused %d; clients refused %d; permissions violations %d\n",
+			nd.RoutesJoined, nd.RoutesRefused, nd.ClientsRefused, nd.Violations)
+	}
 	if s.CredsRenewed > 0 || s.CredsExpired > 0 {
 		fmt.Fprintf(w, "nats credentials: renewed %d, connections dropped as expired %d\n", s.CredsRenewed, s.CredsExpired)
 	}

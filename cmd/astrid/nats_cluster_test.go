@@ -79,9 +79,9 @@ const blockCallScript = `{"match": {"tool_results": ["call-1"]}}
 // startNATSDaemon runs `astrid daemon` on home as host id, a node of the
 // loopback cluster whose seed is route, and waits until its socket accepts
 // a client. env is added to the process's environment.
-func startNATSDaemon(t *testing.T, home, ws, id, route string, env ...string) *exec.Cmd {
+func startNATSDaemon(t *testing.T, home, ws, id, route, secret string, env ...string) *exec.Cmd {
 	t.Helper()
-	return startDaemonWith(t, home, ws, id, []string{"--nats-listen", "127.0.0.1:0", "--nats-routes", route}, env...)
+	return startDaemonWith(t, home, ws, id, []string{"--nats-listen", "127.0.0.1:0", "--nats-routes", route, "--nats-cluster-secret-file", secret}, env...)
 }
 
 // startDaemonWith runs `astrid daemon` on home as host id with the NATS
@@ -155,7 +155,12 @@ type cluster struct {
 
 func newCluster(t *testing.T, servers ...string) *cluster {
 	t.Helper()
-	seed, err := natsbus.StartServer(natsbus.ServerOptions{Name: "seed", ClusterName: "astrid", ClusterListen: "127.0.0.1:0"}, natsbus.NewAuthenticator(nil))
+	// Each daemon has its own home: they share a secret written here.
+	secret := filepath.Join(t.TempDir(), "cluster.secret")
+	if err := os.WriteFile(secret, []byte(strings.Repeat("a5", 32)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	seed, err := natsbus.StartServer(natsbus.ServerOptions{Name: "seed", ClusterName: "astrid", ClusterListen: "127.0.0.1:0", ClusterSecretFile: secret}, natsbus.NewAuthenticator(nil))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -166,9 +171,9 @@ func newCluster(t *testing.T, servers ...string) *cluster {
 	c := &cluster{route: "nats-route://" + seed.ClusterAddr().String(), marker: filepath.Join(t.TempDir(), "started"), daemons: map[string]*exec.Cmd{}}
 	wsA := promptHome(t, blockCallScript)
 	c.homeA = os.Getenv("ASTRID_HOME")
-	c.daemons["hostA"] = startNATSDaemon(t, c.homeA, wsA, "hostA", c.route)
+	c.daemons["hostA"] = startNATSDaemon(t, c.homeA, wsA, "hostA", c.route, secret)
 	for _, id := range servers {
-		c.daemons[id] = startNATSDaemon(t, t.TempDir(), t.TempDir(), id, c.route, natsBlockEnv+"="+c.marker, natsHostEnv+"="+id)
+		c.daemons[id] = startNATSDaemon(t, t.TempDir(), t.TempDir(), id, c.route, secret, natsBlockEnv+"="+c.marker, natsHostEnv+"="+id)
 	}
 	for _, id := range servers {
 		waitFor(t, "host A to hear "+id+" serving block", func() bool { return servesBlock(t, c.homeA, id) })

@@ -22,6 +22,10 @@ type Paths struct {
 	WasmCache  string // cache/wasm/: compiled modules
 	Run        string // run/: sockets and pid files
 	Logs       string // logs/
+	// ClusterSecret is nats/cluster.secret: the secret an embedded NATS
+	// node of this machine only creates when [nats] names none
+	// (natsbus.EnsureClusterSecret; docs/nats.md).
+	ClusterSecret string
 }
 
 // Layout names the files and directories under home.
@@ -36,6 +40,8 @@ func Layout(home string) Paths {
 		WasmCache:  filepath.Join(home, "cache", "wasm"),
 		Run:        filepath.Join(home, "run"),
 		Logs:       filepath.Join(home, "logs"),
+
+		ClusterSecret: filepath.Join(home, "nats", "cluster.secret"),
 	}
 }
 

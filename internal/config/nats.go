@@ -26,8 +26,10 @@ type NATS struct {
 	ClusterName string   `toml:"cluster_name"`
 	// ClusterSecretFile authenticates the routes between embedded nodes:
 	// a file (mode 0600) holding the secret every node of the cluster
-	// shares. A node listening beyond loopback without it, or without
-	// cluster TLS, refuses to start (natsbus.StartServer).
+	// shares. Without it or cluster TLS, a node listening on (and routing
+	// to) loopback only uses $ASTRID_HOME/nats/cluster.secret, created on
+	// first start (Paths.ClusterSecret), and any other node refuses to
+	// start (natsbus.StartServer).
 	ClusterSecretFile string `toml:"cluster_secret_file"`
 	// ClusterTLSCert, ClusterTLSKey and ClusterTLSCA encrypt the routes:
 	// this node's certificate and key, and the CA that signed every

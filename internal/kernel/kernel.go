@@ -132,7 +132,7 @@ func Boot(ctx context.Context, opts Options) (*Kernel, error) {
 		led = ledger.New(time.Duration(cfg.Limits.CPUBudgetMsPerSec) * time.Millisecond)
 	}
 	warnSandbox(cfg.Sandbox, log)
-	link, err := startNATS(cfg.NATS, log)
+	link, err := startNATS(cfg.NATS, opts.Home, log)
 	if err != nil {
 		_ = st.Close()
 		return nil, err

@@ -28,8 +28,10 @@ type natsLink struct {
 
 // startNATS starts what cfg asks for: an embedded server (a cluster node
 // when it listens for routes or has some) or a connection to an existing
-// cluster. It returns nil when the bus stays on this host.
-func startNATS(cfg config.NATS, log *slog.Logger) (*natsLink, error) {
+// cluster. It returns nil when the bus stays on this host. An embedded node
+// of this machine only with neither a cluster secret nor route TLS
+// configured uses the one under home, created on first start.
+func startNATS(cfg config.NATS, home string, log *slog.Logger) (*natsLink, error) {
 	if !cfg.Enabled() {
 		return nil, nil
 	}
@@ -38,6 +40,9 @@ func startNATS(cfg config.NATS, log *slog.Logger) (*natsLink, error) {
 		// A cancel reaches the host running the call (DESIGN §9).
 		KernelSubscribe: []string{ipc.ToolRequestCancelTopic}}
 	if cfg.Embedded() {
+		if err := defaultClusterSecret(&cfg, home, log); err != nil {
+			return nil, err
+		}
 		auth := natsbus.NewAuthenticator(log)
 		ns, err := natsbus.StartServer(natsbus.ServerOptions{
 			Name: cfg.HostID, ClusterName: cfg.ClusterName, ClusterListen: cfg.Listen, Routes: cfg.Routes,
@@ -67,6 +72,29 @@ func startNATS(cfg config.NATS, log *slog.Logger) (*natsLink, error) {
 	log.Info("bus spans hosts over NATS", "host", tr.HostID(), "embedded", cfg.Embedded(), "listen", cfg.Listen, "routes", cfg.Routes, "url", redactedURL(cfg.URL),
 		"route_secret", cfg.ClusterSecretFile != "", "route_tls", cfg.ClusterTLSCA != "")
 	return l, nil
+}
+
+// defaultClusterSecret points cfg at $ASTRID_HOME/nats/cluster.secret,
+// creating it, when cfg is an embedded node that authenticates its routes
+// with neither a secret nor TLS and listens on, and routes to, loopback
+// only: no route is ever unauthenticated (DESIGN §9), and on one machine
+// every daemon of one home shares the file. Elsewhere the operator must
+// share a secret among the hosts: StartServer refuses to start without.
+func defaultClusterSecret(cfg *config.NATS, home string, log *slog.Logger) error {
+	if cfg.ClusterSecretFile != "" || cfg.ClusterTLSCA != "" || !natsbus.LocalOnly(cfg.Listen, cfg.Routes) {
+		return nil
+	}
+	path := config.Layout(home).ClusterSecret
+	created, err := natsbus.EnsureClusterSecret(path)
+	if err != nil {
+		return fmt.Errorf("kernel: [nats] names no cluster_secret_file, and this home's: %w", err)
+	}
+	if created {
+		log.Info("created the NATS cluster secret: a daemon of another home joins this cluster with --nats-cluster-secret-file naming this file",
+			"file", path)
+	}
+	cfg.ClusterSecretFile = path
+	return nil
 }
 
 // redactedURL is u with any password in it replaced, for the log.

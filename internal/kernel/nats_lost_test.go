@@ -83,9 +83,10 @@ func (s *blockerSignals) next(t *testing.T, ch chan string, what string) string 
 }
 
 // meshNode is the [nats] settings of one node of a loopback cluster whose
-// seed listens on seedPort.
-func meshNode(host string, port, seedPort int) config.NATS {
-	n := config.NATS{HostID: host, ClusterName: "mesh", Listen: fmt.Sprintf("127.0.0.1:%d", port)}
+// seed listens on seedPort, and whose nodes share the secret in file
+// secret (testClusterSecret).
+func meshNode(host string, port, seedPort int, secret string) config.NATS {
+	n := config.NATS{HostID: host, ClusterName: "mesh", Listen: fmt.Sprintf("127.0.0.1:%d", port), ClusterSecretFile: secret}
 	if port != seedPort {
 		n.Routes = []string{fmt.Sprintf("nats-route://127.0.0.1:%d", seedPort)}
 	}
@@ -115,16 +116,17 @@ func bootToolHost(t *testing.T, n config.NATS, builtins ...Builtin) *Kernel {
 func meshOfThree(t *testing.T, script string, both bool) (a, b, c *Kernel, s *blockerSignals) {
 	t.Helper()
 	pa, pb, pc := freePort(t), freePort(t), freePort(t)
+	secret := testClusterSecret(t)
 	cfg := config.Default()
-	cfg.NATS = meshNode("hostA", pa, pa)
+	cfg.NATS = meshNode("hostA", pa, pa, secret)
 	a, _ = bootReactAgentWith(t, cfg, script)
 	s = newBlockerSignals(t)
-	b = bootToolHost(t, meshNode("hostB", pb, pa), s.builtin("hostB"))
+	b = bootToolHost(t, meshNode("hostB", pb, pa, secret), s.builtin("hostB"))
 	var onC []Builtin
 	if both {
 		onC = append(onC, s.builtin("hostC"))
 	}
-	c = bootToolHost(t, meshNode("hostC", pc, pa), onC...)
+	c = bootToolHost(t, meshNode("hostC", pc, pa, secret), onC...)
 	// Cleanups run last first: the waiting tools let go before the
 	// kernels close.
 	t.Cleanup(func() { close(s.release) })

@@ -58,11 +58,12 @@ func newRouterMeshWith(t *testing.T, script string, routerOnA, toolOnA bool, onB
 	} else {
 		onC = append(onC, s.builtin("hostC"))
 	}
+	secret := testClusterSecret(t)
 	cfg := config.Default()
-	cfg.NATS = meshNode("hostA", pa, pa)
+	cfg.NATS = meshNode("hostA", pa, pa, secret)
 	a, _ := bootAgentCore(t, cfg, script, onA...)
-	b := bootToolHost(t, meshNode("hostB", pb, pa), onB...)
-	c := bootToolHost(t, meshNode("hostC", pc, pa), onC...)
+	b := bootToolHost(t, meshNode("hostB", pb, pa, secret), onB...)
+	c := bootToolHost(t, meshNode("hostC", pc, pa, secret), onC...)
 	m := &routerMesh{a: a, b: b, c: c, s: s, release: sync.OnceFunc(func() { close(s.release) })}
 	t.Cleanup(m.release)
 	// Ready when A knows B's router and every router knows block's

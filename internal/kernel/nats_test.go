@@ -7,6 +7,8 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -27,6 +29,18 @@ func freePort(t *testing.T) int {
 	}
 	defer l.Close()
 	return l.Addr().(*net.TCPAddr).Port
+}
+
+// testClusterSecret writes a cluster secret (mode 0600) for the kernels of
+// one test to share: each boots on its own home, and would otherwise create
+// a secret of its own there and refuse the others' routes.
+func testClusterSecret(t testing.TB) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "cluster.secret")
+	if err := os.WriteFile(path, []byte(strings.Repeat("c5", 32)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
 }
 
 // bootHost boots a kernel with no capsule but two frontend identities, on
@@ -57,8 +71,9 @@ func bootHost(t *testing.T, n config.NATS) *Kernel {
 // events stay home.
 func TestTwoKernelsShareTheBus(t *testing.T) {
 	portA, portB := freePort(t), freePort(t)
-	a := bootHost(t, config.NATS{HostID: "hostA", ClusterName: "t", Listen: fmt.Sprintf("127.0.0.1:%d", portA)})
-	b := bootHost(t, config.NATS{HostID: "hostB", ClusterName: "t", Listen: fmt.Sprintf("127.0.0.1:%d", portB),
+	secret := testClusterSecret(t)
+	a := bootHost(t, config.NATS{HostID: "hostA", ClusterName: "t", Listen: fmt.Sprintf("127.0.0.1:%d", portA), ClusterSecretFile: secret})
+	b := bootHost(t, config.NATS{HostID: "hostB", ClusterName: "t", Listen: fmt.Sprintf("127.0.0.1:%d", portB), ClusterSecretFile: secret,
 		Routes: []string{fmt.Sprintf("nats-route://127.0.0.1:%d", portA)}})
 	route, err := b.Dispatcher.Subscribe(dispatch.Caller{Capsule: "watcher"}, "mesh.*", false)
 	if err != nil {
@@ -166,9 +181,10 @@ version = "0.1.0"
 // there, answer included.
 func TestToolOnAnotherHost(t *testing.T) {
 	portA, portB := freePort(t), freePort(t)
-	a := bootWith(t, config.NATS{HostID: "hostA", ClusterName: "t", Listen: fmt.Sprintf("127.0.0.1:%d", portA)},
+	secret := testClusterSecret(t)
+	a := bootWith(t, config.NATS{HostID: "hostA", ClusterName: "t", Listen: fmt.Sprintf("127.0.0.1:%d", portA), ClusterSecretFile: secret},
 		[]Builtin{{Manifest: router.Manifest, New: router.New}})
-	bootWith(t, config.NATS{HostID: "hostB", ClusterName: "t", Listen: fmt.Sprintf("127.0.0.1:%d", portB),
+	bootWith(t, config.NATS{HostID: "hostB", ClusterName: "t", Listen: fmt.Sprintf("127.0.0.1:%d", portB), ClusterSecretFile: secret,
 		Routes: []string{fmt.Sprintf("nats-route://127.0.0.1:%d", portA)}}, []Builtin{remoteEchoBuiltin()})
 	expectRemoteEcho(t, a)
 }

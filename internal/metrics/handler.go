@@ -8,6 +8,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/astrid-go/astrid/internal/bus"
+	"github.com/astrid-go/astrid/internal/bus/natsbus"
 	"github.com/astrid-go/astrid/internal/dispatch"
 	"github.com/astrid-go/astrid/internal/kernel"
 	"github.com/astrid-go/astrid/internal/ledger"
@@ -36,6 +37,15 @@ type kernelSource struct{ k *kernel.Kernel }
 func (s kernelSource) busStats() bus.Stats             { return s.k.Bus.Stats() }
 func (s kernelSource) dispatchStats() dispatch.Stats   { return s.k.Dispatcher.Stats() }
 func (s kernelSource) ledger() map[string]ledger.Usage { return s.k.Ledger.Snapshot() }
+
+func (s kernelSource) nats() *natsbus.Stats {
+	tr := s.k.NATSTransport()
+	if tr == nil {
+		return nil
+	}
+	st := tr.Stats()
+	return &st
+}
 
 func (s kernelSource) queued() map[string]int {
 	out := map[string]int{}

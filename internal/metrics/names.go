@@ -14,4 +14,5 @@ const (
 	labelProvider  = "provider"
 	labelKind      = "kind"
 	labelPrincipal = "principal"
+	labelOutcome   = "outcome"
 )

@@ -23,6 +23,40 @@ type Authenticator struct {
 	log   *slog.Logger
 	// refused counts connections refused (unknown user or wrong secret).
 	refused atomic.Uint64
+	// routesJoined and routesRefused count the route connections peers
+	// opened to the node (routeGuard, serverLog); violations the
+	// permissions violations the node reported of any of its client
+	// connections (serverLog).
+	routesJoined, routesRefused, violations atomic.Uint64
+}
+
+// NodeStats are the embedded node's own counters: who tried to join it and
+// what its clients were refused.
+type NodeStats struct {
+	// RoutesJoined counts route connections peers opened to this node
+	// and that it admitted (with route pooling, a peer opens several);
+	// RoutesRefused those it refused: no secret, a wrong one, no
+	// certificate of the cluster's CA, or a peer that spoke before
+	// authenticating.
+	RoutesJoined, RoutesRefused uint64
+	// ClientsRefused counts client connections refused: every client of
+	// the embedded node is this process's own, so any refusal is someone
+	// else dialing its client port.
+	ClientsRefused uint64
+	// Violations counts the permissions violations the node reported of
+	// its clients (a publish or subscription beyond the connection's
+	// grants), this host's connections' or not.
+	Violations uint64
+}
+
+// NodeStats is a snapshot of the node's counters.
+func (a *Authenticator) NodeStats() NodeStats {
+	return NodeStats{
+		RoutesJoined:   a.routesJoined.Load(),
+		RoutesRefused:  a.routesRefused.Load(),
+		ClientsRefused: a.refused.Load(),
+		Violations:     a.violations.Load(),
+	}
 }
 
 type credential struct {

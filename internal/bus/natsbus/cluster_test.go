@@ -16,8 +16,9 @@ func cluster(t *testing.T, n int) ([]*server.Server, []*Authenticator) {
 	var servers []*server.Server
 	var auths []*Authenticator
 	var seed string
+	secret := writeSecret(t, testSecret, 0o600)
 	for i := range n {
-		o := ServerOptions{Name: "node" + string(rune('0'+i)), ClusterName: "test", ClusterListen: "127.0.0.1:0"}
+		o := ServerOptions{Name: "node" + string(rune('0'+i)), ClusterName: "test", ClusterListen: "127.0.0.1:0", ClusterSecretFile: secret}
 		if seed != "" {
 			o.Routes = []string{seed}
 		}

@@ -3,9 +3,11 @@ package natsbus
 import (
 	"bytes"
 	"crypto/sha256"
+	"crypto/subtle"
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"net/url"
 
@@ -64,16 +66,34 @@ func routePassword(secret []byte) string {
 	return hex.EncodeToString(h.Sum(nil))
 }
 
-// secureRoutes sets opts' route authorization and TLS from o, and refuses a
-// node that would accept routes from beyond this machine with neither.
-// opts.Cluster and opts.Routes are already set from o.
-func secureRoutes(opts *server.Options, o ServerOptions) error {
+// secureRoutes sets opts' route authentication and TLS from o, and refuses
+// a cluster node with neither a secret nor TLS, on loopback too: any
+// process of this machine, under any uid, can dial a loopback port.
+// opts.Cluster and opts.Routes are already set from o. Every route a peer
+// opens to this node is checked by a routeGuard counting into auth.
+func secureRoutes(opts *server.Options, o ServerOptions, auth *Authenticator) error {
+	clustered := o.ClusterListen != "" || len(o.Routes) > 0
+	if !clustered {
+		return nil
+	}
+	if o.ClusterSecretFile == "" && !o.ClusterTLS.enabled() {
+		where := "its routes"
+		if o.ClusterListen != "" {
+			where = "cluster listen address " + o.ClusterListen
+		}
+		return fmt.Errorf("%s: a cluster node needs the cluster secret ([nats] cluster_secret_file, --nats-cluster-secret-file; docs/nats.md) or route TLS (cluster_tls_cert, _key, _ca), on loopback too: a route carries every capsule's messages and may publish as any capsule, and any local user can dial a loopback port", where)
+	}
+	guard := &routeGuard{auth: auth, log: o.Logger}
+	if guard.log == nil {
+		guard.log = auth.log
+	}
 	if o.ClusterSecretFile != "" {
 		secret, err := readClusterSecret(o.ClusterSecretFile)
 		if err != nil {
 			return err
 		}
 		password := routePassword(secret)
+		guard.password = []byte(password)
 		opts.Cluster.Username, opts.Cluster.Password = routeUser, password
 		// The routes this node opens present the same credentials; those
 		// it learns from its peers (implicit routes) get them from
@@ -99,11 +119,82 @@ func secureRoutes(opts *server.Options, o ServerOptions) error {
 		// that listens for routes; one that only opens them would time
 		// out at once.
 		opts.Cluster.TLSTimeout = server.TLS_TIMEOUT.Seconds()
+		guard.tls = true
 	}
-	if o.ClusterListen != "" && o.ClusterSecretFile == "" && !o.ClusterTLS.enabled() && !loopbackHost(opts.Cluster.Host) {
-		return fmt.Errorf("cluster listen address %s accepts routes from other machines, and a route carries every capsule's messages and may publish as any capsule: set a cluster secret ([nats] cluster_secret_file, --nats-cluster-secret-file; docs/nats.md) or route TLS (cluster_tls_cert, _key, _ca), or listen on loopback", o.ClusterListen)
-	}
+	opts.CustomRouterAuthentication = guard
 	return nil
+}
+
+// routeGuard decides on each route connection a peer opens to this node
+// (nats-server's custom router authentication, asked once the peer's
+// CONNECT arrives; a peer sending anything else first is refused by
+// nats-server itself): it admits a peer presenting the cluster secret's
+// password and, with route TLS, a certificate the operator's CA signed.
+// Each decision is logged with the peer's address; joins are counted here,
+// refusals by serverLog, which also sees those made before a CONNECT.
+type routeGuard struct {
+	auth *Authenticator
+	log  *slog.Logger
+	// password is routePassword of the secret; nil without a secret.
+	password []byte
+	// tls: the peer must have presented a verified certificate.
+	tls bool
+}
+
+// Check implements server.Authentication.
+func (g *routeGuard) Check(c server.ClientAuthentication) bool {
+	opts := c.GetOpts()
+	if why := g.refusal(c, opts); why != "" {
+		g.log.Warn("natsbus: route refused", "remote", c.RemoteAddress(), "reason", why)
+		return false
+	}
+	g.auth.routesJoined.Add(1)
+	g.log.Info("natsbus: route joined", "remote", c.RemoteAddress(), "peer", opts.Name)
+	return true
+}
+
+// refusal is why the route connection c is refused, or "".
+func (g *routeGuard) refusal(c server.ClientAuthentication, opts *server.ClientOpts) string {
+	if c.Kind() != server.ROUTER || opts == nil {
+		return "not a route connection"
+	}
+	if g.password != nil {
+		switch {
+		case opts.Username == "" && opts.Password == "":
+			return "no cluster secret presented"
+		case subtle.ConstantTimeCompare([]byte(opts.Username), []byte(routeUser)) != 1,
+			subtle.ConstantTimeCompare([]byte(opts.Password), g.password) != 1:
+			return "wrong cluster secret"
+		}
+	}
+	if g.tls {
+		// The handshake already refused a certificate the CA did not
+		// sign; this refuses a connection that skipped it.
+		if st := c.GetTLSConnectionState(); st == nil || len(st.VerifiedChains) == 0 {
+			return "no certificate of the cluster's CA"
+		}
+	}
+	return ""
+}
+
+// LocalOnly reports whether an embedded node listening on listen (host:port,
+// or "" for none) with routes to routes is reachable from this machine only
+// and reaches only it: the one case where the daemon may create the cluster
+// secret itself (EnsureClusterSecret), no other host needing a copy.
+func LocalOnly(listen string, routes []string) bool {
+	if listen != "" {
+		host, _, err := net.SplitHostPort(listen)
+		if err != nil || !loopbackHost(host) {
+			return false
+		}
+	}
+	for _, r := range routes {
+		u, err := url.Parse(r)
+		if err != nil || !loopbackHost(u.Hostname()) {
+			return false
+		}
+	}
+	return listen != "" || len(routes) > 0
 }
 
 // routeURLs parses the peers' route addresses. An address carrying

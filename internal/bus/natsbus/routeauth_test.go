@@ -221,16 +221,18 @@ func TestClusterSecretKeepsRogueNodesOut(t *testing.T) {
 		{"a plain nats-server guessing the password", func(t *testing.T) rogueNode {
 			return rawRogue(t, strings.Replace(seed, "//", "//"+routeUser+":"+strings.Repeat("0", 64)+"@", 1))
 		}},
-		{"an astrid node with no secret", func(t *testing.T) rogueNode { return astridRogue(t, seed, ServerOptions{}) }},
 		{"an astrid node with another secret", func(t *testing.T) rogueNode {
 			return astridRogue(t, seed, ServerOptions{ClusterSecretFile: writeSecret(t, strings.ToUpper(testSecret), 0o600)})
 		}},
 	}
 	for _, rc := range rogues {
 		t.Run(rc.name, func(t *testing.T) {
-			before := logs.refusals()
+			before, counted := logs.refusals(), hosts[0].Stats().Node.RoutesRefused
 			r := rc.start(t)
 			keptOut(t, nodes, hosts, r, func() bool { return logs.refusals() >= before+3 })
+			if n := hosts[0].Stats().Node.RoutesRefused; n < counted+3 {
+				t.Fatalf("node 0 counted %d route refusals, want at least %d", n-counted, 3)
+			}
 		})
 	}
 	out := logs.String()
@@ -275,26 +277,60 @@ func TestClusterSecretFileMustBeTheOwners(t *testing.T) {
 	}
 }
 
-// TestNodeListeningBeyondLoopbackNeedsASecret: a node that would accept
-// routes from other machines with neither a secret nor TLS refuses to
-// start; on loopback it starts. Credentials written into a route address
-// are refused, and the error does not repeat them.
-func TestNodeListeningBeyondLoopbackNeedsASecret(t *testing.T) {
-	for _, listen := range []string{"0.0.0.0:0", ":0", "[::]:0", "192.0.2.1:0", "gpu-box:0"} {
-		_, err := StartServer(ServerOptions{ClusterName: "test", ClusterListen: listen}, NewAuthenticator(nil))
+// TestEveryClusterNodeNeedsASecret: a node that would accept or open routes
+// with neither a secret nor TLS refuses to start, on loopback too (any
+// local user can dial a loopback port), naming the setting. Credentials
+// written into a route address are refused, and the error does not repeat
+// them.
+func TestEveryClusterNodeNeedsASecret(t *testing.T) {
+	for _, o := range []ServerOptions{
+		{ClusterListen: "0.0.0.0:0"}, {ClusterListen: ":0"}, {ClusterListen: "[::]:0"}, {ClusterListen: "192.0.2.1:0"},
+		{ClusterListen: "gpu-box:0"}, {ClusterListen: "127.0.0.1:0"}, {ClusterListen: "[::1]:0"}, {ClusterListen: "localhost:0"},
+		{Routes: []string{"nats-route://127.0.0.1:1"}},
+	} {
+		o.ClusterName = "test"
+		ns, err := StartServer(o, NewAuthenticator(nil))
+		if err == nil {
+			ns.Shutdown()
+			ns.WaitForShutdown()
+		}
 		if err == nil || !strings.Contains(err.Error(), "cluster_secret_file") {
-			t.Fatalf("listen %s without a secret: %v", listen, err)
+			t.Fatalf("listen %q, routes %v without a secret: %v", o.ClusterListen, o.Routes, err)
 		}
 	}
+	_, err := StartServer(ServerOptions{ClusterName: "test", ClusterListen: "127.0.0.1:0", ClusterSecretFile: writeSecret(t, testSecret, 0o600),
+		Routes: []string{"nats-route://astrid-route:hunter2hunter2@127.0.0.1:1"}}, NewAuthenticator(nil))
+	if err == nil || !strings.Contains(err.Error(), "carries credentials") || strings.Contains(err.Error(), "hunter2") {
+		t.Fatalf("a route with credentials: %v", err)
+	}
+}
+
+// TestLocalOnly: only a node listening on, and routing to, loopback alone
+// may create its own cluster secret.
+func TestLocalOnly(t *testing.T) {
 	for _, host := range []string{"127.0.0.1", "127.3.4.5", "::1", "localhost"} {
 		if !loopbackHost(host) {
 			t.Fatalf("%s is loopback", host)
 		}
 	}
-	_, err := StartServer(ServerOptions{ClusterName: "test", ClusterListen: "127.0.0.1:0",
-		Routes: []string{"nats-route://astrid-route:hunter2hunter2@127.0.0.1:1"}}, NewAuthenticator(nil))
-	if err == nil || !strings.Contains(err.Error(), "carries credentials") || strings.Contains(err.Error(), "hunter2") {
-		t.Fatalf("a route with credentials: %v", err)
+	for _, c := range []struct {
+		listen string
+		routes []string
+		want   bool
+	}{
+		{"127.0.0.1:6222", nil, true},
+		{"localhost:0", []string{"nats-route://127.0.0.1:6222", "nats-route://[::1]:6223"}, true},
+		{"", []string{"nats-route://localhost:6222"}, true},
+		{"", nil, false},
+		{"0.0.0.0:6222", nil, false},
+		{":6222", nil, false},
+		{"127.0.0.1:6222", []string{"nats-route://gpu-box:6222"}, false},
+		{"", []string{"nats-route://10.0.0.2:6222"}, false},
+		{"not an address", nil, false},
+	} {
+		if got := LocalOnly(c.listen, c.routes); got != c.want {
+			t.Errorf("LocalOnly(%q, %v) = %v, want %v", c.listen, c.routes, got, c.want)
+		}
 	}
 }
 

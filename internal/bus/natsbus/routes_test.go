@@ -117,9 +117,10 @@ func (p *routeProxy) cut(refusing bool) {
 // proxiedPair is two cluster nodes whose only routes go through a proxy.
 func proxiedPair(t *testing.T) (a, b *server.Server, authA, authB *Authenticator, proxy *routeProxy) {
 	t.Helper()
-	a, authA = startEmbedded(t, ServerOptions{Name: "nodeA", ClusterName: "test", ClusterListen: "127.0.0.1:0"})
+	secret := writeSecret(t, testSecret, 0o600)
+	a, authA = startEmbedded(t, ServerOptions{Name: "nodeA", ClusterName: "test", ClusterListen: "127.0.0.1:0", ClusterSecretFile: secret})
 	proxy = startRouteProxy(t, a.ClusterAddr().String())
-	b, authB = startEmbedded(t, ServerOptions{Name: "nodeB", ClusterName: "test", ClusterListen: "127.0.0.1:0", Routes: []string{proxy.url()}})
+	b, authB = startEmbedded(t, ServerOptions{Name: "nodeB", ClusterName: "test", ClusterListen: "127.0.0.1:0", ClusterSecretFile: secret, Routes: []string{proxy.url()}})
 	for _, ns := range []*server.Server{a, b} {
 		waitFor(t, "the routes to open", func() bool { return ns.NumRoutes() >= 1 })
 	}

@@ -100,16 +100,16 @@ func TestRouteTLSKeepsOtherCertificatesOut(t *testing.T) {
 	forged := newTestCA(t, "operator").node(t, "node")
 	forged.CA = ca.file
 	rogues := []struct {
-		name string
-		o    ServerOptions
+		name  string
+		start func(t *testing.T) rogueNode
 	}{
-		{"a certificate of another CA", ServerOptions{ClusterTLS: forged}},
-		{"no TLS", ServerOptions{}},
+		{"a certificate of another CA", func(t *testing.T) rogueNode { return astridRogue(t, seed, ServerOptions{ClusterTLS: forged}) }},
+		{"no TLS", func(t *testing.T) rogueNode { return rawRogue(t, seed) }},
 	}
 	for _, rc := range rogues {
 		t.Run(rc.name, func(t *testing.T) {
 			before := logs.handshakeRefusals()
-			r := astridRogue(t, seed, rc.o)
+			r := rc.start(t)
 			keptOut(t, nodes, hosts, r, func() bool { return logs.handshakeRefusals() >= before+3 })
 		})
 	}

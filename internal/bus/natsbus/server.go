@@ -37,8 +37,9 @@ type ServerOptions struct {
 	// accepts a route only from a peer presenting the secret this file
 	// holds (mode 0600, at least MinClusterSecretLen bytes), and presents
 	// it on the routes it opens. Every node of a cluster reads the same.
-	// Without it (or ClusterTLS), a node refuses to listen for routes
-	// anywhere but on loopback (routeauth.go).
+	// Without it or ClusterTLS, a cluster node refuses to start, on
+	// loopback too (routeauth.go); EnsureClusterSecret creates one for a
+	// node of this machine only.
 	ClusterSecretFile string
 	// ClusterTLS encrypts the routes and makes both ends of each present
 	// a certificate the operator's CA signed; zero: plain TCP.
@@ -97,16 +98,19 @@ func StartServer(o ServerOptions, auth *Authenticator) (*server.Server, error) {
 		}
 		opts.Routes = routes
 	}
-	if err := secureRoutes(opts, o); err != nil {
+	if err := secureRoutes(opts, o, auth); err != nil {
 		return nil, fmt.Errorf("natsbus: %w", err)
 	}
 	ns, err := server.NewServer(opts)
 	if err != nil {
 		return nil, fmt.Errorf("natsbus: embedded server: %w", err)
 	}
-	if o.Logger != nil {
-		ns.SetLoggerV2(serverLog{o.Logger}, true, false, false)
+	// Always: serverLog also counts refusals and violations.
+	log := o.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
 	}
+	ns.SetLoggerV2(serverLog{log: log, auth: auth}, true, false, false)
 	go ns.Start()
 	if !ns.ReadyForConnections(serverStartWait) {
 		ns.Shutdown()

@@ -48,6 +48,10 @@ type Stats struct {
 	// replaced them; CredsExpired the connections the broker dropped
 	// because their credentials expired (creds_renew.go).
 	CredsRenewed, CredsExpired uint64
+	// Node counts the embedded node's route joins and refusals, refused
+	// clients and permissions violations; nil when this host connects to
+	// an external cluster.
+	Node *NodeStats `json:",omitempty"`
 }
 
 type counters struct {

@@ -496,6 +496,10 @@ func flushIfConnected(nc *nats.Conn) error {
 // messages the receive queue dropped.
 func (t *Transport) Stats() Stats {
 	s := t.stats.snapshot()
+	if t.opts.Auth != nil {
+		node := t.opts.Auth.NodeStats()
+		s.Node = &node
+	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	s.Capsules = len(t.capsules)
