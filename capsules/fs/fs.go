@@ -232,7 +232,7 @@ func (g *grep) walk(dir string, depth int) error {
 		if depth == 0 {
 			return err
 		}
-		return nil // unreadable directories below the root are skipped
+		return nil // unreadable or refused directories below the root (Astrid's home in a workspace of ~) are skipped
 	}
 	for _, e := range entries {
 		if g.full() {

@@ -18,6 +18,8 @@ type Root struct {
 	Dir   string // absolute, clean granted directory
 	Rel   string // the path below Dir, slash-separated, "." for Dir itself
 	Base  string // the trusted directory Dir lies in: the workspace, the install dir, the principal's home, or Dir itself for a literal grant
+
+	fence *fence // what the I/O must not reach (Fence); nil for home:// and cwd://
 }
 
 // Sub is Dir relative to Base ("." when they are the same directory).
@@ -71,6 +73,7 @@ func (g *Gate) checkFS(capability string, written []string, grants []fsGrant, pr
 		return Root{}, deny(capability, path, reason)
 	}
 	var best Root
+	var bestBase fsBase
 	found := false
 	for _, gr := range grants {
 		dir := gr.dir(g.env, principal)
@@ -79,7 +82,17 @@ func (g *Gate) checkFS(capability string, written []string, grants []fsGrant, pr
 			continue
 		}
 		best = Root{Grant: gr.written, Dir: dir, Rel: rel, Base: gr.baseDir(g.env, principal)}
+		bestBase = gr.base
 		found = true
+	}
+	// $ASTRID_HOME is reached through home:// and cwd:// only (home.go).
+	// When nothing grants the path either, the home's refusal is the one
+	// given, since it holds whatever the manifest says.
+	if bestBase != baseHome && bestBase != baseInstall {
+		if d, in := g.home.holds(abs); in {
+			return Root{}, homeDenial(capability, path, abs, d, g.schemeFor(principal, abs))
+		}
+		best.fence = g.home
 	}
 	if !found {
 		shown := "is outside "
@@ -89,6 +102,23 @@ func (g *Gate) checkFS(capability string, written []string, grants []fsGrant, pr
 		return Root{}, deny(capability, path, shown+list(written))
 	}
 	return best, nil
+}
+
+// schemeFor names the scheme whose grant would open abs for principal
+// ("home://" in the principal's home, "cwd://" in the install directory),
+// or "".
+func (g *Gate) schemeFor(principal, abs string) string {
+	if g.env.HomesDir != "" {
+		if _, ok := within(abs, join(g.env.HomesDir, principal)); ok {
+			return "home://"
+		}
+	}
+	if g.env.InstallDir != "" {
+		if _, ok := within(abs, g.env.InstallDir); ok {
+			return "cwd://"
+		}
+	}
+	return ""
 }
 
 // resolve turns a request into a clean absolute path, or says why it cannot.

@@ -14,6 +14,9 @@ import (
 // allows returns a Root whose Dir is the independently resolved directory of
 // one of those grants, and whose Dir/Rel lies inside that Dir with no ".."
 // anywhere; and a request holding a ".." component or a NUL is never allowed.
+// With a home ($ASTRID_HOME inside the workspace, as when started from ~),
+// nothing is allowed in it but through home:// or cwd://, whose roots carry
+// no fence, and every other root is fenced by the home.
 func FuzzFSCheck(f *testing.F) {
 	seeds := [][4]string{
 		{"*", "home://", "alice", "/workspace/src/main.go"},
@@ -25,12 +28,17 @@ func FuzzFSCheck(f *testing.F) {
 		{"*", "", "alice", `..\..\etc`},
 		{"home://a/b/", "/w/./x", "a-b_c", "home://a/b/c/"},
 		{"*", "home://", "default", "%2e%2e/x"},
+		{"*", "/", "default", ".astrid/secrets.key"},
+		{"/home/user", "home://", "alice", "/home/user/.ASTRID/home/alice/x"},
+		{"/home/user/.astrid", "cwd://", "x", "cwd://Capsule.toml"},
+		{"*", "home://", "alice", ".astrid/home/alice/"},
 	}
 	for _, s := range seeds {
 		f.Add(s[0], s[1], s[2], s[3])
 	}
 	f.Fuzz(func(t *testing.T, grant1, grant2, principal, request string) {
 		grants := []string{grant1, grant2}
+		checkHomeFence(t, grants, principal, request)
 		g, err := New(manifest.Capabilities{FSRead: grants}, fixture)
 		if err != nil {
 			t.Fatalf("New with a fixed, valid env: %v", err)
@@ -66,6 +74,34 @@ func FuzzFSCheck(f *testing.F) {
 			t.Fatalf("absolute request %q landed on %q", request, full)
 		}
 	})
+}
+
+// checkHomeFence is FuzzFSCheck's home half: the same grants and request
+// against the default layout started from ~.
+func checkHomeFence(t *testing.T, grants []string, principal, request string) {
+	g, err := New(manifest.Capabilities{FSRead: grants}, homeFixture)
+	if err != nil {
+		return // `*` needs no more than the fixture has: only env errors land here
+	}
+	root, err := g.FSRead(principal, request)
+	if err != nil {
+		if root != (Root{}) {
+			t.Fatalf("denial returned %+v", root)
+		}
+		return
+	}
+	scheme := strings.HasPrefix(root.Grant, "home://") || strings.HasPrefix(root.Grant, "cwd://")
+	full := path.Join(root.Dir, root.Rel)
+	inHome := len(full) >= len(homeFixture.Home) && strings.EqualFold(full[:len(homeFixture.Home)], homeFixture.Home) &&
+		(len(full) == len(homeFixture.Home) || full[len(homeFixture.Home)] == '/')
+	switch {
+	case inHome && !scheme:
+		t.Fatalf("%q allowed in the home through %q", request, root.Grant)
+	case scheme && root.Fence() != nil:
+		t.Fatalf("%q: a %s root carries a fence", request, root.Grant)
+	case !scheme && !slices.Contains(root.Fence(), homeFixture.Home):
+		t.Fatalf("%q: root of %q has fence %q", request, root.Grant, root.Fence())
+	}
 }
 
 var principalRE = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)

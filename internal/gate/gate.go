@@ -16,6 +16,10 @@ type Env struct {
 	Workspace  string // the workspace root: `*` and relative request paths resolve here
 	HomesDir   string // $ASTRID_HOME/home: home:// resolves to HomesDir/<principal>
 	RunDir     string // $ASTRID_HOME/run: run:// in a unix net_bind resolves here
+	// Home is $ASTRID_HOME. No fs request reaches it or anything below it,
+	// except through home:// and cwd:// (home.go). Empty: no such fence
+	// (tests of the lexical rules alone).
+	Home string
 }
 
 // Gate answers capability questions for one capsule. It is immutable.
@@ -30,6 +34,7 @@ type Gate struct {
 	netBindUDS []string // unix: path patterns, prefix stripped
 	identity   int      // highest level granted, levelNone if none
 	inert      []string
+	home       *fence // nil without Env.Home
 }
 
 // New checks env and pre-parses the grants in caps. Env errors are returned
@@ -41,7 +46,7 @@ func New(caps manifest.Capabilities, env Env) (*Gate, error) {
 	for _, root := range []struct {
 		name string
 		dir  *string
-	}{{"InstallDir", &env.InstallDir}, {"Workspace", &env.Workspace}, {"HomesDir", &env.HomesDir}, {"RunDir", &env.RunDir}} {
+	}{{"InstallDir", &env.InstallDir}, {"Workspace", &env.Workspace}, {"HomesDir", &env.HomesDir}, {"RunDir", &env.RunDir}, {"Home", &env.Home}} {
 		if *root.dir == "" {
 			continue
 		}
@@ -50,6 +55,9 @@ func New(caps manifest.Capabilities, env Env) (*Gate, error) {
 		}
 	}
 	g := &Gate{env: env, caps: cloneCaps(caps)}
+	if env.Home != "" {
+		g.home = &fence{dirs: ProtectedDirs(env.Home)}
+	}
 	caps = g.caps
 	if g.fsRead, err = g.parseFSGrants("fs_read", caps.FSRead); err != nil {
 		return nil, err

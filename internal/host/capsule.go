@@ -28,6 +28,9 @@ type Deps struct {
 	HomesDir  string
 	// RunDir is $ASTRID_HOME/run, where run:// socket grants resolve.
 	RunDir string
+	// Home is $ASTRID_HOME, which no fs grant reaches (gate.Env.Home);
+	// empty only in tests that do not model it.
+	Home string
 	// Egress carries the operator allowlist and, in tests, an injected
 	// resolver and dialer. CheckHost/CheckConn are filled in per capsule.
 	Egress egress.Options
@@ -102,7 +105,7 @@ type Capsule struct {
 // holds the capsule's operator-set [env] values.
 func NewCapsule(deps Deps, m *manifest.Manifest, installDir string, config map[string]string) (*Capsule, error) {
 	id := m.ID()
-	g, err := gate.New(m.Capabilities, gate.Env{InstallDir: installDir, Workspace: deps.Workspace, HomesDir: deps.HomesDir, RunDir: deps.RunDir})
+	g, err := gate.New(m.Capabilities, gate.Env{InstallDir: installDir, Workspace: deps.Workspace, HomesDir: deps.HomesDir, RunDir: deps.RunDir, Home: deps.Home})
 	if err != nil {
 		return nil, fmt.Errorf("host: capsule %s: %w", id, err)
 	}

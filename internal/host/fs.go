@@ -17,27 +17,32 @@ import (
 
 // The gate decides lexically which granted root a path falls under; the I/O
 // then goes through an os.Root opened on that root, so a symlink cannot lead
-// out of it and there is no check-then-open race (DESIGN §4, Files).
+// out of it and there is no check-then-open race (DESIGN §4, Files). What is
+// opened under a fenced root is checked against $ASTRID_HOME (fs_fence.go).
 
 // inRoot checks path against the gate and runs fn on the granted directory
-// it falls under, with path's part below that directory. fn returns raw
-// os errors, which are turned into hostapi errors here, or hostapi errors.
-func (call *Call) inRoot(op, path string, write bool, fn func(root *os.Root, rel string) error) error {
+// it falls under, with path's part below that directory and the fence fn
+// applies to what it opens. fn returns raw os errors, which are turned into
+// hostapi errors here, or hostapi errors.
+func (call *Call) inRoot(op, path string, write bool, fn func(root *os.Root, rel string, fc fsFence) error) error {
 	if err := call.live(op); err != nil {
 		return err
 	}
 	var r gate.Root
 	var err error
+	capability := "fs_read"
 	if write {
+		capability = "fs_write"
 		r, err = call.c.gate.FSWrite(call.principal, path)
 	} else {
 		r, err = call.c.gate.FSRead(call.principal, path)
 	}
 	if err != nil {
-		return hostapi.Errorf(hostapi.CodeDenied, "", "%v", err)
+		return denied(err)
 	}
 	rel := filepath.FromSlash(r.Rel)
-	return call.c.withGranted(op, path, r, func(root *os.Root) error { return fn(root, rel) })
+	fc := fsFence{r: r, capability: capability, request: path}
+	return call.c.withGranted(op, path, r, func(root *os.Root) error { return fn(root, rel, fc) })
 }
 
 // withGranted runs fn on the granted directory of r. If fn (or opening the
@@ -113,12 +118,15 @@ func (call *Call) interruptReads(f *os.File) func() {
 func (call *Call) FSRead(path string) ([]byte, error) {
 	defer call.leave(call.enter(opFSRead))
 	var data []byte
-	err := call.inRoot("fs_read", path, false, func(root *os.Root, rel string) error {
+	err := call.inRoot("fs_read", path, false, func(root *os.Root, rel string, fc fsFence) error {
 		f, err := openRead(root, rel)
 		if err != nil {
 			return err
 		}
 		defer f.Close()
+		if err := fc.object(f, rel); err != nil {
+			return err
+		}
 		defer call.interruptReads(f)()
 		data, err = io.ReadAll(io.LimitReader(f, hostapi.MaxFileSize+1))
 		if errors.Is(err, os.ErrDeadlineExceeded) {
@@ -147,8 +155,8 @@ func (call *Call) FSWrite(path string, data []byte) error {
 	if len(data) > hostapi.MaxFileSize {
 		return hostapi.Errorf(hostapi.CodeTooLarge, "fs_write", "%d bytes is over the %d-byte limit", len(data), hostapi.MaxFileSize)
 	}
-	return call.inRoot("fs_write", path, true, func(root *os.Root, rel string) error {
-		return replaceFile(root, rel, data)
+	return call.inRoot("fs_write", path, true, func(root *os.Root, rel string, fc fsFence) error {
+		return replaceFile(root, rel, data, fc)
 	})
 }
 
@@ -156,8 +164,12 @@ func (call *Call) FSWrite(path string, data []byte) error {
 func (call *Call) FSStat(path string) (hostapi.FileInfo, error) {
 	defer call.leave(call.enter(opFSStat))
 	var fi fs.FileInfo
-	err := call.inRoot("fs_stat", path, false, func(root *os.Root, rel string) (err error) {
-		fi, err = root.Stat(rel)
+	err := call.inRoot("fs_stat", path, false, func(root *os.Root, rel string, fc fsFence) (err error) {
+		if fc.on() {
+			fi, err = fc.stat(root, rel)
+		} else {
+			fi, err = root.Stat(rel)
+		}
 		return err
 	})
 	if err != nil {
@@ -170,12 +182,15 @@ func (call *Call) FSStat(path string) (hostapi.FileInfo, error) {
 func (call *Call) FSList(path string) ([]hostapi.DirEntry, error) {
 	defer call.leave(call.enter(opFSList))
 	var entries []fs.DirEntry
-	err := call.inRoot("fs_list", path, false, func(root *os.Root, rel string) error {
+	err := call.inRoot("fs_list", path, false, func(root *os.Root, rel string, fc fsFence) error {
 		f, err := openRead(root, rel)
 		if err != nil {
 			return err
 		}
 		defer f.Close()
+		if err := fc.object(f, rel); err != nil {
+			return err
+		}
 		entries, err = f.ReadDir(-1)
 		return err
 	})
@@ -192,19 +207,29 @@ func (call *Call) FSList(path string) ([]hostapi.DirEntry, error) {
 // FSMkdir implements hostapi.FS (one level; the parent must exist).
 func (call *Call) FSMkdir(path string) error {
 	defer call.leave(call.enter(opFSMkdir))
-	return call.inRoot("fs_mkdir", path, true, func(root *os.Root, rel string) error {
-		return root.Mkdir(rel, 0o755)
+	return call.inRoot("fs_mkdir", path, true, func(root *os.Root, rel string, fc fsFence) error {
+		dir, name, done, err := fc.parent(root, rel)
+		if err != nil {
+			return err
+		}
+		defer done()
+		return dir.Mkdir(name, 0o755)
 	})
 }
 
 // FSRemove implements hostapi.FS (a file or an empty directory).
 func (call *Call) FSRemove(path string) error {
 	defer call.leave(call.enter(opFSRemove))
-	return call.inRoot("fs_remove", path, true, func(root *os.Root, rel string) error {
+	return call.inRoot("fs_remove", path, true, func(root *os.Root, rel string, fc fsFence) error {
 		if rel == "." {
 			return hostapi.Errorf(hostapi.CodeDenied, "fs_remove", "%s is a granted root and cannot be removed", path)
 		}
-		return root.Remove(rel)
+		dir, name, done, err := fc.parent(root, rel)
+		if err != nil {
+			return err
+		}
+		defer done()
+		return dir.Remove(name)
 	})
 }
 
@@ -217,11 +242,11 @@ func (call *Call) FSRename(from, to string) error {
 	}
 	rf, err := call.c.gate.FSWrite(call.principal, from)
 	if err != nil {
-		return hostapi.Errorf(hostapi.CodeDenied, "", "%v", err)
+		return denied(err)
 	}
 	rt, err := call.c.gate.FSWrite(call.principal, to)
 	if err != nil {
-		return hostapi.Errorf(hostapi.CodeDenied, "", "%v", err)
+		return denied(err)
 	}
 	if rf.Dir != rt.Dir {
 		return hostapi.Errorf(hostapi.CodeInvalid, "fs_rename", "%s and %s are under different granted roots", from, to)
@@ -229,7 +254,19 @@ func (call *Call) FSRename(from, to string) error {
 	if rf.Rel == "." || rt.Rel == "." {
 		return hostapi.Errorf(hostapi.CodeDenied, "fs_rename", "a granted root cannot be renamed")
 	}
+	ff := fsFence{r: rf, capability: "fs_write", request: from}
+	ft := fsFence{r: rt, capability: "fs_write", request: to}
 	return call.c.withGranted("fs_rename", from, rf, func(root *os.Root) error {
-		return root.Rename(filepath.FromSlash(rf.Rel), filepath.FromSlash(rt.Rel))
+		df, nf, donef, err := ff.parent(root, filepath.FromSlash(rf.Rel))
+		if err != nil {
+			return err
+		}
+		defer donef()
+		dt, nt, donet, err := ft.parent(root, filepath.FromSlash(rt.Rel))
+		if err != nil {
+			return err
+		}
+		defer donet()
+		return renameIn(df, nf, dt, nt)
 	})
 }

@@ -33,9 +33,12 @@ const tempAttempts = 8
 // existing file keeps its permission bits; a new one gets 0644 minus the
 // umask, as os.WriteFile would give it. A symlink at rel is followed while it
 // stays inside root (the file it names is replaced and the link stays a
-// link); one that leads out is refused, as opening it would be.
-func replaceFile(root *os.Root, rel string, data []byte) error {
-	target, existing, err := resolveTarget(root, rel)
+// link); one that leads out is refused, as opening it would be. Under a
+// fence (fs_fence.go) the temporary file is made and renamed in the target's
+// directory opened as a root of its own, once that directory is known to lie
+// outside $ASTRID_HOME.
+func replaceFile(root *os.Root, rel string, data []byte, fc fsFence) error {
+	target, existing, err := resolveTarget(root, rel, "fs_write")
 	if err != nil {
 		return err
 	}
@@ -46,16 +49,21 @@ func replaceFile(root *os.Root, rel string, data []byte) error {
 		}
 		perm = 0o600 // until its mode is copied, no one else may open it
 	}
-	f, tmp, err := createTemp(root, target, perm)
+	dir, target, done, err := fc.parent(root, target)
+	if err != nil {
+		return err
+	}
+	defer done()
+	f, tmp, err := createTemp(dir, target, perm)
 	if err != nil {
 		return err
 	}
 	if err := fillTemp(f, data, existing); err != nil {
-		_ = root.Remove(tmp)
+		_ = dir.Remove(tmp)
 		return err
 	}
-	if err := root.Rename(tmp, target); err != nil {
-		_ = root.Remove(tmp)
+	if err := dir.Rename(tmp, target); err != nil {
+		_ = dir.Remove(tmp)
 		return err
 	}
 	return nil
@@ -119,7 +127,7 @@ var tempSuffix = func() string {
 // resolution does not name the file the link physically reaches (a relative
 // link climbing out of a symlinked directory), since replacing another file
 // than the one the link names would be wrong.
-func resolveTarget(root *os.Root, rel string) (string, fs.FileInfo, error) {
+func resolveTarget(root *os.Root, rel, op string) (string, fs.FileInfo, error) {
 	cur := filepath.Clean(rel)
 	for range maxLinkHops {
 		fi, err := root.Lstat(cur)
@@ -131,7 +139,7 @@ func resolveTarget(root *os.Root, rel string) (string, fs.FileInfo, error) {
 		}
 		if fi.Mode()&fs.ModeSymlink == 0 {
 			if cur != filepath.Clean(rel) {
-				if err := sameAsFollowed(root, rel, fi); err != nil {
+				if err := sameAsFollowed(root, rel, op, fi); err != nil {
 					return "", nil, err
 				}
 			}
@@ -143,11 +151,11 @@ func resolveTarget(root *os.Root, rel string) (string, fs.FileInfo, error) {
 		}
 		next, ok := linkInRoot(cur, link)
 		if !ok {
-			return "", nil, hostapi.Errorf(hostapi.CodeDenied, "fs_write", "%s leads outside the granted directory (symlink)", filepath.ToSlash(rel))
+			return "", nil, hostapi.Errorf(hostapi.CodeDenied, op, "%s leads outside the granted directory (symlink)", filepath.ToSlash(rel))
 		}
 		cur = next
 	}
-	return "", nil, hostapi.Errorf(hostapi.CodeInvalid, "fs_write", "%s: too many levels of symbolic links", filepath.ToSlash(rel))
+	return "", nil, hostapi.Errorf(hostapi.CodeInvalid, op, "%s: too many levels of symbolic links", filepath.ToSlash(rel))
 }
 
 // linkInRoot resolves link, read from the symlink at cur, to a path relative
@@ -164,7 +172,7 @@ func linkInRoot(cur, link string) (string, bool) {
 
 // sameAsFollowed checks that the file found by resolving rel's links
 // lexically is the file os.Root reaches by following them.
-func sameAsFollowed(root *os.Root, rel string, found fs.FileInfo) error {
+func sameAsFollowed(root *os.Root, rel, op string, found fs.FileInfo) error {
 	followed, err := root.Stat(rel)
 	if err == nil && os.SameFile(followed, found) {
 		return nil
@@ -172,5 +180,5 @@ func sameAsFollowed(root *os.Root, rel string, found fs.FileInfo) error {
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return err
 	}
-	return hostapi.Errorf(hostapi.CodeInvalid, "fs_write", "%s is a symlink whose target cannot be resolved inside the granted directory; write to the file it names", filepath.ToSlash(rel))
+	return hostapi.Errorf(hostapi.CodeInvalid, op, "%s is a symlink whose target cannot be resolved inside the granted directory; use the file it names", filepath.ToSlash(rel))
 }

@@ -173,6 +173,7 @@ func Boot(ctx context.Context, opts Options) (*Kernel, error) {
 	k.hostDeps = host.Deps{
 		Dispatcher: d, Store: st, Cancels: k.Cancels, Logger: log,
 		Workspace: ws, HomesDir: filepath.Join(opts.Home, "home"), RunDir: config.Layout(opts.Home).Run, Egress: eg,
+		Home:   opts.Home, // never inside an fs grant (DESIGN §4a)
 		Grants: k.grantsOf,
 		// The host approval call counts answers from frontends only.
 		// $ASTRID_HOME is out of every confined process's reach,
