@@ -28,7 +28,7 @@ func TestBrowserRendersLargeHostileKernel(t *testing.T) {
 	ctx := webviewtest.Browser(t)
 	src := newFakeSource(syntheticNodes(200))
 	src.counters = Counters{Published: 1234, Drops: []Drop{{Where: "interceptor", Reason: "denied: " + htmlTopic, Count: 3}}}
-	v, err := New(Options{Source: src, Interval: 100 * time.Millisecond})
+	v, err := New(Options{Source: src, Interval: 100 * time.Millisecond, Notice: "sandbox: OFF <b>unconfined</b>"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -84,6 +84,7 @@ func TestBrowserRendersLargeHostileKernel(t *testing.T) {
 		"no script run from server text":          `document.body.dataset.pwned === undefined`,
 		"the token gone from the address bar":     `location.search === '' && !location.href.includes(` + js(srv.Token()) + `)`,
 		"the cookie invisible to scripts":         `document.cookie === ''`,
+		"the kernel's notice shown, as text":      `!document.getElementById('notice').hidden && document.getElementById('notice').textContent === 'sandbox: OFF <b>unconfined</b>'`,
 	} {
 		if !webviewtest.Eval[bool](t, ctx, cond) {
 			t.Errorf("%s: false: %s", what, cond)

@@ -28,6 +28,11 @@ func (v *View) routes() *http.ServeMux {
 		mux.Handle("GET /static/", http.StripPrefix("/static/", http.FileServerFS(static)))
 		mux.HandleFunc("GET /api/graph", func(w http.ResponseWriter, r *http.Request) { writeJSON(w, v.currentGraph()) })
 		mux.HandleFunc("GET /api/state", func(w http.ResponseWriter, r *http.Request) { writeJSON(w, v.tick(false)) })
+		mux.HandleFunc("GET /api/notice", func(w http.ResponseWriter, r *http.Request) {
+			writeJSON(w, struct {
+				Notice string `json:"notice"`
+			}{v.opts.Notice})
+		})
 		mux.HandleFunc("GET /api/events", v.serveEvents)
 		v.mux = mux
 	})

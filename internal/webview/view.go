@@ -16,6 +16,10 @@ import (
 // Options configure a view.
 type Options struct {
 	Source Source
+	// Notice is a warning the page shows above everything while it is
+	// open: the kernel's, e.g. that processes run unconfined
+	// ([sandbox] mode = "off"). Empty: none.
+	Notice string
 	// Interval is how often the rates, drops and turns are sampled and
 	// sent to the event streams (default 1s).
 	Interval time.Duration

@@ -264,8 +264,18 @@ function connect() {
   es.addEventListener('tick', (e) => onTick(JSON.parse(e.data)));
 }
 
+// loadNotice shows the kernel's standing warning (processes unconfined),
+// as text, above everything.
+async function loadNotice() {
+  const n = await fetchJSON('/api/notice');
+  const box = $('notice');
+  box.textContent = n.notice || '';
+  box.hidden = !n.notice;
+}
+
 document.addEventListener('DOMContentLoaded', () => {
   $('topic-filter').addEventListener('input', () => state.tick && drawTopics(state.tick));
+  loadNotice().catch(showError);
   loadGraph().catch(showError);
   connect();
 });
