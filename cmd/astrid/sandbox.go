@@ -9,8 +9,18 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/astrid-go/astrid/internal/config"
+	"github.com/astrid-go/astrid/internal/kernel"
 	"github.com/astrid-go/astrid/internal/sandbox"
 )
+
+// warnUnconfined says on the terminal, at every start of an in-process
+// kernel, that processes will not be confined; the log alone is not seen
+// (DESIGN §11).
+func warnUnconfined(cmd *cobra.Command, s config.Sandbox) {
+	if n := kernel.SandboxNotice(s); n != "" {
+		fmt.Fprintf(cmd.ErrOrStderr(), "astrid: warning: %s\n", n)
+	}
+}
 
 func newSandboxCmd() *cobra.Command {
 	cmd := &cobra.Command{

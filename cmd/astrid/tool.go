@@ -62,6 +62,7 @@ func bootKernel(cmd *cobra.Command, f kernelFlags) (*kernel.Kernel, context.Cont
 		return nil, nil, nil, usage(cmd, err)
 	}
 	logger, closeLog := cliLogger(cmd, home, cfg.SlogLevel())
+	warnUnconfined(cmd, cfg.Sandbox)
 	ctx, cancel := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	k, err := kernel.Boot(ctx, kernel.Options{
 		Home: home, Workspace: ws, Config: cfg, Logger: logger, Builtins: builtins(), Frontends: frontends(),

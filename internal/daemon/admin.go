@@ -1,12 +1,9 @@
 package daemon
 
 import (
-	"strings"
-
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/astrid-go/astrid/internal/config"
 	"log/slog"
 	"os"
 	"time"
@@ -40,7 +37,7 @@ func startAdmin(k *kernel.Kernel, opts Options, frontends []dispatch.CapsuleACL,
 		log.Error("admin server not started: no web view", "err", err)
 		return func() {}
 	}
-	view, err := webview.New(webview.Options{Source: webview.KernelSource{Kernel: k, Frontends: frontends}, Logger: log, Notice: sandboxNotice(opts.Config.Sandbox)})
+	view, err := webview.New(webview.Options{Source: webview.KernelSource{Kernel: k, Frontends: frontends}, Logger: log, Notice: kernel.SandboxNotice(opts.Config.Sandbox)})
 	if err != nil {
 		log.Error("web view not started", "err", err)
 		_ = srv.Close(context.Background())
@@ -92,13 +89,4 @@ func ReadAdmin(home string) (admin.RunInfo, error) {
 		return info, fmt.Errorf("daemon: admin run file %s: %w", path, err)
 	}
 	return info, nil
-}
-
-// sandboxNotice is the web view's standing warning when processes are not
-// confined (DESIGN §11), empty when they are.
-func sandboxNotice(s config.Sandbox) string {
-	if state := kernel.SandboxState(s); !strings.HasPrefix(state, "enforce (") {
-		return "sandbox: " + state
-	}
-	return ""
 }

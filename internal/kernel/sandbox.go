@@ -24,7 +24,17 @@ func SandboxState(s config.Sandbox) string {
 
 // warnSandbox says at every start what is not confined.
 func warnSandbox(s config.Sandbox, log *slog.Logger) {
-	if s.Off() || sandbox.Need(sandbox.ABI()) != nil {
-		log.Warn("sandbox: " + SandboxState(s))
+	if n := SandboxNotice(s); n != "" {
+		log.Warn(n)
 	}
+}
+
+// SandboxNotice is the standing warning to show a person (on the
+// terminal, in the web view) when processes are not confined, "" when
+// they are.
+func SandboxNotice(s config.Sandbox) string {
+	if s.Off() || sandbox.Need(sandbox.ABI()) != nil {
+		return "sandbox: " + SandboxState(s)
+	}
+	return ""
 }
