@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/astrid-go/astrid/internal/admin"
+	"github.com/astrid-go/astrid/internal/engine/mcp/mcptest"
 	"github.com/astrid-go/astrid/internal/sandbox"
 )
 
@@ -145,6 +146,59 @@ func TestConfinedShellAuto(t *testing.T) {
 		out, code = runProcess(t, home, "tool", "call", "run_shell_command", `{"command":"echo out > out.txt","unconfined":true}`, "--workspace", ws, "--no-daemon")
 		if _, err := os.Stat(filepath.Join(ws, "out.txt")); code == 0 || err == nil {
 			t.Fatalf("auto=%v: an unconfined command ran unasked (exit %d): %s", auto, code, out)
+		}
+	}
+}
+
+// TestMCPServerEscapesThroughTheBinary: a stdio MCP server installed as a
+// capsule, told it may touch the whole file system, is held by the OS to
+// its capsule's grants when called through the real binary: the
+// workspace reads, Astrid's home and /etc/passwd do not.
+func TestMCPServerEscapesThroughTheBinary(t *testing.T) {
+	if err := sandbox.Need(sandbox.ABI()); err != nil {
+		t.Skipf("this kernel cannot confine: %v", err)
+	}
+	npm := mcptest.NPM(t)
+	home, ws, src := t.TempDir(), t.TempDir(), t.TempDir()
+	modules := npm.Filesystem[:strings.LastIndex(npm.Filesystem, "/node_modules/")+len("/node_modules")]
+	manifest := fmt.Sprintf(`[package]
+name = "rootfs"
+version = "0.1.0"
+description = "server-filesystem told it may touch /"
+
+[capabilities]
+host_process = ["node"]
+fs_read = [%q, "*"]
+
+[[mcp_server]]
+id = "root"
+type = "stdio"
+command = "node"
+args = [%q, "/"]
+`, modules, npm.Filesystem)
+	for path, body := range map[string]string{
+		filepath.Join(src, "Capsule.toml"): manifest,
+		filepath.Join(ws, "notes.txt"):     "workspace notes",
+		filepath.Join(home, "secrets.key"): "HOME-SECRET",
+	} {
+		if err := os.WriteFile(path, []byte(body), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if out, code := runProcess(t, home, "capsule", "install", src, "--yes"); code != 0 {
+		t.Fatalf("install (exit %d): %s", code, out)
+	}
+	call := func(path string) (string, int) {
+		args, _ := json.Marshal(map[string]string{"path": path})
+		return runProcess(t, home, "tool", "call", "root:read_text_file", string(args), "--workspace", ws, "--no-daemon")
+	}
+	if out, code := call(filepath.Join(ws, "notes.txt")); code != 0 || !strings.Contains(out, "workspace notes") {
+		t.Fatalf("the granted read (exit %d): %s", code, out)
+	}
+	for _, p := range []string{filepath.Join(home, "secrets.key"), "/etc/passwd", filepath.Join(home, "config.toml")} {
+		out, code := call(p)
+		if code == 0 || strings.Contains(out, "SECRET") || strings.Contains(out, "root:x:") || !strings.Contains(strings.ToLower(out), "denied") {
+			t.Fatalf("%s (exit %d): %s", p, code, out)
 		}
 	}
 }
