@@ -46,6 +46,13 @@ type AgentResponse struct {
 	// the turn, so a frontend tells its turn's end from an earlier turn's
 	// on the same session (one it pre-empted). Empty when none was given.
 	TurnID string `json:"turn_id,omitempty"`
+	// Provider is the LLM provider the turn asked, on a final response of
+	// a turn that chose one; Defaulted is true when nobody chose it (not
+	// the prompt, the principal's active model nor the operator's [env]
+	// provider): a frontend then says which provider stood in, so the
+	// offline replay script never answers as if it were a model.
+	Provider  string `json:"provider,omitempty"`
+	Defaulted bool   `json:"defaulted,omitempty"`
 }
 
 // ApprovalRequired asks the user to approve an action on a resource; the

@@ -17,12 +17,19 @@ func finish(c *sdk.Call, t *turn, outcome, text string) error {
 	if outcome != ipc.OutcomeAnswer {
 		c.Log(hostapi.LogInfo, fmt.Sprintf("react: session %q: turn ended (%s): %s", t.SessionID, outcome, text))
 	}
-	return publishFinal(c, t.SessionID, t.TurnID, outcome, text)
+	return publishResponse(c, ipc.AgentResponse{Text: text, IsFinal: true, SessionID: t.SessionID, Outcome: outcome, TurnID: t.TurnID,
+		Provider: t.Provider, Defaulted: t.Defaulted})
 }
 
 // publishFinal publishes a final agent_response.
 func publishFinal(c *sdk.Call, session, turnID, outcome, text string) error {
-	payload, err := ipc.EncodePayload(ipc.AgentResponse{Text: text, IsFinal: true, SessionID: session, Outcome: outcome, TurnID: turnID})
+	return publishResponse(c, ipc.AgentResponse{Text: text, IsFinal: true, SessionID: session, Outcome: outcome, TurnID: turnID})
+}
+
+// publishResponse publishes final response r.
+func publishResponse(c *sdk.Call, r ipc.AgentResponse) error {
+	session, turnID, outcome, text := r.SessionID, r.TurnID, r.Outcome, r.Text
+	payload, err := ipc.EncodePayload(r)
 	if err != nil {
 		return err
 	}

@@ -42,11 +42,13 @@ func chooseModel(c *sdk.Call, t *turn, pc ipc.PromptContext) {
 	switch {
 	case active.ActiveModel != nil && (active.Chosen || !operatorChose):
 		t.Provider, t.Model = active.ActiveModel.Provider, active.ActiveModel.Model
+		t.Defaulted = !active.Chosen
 		if pc.Model != "" {
 			t.Model = pc.Model
 		}
 	default:
 		t.Provider, t.Model = configText(c, "provider", DefaultProvider), envModel()
+		t.Defaulted = !operatorChose
 	}
 }
 

@@ -48,6 +48,9 @@ type turn struct {
 	RequestID string `json:"request_id"`
 	Provider  string `json:"provider"`
 	Model     string `json:"model"`
+	// Defaulted: nobody chose Provider (chooseModel); the final response
+	// says so.
+	Defaulted bool `json:"defaulted,omitempty"`
 	// Streamers are the capsules that intercept the provider's generate
 	// topic: only their stream events are taken.
 	Streamers []string `json:"streamers,omitempty"`

@@ -214,6 +214,8 @@ func (c *client) handle(f uplinkwire.Frame) (reply uplinkwire.Frame, after func(
 		return ok, nil
 	case uplinkwire.OpQuery:
 		return c.query(f), nil
+	case uplinkwire.OpLoad:
+		return c.load(f), nil
 	}
 	return uplinkwire.Errorf(f.ID, uplinkwire.CodeBadFrame, "unknown op %q", f.Op), nil
 }

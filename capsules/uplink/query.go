@@ -110,3 +110,26 @@ func (c *client) query(f uplinkwire.Frame) uplinkwire.Frame {
 	}
 	return uplinkwire.Frame{Op: uplinkwire.OpOK, ID: f.ID, Payload: payload}
 }
+
+// maxCapsuleName bounds the capsule name of a load op (a manifest's
+// package name is far shorter), so an error never echoes a long one.
+const maxCapsuleName = 128
+
+// load answers the load op: only a peer of the daemon owner's uid may load
+// capsules (installing writes the owner's $ASTRID_HOME).
+func (c *client) load(f uplinkwire.Frame) uplinkwire.Frame {
+	load := c.srv.s.Load
+	switch {
+	case !c.owner:
+		return uplinkwire.Errorf(f.ID, uplinkwire.CodeNotAllowed, "only the daemon owner's uid may load capsules")
+	case load == nil:
+		return uplinkwire.Errorf(f.ID, uplinkwire.CodeFailed, "this uplink loads no capsules")
+	case f.Capsule == "" || len(f.Capsule) > maxCapsuleName:
+		return uplinkwire.Errorf(f.ID, uplinkwire.CodeBadFrame, "load: a capsule is named by 1 to %d bytes", maxCapsuleName)
+	}
+	payload, err := load(f.Capsule, c.owner)
+	if err != nil {
+		return uplinkwire.Errorf(f.ID, uplinkwire.CodeFailed, "load %s: %v", f.Capsule, err)
+	}
+	return uplinkwire.Frame{Op: uplinkwire.OpOK, ID: f.ID, Payload: payload}
+}

@@ -2,6 +2,7 @@ package uplink
 
 import (
 	_ "embed"
+	"encoding/json"
 	"time"
 )
 
@@ -39,7 +40,16 @@ type Settings struct {
 	// query "failed". The daemon sets it: what a query shows, and to whom,
 	// is the daemon's to decide.
 	Report Reporter
+	// Load answers the load op: it loads or reloads installed capsule id
+	// now and returns its status as JSON; nil refuses the op. It is
+	// called only for a peer of the owner's uid (owner is passed on for
+	// the daemon to check again). The daemon sets it.
+	Load Loader
 }
+
+// Loader loads installed capsule id on behalf of a client (the load op);
+// it runs on the asking client's reader, so it delays only that client.
+type Loader func(id string, owner bool) (json.RawMessage, error)
 
 // The defaults of the zero Settings fields.
 const (

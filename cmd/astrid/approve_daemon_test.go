@@ -3,14 +3,13 @@ package main
 import (
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 )
 
 // A capsule copied in by hand while a daemon runs is refused there until
-// approved; `capsule approve` then tells the daemon, which loads it
-// without a restart or a signal from the operator.
+// approved; `capsule approve` then has the daemon load it, and returns once
+// it serves, without a restart or a signal from the operator.
 func TestApproveReachesTheRunningDaemon(t *testing.T) {
 	ws := promptHome(t, plainScript)
 	home := os.Getenv("ASTRID_HOME")
@@ -32,12 +31,13 @@ func TestApproveReachesTheRunningDaemon(t *testing.T) {
 		return state != "" && state != "ready" && strings.Contains(errText, "approve")
 	})
 
+	// approve returns once the daemon serves the capsule (issue 29.3):
+	// its state is ready at once, with no wait.
 	_, errOut, code := runAstrid(t, "", "capsule", "approve", "notes", "--yes")
-	if code != 0 || !strings.Contains(errOut, "the running daemon (pid "+strconv.Itoa(pid)+") loads it now") {
+	if code != 0 || !strings.Contains(errOut, "the running daemon loaded capsule notes") {
 		t.Fatalf("approve: exit %d: %s", code, errOut)
 	}
-	waitFor(t, "the daemon to load the approved capsule", func() bool {
-		state, _ := stateOf()
-		return state == "ready"
-	})
+	if state, errText := stateOf(); state != "ready" {
+		t.Fatalf("right after approve the daemon (pid %d) has notes %q: %s", pid, state, errText)
+	}
 }

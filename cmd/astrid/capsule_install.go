@@ -5,13 +5,11 @@ import (
 	"fmt"
 	"io"
 	"slices"
-	"syscall"
 
 	"github.com/spf13/cobra"
 
 	"github.com/astrid-go/astrid/capsules/approval"
 	"github.com/astrid-go/astrid/internal/config"
-	"github.com/astrid-go/astrid/internal/daemon"
 	"github.com/astrid-go/astrid/internal/grants"
 	"github.com/astrid-go/astrid/internal/install"
 	"github.com/astrid-go/astrid/internal/store"
@@ -36,13 +34,16 @@ to an earlier approval, and asks you to confirm on the terminal. Then it asks fo
 [env] values that have none yet (secrets are not echoed; leave one empty to set it later
 with ` + "`astrid capsule env set`" + `), records the grants you approved, and renames the staged
 directory to capsules/<name> in one step (a reinstall replaces the old install the same
-way). Every load of the capsule is held to the grants approved here: a manifest edited
-afterwards to ask for more does not load until it is installed or approved again.
+way). When a daemon runs, it loads the capsule at once and the command returns once the
+capsule serves, naming its tools, or says why it did not load. Every load of the
+capsule is held to the grants approved here: a manifest edited afterwards to ask for
+more does not load until it is installed or approved again.
 
 Without a terminal, pass --yes to install what the report shows (nothing is asked then;
 set [env] values with ` + "`astrid capsule env set`" + `).
 
-Exit status: 0 installed; 1 refused (errors, not confirmed) or failed.`,
+Exit status: 0 installed; 1 refused (errors, not confirmed) or failed, or a running
+daemon could not load it (it stays installed).`,
 		Example: `  astrid capsule build examples/hello && astrid capsule install examples/hello
   astrid capsule install build/hello.wasm examples/hello/Capsule.toml --yes`,
 		Args: cobra.RangeArgs(1, 2),
@@ -151,6 +152,17 @@ func runInstallIn(cmd *cobra.Command, e *installEnv, args []string, yes bool) er
 	fmt.Fprintf(errOut, "astrid: capsule %s %s in %s; its grants are approved as shown\n", m.ID(), how, staged.Target)
 	for _, key := range missing {
 		fmt.Fprintf(errOut, "astrid: capsule %s has no value for %s yet; set it with: astrid capsule env set %s %s\n", m.ID(), key, m.ID(), key)
+	}
+	return daemonLoaded(cmd, e.home, m.ID())
+}
+
+// daemonLoaded has a running daemon load capsule id (loadInDaemon); one it
+// could not load fails the command (exit 1), having said why.
+func daemonLoaded(cmd *cobra.Command, home, id string) error {
+	if err := loadInDaemon(cmd.ErrOrStderr(), home, id); err != nil {
+		cmd.SilenceErrors = true
+		fmt.Fprintln(cmd.ErrOrStderr(), "astrid:", err)
+		return exitError{code: 1}
 	}
 	return nil
 }
@@ -274,10 +286,12 @@ func newCapsuleApproveCmd() *cobra.Command {
 		Long: `approve shows the ` + "`capsule check`" + ` report of an installed capsule that does not load
 for want of approval (copied into $ASTRID_HOME/capsules by hand, or its manifest edited
 to ask for more), with what it asks for beyond its earlier approval, and on your
-confirmation records its grants as approved: it loads from the next boot (a running
-kernel's watcher, from the next change of its files).
+confirmation records its grants as approved: it loads from the next boot, and a running
+daemon loads it at once; the command returns once it serves, naming its tools (or why
+it did not load).
 
-Exit status: 0 approved (or nothing new to approve); 1 refused or failed.`,
+Exit status: 0 approved (or nothing new to approve); 1 refused or failed, or a running
+daemon could not load it.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return withInstallEnv(func(e *installEnv) error { return runApprove(cmd, e, args[0], yes) })
@@ -341,26 +355,8 @@ func runApprove(cmd *cobra.Command, e *installEnv, id string, yes bool) error {
 	if err := book.Approve(c.Manifest); err != nil {
 		return err
 	}
-	fmt.Fprintf(cmd.ErrOrStderr(), "astrid: the grants of capsule %s are approved; %s\n", c.ID(), reloadRunningDaemon(e.home))
-	return nil
-}
-
-// reloadRunningDaemon asks the daemon running for home, if any, to rescan
-// its capsules (SIGHUP), so an approval — which changes no file the
-// watcher could see — takes effect without a restart. It says what
-// happened, for the approve command's last line.
-func reloadRunningDaemon(home string) string {
-	pid, err := daemon.Running(home)
-	switch {
-	case err != nil:
-		return "it loads from the next boot"
-	case pid == 0:
-		return "a daemon is starting: it loads there from its next reload (astrid stop; astrid start)"
-	}
-	if err := syscall.Kill(pid, syscall.SIGHUP); err != nil {
-		return fmt.Sprintf("the running daemon (pid %d) could not be told (%v): it loads from the next boot", pid, err)
-	}
-	return fmt.Sprintf("the running daemon (pid %d) loads it now (`astrid capsule list` shows it)", pid)
+	fmt.Fprintf(cmd.ErrOrStderr(), "astrid: the grants of capsule %s are approved\n", c.ID())
+	return daemonLoaded(cmd, e.home, c.ID())
 }
 
 // runRemove removes installed capsule id (and its state with purge).

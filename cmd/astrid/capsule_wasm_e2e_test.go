@@ -15,6 +15,73 @@ func TestThirdPartyWasmCapsuleEndToEnd(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds a wasm module")
 	}
+	src, files := buildGreeter(t)
+	var out, errOut string
+	var code int
+
+	home := t.TempDir()
+	t.Setenv("ASTRID_HOME", home)
+	if out, errOut, code := runAstrid(t, "", "capsule", "install", src, "--yes"); code != 0 {
+		t.Fatalf("capsule install: exit %d\n%s%s", code, out, errOut)
+	}
+	ws := t.TempDir()
+
+	out, errOut, code = runAstrid(t, "", "capsule", "list", "--workspace", ws)
+	if code != 0 || !strings.Contains(out, "greeter") || !strings.Contains(out, "wasm") || !strings.Contains(out, "greet") {
+		t.Fatalf("capsule list: exit %d\n%s%s", code, out, errOut)
+	}
+
+	out, errOut, code = runAstrid(t, "", "tool", "call", "greet", `{"name":"Ada"}`, "--workspace", ws)
+	if code != 0 || strings.TrimSpace(out) != "Hello, Ada!" {
+		t.Fatalf("tool call: exit %d, stdout %q, stderr %s", code, out, errOut)
+	}
+
+	if _, errOut, code = runAstrid(t, "Howdy\n", "capsule", "env", "set", "greeter", "GREETING"); code != 0 {
+		t.Fatalf("env set: exit %d: %s", code, errOut)
+	}
+	out, errOut, code = runAstrid(t, "", "tool", "call", "greet", `{"name":"Ada"}`, "--workspace", ws)
+	if code != 0 || strings.TrimSpace(out) != "Howdy, Ada!" {
+		t.Fatalf("tool call after env set: exit %d, stdout %q, stderr %s", code, out, errOut)
+	}
+
+	// The same, all while a daemon runs (issue 19's Show): the call goes
+	// through the daemon; a reinstall with a changed tool is picked up by
+	// the running daemon; after remove the tool is gone from it.
+	startedPid(t, home, ws)
+	t.Cleanup(func() { runProcess(t, home, "stop") })
+	out, errOut, code = runAstrid(t, "", "tool", "call", "greet", `{"name":"Ada"}`, "--workspace", ws)
+	if code != 0 || strings.TrimSpace(out) != "Howdy, Ada!" {
+		t.Fatalf("tool call through the daemon: exit %d, stdout %q, stderr %s", code, out, errOut)
+	}
+	changed := files["Capsule.toml"] + "\n[[tool]]\nname = \"greet\"\ndescription_for_llm = \"Greets a person warmly, by name\"\n"
+	if err := os.WriteFile(filepath.Join(src, "Capsule.toml"), []byte(changed), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// The install returns once the daemon serves the new capsule (issue
+	// 29.3): the next command sees it, with no wait.
+	if out, errOut, code := runAstrid(t, "", "capsule", "install", src, "--yes"); code != 0 || !strings.Contains(errOut, "the running daemon loaded capsule greeter (tools: greet)") {
+		t.Fatalf("reinstall while the daemon runs: exit %d\n%s%s", code, out, errOut)
+	}
+	if out, errOut, code := runAstrid(t, "", "tool", "list", "--workspace", ws, "--json"); code != 0 || !strings.Contains(out, "Greets a person warmly, by name") {
+		t.Fatalf("tool list right after the reinstall: exit %d\n%s%s", code, out, errOut)
+	}
+	if out, errOut, code := runAstrid(t, "", "tool", "call", "greet", `{"name":"Ada"}`, "--workspace", ws); code != 0 || strings.TrimSpace(out) != "Howdy, Ada!" {
+		t.Fatalf("tool call after the reinstall: exit %d, stdout %q, stderr %s", code, out, errOut)
+	}
+	if out, errOut, code := runAstrid(t, "", "capsule", "remove", "greeter"); code != 0 {
+		t.Fatalf("remove while the daemon runs: exit %d\n%s%s", code, out, errOut)
+	}
+	waitFor(t, "the daemon to drop the removed tool", func() bool {
+		_, errOut, code := runAstrid(t, "", "tool", "call", "greet", `{"name":"Ada"}`, "--workspace", ws)
+		return code == 1 && strings.Contains(errOut, "greet")
+	})
+}
+
+// buildGreeter writes a third-party capsule, greeter (tool greet), as its
+// own Go module in a temporary directory, builds it with `astrid capsule
+// build` and returns the directory and its source files.
+func buildGreeter(t *testing.T) (string, map[string]string) {
+	t.Helper()
 	const module = "github.com/astrid-go/astrid"
 	src := t.TempDir()
 	files := map[string]string{
@@ -70,60 +137,5 @@ GREETING = { type = "text", request = "How should greeter greet?", default = "He
 	if code != 0 {
 		t.Fatalf("capsule build: exit %d\n%s%s", code, out, errOut)
 	}
-
-	home := t.TempDir()
-	t.Setenv("ASTRID_HOME", home)
-	if out, errOut, code := runAstrid(t, "", "capsule", "install", src, "--yes"); code != 0 {
-		t.Fatalf("capsule install: exit %d\n%s%s", code, out, errOut)
-	}
-	ws := t.TempDir()
-
-	out, errOut, code = runAstrid(t, "", "capsule", "list", "--workspace", ws)
-	if code != 0 || !strings.Contains(out, "greeter") || !strings.Contains(out, "wasm") || !strings.Contains(out, "greet") {
-		t.Fatalf("capsule list: exit %d\n%s%s", code, out, errOut)
-	}
-
-	out, errOut, code = runAstrid(t, "", "tool", "call", "greet", `{"name":"Ada"}`, "--workspace", ws)
-	if code != 0 || strings.TrimSpace(out) != "Hello, Ada!" {
-		t.Fatalf("tool call: exit %d, stdout %q, stderr %s", code, out, errOut)
-	}
-
-	if _, errOut, code = runAstrid(t, "Howdy\n", "capsule", "env", "set", "greeter", "GREETING"); code != 0 {
-		t.Fatalf("env set: exit %d: %s", code, errOut)
-	}
-	out, errOut, code = runAstrid(t, "", "tool", "call", "greet", `{"name":"Ada"}`, "--workspace", ws)
-	if code != 0 || strings.TrimSpace(out) != "Howdy, Ada!" {
-		t.Fatalf("tool call after env set: exit %d, stdout %q, stderr %s", code, out, errOut)
-	}
-
-	// The same, all while a daemon runs (issue 19's Show): the call goes
-	// through the daemon; a reinstall with a changed tool is picked up by
-	// the running daemon; after remove the tool is gone from it.
-	startedPid(t, home, ws)
-	t.Cleanup(func() { runProcess(t, home, "stop") })
-	out, errOut, code = runAstrid(t, "", "tool", "call", "greet", `{"name":"Ada"}`, "--workspace", ws)
-	if code != 0 || strings.TrimSpace(out) != "Howdy, Ada!" {
-		t.Fatalf("tool call through the daemon: exit %d, stdout %q, stderr %s", code, out, errOut)
-	}
-	changed := files["Capsule.toml"] + "\n[[tool]]\nname = \"greet\"\ndescription_for_llm = \"Greets a person warmly, by name\"\n"
-	if err := os.WriteFile(filepath.Join(src, "Capsule.toml"), []byte(changed), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if out, errOut, code := runAstrid(t, "", "capsule", "install", src, "--yes"); code != 0 {
-		t.Fatalf("reinstall while the daemon runs: exit %d\n%s%s", code, out, errOut)
-	}
-	waitFor(t, "the daemon to serve the reinstalled tool", func() bool {
-		out, _, code := runAstrid(t, "", "tool", "list", "--workspace", ws)
-		return code == 0 && strings.Contains(out, "Greets a person warmly, by name")
-	})
-	if out, errOut, code := runAstrid(t, "", "tool", "call", "greet", `{"name":"Ada"}`, "--workspace", ws); code != 0 || strings.TrimSpace(out) != "Howdy, Ada!" {
-		t.Fatalf("tool call after the reinstall: exit %d, stdout %q, stderr %s", code, out, errOut)
-	}
-	if out, errOut, code := runAstrid(t, "", "capsule", "remove", "greeter"); code != 0 {
-		t.Fatalf("remove while the daemon runs: exit %d\n%s%s", code, out, errOut)
-	}
-	waitFor(t, "the daemon to drop the removed tool", func() bool {
-		_, errOut, code := runAstrid(t, "", "tool", "call", "greet", `{"name":"Ada"}`, "--workspace", ws)
-		return code == 1 && strings.Contains(errOut, "greet")
-	})
+	return src, files
 }

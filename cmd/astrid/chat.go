@@ -188,12 +188,14 @@ func chatInProcess(cmd *cobra.Command, f kernelFlags) (agentclient.Kernel, conte
 	}
 	stderr := cmd.ErrOrStderr()
 	cmd.SetErr(logFile) // bootKernel logs to the command's stderr
-	f.background = true
+	// Every capsule is loaded before the first prompt can go out, as for
+	// astrid -p (DESIGN §8).
 	k, ctx, stop, err := bootKernel(cmd, f)
 	cmd.SetErr(stderr)
 	if err != nil {
 		logFile.Close()
 		return nil, nil, nil, err
 	}
+	sayUnloaded(stderr, k.Runtime.List())
 	return k.Frontend(), ctx, func() { stop(); logFile.Close() }, nil
 }

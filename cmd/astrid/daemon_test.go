@@ -93,9 +93,11 @@ func TestDaemonProcessLifecycle(t *testing.T) {
 	home := os.Getenv("ASTRID_HOME")
 	p := daemon.PathsOf(home)
 	// State written before the daemon: a session, through a replayed turn.
-	if out, errOut, code := runAstrid(t, "", "-p", "a plain question", "--session", "s-kept", "--workspace", ws); code != 0 {
+	out, errOut, code := runAstrid(t, "", "-p", "a plain question", "--workspace", ws)
+	if code != 0 {
 		t.Fatalf("-p: exit %d: %s %s", code, out, errOut)
 	}
+	kept := sessionNamed(t, errOut)
 	writeCapsule(t, filepath.Join(home, "capsules", "notes"), map[string]string{"Capsule.toml": notesManifest, "notes.md": "first"})
 	// Copied in by hand, so approved as an operator would (it would not load otherwise).
 	if _, errOut, code := runAstrid(t, "", "capsule", "approve", "notes", "--yes"); code != 0 {
@@ -208,7 +210,7 @@ func TestDaemonProcessLifecycle(t *testing.T) {
 	if !strings.Contains(string(log), "left behind") || !strings.Contains(string(log), "astrid.pid") {
 		t.Errorf("the restart does not say it cleaned the stale pid file:\n%s", log)
 	}
-	if out, errOut, code := runAstrid(t, "", "session", "list"); code != 0 || !strings.Contains(out, "s-kept") {
+	if out, errOut, code := runAstrid(t, "", "session", "list"); code != 0 || !strings.Contains(out, kept) {
 		t.Fatalf("session list after kill -9 and restart: exit %d: %s %s", code, out, errOut)
 	}
 

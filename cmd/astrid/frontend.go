@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -11,10 +12,12 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/astrid-go/astrid/internal/capsule"
 	"github.com/astrid-go/astrid/internal/config"
 	"github.com/astrid-go/astrid/internal/daemon"
 	"github.com/astrid-go/astrid/internal/daemonclient"
 	"github.com/astrid-go/astrid/internal/kernel"
+	"github.com/astrid-go/astrid/internal/runtime"
 	"github.com/astrid-go/astrid/internal/toolclient"
 	"github.com/astrid-go/astrid/ipc"
 )
@@ -44,6 +47,26 @@ func (fe frontend) waitForTool(ctx context.Context, name string) error {
 		return nil
 	}
 	return fe.local.Runtime.WaitForTool(ctx, name)
+}
+
+// sayUnloaded names on w each installed capsule an in-process boot could
+// not load, so a turn that goes on without its tools says so. Through the
+// daemon its log and `astrid capsule list` say it.
+func (fe frontend) sayUnloaded(w io.Writer) {
+	if fe.local == nil {
+		return
+	}
+	sayUnloaded(w, fe.local.Runtime.List())
+}
+
+// sayUnloaded names each installed capsule of list that is not ready.
+func sayUnloaded(w io.Writer, list []runtime.Status) {
+	for _, s := range list {
+		if s.Builtin || s.State == capsule.Ready.String() {
+			continue
+		}
+		fmt.Fprintf(w, "astrid: capsule %s did not load, so its tools are not offered: %s (astrid capsule list)\n", s.ID, oneLine(s.Error, 300))
+	}
 }
 
 // openFrontend is the one seam between a client command and a kernel: the

@@ -33,10 +33,10 @@ type promptFlags struct {
 
 func (f *promptFlags) register(cmd *cobra.Command) {
 	fl := cmd.Flags()
-	fl.StringVarP(&f.prompt, "prompt", "p", "", `run one agent turn on this prompt ("-" or empty with a pipe: read it from standard input)`)
+	fl.StringVarP(&f.prompt, "prompt", "p", "", `run one agent turn on this prompt ("-" or empty with a pipe: read it from standard input; text piped along with a prompt is appended to it)`)
 	fl.StringVar(&f.provider, "provider", "", "LLM provider to ask for this run (default: the active model's, astrid models current)")
 	fl.StringVar(&f.model, "model", "", "model to ask for this run; alone, the active provider's (default: the active model, or with --provider the provider's own)")
-	fl.StringVar(&f.session, "session", "", "continue this session (default: a new one, named on stderr at the end)")
+	fl.StringVar(&f.session, "session", "", "continue this session, which must exist (default: a new one, named on stderr at the end)")
 	fl.BoolVar(&f.cont, "continue", false, "continue the newest session of this workspace (--workspace, else the current directory)")
 	fl.BoolVar(&f.yes, "yes", false, "approve every mutable tool call the agent makes (each once); never a process outside the sandbox")
 	fl.BoolVar(&f.unconfined, dangerouslyUnconfined, false, "with --yes, also approve running processes OUTSIDE the sandbox when a tool asks to (full authority over your files, network and processes)")
@@ -51,6 +51,9 @@ const maxPromptBytes = 1<<20 - 4<<10
 
 // promptText is the prompt of -p: the flag's value, or standard input
 // when it is "-" or when -p was given empty and stdin is not a terminal.
+// With text in the flag, what is piped on standard input (a pipe or a
+// file, never a terminal) is appended after a blank line, as upstream does
+// (`git diff | astrid -p "review this"`): never dropped.
 func promptText(cmd *cobra.Command, f *promptFlags) (string, error) {
 	text := f.prompt
 	in := cmd.InOrStdin()
@@ -66,6 +69,14 @@ func promptText(cmd *cobra.Command, f *promptFlags) (string, error) {
 			return "", fmt.Errorf("read the prompt from standard input: %w", err)
 		}
 		text = string(data)
+	} else if piped(in) {
+		data, err := io.ReadAll(io.LimitReader(in, maxPromptBytes+1))
+		if err != nil {
+			return "", fmt.Errorf("read standard input (piped with -p text, it is appended to the prompt): %w", err)
+		}
+		if strings.TrimSpace(string(data)) != "" {
+			text += "\n\n" + string(data)
+		}
 	}
 	switch {
 	case len(text) > maxPromptBytes:
@@ -74,6 +85,22 @@ func promptText(cmd *cobra.Command, f *promptFlags) (string, error) {
 		return "", errors.New(`the prompt is empty: astrid -p "your question" (or pipe it on standard input)`)
 	}
 	return text, nil
+}
+
+// piped reports whether in is standard input fed by a pipe or a file,
+// whose text belongs to the prompt: not a terminal, and not a character
+// device such as /dev/null (a script's or a service's empty stdin).
+func piped(in io.Reader) bool {
+	file, ok := in.(*os.File)
+	if !ok {
+		return false
+	}
+	info, err := file.Stat()
+	if err != nil {
+		return false
+	}
+	mode := info.Mode()
+	return mode&os.ModeNamedPipe != 0 || mode.IsRegular()
 }
 
 // runPrompt is `astrid -p`: one agent turn, through the running daemon or
@@ -94,7 +121,10 @@ func runPrompt(cmd *cobra.Command, f *promptFlags) error {
 			return usage(cmd, fmt.Errorf("--provider %q: a provider is named by one topic segment (replay, openai, anthropic)", f.provider))
 		}
 	}
-	f.background = true
+	// Any capsule may serve the turn (a tool the model calls, a provider,
+	// a hook), so an in-process boot loads them all before the prompt goes
+	// out: each load is bounded by its own ready timeout, and one that did
+	// not load is named (DESIGN §8).
 	approve := newApprover(f.yes, cmd.ErrOrStderr())
 	approve.unconfined = f.unconfined
 	f.person = approve
@@ -116,6 +146,17 @@ func runPrompt(cmd *cobra.Command, f *promptFlags) error {
 			return exitError{code: 2}
 		}
 	}
+	fe.sayUnloaded(cmd.ErrOrStderr())
+	if f.session != "" {
+		// Continuing a session that does not exist is a mistake (a typo,
+		// another principal's or workspace's id), not a new conversation.
+		if _, ok, err := sessionclient.Meta(ctx, fe.k, f.principal, f.session); err != nil {
+			fmt.Fprintf(cmd.ErrOrStderr(), "astrid: --session %s: the session store did not answer: %v\n", f.session, err)
+			return exitError{code: 1}
+		} else if !ok {
+			return usage(cmd, fmt.Errorf("--session %s: no such session of principal %s (astrid session list shows them; leave --session out to start a new one)", f.session, f.principal))
+		}
+	}
 	interrupted := ctx
 	ctx, cancel := context.WithTimeout(ctx, f.timeout)
 	defer cancel()
@@ -128,6 +169,9 @@ func runPrompt(cmd *cobra.Command, f *promptFlags) error {
 	final, err := runUntilTaken(ctx, cmd.ErrOrStderr(), func() (ipc.AgentResponse, error) {
 		return runTurn(ctx, fe.k, prompt, printer, approve, cmd.ErrOrStderr())
 	})
+	if note := agentclient.StandIn(final); note != "" {
+		fmt.Fprintln(cmd.ErrOrStderr(), "astrid:", note)
+	}
 	if final.Outcome == ipc.OutcomeBusy {
 		printer.final(final)
 	} else if f.session == "" && !f.cont {

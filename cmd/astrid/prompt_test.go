@@ -91,12 +91,15 @@ func TestPromptDemoReadsAFileAndAnswers(t *testing.T) {
 // the first.
 func TestPromptContinuesASession(t *testing.T) {
 	ws := promptHome(t, plainScript)
-	for i := 0; i < 2; i++ {
-		if _, errOut, code := runAstrid(t, "", "-p", "plain", "--session", "chat-1", "--workspace", ws); code != 0 {
-			t.Fatalf("turn %d: exit %d: %s", i, code, errOut)
-		}
+	_, errOut, code := runAstrid(t, "", "-p", "plain", "--workspace", ws)
+	if code != 0 {
+		t.Fatalf("turn 1: exit %d: %s", code, errOut)
 	}
-	out, errOut, code := runAstrid(t, "", "session", "show", "chat-1", "--workspace", ws)
+	session := sessionNamed(t, errOut)
+	if _, errOut, code := runAstrid(t, "", "-p", "plain", "--session", session, "--workspace", ws); code != 0 {
+		t.Fatalf("turn 2: exit %d: %s", code, errOut)
+	}
+	out, errOut, code := runAstrid(t, "", "session", "show", session, "--workspace", ws)
 	if code != 0 || strings.Count(out, "user: plain") != 2 || strings.Count(out, "assistant: Just an answer.") != 2 {
 		t.Fatalf("session show: exit %d\n%s%s", code, out, errOut)
 	}

@@ -52,7 +52,7 @@ astrid -p "prompt" runs one agent turn in-process: the answer streams to standar
 each tool call is noted on standard error, and the session it was kept in is named at the
 end (continue it with --session). A mutable tool call is asked about on the terminal;
 without one it is denied unless --yes. Exit status of -p: 0 answered; 1 an error, an empty
-answer or the iteration cap; 2 a usage error; 124 a timeout (a phase limit or --timeout);
+answer or the iteration cap; 2 a usage error (an unknown --session included); 124 a timeout (a phase limit or --timeout);
 130 interrupted (Ctrl-C cancels the turn and its tool calls).`,
 		Example: `  astrid -p "What does README.md say about testing?" --provider replay
   git diff | astrid -p - --provider openai --model gpt-4.1-mini
@@ -87,6 +87,7 @@ answer or the iteration cap; 2 a usage error; 124 a timeout (a phase limit or --
 	root.AddCommand(newLogsCmd())
 	root.AddCommand(newNATSCmd())
 	root.AddCommand(newSandboxCmd())
+	usageErrorsExit2(root)
 	return root
 }
 

@@ -102,11 +102,12 @@ func TestPromptSessionsAndModelsThroughTheDaemon(t *testing.T) {
 	}
 	daemonFor(t, ws)
 
-	out, errOut, code := runAstrid(t, "", "-p", "What does README.md say?", "--session", "s-d")
+	out, errOut, code := runAstrid(t, "", "-p", "What does README.md say?")
+	sd := sessionNamed(t, errOut)
 	if code != 0 || !strings.Contains(out, "I read README.md") {
 		t.Fatalf("-p through the daemon: exit %d, stdout %q, stderr:\n%s", code, out, errOut)
 	}
-	if !strings.Contains(errOut, `→ read_file {"file_path":"README.md"}`) || !strings.Contains(errOut, "# Demo workspace") || !strings.Contains(errOut, "session s-d (continue with --session s-d)") {
+	if !strings.Contains(errOut, `→ read_file {"file_path":"README.md"}`) || !strings.Contains(errOut, "# Demo workspace") || !strings.Contains(errOut, "session "+sd+" (continue with --session "+sd+")") {
 		t.Fatalf("-p through the daemon: stderr lacks the tool call's notes or the session:\n%s", errOut)
 	}
 	if _, errOut, code := runAstrid(t, "", "-p", "again", "--timeout", "1ns"); code != 124 || !strings.Contains(errOut, "--timeout") {
@@ -116,16 +117,16 @@ func TestPromptSessionsAndModelsThroughTheDaemon(t *testing.T) {
 		t.Fatalf("-p with another --workspace through the daemon: exit %d: %s", code, errOut)
 	}
 
-	if out, errOut, code := runAstrid(t, "", "session", "list"); code != 0 || !strings.Contains(out, "s-d") {
+	if out, errOut, code := runAstrid(t, "", "session", "list"); code != 0 || !strings.Contains(out, sd) {
 		t.Fatalf("session list through the daemon: exit %d\n%s%s", code, out, errOut)
 	}
-	if out, errOut, code := runAstrid(t, "", "session", "show", "s-d"); code != 0 || !strings.Contains(out, "user: What does README.md say?") {
+	if out, errOut, code := runAstrid(t, "", "session", "show", sd); code != 0 || !strings.Contains(out, "user: What does README.md say?") {
 		t.Fatalf("session show through the daemon: exit %d\n%s%s", code, out, errOut)
 	}
-	if _, errOut, code := runAstrid(t, "", "session", "delete", "s-d"); code != 0 || !strings.Contains(errOut, "deleted session s-d") {
+	if _, errOut, code := runAstrid(t, "", "session", "delete", sd); code != 0 || !strings.Contains(errOut, "deleted session "+sd) {
 		t.Fatalf("session delete through the daemon: exit %d, %s", code, errOut)
 	}
-	if _, errOut, code := runAstrid(t, "", "session", "delete", "s-d"); code != 1 || !strings.Contains(errOut, "no session s-d") {
+	if _, errOut, code := runAstrid(t, "", "session", "delete", sd); code != 1 || !strings.Contains(errOut, "no session "+sd) {
 		t.Fatalf("second session delete through the daemon: exit %d, %s", code, errOut)
 	}
 

@@ -39,6 +39,7 @@ func uplinkBuiltin(cfg config.Config, rep *daemon.Reporter) (kernel.Builtin, err
 	}
 	if rep != nil {
 		s.Report = queryReporter(rep)
+		s.Load = capsuleLoader(rep)
 	}
 	return kernel.Builtin{Manifest: uplink.Manifest, New: uplink.NewWith(s)}, nil
 }

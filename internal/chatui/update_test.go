@@ -376,3 +376,23 @@ func TestLiveTextFitsTheScreen(t *testing.T) {
 		t.Fatalf("printed %q", got)
 	}
 }
+
+// The offline replay script answering because no model is configured is
+// said after its answer (issue 29.4); replay asked for on purpose is not.
+func TestReplayStandInIsSaid(t *testing.T) {
+	h := newHarness(t, Options{})
+	h.prompt("q")
+	h.printed()
+	h.event(agentclient.Event{Kind: agentclient.EventFinal, Final: ipc.AgentResponse{
+		Outcome: ipc.OutcomeAnswer, Text: "Four.", IsFinal: true, Provider: agentclient.ReplayProvider, Defaulted: true}})
+	if got := strings.Join(h.printed(), "\n"); !strings.Contains(got, "Four.") || !strings.Contains(got, "the offline replay script answered, not a model") {
+		t.Fatalf("printed %q", got)
+	}
+	h.prompt("q2")
+	h.printed()
+	h.event(agentclient.Event{Kind: agentclient.EventFinal, Final: ipc.AgentResponse{
+		Outcome: ipc.OutcomeAnswer, Text: "Four.", IsFinal: true, Provider: agentclient.ReplayProvider}})
+	if got := strings.Join(h.printed(), "\n"); strings.Contains(got, "replay") {
+		t.Fatalf("replay chosen on purpose: printed %q", got)
+	}
+}

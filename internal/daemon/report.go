@@ -1,6 +1,7 @@
 package daemon
 
 import (
+	"context"
 	"errors"
 	"sync"
 	"time"
@@ -93,4 +94,26 @@ func addTraffic(s *Status, socket map[string]SocketTraffic) {
 		s.Principals[p] = u
 	}
 	s.Updated = time.Now().UTC()
+}
+
+// ErrNotOwner refuses a change to the daemon asked by a uid that is not its
+// owner's.
+var ErrNotOwner = errors.New("only the daemon owner's uid may load capsules")
+
+// Load loads installed capsule id now, or reloads it (runtime.LoadInstalled:
+// what the watcher would do once its files settle), and returns its status
+// afterwards: `astrid capsule install` and `approve` ask it of a running
+// daemon, so they return once the capsule serves or say why it does not.
+// Only the owner may: installing writes the owner's $ASTRID_HOME. ctx
+// bounds the wait (each load is bounded by the runtime's ready timeout).
+func (r *Reporter) Load(ctx context.Context, v Viewer, id string) (runtime.Status, error) {
+	if !v.Owner {
+		return runtime.Status{}, ErrNotOwner
+	}
+	src, err := r.source()
+	if err != nil {
+		return runtime.Status{}, err
+	}
+	st, _ := src.k.Runtime.LoadInstalled(ctx, id)
+	return st, nil
 }

@@ -220,6 +220,11 @@ func (c *Client) write(f uplinkwire.Frame) error {
 
 // request sends f with a fresh id and waits for its answer.
 func (c *Client) request(f uplinkwire.Frame, p *pending) (uplinkwire.Frame, error) {
+	return c.requestWithin(f, p, c.timeout)
+}
+
+// requestWithin is request waiting up to wait for the answer.
+func (c *Client) requestWithin(f uplinkwire.Frame, p *pending, wait time.Duration) (uplinkwire.Frame, error) {
 	if p == nil {
 		p = &pending{}
 	}
@@ -248,10 +253,10 @@ func (c *Client) request(f uplinkwire.Frame, p *pending) (uplinkwire.Frame, erro
 		defer c.mu.Unlock()
 		return p.got
 	}
-	if err := c.waitFor(context.Background(), time.Now().Add(c.timeout), answered, p.signal); err != nil {
+	if err := c.waitFor(context.Background(), time.Now().Add(wait), answered, p.signal); err != nil {
 		forget()
 		if errors.Is(err, errNoAnswer) {
-			return uplinkwire.Frame{}, fmt.Errorf("daemon: %s: no answer within %s", f.Op, c.timeout)
+			return uplinkwire.Frame{}, fmt.Errorf("daemon: %s: no answer within %s", f.Op, wait)
 		}
 		return uplinkwire.Frame{}, err
 	}

@@ -3,6 +3,7 @@ package daemonclient
 import (
 	"encoding/json"
 	"fmt"
+	"time"
 
 	"github.com/astrid-go/astrid/internal/uplinkwire"
 )
@@ -18,6 +19,22 @@ func (c *Client) Query(query string, v any) error {
 	}
 	if err := json.Unmarshal(r.Payload, v); err != nil {
 		return fmt.Errorf("daemon: query %s: the answer does not parse: %w", query, err)
+	}
+	return nil
+}
+
+// Load asks the daemon to load installed capsule id now, or reload it (the
+// load op: what its watcher would do once the files settle), waits up to
+// wait for the answer and decodes the capsule's status afterwards into v.
+// Only a client of the daemon owner's uid may; another is refused with an
+// *Error of Code uplinkwire.CodeNotAllowed.
+func (c *Client) Load(id string, wait time.Duration, v any) error {
+	r, err := c.requestWithin(uplinkwire.Frame{Op: uplinkwire.OpLoad, Capsule: id}, nil, wait)
+	if err != nil {
+		return err
+	}
+	if err := json.Unmarshal(r.Payload, v); err != nil {
+		return fmt.Errorf("daemon: load %s: the answer does not parse: %w", id, err)
 	}
 	return nil
 }

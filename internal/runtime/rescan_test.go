@@ -74,3 +74,46 @@ func TestWatcherSettle(t *testing.T) {
 		t.Fatalf("a change after settle: changed %v, want %s", changed, dir)
 	}
 }
+
+// LoadInstalled does the watcher's work for one capsule at once and says
+// what came of it: a new capsule is loaded, a changed one reloaded, a
+// removed one unloaded, an unknown name refused; a built-in is not its to
+// touch.
+func TestLoadInstalled(t *testing.T) {
+	f := newFixture(t, []Builtin{echoBuiltin("echo")}, Engines{})
+	f.install("notes", contextCapsule("notes", "first"))
+	if err := f.rt.Boot(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	fresh := f.install("fresh", contextCapsule("fresh", "new"))
+	if s, err := f.rt.LoadInstalled(ctx, "fresh"); err != nil || s.State != "ready" || s.Error != "" {
+		t.Fatalf("new capsule: %+v, %v", s, err)
+	}
+	if err := os.WriteFile(filepath.Join(f.capsules, "notes", "notes.md"), []byte("second"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if s, err := f.rt.LoadInstalled(ctx, "notes"); err != nil || s.State != "ready" {
+		t.Fatalf("changed capsule: %+v, %v", s, err)
+	}
+	if got := f.askContext("notes"); !strings.Contains(got, `"content":"second"`) {
+		t.Errorf("notes after LoadInstalled: %s", got)
+	}
+	if err := os.RemoveAll(fresh); err != nil {
+		t.Fatal(err)
+	}
+	if s, err := f.rt.LoadInstalled(ctx, "fresh"); err == nil || s.State != "removed" {
+		t.Fatalf("removed capsule: %+v, %v", s, err)
+	}
+	for _, s := range f.rt.List() {
+		if s.ID == "fresh" {
+			t.Errorf("fresh is still listed: %+v", s)
+		}
+	}
+	if _, err := f.rt.LoadInstalled(ctx, "nothing"); err == nil || !strings.Contains(err.Error(), "no capsule nothing is installed") {
+		t.Errorf("unknown capsule: %v", err)
+	}
+	if _, err := f.rt.LoadInstalled(ctx, "echo"); err == nil || !strings.Contains(err.Error(), "built-in") {
+		t.Errorf("built-in: %v", err)
+	}
+}

@@ -189,6 +189,20 @@ func (w *watcher) settle(now time.Time) {
 	w.started = true
 }
 
+// settleDir records dir as it is now as acted on (LoadInstalled has just
+// loaded it), as settle does for every directory.
+func (w *watcher) settleDir(dir string, now time.Time) {
+	fp := fingerprint(dir)
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for d := range w.dirs {
+		if samePath(d, dir) {
+			dir = d
+		}
+	}
+	w.dirs[dir] = &dirState{seen: fp, settled: fp, changedAt: now}
+}
+
 type dirState struct {
 	seen      string    // fingerprint at the last scan ("" once gone)
 	settled   string    // fingerprint last acted on

@@ -25,6 +25,7 @@ const (
 	OpInterceptors = "interceptors" // client: ID, Topic → OK with IDs
 	OpHoldsGrant   = "holds_grant"  // client: ID, Capsule, Grant → OK with Held
 	OpQuery        = "query"        // client: ID, Query → OK with Payload (query.go)
+	OpLoad         = "load"         // client: ID, Capsule → OK with Payload: the capsule's status once (re)loaded (the owner only)
 	OpOK           = "ok"           // server: ID, and Sub, IDs, Held or Payload
 	OpEvent        = "event"        // server: Sub, Topic, Payload, Source, Principal, Lost, ToolMiddleware
 	OpError        = "error"        // server: ID (0 when about no request), Code, Error
