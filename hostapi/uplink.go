@@ -16,6 +16,37 @@ type Uplink interface {
 	// events on pattern. It is closed by Unsubscribe or when the call that
 	// opened it ends.
 	SubscribeAs(principal, pattern string) (SubscriptionID, error)
+	// OpenScope opens a request scope for principal (DESIGN §4a, §8): the
+	// workspace and settings one client's requests carry. It returns the
+	// scope's id, never 0, and the workspace as the host took it
+	// (absolute, symlinks resolved). CodeInvalid when the host refuses
+	// the workspace.
+	OpenScope(principal string, s Scope) (id uint64, workspace string, err error)
+	// CloseScope forgets a scope: work still running in it from then on
+	// has no workspace and no overrides.
+	CloseScope(id uint64)
+	// PublishIn is PublishAs in scope id (0: none): every call the event
+	// invokes, and all the work those calls publish, runs in it.
+	PublishIn(principal string, scope uint64, topic string, payload []byte) error
+}
+
+// Scope is what a client's requests carry besides its principal: the
+// directory the work acts on, and the provider settings from the client's
+// environment, for its requests only.
+type Scope struct {
+	// Workspace is an absolute directory: `*` grants and relative paths
+	// resolve there. Empty: the kernel's.
+	Workspace string
+	// Config fills a capsule's [env] values for work in this scope:
+	// capsule id → key → value. A value the operator stored wins, as it
+	// does in-process; a stored secret is withheld when the scope names
+	// an endpoint the operator did not (its key would go to that
+	// endpoint).
+	Config map[string]map[string]string
+	// PeerUID is the client's uid as the kernel saw it (SO_PEERCRED): a
+	// workspace of another uid than the kernel's own must be a directory
+	// that uid owns. -1: no peer to check.
+	PeerUID int
 }
 
 // GrantUplink is [capabilities] uplink, answered by HoldsGrant: a consumer

@@ -27,6 +27,16 @@ type Envelope struct {
 	// time.Time is 24 bytes with a pointer where this is 8 without.
 	Timestamp int64
 	Seq       uint64
+	// Scope names the request context the event belongs to: the
+	// workspace and provider settings of the client whose request began
+	// the work (DESIGN §4a, §8). The host stamps it, as it stamps the
+	// principal: a call's publishes carry the scope of the event that
+	// invoked it, and only an uplink sets one of its own choosing. Zero is
+	// none (the kernel's own workspace and the capsules' stored settings).
+	// It is local to the kernel that stamped it: it is not part of the
+	// wire forms (JSON, the binary frame), so an envelope from another
+	// host has none.
+	Scope uint64
 	// Provenance holds what few envelopes carry: a signature, a device key
 	// id, a transport origin, a trace context (only when tracing is on).
 	// Nil means none of them (origin system, no trace). It is

@@ -50,6 +50,11 @@ func TestBinaryKeepsEveryField(t *testing.T) {
 	if err := got.DecodeBinary(data); err != nil {
 		t.Fatal(err)
 	}
+	// The scope is local to the kernel that stamped it: it never crosses.
+	if got.Scope != 0 {
+		t.Fatalf("the scope crossed the binary form: %d", got.Scope)
+	}
+	got.Scope = e.Scope
 	if !reflect.DeepEqual(&got, e) {
 		t.Fatalf("a field did not survive the binary form:\ngot  %+v\nwant %+v", got, *e)
 	}

@@ -22,6 +22,7 @@ type client struct {
 	stream    hostapi.NetHandle
 	principal string
 	owner     bool        // the peer's uid is the daemon owner's (Query.Owner)
+	uid       int         // the peer's uid (SO_PEERCRED), for its workspace
 	ingress   []string    // what it may publish (Settings.Ingress)
 	traffic   *traffic    // its principal's socket counters
 	in        frameReader // used by the one goroutine reading requests
@@ -39,6 +40,12 @@ type client struct {
 
 	mu      sync.Mutex
 	subs    map[uint64]hostapi.SubscriptionID // wire sub → host subscription
+	// scope is the request scope its publishes carry (0: none, a client
+	// that named no workspace and no settings); scopes are all it opened,
+	// closed when it leaves (scope.go).
+	scope  uint64
+	env    map[string]map[string]string
+	scopes []uint64
 	nextSub uint64
 
 	wg sync.WaitGroup // the pumps and the takeovers
@@ -148,8 +155,13 @@ func (c *client) handshake() bool {
 		c.fatal(uplinkwire.Errorf(0, uplinkwire.CodeVersion, "protocol version %d is not supported: this daemon speaks version %d", f.Version, uplinkwire.Version))
 		return false
 	}
+	ws, failed := c.openScope(f)
+	if failed != nil {
+		c.fatal(*failed)
+		return false
+	}
 	c.h.Log(hostapi.LogInfo, fmt.Sprintf("uplink: client %q connected as %s", f.Client, c.principal))
-	return c.write(uplinkwire.Frame{Op: uplinkwire.OpWelcome, Version: uplinkwire.Version, Principal: c.principal})
+	return c.write(uplinkwire.Frame{Op: uplinkwire.OpWelcome, Version: uplinkwire.Version, Principal: c.principal, Workspace: ws})
 }
 
 // handle answers one request; after, if not nil, runs once the answer is
@@ -165,7 +177,7 @@ func (c *client) handle(f uplinkwire.Frame) (reply uplinkwire.Frame, after func(
 		if len(payload) == 0 {
 			payload = []byte("{}")
 		}
-		if err := c.srv.up.PublishAs(c.principal, f.Topic, payload); err != nil {
+		if err := c.srv.up.PublishIn(c.principal, c.currentScope(), f.Topic, payload); err != nil {
 			code := uplinkwire.CodeFailed
 			if hostapi.CodeOf(err) == hostapi.CodeRateLimited {
 				code = uplinkwire.CodeBusy // the principal's CPU budget or rate: later, it may pass
@@ -214,6 +226,8 @@ func (c *client) handle(f uplinkwire.Frame) (reply uplinkwire.Frame, after func(
 		return ok, nil
 	case uplinkwire.OpQuery:
 		return c.query(f), nil
+	case uplinkwire.OpWorkspace:
+		return c.setWorkspace(f), nil
 	case uplinkwire.OpLoad:
 		return c.load(f), nil
 	}
@@ -412,6 +426,7 @@ func (c *client) teardown() {
 		_ = c.h.Unsubscribe(hs)
 	}
 	c.wg.Wait()
+	c.closeScopes()
 	_ = c.h.NetClose(c.stream)
 	c.h.Log(hostapi.LogInfo, "uplink: client of "+c.principal+" disconnected")
 }

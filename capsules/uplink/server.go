@@ -103,6 +103,7 @@ func (srv *server) connection(ctx context.Context, conn hostapi.NetConn) {
 	defer srv.leave()
 	c := newClient(srv, conn.Handle, principal)
 	c.owner = srv.s.OwnerUID >= 0 && conn.Peer.UID == srv.s.OwnerUID
+	c.uid = conn.Peer.UID
 	c.ingress = srv.s.ingressOf(principal)
 	c.traffic = srv.trafficOf(principal)
 	c.traffic.connected(1)

@@ -7,14 +7,12 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"syscall"
 
 	"github.com/spf13/cobra"
 
 	"github.com/astrid-go/astrid/internal/capsule"
 	"github.com/astrid-go/astrid/internal/config"
-	"github.com/astrid-go/astrid/internal/daemon"
 	"github.com/astrid-go/astrid/internal/daemonclient"
 	"github.com/astrid-go/astrid/internal/kernel"
 	"github.com/astrid-go/astrid/internal/runtime"
@@ -92,10 +90,12 @@ func openFrontend(cmd *cobra.Command, f kernelFlags) (frontend, context.Context,
 }
 
 // attachDaemon connects to the daemon of $ASTRID_HOME; errors.Is(err,
-// daemonclient.ErrNoDaemon) when none runs. The daemon owns the workspace
-// and maps this user to a principal, so a --workspace or --principal that
-// differs from the daemon's is refused rather than silently ignored
-// (docs/RATIONALE.md, "Why does a client command refuse a --workspace ...").
+// daemonclient.ErrNoDaemon) when none runs. The connection works on this
+// command's workspace (--workspace, else the current directory) with the
+// provider settings of its environment, as an in-process kernel would
+// (DESIGN §8). The daemon maps this user to a principal, so a --principal
+// that differs is refused rather than silently ignored (docs/RATIONALE.md,
+// "Why does a client command refuse a --principal ...").
 func attachDaemon(cmd *cobra.Command, f kernelFlags) (frontend, context.Context, func(), error) {
 	if err := ipc.ValidatePrincipal(f.principal); err != nil {
 		return frontend{}, nil, nil, fmt.Errorf("--principal: %w", err)
@@ -104,8 +104,16 @@ func attachDaemon(cmd *cobra.Command, f kernelFlags) (frontend, context.Context,
 	if err != nil {
 		return frontend{}, nil, nil, err
 	}
+	ws, err := clientWorkspace(f.workspace, home)
+	if err != nil {
+		return frontend{}, nil, nil, usage(cmd, err)
+	}
+	env, err := clientEnv()
+	if err != nil {
+		return frontend{}, nil, nil, usage(cmd, err)
+	}
 	ctx, cancel := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
-	c, err := dialDaemon(ctx, home)
+	c, err := dialDaemonFor(ctx, home, ws, env)
 	if err != nil {
 		cancel()
 		if errors.Is(err, daemonclient.ErrNoDaemon) {
@@ -114,40 +122,19 @@ func attachDaemon(cmd *cobra.Command, f kernelFlags) (frontend, context.Context,
 		return frontend{}, nil, nil, fmt.Errorf("the daemon of %s: %w (--%s boots a kernel in-process instead)", home, err, noDaemonFlag)
 	}
 	stop := func() { c.Close(); cancel() }
-	if err := matchDaemon(home, c, f); err != nil {
+	if err := matchDaemon(c, f); err != nil {
 		stop()
 		return frontend{}, nil, nil, usage(cmd, err) // exit 2, as each command's help says of usage errors
 	}
 	return frontend{k: c, remote: c}, ctx, stop, nil
 }
 
-// matchDaemon refuses a --workspace or --principal the running daemon
-// cannot honour for this client.
-func matchDaemon(home string, c *daemonclient.Client, f kernelFlags) error {
+// matchDaemon refuses a --principal the running daemon cannot honour for
+// this client. (The workspace is the client's own: the daemon took it at
+// the hello.)
+func matchDaemon(c *daemonclient.Client, f kernelFlags) error {
 	if f.principal != c.Principal() {
 		return fmt.Errorf("--principal %s: the daemon serves you as principal %q; stop it (astrid stop) or use --%s to act as another principal", f.principal, c.Principal(), noDaemonFlag)
 	}
-	if f.workspace == "" {
-		return nil
-	}
-	st, err := daemon.ReadStatus(home)
-	if err != nil {
-		return fmt.Errorf("--workspace: cannot tell the running daemon's workspace: %w", err)
-	}
-	if !sameDir(f.workspace, st.Workspace) {
-		return fmt.Errorf("--workspace %s: the running daemon works on %s; a client cannot change it (restart the daemon with astrid start --workspace, or use --%s)", f.workspace, st.Workspace, noDaemonFlag)
-	}
 	return nil
-}
-
-// sameDir reports whether a and b name the same directory.
-func sameDir(a, b string) bool {
-	ia, errA := os.Stat(a)
-	ib, errB := os.Stat(b)
-	if errA == nil && errB == nil {
-		return os.SameFile(ia, ib)
-	}
-	absA, errA := filepath.Abs(a)
-	absB, errB := filepath.Abs(b)
-	return errA == nil && errB == nil && absA == absB
 }

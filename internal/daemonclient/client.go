@@ -51,6 +51,12 @@ func (e *Error) Is(target error) bool {
 type Options struct {
 	// Client names the frontend in the daemon's log ("astrid").
 	Client string
+	// Workspace is the directory the connection's requests work on
+	// (absolute; DESIGN §4a); empty: the daemon's own.
+	Workspace string
+	// Env is the caller's provider settings (uplinkwire.ReadEnv), applied
+	// to the connection's requests only; never logged.
+	Env map[string]string
 	// Logger receives what the client refuses or drops.
 	Logger *slog.Logger
 	// Timeout bounds the dial, the handshake and each request's answer
@@ -66,6 +72,7 @@ type Options struct {
 type Client struct {
 	conn      net.Conn
 	principal string
+	workspace string // as the daemon took it; "" when none was named
 	log       *slog.Logger
 	timeout   time.Duration
 	subBuf    int
@@ -136,7 +143,7 @@ func DialSocket(ctx context.Context, path string, opts Options) (*Client, error)
 	c := &Client{conn: conn, log: opts.Logger, timeout: opts.Timeout, subBuf: opts.SubscriptionBuffer,
 		pending: map[uint64]*pending{}, subs: map[uint64]*subscription{}, middleware: map[string]bool{},
 		rd: frameReader{conn: conn}, turn: make(chan struct{}, 1), done: make(chan struct{})}
-	if err := c.handshake(opts.Client); err != nil {
+	if err := c.handshake(opts); err != nil {
 		_ = conn.Close()
 		return nil, err
 	}
@@ -145,12 +152,12 @@ func DialSocket(ctx context.Context, path string, opts Options) (*Client, error)
 }
 
 // handshake sends the hello and reads the welcome.
-func (c *Client) handshake(name string) error {
+func (c *Client) handshake(opts Options) error {
 	_ = c.conn.SetDeadline(time.Now().Add(c.timeout))
 	defer func() { _ = c.conn.SetDeadline(time.Time{}) }()
 	// A daemon that refuses the peer answers and closes before reading
 	// the hello: a failed write still leaves its answer to read.
-	werr := c.write(uplinkwire.Frame{Op: uplinkwire.OpHello, Version: uplinkwire.Version, Client: name})
+	werr := c.write(uplinkwire.Frame{Op: uplinkwire.OpHello, Version: uplinkwire.Version, Client: opts.Client, Workspace: opts.Workspace, Env: opts.Env})
 	body, err := uplinkwire.Read(c.conn)
 	if err != nil {
 		return fmt.Errorf("daemon: handshake: %w", errors.Join(werr, err))
@@ -168,7 +175,36 @@ func (c *Client) handshake(name string) error {
 		return fmt.Errorf("daemon: handshake: the daemon speaks version %d, this client %d", f.Version, uplinkwire.Version)
 	}
 	c.principal = f.Principal
+	c.workspace = f.Workspace
+	if opts.Workspace != "" && f.Workspace == "" {
+		// A daemon older than workspaces ignored it: its requests would
+		// land in the daemon's own directory.
+		return fmt.Errorf("daemon: this daemon does not take a client's workspace (restart it: astrid stop)")
+	}
 	return nil
+}
+
+// Workspace is the directory the daemon took as this connection's
+// workspace; "" when it named none.
+func (c *Client) Workspace() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.workspace
+}
+
+// SetWorkspace makes ws the workspace of the connection's later requests
+// (a session continued from another directory works on its own); work
+// already started keeps its own. It returns the directory as the daemon
+// took it.
+func (c *Client) SetWorkspace(ws string) (string, error) {
+	r, err := c.request(uplinkwire.Frame{Op: uplinkwire.OpWorkspace, Workspace: ws}, nil)
+	if err != nil {
+		return "", err
+	}
+	c.mu.Lock()
+	c.workspace = r.Workspace
+	c.mu.Unlock()
+	return r.Workspace, nil
 }
 
 // Principal is who the daemon lets this connection act as.

@@ -123,6 +123,10 @@ type Caller struct {
 	// host layer sets it from the call's context, TraceFrom); the
 	// envelope carries it. Zero when tracing is off.
 	Trace ipc.TraceContext
+	// Scope is the request context the publish belongs to, stamped on the
+	// envelope (ipc.Envelope.Scope): the host layer sets it from the
+	// invoking event (ScopeFrom), an uplink from its client. Zero: none.
+	Scope uint64
 }
 
 // CapsuleACL is what a capsule's manifest grants it on the bus.

@@ -67,3 +67,23 @@ func TraceFrom(ctx context.Context) ipc.TraceContext {
 	t, _ := ctx.Value(traceKey{}).(ipc.TraceContext)
 	return t
 }
+
+type scopeKey struct{}
+
+// withScope returns ctx carrying the scope of the event an interceptor call
+// handles (ipc.Envelope.Scope); ctx itself when there is none, so an
+// unscoped call costs nothing.
+func withScope(ctx context.Context, scope uint64) context.Context {
+	if scope == 0 {
+		return ctx
+	}
+	return context.WithValue(ctx, scopeKey{}, scope)
+}
+
+// ScopeFrom returns the scope of the event an interceptor call's context
+// was made for, or 0. The host layer reads it into the call's Caller.Scope,
+// so that the call's publishes stay in the request's scope.
+func ScopeFrom(ctx context.Context) uint64 {
+	s, _ := ctx.Value(scopeKey{}).(uint64)
+	return s
+}

@@ -68,7 +68,7 @@ func (d *Dispatcher) publish(from Caller, topic string, payload json.RawMessage,
 			return Result{}, fmt.Errorf("dispatch: publish %s from capsule %s for principal %s: %w: %w", topic, c.id, from.Principal, ErrNotAdmitted, err)
 		}
 	}
-	e := &ipc.Envelope{Topic: topic, Payload: payload, SourceID: c.id, Principal: from.Principal}
+	e := &ipc.Envelope{Topic: topic, Payload: payload, SourceID: c.id, Principal: from.Principal, Scope: from.Scope}
 	if from.Trace.Valid() {
 		e.SetTrace(from.Trace)
 	}

@@ -112,6 +112,7 @@ func (d *Dispatcher) invoke(ctx context.Context, c *capsule, j job, rn *Runner) 
 		Envelope:  r.env,
 		Payload:   r.payload,
 	}
+	ctx = withScope(ctx, r.env.Scope)
 	obs := d.observers.Load()
 	var start time.Time
 	if obs != nil {

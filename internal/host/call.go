@@ -11,6 +11,7 @@ import (
 	"github.com/astrid-go/astrid/hostapi"
 	"github.com/astrid-go/astrid/internal/bus"
 	"github.com/astrid-go/astrid/internal/dispatch"
+	"github.com/astrid-go/astrid/internal/gate"
 	"github.com/astrid-go/astrid/internal/store"
 )
 
@@ -37,6 +38,9 @@ type Call struct {
 	// cancelKey is the last key SetCancelKey bound (the tool call id a
 	// tool's call serves), named in its approval questions.
 	cancelKey string
+	// scopedGate is the gate with the call's scope's workspace, made on
+	// first use (scope.go).
+	scopedGate *gate.Gate
 
 	waited atomic.Int64 // nanoseconds spent in host methods that wait (methods.go)
 	// keyCause is the cause a cancel request naming the call's key gave,
@@ -76,7 +80,8 @@ func (c *Capsule) Begin(ctx context.Context, principal string) (*Call, context.C
 		// refuses work when it starts, never an answer on its way.
 		// Its publishes carry the trace context of the span that
 		// invoked it (zero when tracing is off).
-		caller: dispatch.Caller{Capsule: c.id, Principal: principal, Runner: dispatch.RunnerFrom(ctx), Continues: true, Trace: dispatch.TraceFrom(ctx)},
+		// They stay in the request scope of the event that invoked it.
+		caller: dispatch.Caller{Capsule: c.id, Principal: principal, Runner: dispatch.RunnerFrom(ctx), Continues: true, Trace: dispatch.TraceFrom(ctx), Scope: dispatch.ScopeFrom(ctx)},
 	}
 	return call, cctx
 }
@@ -104,7 +109,7 @@ func (call *Call) Fail(reason error) {
 	}
 	// Fail runs on a timer or after the handler; the reply must not wait for
 	// the invoking goroutine, so it goes without the call's Runner.
-	from := dispatch.Caller{Capsule: call.caller.Capsule, Principal: call.caller.Principal, Continues: true}
+	from := dispatch.Caller{Capsule: call.caller.Capsule, Principal: call.caller.Principal, Continues: true, Scope: call.caller.Scope}
 	if _, err := call.c.deps.Dispatcher.PublishFailure(from, f.topic, f.payload); err != nil {
 		call.c.log.Error("failure reply not published", "topic", f.topic, "err", err)
 	}
@@ -164,6 +169,9 @@ func (call *Call) Config(key string) (string, bool) {
 		return call.c.deps.Sandbox.confinedShell(), true
 	}
 	v, ok := call.c.config[key]
+	if s := call.scope(); s != nil {
+		return call.scopedConfig(s, key, v, ok)
+	}
 	return v, ok
 }
 

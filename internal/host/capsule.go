@@ -40,6 +40,13 @@ type Deps struct {
 	// kernel's registry), for hostapi.Sys.HoldsGrant; nil makes that
 	// call answer not supported.
 	Grants func(capsuleID string) (caps manifest.Capabilities, loaded bool)
+	// Scopes are the open request scopes (scope.go): the workspace and
+	// settings of each client's requests. Nil: every call is unscoped.
+	Scopes *Scopes
+	// ConfigFallback are the [env] values the daemon took from its own
+	// environment (capsule id → key → value): a client's own settings
+	// come before them (scope.go).
+	ConfigFallback map[string]map[string]string
 	// Bus is where the approval call hears its answers; Approvals holds
 	// who may give them, how long a question waits and the session
 	// allowances. Without both the approval call is unavailable.
@@ -99,6 +106,9 @@ type Capsule struct {
 	// uplink is [capabilities] uplink: the capsule may act for other
 	// principals (uplink.go) and hold more sockets.
 	uplink bool
+	// secrets are the [env] keys of type secret: a stored one is not
+	// handed to a call whose scope chose an endpoint (Config).
+	secrets map[string]bool
 }
 
 // NewCapsule binds the host to capsule m installed in installDir; config
@@ -132,6 +142,14 @@ func NewCapsule(deps Deps, m *manifest.Manifest, installDir string, config map[s
 	}
 	c := &Capsule{deps: deps, id: id, gate: g, http: client, config: config, log: log.With("capsule", id), toolCalls: answersToolCalls(m),
 		procs: procSlots{n: make(chan struct{}, maxChildrenPerCapsule)}, runs: map[*run]bool{}, ownBackground: ownBackground}
+	for _, e := range m.Env {
+		if e.Type == manifest.EnvSecret {
+			if c.secrets == nil {
+				c.secrets = map[string]bool{}
+			}
+			c.secrets[e.Key] = true
+		}
+	}
 	if m.Capabilities.Uplink {
 		c.uplink = true
 		c.nets.limit = hostapi.MaxUplinkNetHandles

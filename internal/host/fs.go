@@ -33,9 +33,9 @@ func (call *Call) inRoot(op, path string, write bool, fn func(root *os.Root, rel
 	capability := "fs_read"
 	if write {
 		capability = "fs_write"
-		r, err = call.c.gate.FSWrite(call.principal, path)
+		r, err = call.gate().FSWrite(call.principal, path)
 	} else {
-		r, err = call.c.gate.FSRead(call.principal, path)
+		r, err = call.gate().FSRead(call.principal, path)
 	}
 	if err != nil {
 		return denied(err)
@@ -240,11 +240,11 @@ func (call *Call) FSRename(from, to string) error {
 	if err := call.live("fs_rename"); err != nil {
 		return err
 	}
-	rf, err := call.c.gate.FSWrite(call.principal, from)
+	rf, err := call.gate().FSWrite(call.principal, from)
 	if err != nil {
 		return denied(err)
 	}
-	rt, err := call.c.gate.FSWrite(call.principal, to)
+	rt, err := call.gate().FSWrite(call.principal, to)
 	if err != nil {
 		return denied(err)
 	}

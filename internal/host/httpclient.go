@@ -33,13 +33,25 @@ func (call *Call) Context() context.Context { return call.ctx }
 // has no whole-request timeout (requests must carry the call's Context);
 // the time spent connecting and reading bodies counts as waiting, not as
 // the capsule's CPU. It is not part of hostapi: a wasm guest cannot stream.
+//
+// A URL the call's request scope sets for one of the capsule's keys (a
+// client's OPENAI_BASE_URL, scope.go) is allowed for this call as the
+// operator's own would be.
 func (call *Call) HTTPClient() (*http.Client, error) {
-	base, err := call.c.streamingClient()
+	allow := call.c.urlAllowances()
+	var base *http.Client
+	var err error
+	if extra := call.scopeURLs(); len(extra) > 0 {
+		allow.add(extra)
+		base, err = call.scopedStreamingClient(allow)
+	} else {
+		base, err = call.c.streamingClient()
+	}
 	if err != nil {
 		return nil, err
 	}
 	return &http.Client{
-		Transport:     &waitingTransport{call: call, base: base.Transport, allow: call.c.urlAllowances()},
+		Transport:     &waitingTransport{call: call, base: base.Transport, allow: allow},
 		CheckRedirect: base.CheckRedirect,
 		Timeout:       base.Timeout,
 	}, nil
@@ -48,24 +60,28 @@ func (call *Call) HTTPClient() (*http.Client, error) {
 // streamingClient builds the capsule's streaming egress client once.
 func (c *Capsule) streamingClient() (*http.Client, error) {
 	c.streamOnce.Do(func() {
-		allow := c.urlAllowances()
-		opts := c.deps.Egress
-		opts.Timeout = streamTimeout
-		opts.Logger = c.log
-		opts.AllowLocal = append(append([]string(nil), opts.AllowLocal...), allow.local()...)
-		opts.CheckHost = func(host string) error {
-			if err := c.gate.Net(host); err != nil {
-				if allow.hasHost(host) {
-					return nil
-				}
-				return err
-			}
-			return nil
-		}
-		opts.CheckConn = c.gate.NetConnect
-		c.stream, c.streamErr = egress.NewClient(opts)
+		c.stream, c.streamErr = c.newStreamingClient(c.urlAllowances())
 	})
 	return c.stream, c.streamErr
+}
+
+// newStreamingClient builds a streaming egress client allowing allow.
+func (c *Capsule) newStreamingClient(allow urlAllowances) (*http.Client, error) {
+	opts := c.deps.Egress
+	opts.Timeout = streamTimeout
+	opts.Logger = c.log
+	opts.AllowLocal = append(append([]string(nil), opts.AllowLocal...), allow.local()...)
+	opts.CheckHost = func(host string) error {
+		if err := c.gate.Net(host); err != nil {
+			if allow.hasHost(host) {
+				return nil
+			}
+			return err
+		}
+		return nil
+	}
+	opts.CheckConn = c.gate.NetConnect
+	return egress.NewClient(opts)
 }
 
 // urlAllowances are the operator-set URLs among the capsule's [env] values.
@@ -74,15 +90,22 @@ type urlAllowances map[string]string // "host:port" (normalised host) → scheme
 func (c *Capsule) urlAllowances() urlAllowances {
 	out := urlAllowances{}
 	for _, v := range c.config {
+		out.add([]string{v})
+	}
+	return out
+}
+
+// add allows the http(s) URLs among values.
+func (a urlAllowances) add(values []string) {
+	for _, v := range values {
 		u, err := url.Parse(strings.TrimSpace(v))
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil {
 			continue
 		}
 		if hp, ok := hostPort(u); ok {
-			out[hp] = u.Scheme
+			a[hp] = u.Scheme
 		}
 	}
-	return out
 }
 
 // hostPort is u's normalised host and its port (the scheme's default when

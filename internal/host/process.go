@@ -138,7 +138,7 @@ func (call *Call) prepareProcess(op string, req hostapi.ProcessRequest) (*exec.C
 		}
 		return cmd, dir, call.c.unconfined(cmd), nil
 	}
-	cf, err := call.c.Confine(op, cmd, orDefault(call.principal), path)
+	cf, err := call.c.confine(call.gate(), op, cmd, orDefault(call.principal), path)
 	if err != nil {
 		dir.Close()
 		return nil, nil, nil, err
@@ -241,10 +241,10 @@ func (call *Call) openWorkDir(op, path string) (*os.File, error) {
 	if path == "" {
 		path = "."
 	}
-	r, err := call.c.gate.FSRead(call.principal, path)
+	r, err := call.gate().FSRead(call.principal, path)
 	if err != nil {
 		var werr error
-		if r, werr = call.c.gate.FSWrite(call.principal, path); werr != nil {
+		if r, werr = call.gate().FSWrite(call.principal, path); werr != nil {
 			return nil, hostapi.Errorf(hostapi.CodeDenied, op, "working directory: %v", err)
 		}
 	}

@@ -65,6 +65,6 @@ func (c *Capsule) noticeLostStreamEvent(d dispatch.Dropped) bool {
 	if err != nil {
 		return false
 	}
-	e := &ipc.Envelope{Topic: d.Envelope.Topic, Payload: payload, SourceID: ipc.KernelSourceID, Principal: d.Envelope.Principal, Timestamp: time.Now().UnixNano()}
+	e := &ipc.Envelope{Topic: d.Envelope.Topic, Payload: payload, SourceID: ipc.KernelSourceID, Principal: d.Envelope.Principal, Scope: d.Envelope.Scope, Timestamp: time.Now().UnixNano()}
 	return c.deps.Dispatcher.Notify(c.id, d.Pattern, d.Handler, e)
 }

@@ -175,6 +175,9 @@ func Boot(ctx context.Context, opts Options) (*Kernel, error) {
 		Workspace: ws, HomesDir: filepath.Join(opts.Home, "home"), RunDir: config.Layout(opts.Home).Run, Egress: eg,
 		Home:   opts.Home, // never inside an fs grant (DESIGN §4a)
 		Grants: k.grantsOf,
+		// Each client's requests work in their own workspace, with
+		// their own provider settings (DESIGN §4a, §8).
+		Scopes: host.NewScopes(), ConfigFallback: opts.ConfigFallback,
 		// The host approval call counts answers from frontends only.
 		// $ASTRID_HOME is out of every confined process's reach,
 		// whatever its grants say (DESIGN §11).

@@ -25,6 +25,7 @@ const (
 	OpInterceptors = "interceptors" // client: ID, Topic → OK with IDs
 	OpHoldsGrant   = "holds_grant"  // client: ID, Capsule, Grant → OK with Held
 	OpQuery        = "query"        // client: ID, Query → OK with Payload (query.go)
+	OpWorkspace    = "workspace"    // client: ID, Workspace → OK with Workspace: the connection's later requests work there
 	OpLoad         = "load"         // client: ID, Capsule → OK with Payload: the capsule's status once (re)loaded (the owner only)
 	OpOK           = "ok"           // server: ID, and Sub, IDs, Held or Payload
 	OpEvent        = "event"        // server: Sub, Topic, Payload, Source, Principal, Lost, ToolMiddleware
@@ -35,6 +36,8 @@ const (
 const (
 	CodeVersion        = "version"          // hello's version is not Version
 	CodeHandshake      = "handshake"        // the first frame was not a hello
+	CodeWorkspace      = "workspace"        // the hello's workspace is refused (missing, not a directory, in $ASTRID_HOME, not the peer's)
+	CodeSettings       = "settings"         // the hello's env is refused (an unknown variable, a control character, too long)
 	CodeRefused        = "refused"          // the peer's uid maps to no principal
 	CodeTooManyClients = "too_many_clients" // the server is at its client limit
 	CodeBadFrame       = "bad_frame"        // the frame is not a JSON object of a known op
@@ -76,6 +79,13 @@ type Frame struct {
 	// tool_middleware grant when the daemon relayed it; nil when the
 	// daemon did not say.
 	ToolMiddleware *bool `json:"tool_middleware,omitempty"`
+	// Workspace, on a hello or a workspace request, is the directory the
+	// connection's requests work on (absolute; DESIGN §4a); on a welcome
+	// or its answer, the one the daemon took.
+	Workspace string `json:"workspace,omitempty"`
+	// Env, on a hello, is the client's provider settings (ProviderEnv's
+	// variables that are set), applied to its requests only.
+	Env map[string]string `json:"env,omitempty"`
 }
 
 // Decode parses one frame body. A body that is not a JSON object with an

@@ -1,0 +1,63 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+
+	"github.com/astrid-go/astrid/internal/daemonclient"
+	"github.com/astrid-go/astrid/internal/host"
+	"github.com/astrid-go/astrid/internal/uplinkwire"
+	"github.com/astrid-go/astrid/manifest"
+)
+
+// The workspace belongs to the request, not to the daemon (DESIGN §4a,
+// §8): every command that acts on files works on --workspace, else the
+// current directory, whether a daemon serves it or a kernel boots
+// in-process; and the provider settings of its environment (OPENAI_*,
+// ANTHROPIC_*) apply to its own requests. Through the daemon both ride on
+// the connection's hello (docs/uplink.md, "Workspace and settings").
+
+// clientWorkspace is the directory this command works on: flag, else the
+// current directory; absolute, symlinks resolved, an existing directory
+// and not inside $ASTRID_HOME (home). Each refusal says what to do.
+func clientWorkspace(flag, home string) (string, error) {
+	ws := flag
+	if ws == "" {
+		wd, err := os.Getwd()
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) {
+				return "", errors.New("the current directory no longer exists (was it deleted?): cd into a directory, or name one with --workspace")
+			}
+			return "", fmt.Errorf("the current directory: %w (name one with --workspace)", err)
+		}
+		ws = wd
+	}
+	abs, err := filepath.Abs(ws)
+	if err != nil {
+		return "", fmt.Errorf("--workspace %s: %w", ws, err)
+	}
+	checked, err := host.CheckWorkspace(abs, home, -1)
+	if err != nil {
+		if flag == "" {
+			return "", fmt.Errorf("%w (name another with --workspace)", err)
+		}
+		return "", fmt.Errorf("--workspace: %w", err)
+	}
+	return checked, nil
+}
+
+// clientEnv is the provider settings of this command's environment, or an
+// error naming a variable whose value cannot be a key or a URL.
+func clientEnv() (map[string]string, error) {
+	return uplinkwire.ReadEnv(os.Getenv)
+}
+
+// dialDaemonFor connects to the daemon of home as a client working on ws
+// with the provider settings env.
+func dialDaemonFor(ctx context.Context, home, ws string, env map[string]string) (*daemonclient.Client, error) {
+	return daemonclient.Dial(ctx, home, daemonclient.Options{Client: "astrid " + manifest.RuntimeVersion, Workspace: ws, Env: env})
+}
