@@ -259,6 +259,11 @@ func (call *Call) openWorkDir(op, path string) (*os.File, error) {
 		if err == nil && !fi.IsDir() {
 			err = hostapi.Errorf(hostapi.CodeInvalid, op, "working directory %s is not a directory", path)
 		}
+		if err == nil {
+			// Where it really is: a link inside the workspace may lead
+			// into $ASTRID_HOME, which os.Root does not stop.
+			err = fsFence{r: r, capability: "fs_read", request: path}.object(f, rel)
+		}
 		if err != nil {
 			f.Close()
 			return err
