@@ -27,10 +27,10 @@ func daemonFor(t *testing.T, ws string) (home string) {
 }
 
 // The tool commands talk to the running daemon: a call works on the
-// daemon's workspace, not the current directory (which --no-daemon uses),
-// a mutable call is approved with --yes and refused without it exactly as
-// in-process, and a --workspace or --principal the daemon cannot honour is
-// refused with a reason.
+// caller's workspace (--workspace, else the current directory), never the
+// daemon's, exactly as --no-daemon does; a mutable call is approved with
+// --yes and refused without it exactly as in-process, and a --principal the
+// daemon cannot honour is refused with a reason.
 func TestToolCommandsThroughTheDaemon(t *testing.T) {
 	ws := promptHome(t, plainScript)
 	if err := os.WriteFile(filepath.Join(ws, "only-in-ws.txt"), []byte("served by the daemon"), 0o600); err != nil {
@@ -43,11 +43,13 @@ func TestToolCommandsThroughTheDaemon(t *testing.T) {
 	daemonFor(t, ws)
 
 	read := []string{"tool", "call", "read_file", `{"file_path":"only-in-ws.txt"}`}
-	if out, errOut, code := runAstrid(t, "", read...); code != 0 || out != "served by the daemon\n" {
-		t.Fatalf("tool call through the daemon (its workspace, not the cwd): exit %d: %q %s", code, out, errOut)
+	// The current directory (this package's) has no such file: the
+	// daemon's workspace is not the caller's.
+	if out, errOut, code := runAstrid(t, "", read...); code != 1 || out != "" || errOut == "" {
+		t.Fatalf("tool call through the daemon from another directory: exit %d: %q %s", code, out, errOut)
 	}
 	if out, errOut, code := runAstrid(t, "", append(read, "--workspace", ws)...); code != 0 || out != "served by the daemon\n" {
-		t.Fatalf("tool call naming the daemon's own workspace: exit %d: %q %s", code, out, errOut)
+		t.Fatalf("tool call naming its workspace: exit %d: %q %s", code, out, errOut)
 	}
 	// --no-daemon boots in-process on the current directory, which has no such file.
 	if out, errOut, code := runAstrid(t, "", append(read, "--no-daemon")...); code != 1 || out != "" || errOut == "" {
@@ -58,15 +60,18 @@ func TestToolCommandsThroughTheDaemon(t *testing.T) {
 	}
 
 	other := t.TempDir()
-	if _, errOut, code := runAstrid(t, "", append(read, "--workspace", other)...); code != 2 || !strings.Contains(errOut, "the running daemon works on "+ws) {
-		t.Fatalf("another --workspace through the daemon: exit %d: %s", code, errOut)
+	if err := os.WriteFile(filepath.Join(other, "only-in-ws.txt"), []byte("the other one"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if out, errOut, code := runAstrid(t, "", append(read, "--workspace", other)...); code != 0 || out != "the other one\n" {
+		t.Fatalf("another --workspace through the daemon: exit %d: %q %s", code, out, errOut)
 	}
 	if _, errOut, code := runAstrid(t, "", append(read, "--principal", "bob")...); code != 2 || !strings.Contains(errOut, `serves you as principal "default"`) {
 		t.Fatalf("another --principal through the daemon: exit %d: %s", code, errOut)
 	}
 
 	// Approvals: denied without a terminal, allowed with --yes.
-	write := []string{"tool", "call", "write_file", `{"file_path":"written.txt","content":"by the daemon"}`}
+	write := []string{"tool", "call", "write_file", `{"file_path":"written.txt","content":"by the daemon"}`, "--workspace", ws}
 	if _, errOut, code := runAstrid(t, "", write...); code != 1 {
 		t.Fatalf("a mutable call without --yes through the daemon: exit %d: %s", code, errOut)
 	}
@@ -90,8 +95,8 @@ func TestToolCommandsThroughTheDaemon(t *testing.T) {
 }
 
 // astrid -p, session and models talk to the running daemon: the demo turn
-// reads the README of the daemon's workspace (the current directory has
-// none), the session it kept is listed, shown and deleted through the
+// reads the README of the caller's workspace (another one's through the
+// same daemon), the session it kept is listed, shown and deleted through the
 // daemon, exit statuses are those of in-process, and models list prints
 // what --no-daemon prints.
 func TestPromptSessionsAndModelsThroughTheDaemon(t *testing.T) {
@@ -102,7 +107,7 @@ func TestPromptSessionsAndModelsThroughTheDaemon(t *testing.T) {
 	}
 	daemonFor(t, ws)
 
-	out, errOut, code := runAstrid(t, "", "-p", "What does README.md say?")
+	out, errOut, code := runAstrid(t, "", "-p", "What does README.md say?", "--workspace", ws)
 	sd := sessionNamed(t, errOut)
 	if code != 0 || !strings.Contains(out, "I read README.md") {
 		t.Fatalf("-p through the daemon: exit %d, stdout %q, stderr:\n%s", code, out, errOut)
@@ -113,8 +118,13 @@ func TestPromptSessionsAndModelsThroughTheDaemon(t *testing.T) {
 	if _, errOut, code := runAstrid(t, "", "-p", "again", "--timeout", "1ns"); code != 124 || !strings.Contains(errOut, "--timeout") {
 		t.Fatalf("-p --timeout 1ns through the daemon: exit %d: %s", code, errOut)
 	}
-	if _, errOut, code := runAstrid(t, "", "-p", "again", "--workspace", t.TempDir()); code != 2 || !strings.Contains(errOut, "the running daemon works on") {
-		t.Fatalf("-p with another --workspace through the daemon: exit %d: %s", code, errOut)
+	// Another workspace, through the same daemon: its README, not ws's.
+	other := t.TempDir()
+	if err := os.WriteFile(filepath.Join(other, "README.md"), []byte("# The other project\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if out, errOut, code := runAstrid(t, "", "-p", "What does README.md say?", "--workspace", other); code != 0 || !strings.Contains(errOut, "# The other project") || strings.Contains(errOut, "# Demo workspace") {
+		t.Fatalf("-p with another --workspace through the daemon: exit %d: %q\n%s", code, out, errOut)
 	}
 
 	if out, errOut, code := runAstrid(t, "", "session", "list"); code != 0 || !strings.Contains(out, sd) {
