@@ -158,8 +158,12 @@ func TestDaemonServesEachCallersWorkspaceAndKeys(t *testing.T) {
 	fake := newKeyEcho(t)
 	prompt := []string{"-p", "hello", "--provider", "openai", "--model", "test-model"}
 	together(
-		func() { a = runClient(t, home, wsA, []string{"OPENAI_API_KEY=key-A", "OPENAI_BASE_URL=" + fake.url()}, prompt...) },
-		func() { b = runClient(t, home, wsB, []string{"OPENAI_API_KEY=key-B", "OPENAI_BASE_URL=" + fake.url()}, prompt...) },
+		func() {
+			a = runClient(t, home, wsA, []string{"OPENAI_API_KEY=key-A", "OPENAI_BASE_URL=" + fake.url()}, prompt...)
+		},
+		func() {
+			b = runClient(t, home, wsB, []string{"OPENAI_API_KEY=key-B", "OPENAI_BASE_URL=" + fake.url()}, prompt...)
+		},
 	)
 	if a.code != 0 || a.stdout != "key: key-A\n" || b.code != 0 || b.stdout != "key: key-B\n" {
 		t.Fatalf("turns with their own keys: A %+v; B %+v", a, b)
