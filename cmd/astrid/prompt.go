@@ -139,7 +139,7 @@ func runPrompt(cmd *cobra.Command, f *promptFlags) error {
 	if err != nil {
 		return err
 	}
-	defer stop()
+	defer func() { stop() }()
 	if f.cont {
 		if session, err = newestSession(ctx, fe.k, f.principal, ws); err != nil {
 			fmt.Fprintln(cmd.ErrOrStderr(), "astrid:", err)
@@ -150,11 +150,17 @@ func runPrompt(cmd *cobra.Command, f *promptFlags) error {
 	if f.session != "" {
 		// Continuing a session that does not exist is a mistake (a typo,
 		// another principal's or workspace's id), not a new conversation.
-		if _, ok, err := sessionclient.Meta(ctx, fe.k, f.principal, f.session); err != nil {
+		meta, ok, err := sessionclient.Meta(ctx, fe.k, f.principal, f.session)
+		if err != nil {
 			fmt.Fprintf(cmd.ErrOrStderr(), "astrid: --session %s: the session store did not answer: %v\n", f.session, err)
 			return exitError{code: 1}
 		} else if !ok {
 			return usage(cmd, fmt.Errorf("--session %s: no such session of principal %s (astrid session list shows them; leave --session out to start a new one)", f.session, f.principal))
+		}
+		// A session works on its own workspace, from wherever it is
+		// continued (DESIGN §4a).
+		if fe, ctx, err = followSession(cmd, fe, ctx, &stop, &f.kernelFlags, f.session, meta.Workspace, ws); err != nil {
+			return err
 		}
 	}
 	interrupted := ctx

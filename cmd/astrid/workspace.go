@@ -8,6 +8,9 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/spf13/cobra"
+
+	"github.com/astrid-go/astrid/internal/config"
 	"github.com/astrid-go/astrid/internal/daemonclient"
 	"github.com/astrid-go/astrid/internal/host"
 	"github.com/astrid-go/astrid/internal/uplinkwire"
@@ -60,4 +63,38 @@ func clientEnv() (map[string]string, error) {
 // with the provider settings env.
 func dialDaemonFor(ctx context.Context, home, ws string, env map[string]string) (*daemonclient.Client, error) {
 	return daemonclient.Dial(ctx, home, daemonclient.Options{Client: "astrid " + manifest.RuntimeVersion, Workspace: ws, Env: env})
+}
+
+// followSession makes a continued session work on the workspace it
+// recorded when that is not this command's (ws), and says so on stderr:
+// through the daemon the connection's later requests move there; in-process
+// the kernel is booted again on it (stop and f follow). A recorded
+// workspace that is gone is an error naming it.
+func followSession(cmd *cobra.Command, fe frontend, ctx context.Context, stop *func(), f *kernelFlags, id, recorded, ws string) (frontend, context.Context, error) {
+	if recorded == "" || recorded == ws {
+		return fe, ctx, nil
+	}
+	home, err := config.Home()
+	if err != nil {
+		return fe, ctx, err
+	}
+	if _, err := host.CheckWorkspace(recorded, home, -1); err != nil {
+		return fe, ctx, usage(cmd, fmt.Errorf("--session %s: %w (it was recorded as the session's workspace)", id, err))
+	}
+	fmt.Fprintf(cmd.ErrOrStderr(), "astrid: session %s works on %s, not on %s: continuing it there\n", id, recorded, ws)
+	if fe.remote != nil {
+		if _, err := fe.remote.SetWorkspace(recorded); err != nil {
+			return fe, ctx, fmt.Errorf("--session %s: the daemon: %w", id, err)
+		}
+		return fe, ctx, nil
+	}
+	(*stop)()
+	f.workspace = recorded
+	fe, ctx, next, err := openFrontend(cmd, *f)
+	if err != nil {
+		*stop = func() {}
+		return fe, ctx, err
+	}
+	*stop = next
+	return fe, ctx, nil
 }

@@ -302,3 +302,40 @@ func TestRequestWorkspaceAndSettingsBadInput(t *testing.T) {
 		t.Errorf("the stored settings: %+v", r)
 	}
 }
+
+// A session remembers its workspace: continued with --session from another
+// directory, the turn says so and works on the session's (its README, not
+// the current directory's), through the daemon and in-process alike.
+func TestSessionContinuedFromAnotherDirectoryWorksOnItsOwn(t *testing.T) {
+	promptHome(t, "")
+	home := os.Getenv("ASTRID_HOME")
+	wsA, wsB := t.TempDir(), t.TempDir()
+	for ws, text := range map[string]string{wsA: "# Project A\n", wsB: "# Project B\n"} {
+		if err := os.WriteFile(filepath.Join(ws, "README.md"), []byte(text), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, viaDaemon := range []bool{false, true} {
+		var pre []string
+		if viaDaemon {
+			startDaemonIn(t, home, t.TempDir())
+		} else {
+			pre = []string{"--no-daemon"}
+		}
+		first := runClient(t, home, wsA, nil, append(pre, "-p", "What does README.md say?")...)
+		if first.code != 0 || !strings.Contains(first.stderr, "# Project A") {
+			t.Fatalf("daemon %v: the first turn: %+v", viaDaemon, first)
+		}
+		sd := sessionNamed(t, first.stderr)
+		again := runClient(t, home, wsB, nil, append(pre, "-p", "What does README.md say?", "--session", sd)...)
+		wsAReal, _ := filepath.EvalSymlinks(wsA)
+		if again.code != 0 || !strings.Contains(again.stderr, "session "+sd+" works on "+wsAReal) || !strings.Contains(again.stderr, "# Project A") || strings.Contains(again.stderr, "# Project B") {
+			t.Fatalf("daemon %v: the session continued from B: %+v", viaDaemon, again)
+		}
+		if viaDaemon {
+			if out, code := runProcess(t, home, "stop"); code != 0 {
+				t.Fatalf("stop: exit %d: %s", code, out)
+			}
+		}
+	}
+}
