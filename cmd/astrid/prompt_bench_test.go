@@ -33,12 +33,19 @@ func BenchmarkPromptProcessDaemon(b *testing.B) {
 	_, ws, run := replayBenchHome(b)
 	run("", "start", "--workspace", ws)
 	b.Cleanup(func() { run("", "stop") })
-	if out := run("", "-p", "plain"); !strings.Contains(out, "Just an answer.") {
+	// Each client carries its workspace (its current directory) and the
+	// provider settings of its environment on its hello (issue 29).
+	// A provider setting makes its provider ready, so the turn names
+	// the replay provider (as in-process, the registry would choose the
+	// configured one).
+	b.Setenv("OPENAI_API_KEY", "sk-bench-not-used")
+	b.Setenv("ANTHROPIC_API_KEY", "sk-ant-bench-not-used")
+	if out := run("", "-p", "plain", "--provider", "replay"); !strings.Contains(out, "Just an answer.") {
 		b.Fatalf("-p through the daemon: %s", out)
 	}
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		run("", "-p", "plain")
+		run("", "-p", "plain", "--provider", "replay")
 	}
 }
 
