@@ -161,6 +161,8 @@ version = "0.1.0"
 
 [capabilities]
 host_process = ["node"]
+# The server runs confined: it reads its own code (DESIGN §11).
+fs_read = [%q]
 
 [subscribe]
 %s
@@ -170,7 +172,7 @@ id = "hostile"
 type = "stdio"
 command = "node"
 args = [%s]
-`, name, subscribe, strings.Join(args, ", "))
+`, name, filepath.Dir(server), subscribe, strings.Join(args, ", "))
 	return manifest.Parse([]byte(src), manifest.FileName, t.TempDir())
 }
 

@@ -25,7 +25,11 @@ import (
 func TestCancelRequestKillsAGuestsProcess(t *testing.T) {
 	k, ws := bootTest(t, []Builtin{})
 	ctx := context.Background()
-	loadHostileWasmWith(t, k, func(m *manifest.Manifest) { m.Capabilities.HostProcess = []string{"sh"} })
+	loadHostileWasmWith(t, k, func(m *manifest.Manifest) {
+		m.Capabilities.HostProcess = []string{"sh"}
+		// Its script writes its pid file in the workspace, confined.
+		m.Capabilities.FSWrite = []string{"*"}
+	})
 	c, _ := k.Registry.Get("hostile")
 	in, _ := json.Marshal(map[string]any{"Key": "call-proc-cancel", "Req": hostapi.ProcessRequest{Program: "sh", Args: []string{"-c",
 		`trap 'echo int >> got' INT; sleep 600 & echo "$$ $!" > pid.tmp; mv pid.tmp pid; while :; do sleep 0.05; done`}}})

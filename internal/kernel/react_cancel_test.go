@@ -35,6 +35,7 @@ version = "0.1.0"
 
 [capabilities]
 fs_read = ["*"]
+fs_write = ["*"]
 host_process = ["sh"]
 
 [subscribe]
