@@ -262,14 +262,14 @@ func (m *Model) final(r ipc.AgentResponse) {
 			rest = "" // the streamed text differs: keep what was shown
 		}
 		m.appendText(rest)
-		if note := agentclient.StandIn(r); note != "" {
-			m.appendNotice(warn, note)
-		}
 	case ipc.OutcomeCancelled, ipc.OutcomeBusy:
 		// Busy: nothing ran; the person sends it again when they like.
 		m.appendNotice(warn, r.Text)
 	default:
 		m.appendNotice(bad, r.Text)
+	}
+	if note := agentclient.StandIn(r); note != "" {
+		m.appendNotice(warn, note)
 	}
 	m.endTurn()
 }

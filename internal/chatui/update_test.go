@@ -396,3 +396,15 @@ func TestReplayStandInIsSaid(t *testing.T) {
 		t.Fatalf("replay chosen on purpose: printed %q", got)
 	}
 }
+
+// A turn the replay script failed says too that no model was asked.
+func TestReplayStandInIsSaidOnAnError(t *testing.T) {
+	h := newHarness(t, Options{})
+	h.prompt("q")
+	h.printed()
+	h.event(agentclient.Event{Kind: agentclient.EventFinal, Final: ipc.AgentResponse{
+		Outcome: ipc.OutcomeError, Text: "The provider failed.", IsFinal: true, Provider: agentclient.ReplayProvider, Defaulted: true}})
+	if got := strings.Join(h.printed(), "\n"); !strings.Contains(got, "The provider failed.") || !strings.Contains(got, "the turn went to the offline replay script, not a model") {
+		t.Fatalf("printed %q", got)
+	}
+}
