@@ -150,6 +150,7 @@ func servesBlock(t *testing.T, home, id string) bool {
 // blockCallScript, the others serve tool block (remote-wait).
 type cluster struct {
 	route, homeA, marker string
+	wsA                  string // host A's workspace, where its clients work
 	daemons              map[string]*exec.Cmd
 }
 
@@ -170,7 +171,7 @@ func newCluster(t *testing.T, servers ...string) *cluster {
 	})
 	c := &cluster{route: "nats-route://" + seed.ClusterAddr().String(), marker: filepath.Join(t.TempDir(), "started"), daemons: map[string]*exec.Cmd{}}
 	wsA := promptHome(t, blockCallScript)
-	c.homeA = os.Getenv("ASTRID_HOME")
+	c.homeA, c.wsA = os.Getenv("ASTRID_HOME"), wsA
 	c.daemons["hostA"] = startNATSDaemon(t, c.homeA, wsA, "hostA", c.route, secret)
 	for _, id := range servers {
 		c.daemons[id] = startNATSDaemon(t, t.TempDir(), t.TempDir(), id, c.route, secret, natsBlockEnv+"="+c.marker, natsHostEnv+"="+id)
@@ -186,6 +187,7 @@ func newCluster(t *testing.T, servers ...string) *cluster {
 func (c *cluster) prompt(t *testing.T) (wait func() string) {
 	t.Helper()
 	turn := astridProcess(c.homeA, "-p", "run it", "--json", "--yes", "--timeout", "2m")
+	turn.Dir = c.wsA // the replay script is read through the caller's workspace
 	var out, errOut testutil.SyncBuffer
 	turn.Stdout, turn.Stderr = &out, &errOut
 	if err := turn.Start(); err != nil {

@@ -62,7 +62,7 @@ func TestDaemonsOnAnOperatorClusterWithMintedCredentials(t *testing.T) {
 	}
 	wsA := promptHome(t, blockCallScript)
 	homeA := os.Getenv("ASTRID_HOME")
-	c := &cluster{homeA: homeA, marker: marker, daemons: map[string]*exec.Cmd{}}
+	c := &cluster{homeA: homeA, wsA: wsA, marker: marker, daemons: map[string]*exec.Cmd{}}
 	c.daemons["hostA"] = startDaemonWith(t, homeA, wsA, "hostA", natsArgs(credsA))
 	c.daemons["hostB"] = startDaemonWith(t, t.TempDir(), t.TempDir(), "hostB", natsArgs(credsB), natsBlockEnv+"="+marker, natsHostEnv+"=hostB")
 	waitFor(t, "host A to hear host B serving block", func() bool { return servesBlock(t, homeA, "hostB") })

@@ -115,6 +115,7 @@ func TestParallelPromptsAgainstABusyAgent(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			p := astridProcess(home, "-p", fmt.Sprintf("question %d", i), "--provider", "replay", "--timeout", "2m")
+			p.Dir = ws // the replay script is read through the caller's workspace
 			var out, errOut bytes.Buffer
 			p.Stdout, p.Stderr = &out, &errOut
 			if err := p.Run(); err != nil || !strings.Contains(out.String(), "Taken in turn.") {

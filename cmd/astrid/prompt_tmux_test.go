@@ -85,10 +85,9 @@ func TestPromptAsksInATerminal(t *testing.T) {
 func promptAsksInATerminal(t *testing.T, viaDaemon bool) {
 	ws := promptHome(t, writeScript)
 	home := os.Getenv("ASTRID_HOME")
-	cwd := ws
+	cwd := ws // the file lands in the caller's workspace, daemon or not
 	if viaDaemon {
-		startedPid(t, home, ws)
-		cwd = t.TempDir() // the file lands in the daemon's workspace, not here
+		startedPid(t, home, t.TempDir())
 	}
 	for _, step := range []struct {
 		answer, want string

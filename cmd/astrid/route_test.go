@@ -145,11 +145,12 @@ func TestPromptSessionsAndModelsThroughTheDaemon(t *testing.T) {
 	}
 }
 
-// pipeDaemon starts a daemon whose replayed turn blocks in a tool call
-// reading a FIFO; it returns the home and the daemon's pid.
-func pipeDaemon(t *testing.T) (home string, pid int) {
+// pipeDaemon starts a daemon whose replayed turn, asked from ws, blocks
+// in a tool call reading a FIFO; it returns the home, ws and the daemon's
+// pid.
+func pipeDaemon(t *testing.T) (home, ws string, pid int) {
 	t.Helper()
-	home, ws := t.TempDir(), t.TempDir()
+	home, ws = t.TempDir(), t.TempDir()
 	pendingFIFO(t, ws)
 	script := filepath.Join(ws, "script.jsonl")
 	if err := os.WriteFile(script, []byte(pipeScript), 0o600); err != nil {
@@ -160,14 +161,15 @@ func pipeDaemon(t *testing.T) (home string, pid int) {
 	if out, err := set.CombinedOutput(); err != nil {
 		t.Fatalf("env set: %v\n%s", err, out)
 	}
-	return home, startedPid(t, home, ws)
+	return home, ws, startedPid(t, home, ws)
 }
 
 // startPipeTurn starts `astrid -p` on the daemon of home and returns once
 // its tool call is pending.
-func startPipeTurn(t *testing.T, home string) (*exec.Cmd, *testutil.SyncBuffer) {
+func startPipeTurn(t *testing.T, home, ws string) (*exec.Cmd, *testutil.SyncBuffer) {
 	t.Helper()
-	cmd := astridProcess(home, "-p", "read the pipe") // no --workspace: the daemon's
+	cmd := astridProcess(home, "-p", "read the pipe")
+	cmd.Dir = ws // the caller's workspace, where the FIFO is
 	stderr := &testutil.SyncBuffer{}
 	cmd.Stderr = stderr
 	if err := cmd.Start(); err != nil {
@@ -182,15 +184,15 @@ func startPipeTurn(t *testing.T, home string) (*exec.Cmd, *testutil.SyncBuffer) 
 // (its tool call waits on a FIFO), exits 130 saying so, and the daemon
 // goes on serving.
 func TestPromptInterruptThroughTheDaemon(t *testing.T) {
-	home, _ := pipeDaemon(t)
-	cmd, stderr := startPipeTurn(t, home)
+	home, ws, _ := pipeDaemon(t)
+	cmd, stderr := startPipeTurn(t, home, ws)
 	if err := cmd.Process.Signal(os.Interrupt); err != nil {
 		t.Fatal(err)
 	}
 	if code := waitExit(t, cmd, stderr); code != 130 || !strings.Contains(stderr.String(), "interrupted; the turn was cancelled") {
 		t.Fatalf("exit %d after Ctrl-C through the daemon; stderr: %s", code, stderr.String())
 	}
-	if out, code := runProcess(t, home, "tool", "call", "list_directory", `{"dir_path":"."}`); code != 0 || !strings.Contains(out, "script.jsonl") {
+	if out, code := runProcess(t, home, "tool", "call", "list_directory", `{"dir_path":"."}`, "--workspace", ws); code != 0 || !strings.Contains(out, "script.jsonl") {
 		t.Fatalf("a tool call after the interrupted turn: exit %d: %s", code, out)
 	}
 }
@@ -198,8 +200,8 @@ func TestPromptInterruptThroughTheDaemon(t *testing.T) {
 // kill -9 of the daemon mid-turn: the client says the daemon went away and
 // exits 1 instead of waiting.
 func TestPromptWhenTheDaemonDiesMidTurn(t *testing.T) {
-	home, pid := pipeDaemon(t)
-	cmd, stderr := startPipeTurn(t, home)
+	home, ws, pid := pipeDaemon(t)
+	cmd, stderr := startPipeTurn(t, home, ws)
 	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
