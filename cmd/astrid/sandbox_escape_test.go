@@ -53,7 +53,7 @@ func TestShellEscapesThroughTheDaemon(t *testing.T) {
 	})
 	shell := func(command string) (string, int) {
 		args, _ := json.Marshal(map[string]string{"command": command})
-		return runProcess(t, home, "tool", "call", "run_shell_command", string(args), "--yes")
+		return runProcess(t, home, "tool", "call", "run_shell_command", string(args), "--yes", "--workspace", ws)
 	}
 
 	// The control first: granted work runs confined.
@@ -108,10 +108,10 @@ func TestShellEscapesThroughTheDaemon(t *testing.T) {
 	// Outside the sandbox only when the person says so for this once:
 	// --yes does not cover it, --dangerously-unconfined does.
 	args := `{"command":"cat link-out/secret","unconfined":true}`
-	if out, code := runProcess(t, home, "tool", "call", "run_shell_command", args, "--yes"); code == 0 || strings.Contains(out, "OUTSIDE-SECRET") || !strings.Contains(out, "--yes never covers that") {
+	if out, code := runProcess(t, home, "tool", "call", "run_shell_command", args, "--yes", "--workspace", ws); code == 0 || strings.Contains(out, "OUTSIDE-SECRET") || !strings.Contains(out, "--yes never covers that") {
 		t.Fatalf("unconfined with --yes alone (exit %d): %s", code, out)
 	}
-	if out, code := runProcess(t, home, "tool", "call", "run_shell_command", args, "--yes", "--dangerously-unconfined"); code != 0 || !strings.Contains(out, "OUTSIDE-SECRET") {
+	if out, code := runProcess(t, home, "tool", "call", "run_shell_command", args, "--yes", "--dangerously-unconfined", "--workspace", ws); code != 0 || !strings.Contains(out, "OUTSIDE-SECRET") {
 		t.Fatalf("unconfined with --dangerously-unconfined (exit %d): %s", code, out)
 	}
 	// The daemon is unharmed and still serves.
