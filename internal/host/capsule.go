@@ -57,12 +57,12 @@ type Deps struct {
 	// kernel closes it when it stops. Nil gives each capsule a registry
 	// of its own that ends with it (tests).
 	Background *Background
-	// Elicits holds who may answer the elicit call and how long a question
-	// waits; without it (and Bus) the elicit call is unavailable.
-	Elicits *Elicits
 	// Sandbox confines the processes capsules start (confine.go); the
 	// zero value enforces.
 	Sandbox Sandbox
+	// Elicits holds who may answer the elicit call and how long a question
+	// waits; without it (and Bus) the elicit call is unavailable.
+	Elicits *Elicits
 }
 
 // Capsule is the host side of one loaded capsule.
