@@ -169,7 +169,7 @@ func TestDaemonQueriesAsAnotherUID(t *testing.T) {
 		return err == nil
 	})
 
-	out, errOut, code := runAstrid(t, "", "capsule", "list", "--principal", "alice")
+	out, errOut, code := runAstrid(t, "", "capsule", "list", "-v", "--principal", "alice")
 	if code != 1 || !strings.Contains(out, "\nnotes ") || !strings.Contains(out, "read_file") {
 		t.Fatalf("alice's capsule list: exit %d: %s %s", code, out, errOut)
 	}
