@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/astrid-go/astrid/hostapi"
@@ -27,6 +28,12 @@ type client struct {
 	traffic   *traffic    // its principal's socket counters
 	in        frameReader // used by the one goroutine reading requests
 
+	// busy counts its requests being answered and active is when a frame
+	// last went either way (unix ns): an idle client may give up its slot
+	// at a full table (admit.go).
+	busy   atomic.Int32
+	active atomic.Int64
+
 	// out is the outbound side: whoever produces a frame for the client
 	// (an answer, an event) writes it, or queues it behind the write in
 	// progress; a full queue disconnects the client.
@@ -38,14 +45,14 @@ type client struct {
 	// (not handed to a takeover).
 	readingEnded chan struct{}
 
-	mu      sync.Mutex
-	subs    map[uint64]hostapi.SubscriptionID // wire sub → host subscription
+	mu   sync.Mutex
+	subs map[uint64]hostapi.SubscriptionID // wire sub → host subscription
 	// scope is the request scope its publishes carry (0: none, a client
 	// that named no workspace and no settings); scopes are all it opened,
 	// closed when it leaves (scope.go).
-	scope  uint64
-	env    map[string]map[string]string
-	scopes []uint64
+	scope   uint64
+	env     map[string]map[string]string
+	scopes  []uint64
 	nextSub uint64
 
 	wg sync.WaitGroup // the pumps and the takeovers
@@ -114,6 +121,12 @@ func (c *client) serveRequest(ctx context.Context) (more, handedOver bool) {
 		return false, false // closed, reset, cancelled
 	}
 	c.traffic.add(4+len(body), 0)
+	c.touch()
+	c.busy.Add(1)
+	defer func() {
+		c.touch()
+		c.busy.Add(-1)
+	}()
 	takeover := func() {
 		defer c.wg.Done()
 		c.serveRequests(ctx)
@@ -341,6 +354,7 @@ func (c *client) send(f uplinkwire.Frame, takeover func()) (handedOver bool) {
 	res, handedOver := c.out.put(b, takeover, func() { c.wg.Add(1) }, c.wg.Done)
 	if res == written {
 		c.traffic.add(0, len(b))
+		c.touch()
 	}
 	c.settle(res)
 	return handedOver

@@ -35,8 +35,13 @@ type server struct {
 	h  hostapi.Host
 	up hostapi.Uplink
 
-	mu      sync.Mutex
-	clients int                 // connected and handshaken or handshaking
+	mu sync.Mutex
+	// table is the clients connected, handshaken or handshaking; others
+	// is how many of them are not the owner's; changed is closed and
+	// replaced whenever one leaves (admit.go).
+	table   map[*client]struct{}
+	others  int
+	changed chan struct{}
 	traffic map[string]*traffic // per principal (query.go)
 	freed   chan struct{}       // signalled when a socket handle is given back
 	wg      sync.WaitGroup
@@ -56,7 +61,7 @@ func serve(ctx context.Context, h hostapi.Host, s Settings) error {
 		return fmt.Errorf("uplink: %w", err)
 	}
 	h.Log(hostapi.LogInfo, "uplink: listening on "+ln.Addr)
-	srv := &server{s: s, h: h, up: up, freed: make(chan struct{}, 1)}
+	srv := &server{s: s, h: h, up: up, freed: make(chan struct{}, 1), table: map[*client]struct{}{}, changed: make(chan struct{})}
 	defer srv.wg.Wait()
 	defer func() { _ = h.NetClose(ln.Handle) }()
 	for ctx.Err() == nil {
@@ -95,15 +100,20 @@ func (srv *server) connection(ctx context.Context, conn hostapi.NetConn) {
 		srv.refuse(conn.Handle, uplinkwire.Errorf(0, uplinkwire.CodeRefused, "uid %d may not use this daemon", conn.Peer.UID))
 		return
 	}
-	if !srv.take() {
-		srv.h.Log(hostapi.LogWarn, fmt.Sprintf("uplink: refused a client of %s: %d clients are connected", principal, srv.s.MaxClients))
-		srv.refuse(conn.Handle, uplinkwire.Errorf(0, uplinkwire.CodeTooManyClients, "the daemon serves at most %d clients at once", srv.s.MaxClients))
-		return
-	}
-	defer srv.leave()
 	c := newClient(srv, conn.Handle, principal)
 	c.owner = srv.s.OwnerUID >= 0 && conn.Peer.UID == srv.s.OwnerUID
 	c.uid = conn.Peer.UID
+	if !srv.admit(ctx, c) {
+		why := fmt.Sprintf("the daemon serves at most %d clients at once", srv.s.MaxClients)
+		if r := ownerReserve(srv.s.MaxClients); r > 0 && !c.owner {
+			why += fmt.Sprintf(", %d of them only for its owner's uid", r)
+		}
+		why += ", and none has been idle long enough to give up its slot"
+		srv.h.Log(hostapi.LogWarn, fmt.Sprintf("uplink: refused a client of %s: %s", principal, why))
+		srv.refuse(conn.Handle, uplinkwire.Errorf(0, uplinkwire.CodeTooManyClients, "%s", why))
+		return
+	}
+	defer srv.leave(c)
 	c.ingress = srv.s.ingressOf(principal)
 	c.traffic = srv.trafficOf(principal)
 	c.traffic.connected(1)
@@ -125,20 +135,4 @@ func (srv *server) giveBack(stream hostapi.NetHandle) {
 	case srv.freed <- struct{}{}:
 	default:
 	}
-}
-
-func (srv *server) take() bool {
-	srv.mu.Lock()
-	defer srv.mu.Unlock()
-	if srv.clients >= srv.s.MaxClients {
-		return false
-	}
-	srv.clients++
-	return true
-}
-
-func (srv *server) leave() {
-	srv.mu.Lock()
-	srv.clients--
-	srv.mu.Unlock()
 }

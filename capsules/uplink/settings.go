@@ -32,6 +32,16 @@ type Settings struct {
 	ClientQueue int
 	// HandshakeTimeout bounds the wait for a client's hello (0: 10 s).
 	HandshakeTimeout time.Duration
+	// EvictIdle is how long a client must have been quiet (no request
+	// in flight, no frame either way) before, at a full table, a new
+	// client may take its slot (0: 1 s); EvictIdleSubscribed is the same
+	// for a client holding subscriptions, which may be waiting for a
+	// turn's events (0: 60 s). admit.go.
+	EvictIdle           time.Duration
+	EvictIdleSubscribed time.Duration
+	// Clients, when set, is told the number of clients connected each
+	// time it changes, in order (the daemon's idle timer counts them).
+	Clients func(n int)
 	// Ingress narrows what one principal's clients may publish
 	// (principal → patterns, each inside the uplink's allowlist:
 	// CheckIngress); a principal not in it may publish the whole list.
@@ -56,6 +66,8 @@ const (
 	defaultMaxClients       = 128
 	defaultClientQueue      = 256
 	defaultHandshakeTimeout = 10 * time.Second
+	defaultEvictIdle        = time.Second
+	defaultEvictIdleSubbed  = time.Minute
 	// maxSubsPerClient bounds one client's subscriptions.
 	maxSubsPerClient = 32
 	// defaultPrincipal is who the daemon owner acts as.
@@ -71,6 +83,12 @@ func (s Settings) withDefaults() Settings {
 	}
 	if s.HandshakeTimeout <= 0 {
 		s.HandshakeTimeout = defaultHandshakeTimeout
+	}
+	if s.EvictIdle <= 0 {
+		s.EvictIdle = defaultEvictIdle
+	}
+	if s.EvictIdleSubscribed <= 0 {
+		s.EvictIdleSubscribed = defaultEvictIdleSubbed
 	}
 	return s
 }

@@ -44,7 +44,8 @@ The session is named at the end: continue it with astrid -p --session <id>.
 
 astrid chat talks to the running daemon of $ASTRID_HOME; when none runs it starts one
 (as astrid start does, on --workspace or the current directory) and says so; astrid stop
-ends it. --no-daemon boots the kernel in-process instead (its log in
+ends it, and with [daemon] idle_exit set in config.toml it stops by itself after that long
+with no client and no turn. --no-daemon boots the kernel in-process instead (its log in
 $ASTRID_HOME/logs/chat.log, not the screen). It needs a terminal; scripts use astrid -p.`,
 		Example: `  astrid chat
   astrid chat --session s-0123abcd
@@ -91,7 +92,7 @@ func runChat(cmd *cobra.Command, f *chatFlags) error {
 	defer stop()
 	if started != 0 {
 		// Said again on the way out: the daemon outlives the chat.
-		defer fmt.Fprintf(out, "the daemon this chat started (pid %d) still runs; astrid stop ends it\n", started)
+		defer fmt.Fprintf(out, "the daemon this chat started (pid %d) still runs; astrid stop ends it%s\n", started, idleExitNote())
 	}
 	if f.cont {
 		if f.session, err = newestSession(ctx, k, f.principal, ws); err != nil {
@@ -163,11 +164,11 @@ func ensureDaemon(cmd *cobra.Command, f kernelFlags) (int, error) {
 			return 0, err
 		}
 	}
-	pid, err := startDetached(home, ws, chatStartTimeout)
+	pid, err := startDetached(home, ws, startedByChat, chatStartTimeout)
 	if err != nil {
 		return 0, fmt.Errorf("no daemon runs for %s and starting one failed: %w", home, err)
 	}
-	fmt.Fprintf(cmd.ErrOrStderr(), "astrid chat: no daemon ran for %s; started one (pid %d, workspace %s); astrid stop ends it\n", home, pid, ws)
+	fmt.Fprintf(cmd.ErrOrStderr(), "astrid chat: no daemon ran for %s; started one (pid %d, workspace %s); astrid stop ends it%s\n", home, pid, ws, idleExitNote())
 	return pid, nil
 }
 
@@ -198,4 +199,22 @@ func chatInProcess(cmd *cobra.Command, f kernelFlags) (agentclient.Kernel, conte
 	}
 	sayUnloaded(stderr, k.Runtime.List())
 	return k.Frontend(), ctx, func() { stop(); logFile.Close() }, nil
+}
+
+// startedByChat is what astrid chat passes a daemon it starts by itself
+// (astrid daemon --started-by): only such a daemon has an idle timer.
+const startedByChat = "chat"
+
+// idleExitNote says, when [daemon] idle_exit is set, that a daemon chat
+// started stops by itself once idle that long; "" otherwise.
+func idleExitNote() string {
+	home, err := config.Home()
+	if err != nil {
+		return ""
+	}
+	cfg, err := config.Load(filepath.Join(home, "config.toml"))
+	if err != nil || cfg.Daemon.IdleExit.Duration <= 0 {
+		return ""
+	}
+	return fmt.Sprintf(", or it stops by itself after %s with no client and no turn ([daemon] idle_exit)", cfg.Daemon.IdleExit)
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -29,6 +30,7 @@ func daemonBuiltins(cfg config.Config, rep *daemon.Reporter) ([]kernel.Builtin, 
 func newDaemonCmd() *cobra.Command {
 	var ws string
 	var detached bool
+	var startedBy string
 	var nf natsFlags
 	cmd := &cobra.Command{
 		Use:   "daemon",
@@ -43,7 +45,9 @@ kept) and, in the foreground, to the terminal as text. SIGTERM or Ctrl-C stops i
 running agent turns are cancelled and answered, capsules unloaded in reverse load
 order, the store closed. SIGHUP reloads every installed capsule (a failed reload
 keeps the running one); changes in $ASTRID_HOME/capsules are also picked up by
-themselves. ` + "`astrid start`" + ` runs it in the background.
+themselves. ` + "`astrid start`" + ` runs it in the background. A daemon ` + "`astrid chat`" + ` started by
+itself stops after [daemon] idle_exit (config.toml; default never) with no client
+connected and no turn running; one started on purpose never does.
 
 Exit status: 0 after a clean stop; 1 when it could not start (another daemon runs,
 $ASTRID_HOME is not writable, a built-in capsule failed).`,
@@ -87,12 +91,23 @@ $ASTRID_HOME is not writable, a built-in capsule failed).`,
 			if !detached {
 				opts.Console = cmd.ErrOrStderr()
 			}
+			switch startedBy {
+			case "":
+			case startedByChat:
+				// Only a daemon a command started by itself may stop
+				// for being idle.
+				opts.StartedBy, opts.IdleExit = startedBy, cfg.Daemon.IdleExit.Duration
+			default:
+				return usage(cmd, fmt.Errorf("--started-by %q: only %q starts a daemon by itself", startedBy, startedByChat))
+			}
 			return daemon.Run(ctx, opts)
 		},
 	}
 	cmd.Flags().StringVar(&ws, "workspace", "", "directory the tools work on (default: the current directory)")
 	cmd.Flags().BoolVar(&detached, "detached", false, "log to the log file only (astrid start sets it)")
 	_ = cmd.Flags().MarkHidden("detached")
+	cmd.Flags().StringVar(&startedBy, "started-by", "", "the command that starts this daemon by itself (astrid chat sets it): [daemon] idle_exit applies")
+	_ = cmd.Flags().MarkHidden("started-by")
 	nf.register(cmd)
 	return cmd
 }

@@ -50,7 +50,7 @@ output shown).`,
 					return err
 				}
 			}
-			pid, err := startDetached(home, ws, timeout)
+			pid, err := startDetached(home, ws, "", timeout)
 			if err != nil {
 				return err
 			}
@@ -66,8 +66,10 @@ output shown).`,
 // startDetached re-executes this binary as `astrid daemon --detached` in a
 // session of its own and waits until it has written its pid file and its
 // socket accepts a client (the uplink binds just after the kernel boots,
-// so the pid file alone is not "ready").
-func startDetached(home, ws string, timeout time.Duration) (int, error) {
+// so the pid file alone is not "ready"). startedBy names the command
+// starting it by itself (--started-by: its idle timer); "" for astrid
+// start.
+func startDetached(home, ws, startedBy string, timeout time.Duration) (int, error) {
 	exe, err := os.Executable()
 	if err != nil {
 		return 0, fmt.Errorf("start: %w", err)
@@ -78,7 +80,11 @@ func startDetached(home, ws string, timeout time.Duration) (int, error) {
 		return 0, fmt.Errorf("start: %w", err)
 	}
 	defer out.Close() // the child has its own copy
-	child := exec.Command(exe, "daemon", "--detached", "--workspace", ws)
+	args := []string{"daemon", "--detached", "--workspace", ws}
+	if startedBy != "" {
+		args = append(args, "--started-by", startedBy)
+	}
+	child := exec.Command(exe, args...)
 	child.Env = append(os.Environ(), config.HomeEnv+"="+home)
 	child.Stdout, child.Stderr = out, out
 	child.SysProcAttr = &syscall.SysProcAttr{Setsid: true}

@@ -122,6 +122,9 @@ func printStatus(w io.Writer, rep statusReport, now time.Time) {
 	if rep.Source == sourceSocket {
 		fmt.Fprintf(w, "clients: %d\n", s.Clients)
 	}
+	if s.Idle != nil {
+		fmt.Fprintf(w, "idle exit: %s\n", idleLine(s.Idle, now))
+	}
 	fmt.Fprintf(w, "\ncapsules (%d):\n", len(s.Capsules))
 	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "  ID\tSTATE\tENGINES\tERROR")
@@ -172,4 +175,19 @@ func printPrincipals(w io.Writer, s *daemon.Status) {
 		}
 		tw.Flush()
 	}
+}
+
+// idleLine describes the idle timer of a daemon a command started by
+// itself ([daemon] idle_exit).
+func idleLine(idle *daemon.Idle, now time.Time) string {
+	line := fmt.Sprintf("stops after %s with no client connected and no turn running (started by astrid %s)", idle.ExitAfter, idle.StartedBy)
+	if idle.Since == nil {
+		return line + "; not idle now"
+	}
+	after, err := time.ParseDuration(idle.ExitAfter)
+	idleFor := now.Sub(*idle.Since).Round(time.Second)
+	if err != nil {
+		return fmt.Sprintf("%s; idle for %s", line, idleFor)
+	}
+	return fmt.Sprintf("%s; idle for %s, stops in %s", line, idleFor, max(after-now.Sub(*idle.Since), 0).Round(time.Second))
 }

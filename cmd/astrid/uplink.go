@@ -40,6 +40,7 @@ func uplinkBuiltin(cfg config.Config, rep *daemon.Reporter) (kernel.Builtin, err
 	if rep != nil {
 		s.Report = queryReporter(rep)
 		s.Load = capsuleLoader(rep)
+		s.Clients = rep.Clients // the idle timer's
 	}
 	return kernel.Builtin{Manifest: uplink.Manifest, New: uplink.NewWith(s)}, nil
 }

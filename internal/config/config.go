@@ -26,6 +26,8 @@ type Config struct {
 	// astrid.v1.watchdog.tick (for each principal it has seen), which the
 	// agent's phase limits are enforced on; 0 or less: never.
 	WatchdogInterval Duration `toml:"watchdog_interval"`
+	// Daemon is `astrid daemon` itself (daemon.go).
+	Daemon Daemon `toml:"daemon"`
 	// Uplink is the daemon's socket (uplink.go).
 	Uplink Uplink `toml:"uplink"`
 	// Admin is the daemon's admin HTTP server (admin.go).

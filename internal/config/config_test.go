@@ -360,6 +360,7 @@ func TestSchemaListsEveryKey(t *testing.T) {
 		"limits.rate_bytes_per_sec", "limits.route_budget_bytes", "limits.wasm_memory_mib",
 		"limits.wasm_pool_size", "log", "log.level", "limits.max_component_bytes", "mcp_handshake_timeout",
 		"store_lock_wait", "watchdog_interval",
+		"daemon", "daemon.idle_exit",
 		"uplink", "uplink.client_queue", "uplink.ingress", "uplink.max_clients", "uplink.principals",
 		"admin", "admin.enabled", "admin.listen",
 		"nats", "nats.host_id", "nats.listen", "nats.routes", "nats.cluster_name", "nats.url",

@@ -40,6 +40,11 @@
 //	                                 # commands print their own results; info
 //	                                 # adds the capsules' and the kernel's notes)
 //
+//	[daemon]
+//	idle_exit = "0s"                 # a daemon astrid chat started by itself
+//	                                 # exits after this long with no client and
+//	                                 # no turn; "0s": never
+//
 //	[uplink]                         # the daemon's socket, run/astrid.sock
 //	max_clients  = 128               # connected at once (1-1000); one more is
 //	                                 # answered with an error and closed

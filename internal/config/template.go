@@ -30,6 +30,8 @@ var keyNotes = map[string]string{
 	"egress.allow":                 `local endpoints capsules may reach: "host:port" or a CIDR (a local model server)`,
 	"log":                          "the runtime's log",
 	"log.level":                    "debug | info | warn | error (info adds the capsules' and the kernel's notes)",
+	"daemon":                       "the daemon (astrid daemon / start / stop)",
+	"daemon.idle_exit":             `a daemon astrid chat started by itself exits after this long with no client connected and no turn running; "0s": never (one started with astrid start or astrid daemon never does)`,
 	"uplink":                       "the daemon's socket ($ASTRID_HOME/run/astrid.sock) and who may use it",
 	"uplink.max_clients":           "clients connected at once; one more is answered with an error and closed",
 	"uplink.client_queue":          "frames waiting for one client; a client that lets more pile up is disconnected",

@@ -87,6 +87,7 @@ func (c Config) validate(file string, at map[string]written) error {
 			bad("egress.allow["+strconv.Itoa(i)+"]", "%v", err)
 		}
 	}
+	c.Daemon.validate(bad)
 	c.Uplink.validate(bad)
 	c.Admin.validate(bad)
 	c.NATS.validate(bad)

@@ -49,7 +49,14 @@ type Options struct {
 	Ready func(k *kernel.Kernel)
 	// Reporter, when set, answers the socket's queries once the daemon
 	// serves (the uplink built with it asks it).
-	Reporter       *Reporter
+	Reporter *Reporter
+	// StartedBy names the command that started the daemon by itself
+	// ("chat"; empty: started on purpose, astrid start or astrid daemon).
+	// Only such a daemon has an idle timer: with IdleExit > 0 it stops
+	// once it has had no client connected (Reporter.Clients) and no turn
+	// running for IdleExit ([daemon] idle_exit).
+	StartedBy      string
+	IdleExit       time.Duration
 	StatusInterval time.Duration
 	LogMaxBytes    int64
 	LogKeep        int
@@ -115,14 +122,22 @@ func Run(ctx context.Context, opts Options) (err error) {
 	defer tr.close()
 	defer startAdmin(k, opts, frontends, p, log)()
 	base := Status{Pid: os.Getpid(), Home: opts.Home, Workspace: opts.Workspace, Sandbox: kernel.SandboxState(opts.Config.Sandbox), Started: started}
+	var idle *idleClock
+	if opts.StartedBy != "" && opts.IdleExit > 0 {
+		idle = &idleClock{after: opts.IdleExit, startedBy: opts.StartedBy, ready: time.Now(), rep: opts.Reporter, turns: tr}
+	}
 	status := func() {
-		if err := writeStatus(p.Status, snapshot(k, base, tr.Running())); err != nil {
+		s := snapshot(k, base, tr.Running())
+		if idle != nil {
+			s.Idle = idle.status()
+		}
+		if err := writeStatus(p.Status, s); err != nil {
 			log.Warn("status file not written", "err", err)
 		}
 	}
 	status()
 	if opts.Reporter != nil {
-		opts.Reporter.attach(&source{k: k, base: base, turns: tr})
+		opts.Reporter.attach(&source{k: k, base: base, turns: tr, idle: idle})
 		// Detached before the tracker closes and the kernel unloads.
 		defer opts.Reporter.attach(nil)
 	}
@@ -137,11 +152,25 @@ func Run(ctx context.Context, opts Options) (err error) {
 	}
 	tick := time.NewTicker(opts.StatusInterval)
 	defer tick.Stop()
+	var idleTick <-chan time.Time
+	if idle != nil {
+		t := time.NewTicker(idle.poll())
+		defer t.Stop()
+		idleTick = t.C
+		log.Info("idle exit armed: the daemon stops after this long with no client connected and no turn running", "idle_exit", opts.IdleExit.String(), "started_by", opts.StartedBy)
+	}
 	for {
 		select {
 		case <-ctx.Done():
 			shutdown(k, tr, p, log, opts.TurnGrace)
 			return nil
+		case <-idleTick:
+			if at, ok := idle.since(); ok && time.Since(at) >= idle.after {
+				log.Info("daemon idle: no client connected and no turn running for [daemon] idle_exit; it was started by astrid "+opts.StartedBy+", so it stops",
+					"idle_for", time.Since(at).Round(time.Millisecond).String(), "idle_exit", opts.IdleExit.String(), "started_by", opts.StartedBy)
+				shutdown(k, tr, p, log, opts.TurnGrace)
+				return nil
+			}
 		case <-opts.Reload:
 			reload(ctx, k, log)
 			status()

@@ -21,8 +21,9 @@ var ErrNotServing = errors.New("the daemon is not serving")
 // daemon's command makes one, hands it to the uplink it builds and to Run
 // (Options.Reporter), which attaches the kernel once it serves.
 type Reporter struct {
-	mu  sync.Mutex
-	src *source
+	mu      sync.Mutex
+	src     *source
+	clients clients // the socket's, for the idle timer (idle.go)
 }
 
 // source is what a report is read from while the daemon serves.
@@ -30,6 +31,7 @@ type source struct {
 	k     *kernel.Kernel
 	base  Status
 	turns *turns
+	idle  *idleClock // nil: no idle timer armed
 }
 
 func (r *Reporter) attach(s *source) {
@@ -80,6 +82,9 @@ func (r *Reporter) Status(v Viewer, socket map[string]SocketTraffic) (Status, er
 		return Status{}, err
 	}
 	s := snapshot(src.k, src.base, src.turns.Running())
+	if src.idle != nil {
+		s.Idle = src.idle.status()
+	}
 	addTraffic(&s, socket)
 	return statusFor(v, s, src.turns.RunningFor(v.Principal)), nil
 }

@@ -47,6 +47,9 @@ type Status struct {
 	Principals map[string]PrincipalUsage `json:"principals"`
 	// NATS is the bus across hosts; absent when it stays on this host.
 	NATS *NATSStatus `json:"nats,omitempty"`
+	// Idle is the idle timer of a daemon a command started by itself;
+	// absent when none is armed (the owner's view only).
+	Idle *Idle `json:"idle,omitempty"`
 }
 
 // BusStats is the bus's counters without the per-route detail.

@@ -41,6 +41,7 @@ type turns struct {
 
 	mu      sync.Mutex
 	running map[turnKey]bool
+	changed time.Time     // when a turn last started or ended
 	ended   chan struct{} // signalled at every final response
 
 	routes []bus.Subscription
@@ -109,6 +110,7 @@ func (t *turns) observe(e *ipc.Envelope) {
 		}
 		t.mu.Lock()
 		t.running[turnKey{e.Principal, in.SessionID, pc.TurnID}] = true
+		t.changed = time.Now()
 		t.mu.Unlock()
 	case ipc.AgentResponseTopic:
 		var r ipc.AgentResponse
@@ -117,12 +119,21 @@ func (t *turns) observe(e *ipc.Envelope) {
 		}
 		t.mu.Lock()
 		delete(t.running, turnKey{e.Principal, r.SessionID, r.TurnID})
+		t.changed = time.Now()
 		t.mu.Unlock()
 		select {
 		case t.ended <- struct{}{}:
 		default:
 		}
 	}
+}
+
+// activity is the number of turns running and when one last started or
+// ended (the idle timer's).
+func (t *turns) activity() (int, time.Time) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return len(t.running), t.changed
 }
 
 // Running is the number of turns running.

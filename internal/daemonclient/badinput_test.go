@@ -294,7 +294,9 @@ func TestSubscriberThatNeverReadsIsDropped(t *testing.T) {
 // served, the rest are told why and closed, and a slot freed is usable.
 func TestClientLimit(t *testing.T) {
 	const limit = 4
-	d := boot(t, uplink.Settings{OwnerUID: os.Getuid(), MaxClients: limit})
+	// The held clients never become idle enough to give up their slots
+	// (TestIdleClientsGiveWayToTheOwner).
+	d := boot(t, uplink.Settings{OwnerUID: os.Getuid(), MaxClients: limit, EvictIdle: time.Hour})
 	var held []*daemonclient.Client
 	for range limit {
 		held = append(held, d.dial(t))
@@ -347,4 +349,60 @@ func errorString(err error) string {
 		return "no error"
 	}
 	return err.Error()
+}
+
+// A table full of clients that said hello and then went quiet does not
+// lock the owner out: the owner's next command takes the slot of the one
+// idle longest, which is told so and closed (docs/uplink.md, Transport).
+func TestIdleClientsGiveWayToTheOwner(t *testing.T) {
+	const limit = 128 // the default [uplink] max_clients
+	d := boot(t, uplink.Settings{OwnerUID: os.Getuid(), MaxClients: limit, EvictIdle: 100 * time.Millisecond})
+	d.dial(t).Close() // waits for the socket
+	idle := make([]*raw, limit)
+	for i := range idle {
+		idle[i] = d.raw(t)
+		idle[i].hello()
+	}
+	start := time.Now()
+	c, err := daemonclient.Dial(context.Background(), d.home, daemonclient.Options{Timeout: testWait})
+	if err != nil {
+		t.Fatalf("the owner's client at a table of %d idle ones: %v", limit, err)
+	}
+	defer c.Close()
+	res, err := toolclient.CallTool(context.Background(), c, c.Principal(), "list_directory", json.RawMessage(`{"dir_path":"."}`), testWait)
+	if err != nil || res.IsError {
+		t.Fatalf("the owner's tool call: %+v, %v", res, err)
+	}
+	t.Logf("served in %s", time.Since(start))
+	// The first to say hello had been idle longest: it gave up its slot.
+	wantCode(t, idle[0].next(), uplinkwire.CodeEvicted)
+	idle[0].closed()
+	if !strings.Contains(d.logs.String(), "evicted a client of default") {
+		t.Fatalf("the eviction is not logged:\n%s", d.logs.String())
+	}
+	// The others still hold theirs.
+	idle[1].send(uplinkwire.Frame{Op: uplinkwire.OpHoldsGrant, ID: 1, Capsule: "astrid-uplink", Grant: "uplink"})
+	if f := idle[1].next(); f.Op != uplinkwire.OpOK || f.ID != 1 {
+		t.Fatalf("a client still connected: %+v", f)
+	}
+}
+
+// Clients of another uid than the owner's hold at most the table less
+// the owner's reserve, and never take an owner's slot.
+func TestOtherUIDsLeaveTheOwnersSlots(t *testing.T) {
+	const limit = 16 // one slot kept for the owner
+	me := os.Getuid()
+	// The test's uid is mapped as "alice"; the owner is another uid.
+	d := boot(t, uplink.Settings{OwnerUID: me + 1, Principals: map[int]string{me: "alice"}, MaxClients: limit, EvictIdle: time.Hour})
+	d.dial(t).Close()
+	for range limit - 1 {
+		d.raw(t).hello()
+	}
+	r := d.raw(t)
+	f := r.next()
+	wantCode(t, f, uplinkwire.CodeTooManyClients)
+	if !strings.Contains(f.Error, "1 of them only for its owner's uid") {
+		t.Fatalf("the refusal does not say why: %q", f.Error)
+	}
+	r.closed()
 }

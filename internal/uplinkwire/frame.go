@@ -40,6 +40,7 @@ const (
 	CodeSettings       = "settings"         // the hello's env is refused (an unknown variable, a control character, too long)
 	CodeRefused        = "refused"          // the peer's uid maps to no principal
 	CodeTooManyClients = "too_many_clients" // the server is at its client limit
+	CodeEvicted        = "evicted"          // at the client limit, this idle connection gave its slot to a new client: it is closed
 	CodeBadFrame       = "bad_frame"        // the frame is not a JSON object of a known op
 	CodeTooLarge       = "too_large"        // a frame over MaxFrame: the connection closes
 	CodeNotAllowed     = "not_allowed"      // the topic or pattern is not in the allowlist
