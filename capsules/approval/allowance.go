@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/astrid-go/astrid/hostapi"
 	"github.com/astrid-go/astrid/ipc"
@@ -35,15 +36,71 @@ func allowed(c *sdk.Call, capsule, tool string) (bool, error) {
 	return false, nil
 }
 
+// allowValue is an allowance's stored value: the decision and when it was
+// given. Values written before held only the decision; allowed reads the
+// key alone, so both count.
+type allowValue struct {
+	Decision string    `json:"decision"`
+	Since    time.Time `json:"since"`
+}
+
 // allow records decision's allowance, if it keeps one.
 func allow(c *sdk.Call, decision, capsule, tool string) error {
+	prefix := ""
 	switch decision {
 	case ipc.DecisionApproveSession:
-		return c.KVSet(allowKey(sessionAllowPrefix, capsule, tool), []byte(decision))
+		prefix = sessionAllowPrefix
 	case ipc.DecisionApproveAlways:
-		return c.KVSet(allowKey(alwaysAllowPrefix, capsule, tool), []byte(decision))
+		prefix = alwaysAllowPrefix
+	default:
+		return nil
 	}
-	return nil
+	v, err := json.Marshal(allowValue{Decision: decision, Since: c.Now().UTC()})
+	if err != nil {
+		return err
+	}
+	return c.KVSet(allowKey(prefix, capsule, tool), v)
+}
+
+// AllowancePrefixes are the key prefixes, in this capsule's store of each
+// principal, of the allowances it keeps: "this session" (volatile) and
+// "always" (durable). The kernel's `astrid approvals` lists them with
+// ReadAllowance and revokes one by deleting its key: the next call of that
+// tool is asked about again.
+var AllowancePrefixes = []string{sessionAllowPrefix, alwaysAllowPrefix}
+
+// Allowance is one allowance this layer keeps, read back from its key and
+// value (ReadAllowance).
+type Allowance struct {
+	// Session: "this session" (until the kernel process stops); else
+	// "always".
+	Session bool
+	// Capsule provides Tool; the person allowed that capsule's tool.
+	Capsule, Tool string
+	// Since is when it was given; zero when its value predates the
+	// time being kept.
+	Since time.Time
+}
+
+// ReadAllowance reads the allowance stored under key, a key listed under
+// one of AllowancePrefixes; ok is false for a key that is none.
+func ReadAllowance(key string, value []byte) (a Allowance, ok bool) {
+	rest, session := strings.CutPrefix(key, sessionAllowPrefix)
+	if !session {
+		if rest, ok = strings.CutPrefix(key, alwaysAllowPrefix); !ok {
+			return Allowance{}, false
+		}
+	}
+	capsule, tool, found := strings.Cut(rest, "/")
+	if !found || capsule == "" || tool == "" {
+		return Allowance{}, false
+	}
+	a = Allowance{Session: session, Capsule: capsule, Tool: tool}
+	var v allowValue
+	if len(value) > 0 && value[0] == '{' && json.Unmarshal(value, &v) == nil {
+		a.Since = v.Since
+	}
+	return a, true
 }
 
 // AlwaysAllowedPrefix is the key prefix, in this capsule's store of each

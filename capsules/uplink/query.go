@@ -24,6 +24,9 @@ type Query struct {
 	// Socket is every principal's traffic on the socket; the reporter
 	// shows the asker what its view allows.
 	Socket map[string]Traffic
+	// Args is the query's arguments as the client sent them (a JSON
+	// object; nil when none): the reporter reads them.
+	Args json.RawMessage
 }
 
 // Traffic is one principal's use of the socket since the uplink started.
@@ -104,7 +107,7 @@ func (c *client) query(f uplinkwire.Frame) uplinkwire.Frame {
 	if report == nil {
 		return uplinkwire.Errorf(f.ID, uplinkwire.CodeFailed, "this uplink has no reporter: it answers no queries")
 	}
-	payload, err := report(Query{Name: f.Query, Principal: c.principal, Owner: c.owner, Socket: c.srv.socketTraffic()})
+	payload, err := report(Query{Name: f.Query, Principal: c.principal, Owner: c.owner, Socket: c.srv.socketTraffic(), Args: f.Args})
 	if err != nil {
 		return uplinkwire.Errorf(f.ID, uplinkwire.CodeFailed, "%s: %v", f.Query, err)
 	}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/astrid-go/astrid/capsules/uplink"
 	"github.com/astrid-go/astrid/internal/daemon"
+	"github.com/astrid-go/astrid/internal/kernel"
 	"github.com/astrid-go/astrid/internal/uplinkwire"
 )
 
@@ -26,6 +27,13 @@ func queryReporter(rep *daemon.Reporter) uplink.Reporter {
 				socket[p] = daemon.SocketTraffic{Clients: t.Clients, BytesIn: t.BytesIn, BytesOut: t.BytesOut}
 			}
 			answer, err = rep.Status(v, socket)
+		case uplinkwire.QueryApprovals, uplinkwire.QueryRevokeApprovals:
+			// The asker's own principal's, whoever asks: the owner's uid
+			// too sees and withdraws only its principal's.
+			var k *kernel.Kernel
+			if k, err = rep.Kernel(); err == nil {
+				answer, err = approvalQuery(k, q.Principal, q.Name, q.Args)
+			}
 		default:
 			return nil, fmt.Errorf("no query %q", q.Name)
 		}

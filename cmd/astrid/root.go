@@ -80,6 +80,7 @@ answer or the iteration cap; 2 a usage error (an unknown --session included); 12
 	root.AddCommand(newCapsuleCmd())
 	root.AddCommand(newToolCmd())
 	root.AddCommand(newSessionCmd())
+	root.AddCommand(newApprovalsCmd())
 	root.AddCommand(newModelsCmd())
 	root.AddCommand(newChatCmd())
 	root.AddCommand(newInitCmd())

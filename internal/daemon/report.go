@@ -49,6 +49,17 @@ func (r *Reporter) source() (*source, error) {
 	return r.src, nil
 }
 
+// Kernel is the running kernel, for the queries the daemon's command
+// answers from it (the standing approvals); ErrNotServing before it serves
+// and once it stops.
+func (r *Reporter) Kernel() (*kernel.Kernel, error) {
+	src, err := r.source()
+	if err != nil {
+		return nil, err
+	}
+	return src.k, nil
+}
+
 // Viewer is who asks: the principal its connection acts as, and whether
 // its uid is the daemon owner's.
 type Viewer struct {

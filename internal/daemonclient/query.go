@@ -13,7 +13,22 @@ import (
 // what this connection's principal may see; a query it does not know is an
 // *Error with Code uplinkwire.CodeUnknownQuery.
 func (c *Client) Query(query string, v any) error {
-	r, err := c.request(uplinkwire.Frame{Op: uplinkwire.OpQuery, Query: query}, nil)
+	return c.QueryWith(query, nil, v)
+}
+
+// QueryWith asks the daemon a query that takes arguments
+// (uplinkwire.QueryRevokeApprovals), args sent as its JSON object (nil:
+// none), and decodes its answer into v as Query does.
+func (c *Client) QueryWith(query string, args, v any) error {
+	f := uplinkwire.Frame{Op: uplinkwire.OpQuery, Query: query}
+	if args != nil {
+		raw, err := json.Marshal(args)
+		if err != nil {
+			return fmt.Errorf("daemon: query %s: %w", query, err)
+		}
+		f.Args = raw
+	}
+	r, err := c.request(f, nil)
 	if err != nil {
 		return err
 	}

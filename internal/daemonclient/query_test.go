@@ -25,6 +25,7 @@ type echoed struct {
 	Principal string
 	Owner     bool
 	Socket    map[string]uplink.Traffic
+	Args      json.RawMessage
 }
 
 func (e *echoReporter) report(q uplink.Query) (json.RawMessage, error) {
@@ -70,6 +71,15 @@ func TestQueryNamesTheAsker(t *testing.T) {
 				if tr.Clients != 2 || tr.BytesIn == 0 || tr.BytesOut == 0 || len(got.Socket) != 1 {
 					t.Fatalf("socket traffic = %+v, want %s's two clients and their bytes", got.Socket, tc.principal)
 				}
+			}
+			// A query's arguments reach the reporter as the client
+			// sent them.
+			var got echoed
+			if err := c.QueryWith(uplinkwire.QueryRevokeApprovals, uplinkwire.RevokeArgs{IDs: []string{"0123abcd"}}, &got); err != nil {
+				t.Fatal(err)
+			}
+			if got.Name != uplinkwire.QueryRevokeApprovals || got.Principal != tc.principal || string(got.Args) != `{"ids":["0123abcd"]}` {
+				t.Fatalf("a query with arguments reached the reporter as %+v (args %s)", got, got.Args)
 			}
 			other.Close()
 		})

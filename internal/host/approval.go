@@ -36,8 +36,9 @@ type Approvals struct {
 
 	mu sync.Mutex
 	// session holds the approve_session allowances, by principal and
-	// allowance key, for the life of the kernel.
-	session map[string]map[string]bool
+	// allowance key, for the life of the kernel: what was approved and
+	// when (allowances.go lists and revokes them).
+	session map[string]map[string]Allowance
 }
 
 // NewApprovals returns the approval state: answers count from approvers;
@@ -46,22 +47,24 @@ func NewApprovals(approvers []string, window time.Duration) *Approvals {
 	if window <= 0 {
 		window = DefaultApprovalWindow
 	}
-	return &Approvals{approvers: slices.Clone(approvers), window: window, session: map[string]map[string]bool{}}
+	return &Approvals{approvers: slices.Clone(approvers), window: window, session: map[string]map[string]Allowance{}}
 }
 
 func (a *Approvals) sessionAllowed(principal, key string) bool {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	return a.session[principal][key]
+	_, ok := a.session[principal][key]
+	return ok
 }
 
-func (a *Approvals) allowSession(principal, key string) {
+func (a *Approvals) allowSession(principal, key string, al Allowance) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if a.session[principal] == nil {
-		a.session[principal] = map[string]bool{}
+		a.session[principal] = map[string]Allowance{}
 	}
-	a.session[principal][key] = true
+	al.Key, al.Session = key, true
+	a.session[principal][key] = al
 }
 
 // allowanceKey names an allowance of capsule for exactly action on
@@ -106,11 +109,14 @@ func (call *Call) RequestApproval(action, resource string) (bool, error) {
 	if err != nil {
 		return false, err
 	}
+	// What was approved, kept with the allowance so that a person can
+	// see it and withdraw it (astrid approvals).
+	given := Allowance{Capsule: call.c.id, Action: action, Resource: ipc.ApprovalText(resource, ipc.MaxApprovalResource), Since: time.Now().UTC()}
 	switch decision {
 	case ipc.DecisionApproveSession:
-		a.allowSession(call.principal, key)
+		a.allowSession(call.principal, key, given)
 	case ipc.DecisionApproveAlways:
-		if err := always.Set(key, []byte(decision)); err != nil {
+		if err := always.Set(key, alwaysRecord(decision, given)); err != nil {
 			// Approved all the same: the person said yes to this one.
 			call.c.log.Warn("approval: allowance not kept", "principal", call.principal, "action", action, "err", err)
 		}

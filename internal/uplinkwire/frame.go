@@ -24,7 +24,7 @@ const (
 	OpUnsubscribe  = "unsubscribe"  // client: ID, Sub
 	OpInterceptors = "interceptors" // client: ID, Topic → OK with IDs
 	OpHoldsGrant   = "holds_grant"  // client: ID, Capsule, Grant → OK with Held
-	OpQuery        = "query"        // client: ID, Query → OK with Payload (query.go)
+	OpQuery        = "query"        // client: ID, Query, Args → OK with Payload (query.go)
 	OpWorkspace    = "workspace"    // client: ID, Workspace → OK with Workspace: the connection's later requests work there
 	OpLoad         = "load"         // client: ID, Capsule → OK with Payload: the capsule's status once (re)loaded (the owner only)
 	OpOK           = "ok"           // server: ID, and Sub, IDs, Held or Payload
@@ -87,6 +87,9 @@ type Frame struct {
 	// Env, on a hello, is the client's provider settings (ProviderEnv's
 	// variables that are set), applied to its requests only.
 	Env map[string]string `json:"env,omitempty"`
+	// Args, on a query that takes them (QueryRevokeApprovals), is its
+	// arguments: a JSON object.
+	Args json.RawMessage `json:"args,omitempty"`
 }
 
 // Decode parses one frame body. A body that is not a JSON object with an
