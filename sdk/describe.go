@@ -21,14 +21,18 @@ type DescribedTool struct {
 	// capsule's manifest says so; the kernel stamps it, never the code).
 	AsksApproval bool   `json:"asks_approval,omitempty"`
 	Capsule      string `json:"capsule"`
+	// Host is the host the answer came from, empty for this host's own
+	// capsules (ipc.ToolDescriptor.Host).
+	Host string `json:"host,omitempty"`
 }
 
 // Catalogue is what a describe fan-out collected.
 type Catalogue struct {
 	// Tools are sorted in the dispatch order of the capsules that
-	// answered, each capsule's in its own order; a name is kept once,
-	// from the first capsule (the kernel lets only one capsule provide a
-	// tool, so a second is a stale answer, not a rival).
+	// answered (this host's, then other hosts'), each capsule's in its own
+	// order; a name is kept once, from the first capsule (the kernel lets
+	// only one capsule of a host provide a tool, so a second is a stale
+	// answer, or another host's provider of a tool this host has).
 	Tools []DescribedTool `json:"tools"`
 	// Missing lists the capsules that intercept the describe topic but did
 	// not answer within the window, in dispatch order.
@@ -95,7 +99,7 @@ func DescribeTools(c *Call, window time.Duration) (Catalogue, error) {
 				continue
 			}
 			seen[t.Name] = true
-			cat.Tools = append(cat.Tools, DescribedTool{Name: t.Name, Description: t.Description, InputSchema: t.InputSchema, Mutable: t.Mutable, AsksApproval: t.AsksApproval, Capsule: id})
+			cat.Tools = append(cat.Tools, DescribedTool{Name: t.Name, Description: t.Description, InputSchema: t.InputSchema, Mutable: t.Mutable, AsksApproval: t.AsksApproval, Capsule: id, Host: t.Host})
 		}
 	}
 	return cat, nil

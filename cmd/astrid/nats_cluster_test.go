@@ -6,11 +6,15 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -18,6 +22,7 @@ import (
 	"github.com/astrid-go/astrid/internal/bus/natsbus"
 	"github.com/astrid-go/astrid/internal/kernel"
 	"github.com/astrid-go/astrid/internal/testutil"
+	"github.com/astrid-go/astrid/internal/toolclient"
 	"github.com/astrid-go/astrid/ipc"
 	"github.com/astrid-go/astrid/sdk"
 )
@@ -45,8 +50,10 @@ name = "remote-wait"
 version = "0.1.0"
 [subscribe]
 "tool.v1.execute.block" = { wit = "opaque", handler = "tool_execute_block" }
+"tool.v1.request.describe" = { wit = "opaque", handler = "tool_describe" }
 [publish]
 "tool.v1.execute.block.result" = "opaque"
+"tool.v1.response.describe.remote-wait" = "opaque"
 `
 	return kernel.Builtin{Manifest: []byte(manifest), New: func() *sdk.Capsule {
 		c := sdk.New("test fixture: a tool that waits")
@@ -152,6 +159,7 @@ type cluster struct {
 	route, homeA, marker string
 	wsA                  string // host A's workspace, where its clients work
 	daemons              map[string]*exec.Cmd
+	homes                map[string]string // the other daemons' homes, by host id
 }
 
 func newCluster(t *testing.T, servers ...string) *cluster {
@@ -169,12 +177,13 @@ func newCluster(t *testing.T, servers ...string) *cluster {
 		seed.Shutdown()
 		seed.WaitForShutdown()
 	})
-	c := &cluster{route: "nats-route://" + seed.ClusterAddr().String(), marker: filepath.Join(t.TempDir(), "started"), daemons: map[string]*exec.Cmd{}}
+	c := &cluster{route: "nats-route://" + seed.ClusterAddr().String(), marker: filepath.Join(t.TempDir(), "started"), daemons: map[string]*exec.Cmd{}, homes: map[string]string{}}
 	wsA := promptHome(t, blockCallScript)
 	c.homeA, c.wsA = os.Getenv("ASTRID_HOME"), wsA
 	c.daemons["hostA"] = startNATSDaemon(t, c.homeA, wsA, "hostA", c.route, secret)
 	for _, id := range servers {
-		c.daemons[id] = startNATSDaemon(t, t.TempDir(), t.TempDir(), id, c.route, secret, natsBlockEnv+"="+c.marker, natsHostEnv+"="+id)
+		c.homes[id] = t.TempDir()
+		c.daemons[id] = startNATSDaemon(t, c.homes[id], t.TempDir(), id, c.route, secret, natsBlockEnv+"="+c.marker, natsHostEnv+"="+id)
 	}
 	for _, id := range servers {
 		waitFor(t, "host A to hear "+id+" serving block", func() bool { return servesBlock(t, c.homeA, id) })
@@ -285,6 +294,99 @@ func TestKilledHostsNextCallGoesToTheHostLeft(t *testing.T) {
 	finished, final := turnEvents(t, c.prompt(t)())
 	if finished.IsError || !strings.Contains(finished.Summary, "served by "+left) || !strings.Contains(final.Text, "The tool answered.") {
 		t.Fatalf("the next call after %s was lost: %+v, %+v; want it served by %s", lost, finished, final, left)
+	}
+}
+
+// Issue 31 item 3 with daemon processes: tool block, served only by host
+// B's daemon, is listed by `astrid tool list` on host A with B's id (the
+// table gains a HOST column) and offered to the model by A's daemon, whose
+// request to an OpenAI-compatible server names it once; read_file, which
+// both daemons serve, is listed and offered once, as host A's.
+func TestRemoteToolListedAndOfferedOnAnotherDaemon(t *testing.T) {
+	c := newCluster(t, "hostB")
+	// A capsule loaded on the asking host answers there only, which host
+	// B can tell once it has heard host A.
+	waitFor(t, "host B to hear host A describing tools", func() bool {
+		rep, _ := statusOf(t, c.homes["hostB"])
+		return rep.Status != nil && rep.NATS != nil && slices.ContainsFunc(rep.NATS.Hosts, func(h natsbus.HostInfo) bool {
+			return h.ID == "hostA" && slices.Contains(h.Intercepts["astrid-capsule-fs"], ipc.ToolRequestDescribeTopic)
+		})
+	})
+	out, code := runProcess(t, c.homeA, "tool", "list", "--json")
+	if code != 0 {
+		t.Fatalf("tool list --json: exit %d:\n%s", code, out)
+	}
+	var tools []toolclient.ToolInfo
+	if err := json.Unmarshal([]byte(out), &tools); err != nil {
+		t.Fatalf("tool list --json: %v:\n%s", err, out)
+	}
+	count := map[string]int{}
+	for _, tl := range tools {
+		count[tl.Name]++
+		switch {
+		case tl.Name == "block" && (tl.Host != "hostB" || tl.Capsule != "remote-wait"):
+			t.Errorf("block listed as %+v, want remote-wait on hostB", tl)
+		case tl.Name == "read_file" && tl.Host != "":
+			t.Errorf("read_file listed as %+v, want host A's own", tl)
+		}
+	}
+	if count["block"] != 1 || count["read_file"] != 1 {
+		t.Fatalf("block listed %d times, read_file %d times, want once each:\n%s", count["block"], count["read_file"], out)
+	}
+	out, code = runProcess(t, c.homeA, "tool", "list")
+	hasRow := func(cells ...string) bool {
+		for _, l := range strings.Split(out, "\n") {
+			if f := strings.Fields(l); len(f) >= len(cells) && slices.Equal(f[:len(cells)], cells) {
+				return true
+			}
+		}
+		return false
+	}
+	if code != 0 || !hasRow("TOOL", "CAPSULE", "HOST", "MUTABLE", "DESCRIPTION") || !hasRow("block", "remote-wait", "hostB", "no") ||
+		!hasRow("read_file", "astrid-capsule-fs", "local", "no") {
+		t.Fatalf("tool list: exit %d:\n%s", code, out)
+	}
+
+	var mu sync.Mutex
+	var bodies []string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		mu.Lock()
+		bodies = append(bodies, string(b))
+		mu.Unlock()
+		w.Header().Set("Content-Type", "text/event-stream")
+		io.WriteString(w, openAIChunk(`{"role":"assistant","content":"Offered."}`, "null"))
+		io.WriteString(w, openAIChunk(`{}`, `"stop"`))
+		io.WriteString(w, "data: [DONE]\n\n")
+	}))
+	defer srv.Close()
+	turn := astridProcess(c.homeA, "-p", "which tools?", "--provider", "openai", "--model", "test-model")
+	turn.Dir = c.wsA
+	turn.Env = append(turn.Env, "OPENAI_BASE_URL="+srv.URL+"/v1", "OPENAI_API_KEY=")
+	if b, err := turn.CombinedOutput(); err != nil || !strings.Contains(string(b), "Offered.") {
+		t.Fatalf("astrid -p: %v:\n%s", err, b)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(bodies) != 1 {
+		t.Fatalf("%d model requests, want 1: %q", len(bodies), bodies)
+	}
+	var req struct {
+		Tools []struct {
+			Function struct {
+				Name string `json:"name"`
+			} `json:"function"`
+		} `json:"tools"`
+	}
+	if err := json.Unmarshal([]byte(bodies[0]), &req); err != nil {
+		t.Fatalf("model request: %v: %s", err, bodies[0])
+	}
+	offered := map[string]int{}
+	for _, tl := range req.Tools {
+		offered[tl.Function.Name]++
+	}
+	if offered["block"] != 1 || offered["read_file"] != 1 {
+		t.Fatalf("the model is offered block %d times, read_file %d times, want once each: %s", offered["block"], offered["read_file"], bodies[0])
 	}
 }
 

@@ -219,6 +219,9 @@ func newToolListCmd() *cobra.Command {
 		Long: `Prints a table of the tools: name, capsule, whether it changes things (mutable, so
 asked about before it runs) and its description, cut to fit 100 columns. -v adds each
 tool's whole description and input schema; --json prints everything as JSON.
+On a bus spanning hosts (docs/nats.md), a HOST column names the host serving each
+tool another host serves ("local" for this one's); a tool served both here and
+elsewhere is listed once, as this host's.
 
 Runs the describe protocol: publishes tool.v1.request.describe and collects each
 capsule's answer on tool.v1.response.describe.<capsule>, finishing as soon as every
@@ -243,15 +246,8 @@ are named on stderr).`,
 				enc.SetIndent("", "  ")
 				return enc.Encode(tools)
 			}
-			rows := make([][]string, 0, len(tools))
-			for _, t := range tools {
-				mutable := "no"
-				if t.Mutable {
-					mutable = "yes"
-				}
-				rows = append(rows, []string{t.Name, t.Capsule, mutable, t.Description})
-			}
-			if err := writeTable(cmd.OutOrStdout(), []string{"TOOL", "CAPSULE", "MUTABLE", "DESCRIPTION"}, rows); err != nil {
+			header, rows := toolTable(tools)
+			if err := writeTable(cmd.OutOrStdout(), header, rows); err != nil {
 				return err
 			}
 			if verbose, _ := cmd.Flags().GetBool(verboseFlag); verbose {
@@ -266,6 +262,37 @@ are named on stderr).`,
 	cmd.Flags().DurationVar(&window, "window", 2*time.Second, "upper bound on waiting for describe answers")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the tools as JSON")
 	return cmd
+}
+
+// toolTable is the header and rows of `tool list`: a HOST column, after
+// CAPSULE, when a tool is served by another host (a bus spanning hosts),
+// with "local" for this host's own tools.
+func toolTable(tools []toolclient.ToolInfo) ([]string, [][]string) {
+	remote := false
+	for _, t := range tools {
+		remote = remote || t.Host != ""
+	}
+	header := []string{"TOOL", "CAPSULE", "MUTABLE", "DESCRIPTION"}
+	if remote {
+		header = []string{"TOOL", "CAPSULE", "HOST", "MUTABLE", "DESCRIPTION"}
+	}
+	rows := make([][]string, 0, len(tools))
+	for _, t := range tools {
+		mutable := "no"
+		if t.Mutable {
+			mutable = "yes"
+		}
+		row := []string{t.Name, t.Capsule, mutable, t.Description}
+		if remote {
+			host := t.Host
+			if host == "" {
+				host = "local"
+			}
+			row = []string{t.Name, t.Capsule, host, mutable, t.Description}
+		}
+		rows = append(rows, row)
+	}
+	return header, rows
 }
 
 // waitAndCall waits, within timeout, for the capsules that may provide

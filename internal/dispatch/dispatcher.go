@@ -396,11 +396,14 @@ func (d *Dispatcher) Stats() Stats {
 
 // Interceptors answers "who intercepts topic T": the ids of the capsules
 // with an interceptor matching topic, ordered by (priority, id), each once.
-// It is this host's answer, but for tool.v1.request.execute: the capsules
-// that take tool calls — the router and the approval layer — are asked
-// "who routes tool calls here", and a router on another host routes this
-// host's calls (DESIGN §9), so with a transport that knows other hosts'
-// capsules (RemoteProviders) theirs follow this host's.
+// It is this host's answer, but for two topics that span hosts (DESIGN §9),
+// where with a transport that knows other hosts' capsules (RemoteProviders)
+// the other hosts' exact interceptors follow this host's:
+// tool.v1.request.execute — the capsules that take tool calls, the router
+// and the approval layer, are asked "who routes tool calls here", and a
+// router on another host routes this host's calls — and
+// tool.v1.request.describe — the capsules that describe tools, asked
+// "whose answers to wait for", and a remote tool is described from its host.
 func (d *Dispatcher) Interceptors(topic string) []string {
 	t := d.interceptors.Load()
 	ids, ok := t.owners.get(topic)
@@ -409,7 +412,7 @@ func (d *Dispatcher) Interceptors(topic string) []string {
 		t.owners.put(topic, ids)
 	}
 	ids = slices.Clone(ids) // the caller may change its copy
-	if topic == ipc.ToolRequestExecuteTopic {
+	if topic == ipc.ToolRequestExecuteTopic || topic == ipc.ToolRequestDescribeTopic {
 		ids = d.withRemoteProviders(topic, ids)
 	}
 	return ids

@@ -27,6 +27,9 @@ func (c *Capsule) stampDescribe(payload []byte) []byte {
 		t := &resp.Tools[i]
 		m, ok := c.tools[t.Name]
 		t.AsksApproval = ok && m.AsksApproval
+		// Which host serves the tool is the receiving host's word
+		// (ipc.StampToolHost), never a capsule's.
+		t.Host = ""
 		if !ok {
 			continue
 		}

@@ -153,16 +153,6 @@ func (call *Call) gate() *gate.Gate {
 	return call.scopedGate
 }
 
-// configOverride is the scope's value for the capsule's [env] key.
-func (call *Call) configOverride(key string) (string, bool) {
-	s := call.scope()
-	if s == nil {
-		return "", false
-	}
-	v, ok := s.Config[call.c.id][key]
-	return v, ok
-}
-
 // scopeURLs are the http(s) URLs among the scope's overrides for this
 // capsule (a provider's base_url from the client's environment), allowed
 // as the capsule's own [env] URLs are (HTTPClient).

@@ -276,11 +276,17 @@ type ToolInfo struct {
 	InputSchema json.RawMessage `json:"input_schema"`
 	Mutable     bool            `json:"mutable"`
 	Capsule     string          `json:"capsule"`
+	// Host is the host serving the tool when it is not the kernel's own
+	// (a bus spanning hosts, docs/nats.md), else empty.
+	Host string `json:"host,omitempty"`
 }
 
 // ListTools runs the describe protocol: it asks every capsule that
-// intercepts tool.v1.request.describe and finishes as soon as each has
-// answered, or when window passes. Missing answers are reported by id.
+// intercepts tool.v1.request.describe, on this host or another, and
+// finishes as soon as each has answered, or when window passes. Missing
+// answers are reported by id. A name is listed once, from the first
+// capsule in the order the kernel names them (this host's first), as the
+// model is offered it (sdk.DescribeTools).
 func ListTools(ctx context.Context, k Kernel, principal string, window time.Duration) ([]ToolInfo, []string, error) {
 	caller := dispatch.Caller{Capsule: ClientID, Principal: principal}
 	sub, err := k.Subscribe(caller, "tool.v1.response.describe.*", true)
@@ -289,15 +295,19 @@ func ListTools(ctx context.Context, k Kernel, principal string, window time.Dura
 	}
 	defer sub.Close()
 	waiting := map[string]bool{}
+	var order []string
 	for _, id := range k.Interceptors(ipc.ToolRequestDescribeTopic) {
-		waiting[id] = true
+		if !waiting[id] {
+			waiting[id] = true
+			order = append(order, id)
+		}
 	}
 	if _, err := k.Publish(caller, ipc.ToolRequestDescribeTopic, json.RawMessage("{}")); err != nil {
 		return nil, nil, err
 	}
 	ctx, cancel := context.WithTimeout(ctx, window)
 	defer cancel()
-	var tools []ToolInfo
+	answers := map[string][]ipc.ToolDescriptor{}
 	for len(waiting) > 0 {
 		d, err := sub.Recv(ctx)
 		if err != nil {
@@ -313,8 +323,17 @@ func ListTools(ctx context.Context, k Kernel, principal string, window time.Dura
 			k.Logger().Warn("malformed describe answer", "capsule", src, "err", err)
 			continue
 		}
-		for _, t := range resp.Tools {
-			tools = append(tools, ToolInfo{Name: t.Name, Description: t.Description, InputSchema: t.InputSchema, Mutable: t.Mutable, Capsule: src})
+		answers[src] = resp.Tools
+	}
+	var tools []ToolInfo
+	seen := map[string]bool{}
+	for _, id := range order {
+		for _, t := range answers[id] {
+			if t.Name != "" && seen[t.Name] {
+				continue
+			}
+			seen[t.Name] = true
+			tools = append(tools, ToolInfo{Name: t.Name, Description: t.Description, InputSchema: t.InputSchema, Mutable: t.Mutable, Capsule: id, Host: t.Host})
 		}
 	}
 	missing := make([]string, 0, len(waiting))

@@ -412,6 +412,13 @@ func (t *Transport) receive(m *nats.Msg, el *election, runs func(string) bool) {
 		t.dropped(DropDecode, 1, "natsbus: received message refused", "subject", m.Subject, "error", err)
 		return
 	}
+	if e.Topic == ipc.ToolDescribeResponseTopic(e.SourceID) {
+		// A tool described from another host is marked with the host
+		// it came from: `tool list` shows it, and a reader tells this
+		// host's tools from the others' (docs/nats.md "Tools on
+		// another host").
+		e.Payload = ipc.StampToolHost(e.Payload, string(host))
+	}
 	el.reset(host, view, e.Seq)
 	if err := t.opts.Deliver(e, t.resultRuns(e, runs)); err != nil {
 		t.dropped(DropDeliver, 1, "natsbus: received envelope not delivered", "topic", e.Topic, "source_id", e.SourceID, "error", err)
