@@ -3,9 +3,9 @@ package host
 import (
 	"fmt"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
-	"net/url"
 	"strings"
 	"sync"
 
