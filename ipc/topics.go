@@ -85,7 +85,10 @@ const (
 
 // LLM providers.
 const (
-	// LLMRequestDescribeTopic asks every provider to describe itself.
+	// LLMRequestDescribeTopic asks every provider to describe itself: one
+	// entry per model it serves. {"refresh":true} (the registry, when a
+	// person asked for the list) lets a provider first ask its server,
+	// briefly; {} must be answered from what it knows.
 	LLMRequestDescribeTopic = "llm.v1.request.describe"
 	// LLMResponseDescribeTopic carries the providers' answers.
 	LLMResponseDescribeTopic = "llm.v1.response.describe"

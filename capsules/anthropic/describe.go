@@ -21,24 +21,37 @@ type describeResponse struct {
 	Providers []providerEntry `json:"providers"`
 }
 
+// KnownModels are the current Claude model ids (anthropic-sdk-go's Model
+// constants) this provider lists besides the configured one, so a person
+// can choose one with astrid models set before any request.
+var KnownModels = []string{"claude-opus-5-5", "claude-sonnet-5-5", "claude-haiku-5-5"}
+
+// describe lists one entry per model: the configured one first (the
+// registry's default for this provider), then KnownModels.
 func describe(s settings) describeResponse {
 	ready, why := s.ready()
 	// The registry names a model <provider>:<entry id>: the id is the
 	// model, so `astrid models set anthropic:<model>` reads as it should.
-	id := s.model
-	if id == "" {
-		id = Provider
+	models := []string{s.model}
+	for _, m := range KnownModels {
+		if m != s.model {
+			models = append(models, m)
+		}
 	}
-	return describeResponse{Providers: []providerEntry{{
-		ID:              id,
-		Description:     "Anthropic Messages API (" + s.model + ")",
-		Capabilities:    []string{"text", "tools", "vision", "reasoning"},
-		RequestTopic:    ipc.LLMGenerateTopic(Provider),
-		StreamTopic:     ipc.LLMStreamTopic(Provider),
-		ContextWindow:   s.contextWindow,
-		MaxOutputTokens: uint64(s.maxOutputTokens),
-		Models:          []string{s.model},
-		Ready:           ready,
-		Why:             why,
-	}}}
+	out := make([]providerEntry, len(models))
+	for i, m := range models {
+		out[i] = providerEntry{
+			ID:              m,
+			Description:     "Anthropic Messages API (" + m + ")",
+			Capabilities:    []string{"text", "tools", "vision", "reasoning"},
+			RequestTopic:    ipc.LLMGenerateTopic(Provider),
+			StreamTopic:     ipc.LLMStreamTopic(Provider),
+			ContextWindow:   s.contextWindow,
+			MaxOutputTokens: uint64(s.maxOutputTokens),
+			Models:          []string{m},
+			Ready:           ready,
+			Why:             why,
+		}
+	}
+	return describeResponse{Providers: out}
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -377,8 +378,9 @@ func TestAStreamFasterThanThePublishBudget(t *testing.T) {
 	}
 }
 
-// Describe over the bus: the entry with its topics and model, ready with
-// a key, not ready (and why, naming the command) without one.
+// Describe over the bus: one entry per model, the configured one first,
+// then the other well-known ones, each with its topics, ready with a key,
+// not ready (and why, naming the command) without one.
 func TestDescribeOverTheBus(t *testing.T) {
 	api := newFakeAPI(t, reply{body: fixture(t, "text.sse")})
 	for _, c := range []struct {
@@ -396,8 +398,15 @@ func TestDescribeOverTheBus(t *testing.T) {
 				Why          string   `json:"why"`
 			} `json:"providers"`
 		}
-		if err := json.Unmarshal(k.DescribeLLM(), &d); err != nil || len(d.Providers) != 1 {
+		if err := json.Unmarshal(k.DescribeLLM(), &d); err != nil || len(d.Providers) != len(anthropic.KnownModels) {
 			t.Fatalf("%+v, %v", d, err)
+		}
+		var ids []string
+		for _, e := range d.Providers {
+			ids = append(ids, e.ID)
+		}
+		if want := []string{"claude-sonnet-5-5", "claude-opus-5-5", "claude-haiku-5-5"}; !slices.Equal(ids, want) {
+			t.Errorf("models %q, want %q", ids, want)
 		}
 		e := d.Providers[0]
 		if e.ID != anthropic.DefaultModel || e.RequestTopic != "llm.v1.request.generate.anthropic" || e.StreamTopic != "llm.v1.stream.anthropic" || e.Models[0] != anthropic.DefaultModel {

@@ -14,7 +14,7 @@ import (
 // default for most of them, which the kernel fills in when unset).
 const (
 	DefaultBaseURL       = "https://api.openai.com/v1"
-	DefaultModel         = "gpt-4.1-mini"
+	DefaultModel         = "gpt-5.4-mini"
 	defaultStreamTimeout = 120 * time.Second
 	// The describe sizes spec §6.2 gives when the operator names none.
 	defaultContextWindow   = 128000

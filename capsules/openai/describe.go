@@ -21,12 +21,13 @@ type describeResponse struct {
 	Providers []providerEntry `json:"providers"`
 }
 
-// describe is the answer to llm.v1.request.describe: one entry, for the
-// configured model (there is none to name when a server of the
-// operator's has no model set; requests must then name one).
-func describe(s settings) describeResponse {
-	e := providerEntry{
-		ID:              s.model,
+// describe is the answer to llm.v1.request.describe: one entry per model
+// it can serve (offeredModels: the configured one first, so the registry's
+// default is it), all alike but for the id. A server of the operator's
+// with no model configured and no list read yet has none to name: one
+// entry, not ready, says how to name one.
+func describe(s settings, models []string) describeResponse {
+	base := providerEntry{
 		Description:     "OpenAI-compatible Chat Completions at " + redactedURL(s.baseURL),
 		Capabilities:    []string{"text", "tools", "vision"},
 		RequestTopic:    ipc.LLMGenerateTopic(Provider),
@@ -36,17 +37,24 @@ func describe(s settings) describeResponse {
 		Ready:           true,
 	}
 	if s.maxOutputTokens > 0 {
-		e.MaxOutputTokens = uint64(s.maxOutputTokens)
-	}
-	if s.model != "" {
-		e.Models = []string{s.model}
-	} else {
-		e.ID = Provider
+		base.MaxOutputTokens = uint64(s.maxOutputTokens)
 	}
 	if why := s.notReady(); why != "" {
-		e.Ready, e.Why = false, why
-	} else if s.model == "" {
-		e.Ready, e.Why = false, "no model configured for "+s.host()+": printf %s llama3.2 | astrid capsule env set "+CapsuleID+" model (or astrid -p --model …)"
+		base.Ready, base.Why = false, why
 	}
-	return describeResponse{Providers: []providerEntry{e}}
+	if len(models) == 0 {
+		e := base
+		e.ID = Provider
+		if e.Ready {
+			e.Ready, e.Why = false, "no model configured for "+s.host()+" and it did not list any (astrid models list asks it): printf %s llama3.2 | astrid capsule env set "+CapsuleID+" model (or astrid -p --model …)"
+		}
+		return describeResponse{Providers: []providerEntry{e}}
+	}
+	out := make([]providerEntry, len(models))
+	for i, m := range models {
+		e := base
+		e.ID, e.Models = m, []string{m}
+		out[i] = e
+	}
+	return describeResponse{Providers: out}
 }

@@ -3,6 +3,7 @@ package openai
 import (
 	"context"
 	_ "embed"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"time"
@@ -38,7 +39,10 @@ func New() *sdk.Capsule {
 }
 
 func handleDescribe(c *sdk.Call) error {
-	return c.PublishJSON(ipc.LLMResponseDescribeTopic, describe(config(c)))
+	var req describeRequest
+	_ = json.Unmarshal(c.Payload(), &req) // anything else is a plain describe
+	s := config(c)
+	return c.PublishJSON(ipc.LLMResponseDescribeTopic, describe(s, offeredModels(c, s, req.Refresh)))
 }
 
 func handleGenerate(c *sdk.Call) error {
@@ -52,6 +56,10 @@ func handleGenerate(c *sdk.Call) error {
 	}
 	if why := s.notReady(); why != "" {
 		return fail(c, req.RequestID, "openai: "+why)
+	}
+	if req.Model == "" && s.model == "" {
+		// A server of the operator's, no model named: the first it serves.
+		s.model = firstServed(c, s)
 	}
 	params, err := chatParams(req, s)
 	if err != nil {

@@ -3,9 +3,12 @@ package openai_test
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
+	"net/http/httptest"
 	"reflect"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -366,43 +369,132 @@ func TestMissingKey(t *testing.T) {
 	}
 }
 
-// Describe: ready with the configured model, or not ready with the
-// command that fixes it.
+// Describe: one entry per model, the configured one first; ready, or not
+// ready with the command that fixes it. OpenAI itself lists the well-known
+// ids until its own list is read; a server of the operator's lists only
+// its configured model.
 func TestDescribe(t *testing.T) {
-	type entry struct {
-		ID              string   `json:"id"`
-		RequestTopic    string   `json:"request_topic"`
-		StreamTopic     string   `json:"stream_topic"`
-		ContextWindow   uint64   `json:"context_window"`
-		MaxOutputTokens uint64   `json:"max_output_tokens"`
-		Capabilities    []string `json:"capabilities"`
-		Ready           bool     `json:"ready"`
-		Why             string   `json:"why"`
-	}
-	read := func(k *sdktest.Kernel) entry {
-		var d struct{ Providers []entry }
-		if err := json.Unmarshal(k.DescribeLLM(), &d); err != nil || len(d.Providers) != 1 {
-			t.Fatalf("describe: %v %+v", err, d)
-		}
-		return d.Providers[0]
-	}
-	e := read(sdktest.New(t, sdktest.Capsule{Manifest: openai.Manifest, New: openai.New}))
-	if e.Ready || !strings.Contains(e.Why, "astrid capsule env set astrid-capsule-openai api_key") || e.ID != openai.DefaultModel {
-		t.Fatalf("no key: %+v", e)
+	e, all := describeAll(t, sdktest.New(t, sdktest.Capsule{Manifest: openai.Manifest, New: openai.New}), `{}`)
+	if e.Ready || !strings.Contains(e.Why, "astrid capsule env set astrid-capsule-openai api_key") || e.ID != openai.DefaultModel ||
+		!reflect.DeepEqual(all, openai.KnownModels) {
+		t.Fatalf("no key: %+v, models %q", e, all)
 	}
 	srv := newWireServer(t, reply{})
-	e = read(bootAt(t, srv, "context_window", "32768", "max_output_tokens", "1024"))
+	e, all = describeAll(t, bootAt(t, srv, "context_window", "32768", "max_output_tokens", "1024"), `{}`)
 	if !e.Ready || e.ID != "test-model" || e.ContextWindow != 32768 || e.MaxOutputTokens != 1024 ||
-		e.RequestTopic != "llm.v1.request.generate.openai" || e.StreamTopic != "llm.v1.stream.openai" || e.Why != "" {
-		t.Fatalf("configured: %+v", e)
+		e.RequestTopic != "llm.v1.request.generate.openai" || e.StreamTopic != "llm.v1.stream.openai" || e.Why != "" || len(all) != 1 {
+		t.Fatalf("configured: %+v, models %q", e, all)
 	}
-	e = read(sdktest.New(t, sdktest.Capsule{Manifest: openai.Manifest, New: openai.New, Config: map[string]string{"api_key": "sk-x"}}))
+	if n := len(srv.requests()); n != 0 {
+		t.Fatalf("a plain describe asked the server (%d requests): a turn must never wait on it", n)
+	}
+	e, _ = describeAll(t, sdktest.New(t, sdktest.Capsule{Manifest: openai.Manifest, New: openai.New, Config: map[string]string{"api_key": "sk-x"}}), `{}`)
 	if !e.Ready || e.ID != openai.DefaultModel || e.ContextWindow != 128000 || e.MaxOutputTokens != 8192 {
 		t.Fatalf("defaults: %+v", e)
 	}
-	e = read(sdktest.New(t, sdktest.Capsule{Manifest: openai.Manifest, New: openai.New, Config: map[string]string{"base_url": srv.URL + "/v1"}}))
+	e, _ = describeAll(t, sdktest.New(t, sdktest.Capsule{Manifest: openai.Manifest, New: openai.New, Config: map[string]string{"base_url": srv.URL + "/v1"}}), `{}`)
 	if e.Ready || !strings.Contains(e.Why, "astrid capsule env set astrid-capsule-openai model") {
 		t.Fatalf("a local server without a model: %+v", e)
+	}
+}
+
+// describeEntry is one entry of a describe answer.
+type describeEntry struct {
+	ID              string   `json:"id"`
+	RequestTopic    string   `json:"request_topic"`
+	StreamTopic     string   `json:"stream_topic"`
+	ContextWindow   uint64   `json:"context_window"`
+	MaxOutputTokens uint64   `json:"max_output_tokens"`
+	Capabilities    []string `json:"capabilities"`
+	Ready           bool     `json:"ready"`
+	Why             string   `json:"why"`
+}
+
+// describeAll asks k's provider to describe itself with payload and
+// returns the first entry and every entry's id.
+func describeAll(t *testing.T, k *sdktest.Kernel, payload string) (describeEntry, []string) {
+	t.Helper()
+	var d struct{ Providers []describeEntry }
+	if err := json.Unmarshal(k.DescribeLLMWith([]byte(payload)), &d); err != nil || len(d.Providers) == 0 {
+		t.Fatalf("describe: %v %+v", err, d)
+	}
+	ids := make([]string, len(d.Providers))
+	for i, e := range d.Providers {
+		ids[i] = e.ID
+	}
+	return d.Providers[0], ids
+}
+
+// modelsServer answers GET /v1/models with list (OpenAI's and Ollama's
+// shape) and anything else with a streamed answer naming the model asked
+// for, counting the list requests.
+func modelsServer(t *testing.T, status int, list string) (*httptest.Server, *atomic.Int32, *atomic.Value) {
+	t.Helper()
+	var lists atomic.Int32
+	var asked atomic.Value
+	asked.Store("")
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/v1/models" {
+			lists.Add(1)
+			w.WriteHeader(status)
+			_, _ = io.WriteString(w, list)
+			return
+		}
+		var body struct{ Model string }
+		_ = json.NewDecoder(r.Body).Decode(&body)
+		asked.Store(body.Model)
+		w.Header().Set("Content-Type", "text/event-stream")
+		_, _ = io.WriteString(w, sse(`{"role":"assistant","content":"hi"}`, "null", `{}`, `"stop"`)+"data: [DONE]\n\n")
+	}))
+	t.Cleanup(srv.Close)
+	return srv, &lists, &asked
+}
+
+// The models a server serves: a describe that asks to refresh reads GET
+// /v1/models (Ollama's here) and lists them after the configured one; the
+// list is kept, so the next describe lists them without asking, and a
+// refresh within modelsMaxAge does not ask again. With no model
+// configured, a request that names none asks for the first the server
+// lists, so --model is not needed.
+func TestModelsTheServerLists(t *testing.T) {
+	const ollama = `{"object":"list","data":[{"id":"llama3.2:latest","object":"model","created":1764590000,"owned_by":"library"},{"id":"qwen3:8b","object":"model","created":1764590001,"owned_by":"library"}]}`
+	srv, lists, asked := modelsServer(t, http.StatusOK, ollama)
+	k := sdktest.New(t, sdktest.Capsule{Manifest: openai.Manifest, New: openai.New, Config: map[string]string{"base_url": srv.URL + "/v1", "model": "mine"}})
+	if _, all := describeAll(t, k, `{}`); !reflect.DeepEqual(all, []string{"mine"}) || lists.Load() != 0 {
+		t.Fatalf("before a refresh: %q, %d list requests", all, lists.Load())
+	}
+	e, all := describeAll(t, k, `{"refresh":true}`)
+	if want := []string{"mine", "llama3.2:latest", "qwen3:8b"}; !reflect.DeepEqual(all, want) || !e.Ready || lists.Load() != 1 {
+		t.Fatalf("refreshed: %q (want %q), %+v, %d list requests", all, want, e, lists.Load())
+	}
+	if _, all = describeAll(t, k, `{"refresh":true}`); len(all) != 3 || lists.Load() != 1 {
+		t.Fatalf("a second refresh at once: %q, %d list requests", all, lists.Load())
+	}
+	if _, all = describeAll(t, k, `{}`); len(all) != 3 {
+		t.Fatalf("a plain describe after: %q", all)
+	}
+
+	srv, lists, asked = modelsServer(t, http.StatusOK, ollama)
+	k = sdktest.New(t, sdktest.Capsule{Manifest: openai.Manifest, New: openai.New, Config: map[string]string{"base_url": srv.URL + "/v1"}})
+	if o := fold(t, k.Generate(openai.Provider, ask("r1", "hi"))); o.end.Kind != ipc.StreamDone || asked.Load() != "llama3.2:latest" || lists.Load() != 1 {
+		t.Fatalf("no model named: %+v, asked for %q, %d list requests", o, asked.Load(), lists.Load())
+	}
+	if e, all := describeAll(t, k, `{}`); !e.Ready || !reflect.DeepEqual(all, []string{"llama3.2:latest", "qwen3:8b"}) {
+		t.Fatalf("after the list was read: %+v %q", e, all)
+	}
+}
+
+// OpenAI's own list holds more than chat models: only those are listed,
+// sorted. A server that fails to list leaves the known ids listed.
+func TestModelsOpenAIListsFiltered(t *testing.T) {
+	got := openai.FilterModels(false, []string{"text-embedding-3-small", "gpt-5.5", "gpt-4o-realtime-preview", "o3", "dall-e-3", "gpt-5.4-mini", "bad id"})
+	if want := []string{"gpt-5.4-mini", "gpt-5.5", "o3"}; !reflect.DeepEqual(got, want) {
+		t.Fatalf("OpenAI's list filtered: %q, want %q", got, want)
+	}
+	failing, lists, _ := modelsServer(t, http.StatusUnauthorized, `{"error":{"message":"no"}}`)
+	k := sdktest.New(t, sdktest.Capsule{Manifest: openai.Manifest, New: openai.New, Config: map[string]string{"base_url": failing.URL + "/v1", "model": "mine"}})
+	if _, all := describeAll(t, k, `{"refresh":true}`); !reflect.DeepEqual(all, []string{"mine"}) || lists.Load() != 1 {
+		t.Fatalf("a failed list: %q, %d list requests", all, lists.Load())
 	}
 }
 

@@ -16,6 +16,12 @@ import (
 // describeWindow bounds the describe fan-out (DESIGN §5a, as for tools).
 const describeWindow = 500 * time.Millisecond
 
+// refreshWindow bounds the fan-out a person waits for (astrid models list,
+// models set): it asks the providers to refresh their lists, which may
+// take a request to their server (the OpenAI provider bounds it at 2 s).
+// A turn's discovery never asks that, so never waits on a server.
+const refreshWindow = 3 * time.Second
+
 // cacheMaxAge bounds how long a cached list is served. The kernel
 // announces loads as the default principal only, so another principal's
 // cache of a provider reloaded in place (same id, a new api key) is
@@ -87,7 +93,7 @@ func models(c *sdk.Call) ([]ipc.ModelEntry, error) {
 	if cached, ok := loadCache(c); ok && cached.fresh(set, c.Now()) {
 		return cached.Entries, nil
 	}
-	found, err := discover(c)
+	found, err := discover(c, false)
 	return found.Entries, err
 }
 
@@ -104,8 +110,10 @@ func responders(c *sdk.Call) ([]string, error) {
 }
 
 // discover runs the describe fan-out and caches its result (for less
-// long when some responder did not answer).
-func discover(c *sdk.Call) (discovery, error) {
+// long when some responder did not answer). refresh asks the providers to
+// read their servers' model lists afresh, and waits refreshWindow for
+// them.
+func discover(c *sdk.Call, refresh bool) (discovery, error) {
 	set, err := responders(c)
 	if err != nil {
 		return discovery{}, err
@@ -120,12 +128,16 @@ func discover(c *sdk.Call) (discovery, error) {
 		return found, err
 	}
 	defer func() { _ = c.Unsubscribe(sub) }()
-	if err := c.Publish(ipc.LLMRequestDescribeTopic, []byte(`{}`)); err != nil {
+	ask, window := []byte(`{}`), describeWindow
+	if refresh {
+		ask, window = []byte(`{"refresh":true}`), refreshWindow
+	}
+	if err := c.Publish(ipc.LLMRequestDescribeTopic, ask); err != nil {
 		return found, fmt.Errorf("asking the providers: %w", err)
 	}
 	answers := map[string][]ipc.ModelEntry{}
 	owners := map[string][]string{} // request topic → its interceptors
-	missing, err := sdk.Gather(c, sub, set, describeWindow, func(msg hostapi.Message, awaited bool) bool {
+	missing, err := sdk.Gather(c, sub, set, window, func(msg hostapi.Message, awaited bool) bool {
 		if !awaited {
 			return false
 		}
@@ -149,7 +161,7 @@ func discover(c *sdk.Call) (discovery, error) {
 	found.Missing = missing
 	if len(missing) > 0 {
 		c.Log(hostapi.LogWarn, fmt.Sprintf("registry: capsules %s did not describe their models within %v; their models are left out for up to %v",
-			strings.Join(missing, ", "), describeWindow, partialCacheMaxAge))
+			strings.Join(missing, ", "), window, partialCacheMaxAge))
 	}
 	storeCache(c, found)
 	return found, nil

@@ -78,7 +78,7 @@ func handleGetProviders(c *sdk.Call) error {
 	if !ok {
 		return err
 	}
-	found, err := discover(c)
+	found, err := discover(c, true)
 	if err != nil {
 		return fail(c, topic, req.CorrelationID, "registry: get_providers: "+err.Error())
 	}
@@ -111,8 +111,9 @@ func handleSetActiveModel(c *sdk.Call) error {
 	if !ok {
 		return err
 	}
-	// A fresh discovery: a provider loaded a moment ago must be choosable.
-	found, err := discover(c)
+	// A fresh discovery: a provider loaded a moment ago, or a model its
+	// server began to serve, must be choosable.
+	found, err := discover(c, true)
 	if err != nil {
 		return fail(c, topic, req.CorrelationID, "registry: set_active_model: "+err.Error())
 	}
@@ -163,23 +164,43 @@ func handleCapsulesLoaded(c *sdk.Call) error {
 	return nil
 }
 
-// unknownModel is set_active_model's error for id: it names the known ids.
+// maxNamed bounds how many known ids an unknown-model error names.
+const maxNamed = 12
+
+// unknownModel is set_active_model's error for id: it names the models of
+// the provider id names (else every known id), at most maxNamed of them,
+// and the command that lists them all.
 func unknownModel(id string, found discovery) string {
-	known := make([]string, len(found.Entries))
-	for i, e := range found.Entries {
-		known[i] = e.ID
+	provider, _, split := ipc.SplitModelID(id)
+	var known, theirs []string
+	for _, e := range found.Entries {
+		known = append(known, e.ID)
+		if split && e.Provider == provider {
+			theirs = append(theirs, e.ID)
+		}
 	}
 	msg := fmt.Sprintf("registry: unknown model %q", id)
-	if _, _, ok := ipc.SplitModelID(id); !ok && id != "" {
+	if !split && id != "" {
 		msg += ` (a model id is "<provider>:<model>")`
 	}
-	if len(known) == 0 {
+	named := func(ids []string) string {
+		if len(ids) > maxNamed {
+			return strings.Join(ids[:maxNamed], ", ") + fmt.Sprintf(" and %d more", len(ids)-maxNamed)
+		}
+		return strings.Join(ids, ", ")
+	}
+	switch {
+	case len(theirs) > 0:
+		msg += fmt.Sprintf("; %s offers %s", provider, named(theirs))
+	case len(known) == 0:
 		msg += "; no provider offers any model"
-	} else {
-		msg += "; known: " + strings.Join(known, ", ")
+	case split:
+		msg += fmt.Sprintf("; no provider %q is loaded; known: %s", provider, named(known))
+	default:
+		msg += "; known: " + named(known)
 	}
 	if len(found.Missing) > 0 {
 		msg += "; not answering: " + strings.Join(found.Missing, ", ")
 	}
-	return msg
+	return msg + "; astrid models list shows every model"
 }

@@ -286,9 +286,15 @@ func TestActiveModelPerPrincipal(t *testing.T) {
 		t.Fatalf("bob's current %s chosen %v: alice's choice leaked", activeID(r), r.Chosen)
 	}
 	for _, bad := range []string{"alpha:nope", "nope", "", "gamma:a-large", "alpha:a-small ", "a-small"} {
+		// A known provider's own models, else every known one; and the
+		// command that lists them.
+		named := "known: alpha:a-large, alpha:a-small, beta:b1"
+		if strings.HasPrefix(bad, "alpha:") {
+			named = "alpha offers alpha:a-large, alpha:a-small;"
+		}
 		r, err := set(t, k, "alice", bad)
 		if !errors.Is(err, registryclient.ErrRejected) || !strings.Contains(err.Error(), "unknown model") ||
-			!strings.Contains(err.Error(), "alpha:a-large, alpha:a-small, beta:b1") {
+			!strings.Contains(err.Error(), named) || !strings.Contains(err.Error(), "astrid models list") {
 			t.Fatalf("set %q: %+v, %v; want an error naming the known models", bad, r, err)
 		}
 	}

@@ -23,11 +23,14 @@ func newModelsCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "models",
 		Short: "List the LLM models the providers offer, and choose the agent's",
-		Long: `Models are named <provider>:<model> (openai:gpt-4o, anthropic:claude-sonnet-4-5,
+		Long: `Models are named <provider>:<model> (openai:gpt-5.5, anthropic:claude-opus-5-5,
 replay:replay). The provider registry capsule finds them by asking every loaded
-provider, and keeps each principal's choice. Without a choice the agent uses the
-first ready model of anthropic, then openai, else the offline replay provider.
-astrid -p --provider/--model override the choice for one run.`,
+provider, and keeps each principal's choice. A provider lists its configured
+model and what its server serves (an OpenAI-compatible server's /v1/models,
+read when you list or set; until then OpenAI's and Anthropic's current ids).
+Without a choice the agent uses the first ready model of anthropic, then openai,
+else the offline replay provider. astrid -p --provider/--model override the
+choice for one run.`,
 	}
 	cmd.AddCommand(newModelsListCmd(), newModelsCurrentCmd(), newModelsSetCmd(), newModelsUnsetCmd())
 	return cmd
@@ -106,7 +109,8 @@ func newModelsSetCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "set <provider>:<model>",
 		Short: "Choose the model the agent uses for this principal",
-		Long: `Chooses one of the models astrid models list shows; the choice is kept across runs.
+		Long: `Chooses one of the models astrid models list shows (astrid models set openai:gpt-5.5);
+the choice is kept across runs, even before the provider has its key (it then says so).
 Exit status: 0 when chosen, 1 when no provider offers that model.`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if err := cobra.ExactArgs(1)(cmd, args); err != nil {

@@ -48,10 +48,15 @@ func TestModelsCommands(t *testing.T) {
 	if out, errOut, code = run("models", "current"); code != 0 || out != "replay:replay\n" || !strings.Contains(errOut, "the default") {
 		t.Fatalf("models current: exit %d\n%s%s", code, out, errOut)
 	}
-	// An unknown model is refused, naming every known one.
+	// An unknown model is refused, naming its provider's models (or every
+	// known one, for a provider not loaded) and astrid models list.
 	_, errOut, code = run("models", "set", "replay:nope")
-	if code != 1 || !strings.Contains(errOut, `unknown model "replay:nope"`) || !strings.Contains(errOut, strings.Join(known, ", ")) {
+	if code != 1 || !strings.Contains(errOut, `unknown model "replay:nope"; replay offers replay:replay;`) || !strings.Contains(errOut, "astrid models list") {
 		t.Fatalf("models set replay:nope: exit %d\n%s", code, errOut)
+	}
+	_, errOut, code = run("models", "set", "nope:nope")
+	if code != 1 || !strings.Contains(errOut, `no provider "nope" is loaded; known: `+strings.Join(known, ", ")) {
+		t.Fatalf("models set nope:nope: exit %d\n%s", code, errOut)
 	}
 	if _, errOut, code = run("models", "set"); code != 2 {
 		t.Fatalf("models set without an id: exit %d\n%s", code, errOut)

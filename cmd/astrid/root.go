@@ -55,7 +55,7 @@ without one it is denied unless --yes. Exit status of -p: 0 answered; 1 an error
 answer or the iteration cap; 2 a usage error (an unknown --session included); 124 a timeout (a phase limit or --timeout);
 130 interrupted (Ctrl-C cancels the turn and its tool calls).`,
 		Example: `  astrid -p "What does README.md say about testing?" --provider replay
-  git diff | astrid -p - --provider openai --model gpt-4.1-mini
+  git diff | astrid -p - --provider openai --model gpt-5.4-mini
   astrid -p "and the benchmarks?" --session s-0123abcd --json
   astrid session list`,
 		Args: cobra.NoArgs,

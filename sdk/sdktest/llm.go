@@ -29,7 +29,14 @@ func llmClientACL() dispatch.CapsuleACL {
 // {"providers": [...]}), failing the test if none comes within k.Timeout.
 func (k *Kernel) DescribeLLM() json.RawMessage {
 	k.t.Helper()
-	sub, err := k.llmAsk(ipc.LLMResponseDescribeTopic, ipc.LLMRequestDescribeTopic, []byte(`{}`))
+	return k.DescribeLLMWith([]byte(`{}`))
+}
+
+// DescribeLLMWith is DescribeLLM with payload as the request (the
+// registry's {"refresh":true} when a person asked for the list).
+func (k *Kernel) DescribeLLMWith(payload []byte) json.RawMessage {
+	k.t.Helper()
+	sub, err := k.llmAsk(ipc.LLMResponseDescribeTopic, ipc.LLMRequestDescribeTopic, payload)
 	if err != nil {
 		k.t.Fatalf("sdktest: describe providers: %v", err)
 	}

@@ -1,0 +1,4 @@
+package openai
+
+// FilterModels is filterModels, for the external tests.
+var FilterModels = filterModels
