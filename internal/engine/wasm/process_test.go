@@ -18,7 +18,12 @@ import (
 )
 
 // grantSh grants the hostile guest the one program its run handler uses.
-func grantSh(m *manifest.Manifest) { m.Capabilities.HostProcess = []string{"sh"} }
+// grantSh lets the guest run sh, whose scripts write their pid files in
+// the workspace: confined (DESIGN §11), that needs fs_write too.
+func grantSh(m *manifest.Manifest) {
+	m.Capabilities.HostProcess = []string{"sh"}
+	m.Capabilities.FSWrite = []string{"*"}
+}
 
 type runAnswer struct {
 	Result  hostapi.ProcessResult `json:"result"`
