@@ -214,6 +214,13 @@ func sandboxNote(res hostapi.ProcessResult) string {
 			return "\n--- sandbox ---\nThe command ran confined by Astrid's sandbox, which refuses what its grants do not cover: a \"permission denied\" or \"operation not permitted\" on anything outside them was the sandbox, not a file mode, and retrying with sudo or chmod will not help. It " + res.Confined + "."
 		}
 	}
+	// A lookup that cannot be made (UDP is refused) reads like a DNS
+	// outage; say it is the sandbox's network rule.
+	for _, offline := range []string{"could not resolve host", "temporary failure in name resolution", "name or service not known", "network is unreachable", "getaddrinfo"} {
+		if strings.Contains(text, offline) {
+			return "\n--- sandbox ---\nThe command ran confined by Astrid's sandbox: a failed name lookup or an unreachable network was the sandbox, not an outage. It " + res.Confined + "."
+		}
+	}
 	return ""
 }
 
