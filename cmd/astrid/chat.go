@@ -16,7 +16,9 @@ import (
 	"github.com/astrid-go/astrid/internal/config"
 	"github.com/astrid-go/astrid/internal/daemon"
 	"github.com/astrid-go/astrid/internal/daemonclient"
+	"github.com/astrid-go/astrid/internal/host"
 	"github.com/astrid-go/astrid/internal/sessionclient"
+	"github.com/astrid-go/astrid/internal/toolclient"
 	"github.com/astrid-go/astrid/ipc"
 )
 
@@ -89,7 +91,23 @@ func runChat(cmd *cobra.Command, f *chatFlags) error {
 	if err != nil {
 		return err
 	}
-	defer stop()
+	defer func() { stop() }() // stop is replaced when the session moves the chat
+	if f.session != "" {
+		// A session works on its own workspace, from wherever it is
+		// continued (DESIGN §4a), as with astrid -p --session.
+		moved, err := chatSessionWorkspace(cmd, ctx, k, f.principal, f.session, ws)
+		if err != nil {
+			return err
+		}
+		if moved != "" {
+			stop()
+			f.workspace, ws = moved, moved
+			if k, _, ctx, stop, err = chatKernel(cmd, f.kernelFlags); err != nil {
+				stop = func() {}
+				return err
+			}
+		}
+	}
 	if started != 0 {
 		// Said again on the way out: the daemon outlives the chat.
 		defer fmt.Fprintf(out, "the daemon this chat started (pid %d) still runs; astrid stop ends it%s\n", started, idleExitNote())
@@ -217,4 +235,35 @@ func idleExitNote() string {
 		return ""
 	}
 	return fmt.Sprintf(", or it stops by itself after %s with no client and no turn ([daemon] idle_exit)", cfg.Daemon.IdleExit)
+}
+
+// chatSessionWorkspace checks that the session to continue exists and
+// returns the workspace it recorded when that is not ws ("" when the chat
+// stays where it is), saying on stderr that the chat moves there.
+func chatSessionWorkspace(cmd *cobra.Command, ctx context.Context, ak agentclient.Kernel, principal, id, ws string) (string, error) {
+	k, ok := ak.(toolclient.Kernel)
+	if !ok {
+		return "", nil // a kernel that cannot answer session questions: the chat says so itself
+	}
+	ctx, cancel := context.WithTimeout(ctx, sessionTimeout)
+	defer cancel()
+	meta, ok, err := sessionclient.Meta(ctx, k, principal, id)
+	switch {
+	case err != nil:
+		fmt.Fprintf(cmd.ErrOrStderr(), "astrid: --session %s: the session store did not answer: %v\n", id, err)
+		return "", exitError{code: 1}
+	case !ok:
+		return "", usage(cmd, fmt.Errorf("--session %s: no such session of principal %s (astrid session list shows them; leave --session out to start a new one)", id, principal))
+	case meta.Workspace == "" || meta.Workspace == ws:
+		return "", nil
+	}
+	home, err := config.Home()
+	if err != nil {
+		return "", err
+	}
+	if _, err := host.CheckWorkspace(meta.Workspace, home, -1); err != nil {
+		return "", usage(cmd, fmt.Errorf("--session %s: %w (it was recorded as the session's workspace)", id, err))
+	}
+	fmt.Fprintf(cmd.ErrOrStderr(), "astrid: session %s works on %s, not on %s: continuing it there\n", id, meta.Workspace, ws)
+	return meta.Workspace, nil
 }
