@@ -458,7 +458,7 @@ func modelsServer(t *testing.T, status int, list string) (*httptest.Server, *ato
 // lists, so --model is not needed.
 func TestModelsTheServerLists(t *testing.T) {
 	const ollama = `{"object":"list","data":[{"id":"llama3.2:latest","object":"model","created":1764590000,"owned_by":"library"},{"id":"qwen3:8b","object":"model","created":1764590001,"owned_by":"library"}]}`
-	srv, lists, asked := modelsServer(t, http.StatusOK, ollama)
+	srv, lists, _ := modelsServer(t, http.StatusOK, ollama)
 	k := sdktest.New(t, sdktest.Capsule{Manifest: openai.Manifest, New: openai.New, Config: map[string]string{"base_url": srv.URL + "/v1", "model": "mine"}})
 	if _, all := describeAll(t, k, `{}`); !reflect.DeepEqual(all, []string{"mine"}) || lists.Load() != 0 {
 		t.Fatalf("before a refresh: %q, %d list requests", all, lists.Load())
@@ -474,7 +474,7 @@ func TestModelsTheServerLists(t *testing.T) {
 		t.Fatalf("a plain describe after: %q", all)
 	}
 
-	srv, lists, asked = modelsServer(t, http.StatusOK, ollama)
+	srv, lists, asked := modelsServer(t, http.StatusOK, ollama)
 	k = sdktest.New(t, sdktest.Capsule{Manifest: openai.Manifest, New: openai.New, Config: map[string]string{"base_url": srv.URL + "/v1"}})
 	if o := fold(t, k.Generate(openai.Provider, ask("r1", "hi"))); o.end.Kind != ipc.StreamDone || asked.Load() != "llama3.2:latest" || lists.Load() != 1 {
 		t.Fatalf("no model named: %+v, asked for %q, %d list requests", o, asked.Load(), lists.Load())
