@@ -49,3 +49,4 @@ run "$t" ./internal/engine/wasm FuzzMergeDataSegments
 run "$t" ./ipc FuzzParseTraceparent
 run "$t" ./internal/telemetry FuzzScan
 run "$t" ./capsules/shell FuzzDecide
+run "$t" ./internal/sandbox FuzzPolicyNeverReachesTheHome
