@@ -1,0 +1,13 @@
+package sandbox
+
+import (
+	"testing"
+
+	"go.uber.org/goleak"
+)
+
+// Every confining goroutine ends once its child is released: none may be
+// left parked (each holds an OS thread).
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(m)
+}
