@@ -136,6 +136,7 @@ func TestEscapesAreRefusedByTheOS(t *testing.T) {
 		{"signal init", "kill -0 1", "not permitted"},
 		{"read the parent's environment", fmt.Sprintf("cat /proc/%d/environ", self), "Permission denied"},
 		{"read the parent's memory map", fmt.Sprintf("cat /proc/%d/maps", self), "Permission denied"},
+		{"ptrace-attach to the parent", fmt.Sprintf(`/usr/bin/python3 -c 'import ctypes, ctypes.util, sys; libc = ctypes.CDLL(ctypes.util.find_library("c"), use_errno=True); r = libc.ptrace(16, %d, 0, 0); print("errno", ctypes.get_errno()); sys.exit(0 if r == 0 else 1)'`, self), "errno 1"},
 		{"new user namespace", "unshare -Ur true", "not permitted"},
 		{"double fork and setsid, then read outside", "setsid bash -c 'cat " + b.outside + "/secret > esc.out 2>&1' & wait; sleep 0; cat esc.out; grep -q OUTSIDE esc.out && exit 0 || exit 1", "Permission denied"},
 	}
