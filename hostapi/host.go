@@ -231,6 +231,14 @@ type ProcessResult struct {
 // own configuration holds.
 const ConfinedShellKey = "astrid.approval.confined_shell"
 
+// RequestSettingsKey is the config key (Sys.Config) through which the
+// kernel tells a capsule which provider settings the request it serves
+// carries: a short fingerprint of the client's settings (never the values),
+// or "" when the request carries none. A capsule that caches what depends
+// on those settings (the provider registry's readiness) keys its cache by
+// it, so one client's key never makes a provider look ready to another.
+const RequestSettingsKey = "astrid.request.settings"
+
 // Process limits.
 const (
 	// MaxProcessOutput caps what is kept of each of stdout and stderr.

@@ -257,9 +257,19 @@ func validModel(m string) error {
 	return nil
 }
 
+// cacheKey is where this request's list is cached: per principal (the
+// KV is), and per client settings when the request carries some (a
+// client's own key makes its provider ready for that client only).
+func cacheKey(c *sdk.Call) string {
+	if fp, _ := c.Config(hostapi.RequestSettingsKey); fp != "" {
+		return keyCache + "." + fp
+	}
+	return keyCache
+}
+
 func loadCache(c *sdk.Call) (discovery, bool) {
 	var d discovery
-	b, ok, err := c.KVGet(keyCache)
+	b, ok, err := c.KVGet(cacheKey(c))
 	if err != nil {
 		c.Log(hostapi.LogWarn, "registry: provider cache unreadable: "+err.Error())
 		return d, false
@@ -273,7 +283,7 @@ func loadCache(c *sdk.Call) (discovery, bool) {
 func storeCache(c *sdk.Call, d discovery) {
 	b, err := json.Marshal(d)
 	if err == nil {
-		err = c.KVSet(keyCache, b)
+		err = c.KVSet(cacheKey(c), b)
 	}
 	if err != nil {
 		c.Log(hostapi.LogWarn, "registry: provider list not cached: "+err.Error())

@@ -168,6 +168,9 @@ func (call *Call) Config(key string) (string, bool) {
 	if key == hostapi.ConfinedShellKey {
 		return call.c.deps.Sandbox.confinedShell(), true
 	}
+	if key == hostapi.RequestSettingsKey {
+		return settingsFingerprint(call.scope()), true
+	}
 	v, ok := call.c.config[key]
 	if s := call.scope(); s != nil {
 		return call.scopedConfig(s, key, v, ok)

@@ -1,11 +1,15 @@
 package host
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
+	"maps"
 	"net/http"
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 
@@ -327,4 +331,20 @@ func CheckWorkspace(ws, home string, peerUID int) (string, error) {
 		}
 	}
 	return ws, nil
+}
+
+// settingsFingerprint names a scope's provider settings without showing
+// them (hostapi.RequestSettingsKey): a hash over every capsule, key and
+// value, "" for a scope without settings.
+func settingsFingerprint(s *scopeEntry) string {
+	if s == nil || len(s.Config) == 0 {
+		return ""
+	}
+	h := sha256.New()
+	for _, id := range slices.Sorted(maps.Keys(s.Config)) {
+		for _, k := range slices.Sorted(maps.Keys(s.Config[id])) {
+			fmt.Fprintf(h, "%s\x00%s\x00%s\x00", id, k, s.Config[id][k])
+		}
+	}
+	return hex.EncodeToString(h.Sum(nil)[:8])
 }
