@@ -157,7 +157,12 @@ func (fe frontend) approvals(principal string) ([]uplinkwire.Allowance, error) {
 		}
 		return list, nil
 	}
-	list, err := standingAllowances(fe.local, principal)
+	return allowanceList(fe.local, principal)
+}
+
+// allowanceList is principal's standing allowances as the wire shows them.
+func allowanceList(k *kernel.Kernel, principal string) ([]uplinkwire.Allowance, error) {
+	list, err := standingAllowances(k, principal)
 	if err != nil {
 		return nil, err
 	}
@@ -193,15 +198,7 @@ func daemonQueryError(what string, err error) error {
 // approvalQuery answers the daemon's approvals queries for q's principal.
 func approvalQuery(k *kernel.Kernel, principal, name string, args json.RawMessage) (any, error) {
 	if name == uplinkwire.QueryApprovals {
-		list, err := standingAllowances(k, principal)
-		if err != nil {
-			return nil, err
-		}
-		out := make([]uplinkwire.Allowance, len(list))
-		for i, s := range list {
-			out[i] = s.Allowance
-		}
-		return out, nil
+		return allowanceList(k, principal)
 	}
 	var ra uplinkwire.RevokeArgs
 	if len(args) == 0 || json.Unmarshal(args, &ra) != nil {

@@ -16,7 +16,6 @@ import (
 	"github.com/astrid-go/astrid/internal/config"
 	"github.com/astrid-go/astrid/internal/daemon"
 	"github.com/astrid-go/astrid/internal/daemonclient"
-	"github.com/astrid-go/astrid/internal/host"
 	"github.com/astrid-go/astrid/internal/sessionclient"
 	"github.com/astrid-go/astrid/internal/toolclient"
 	"github.com/astrid-go/astrid/ipc"
@@ -254,16 +253,9 @@ func chatSessionWorkspace(cmd *cobra.Command, ctx context.Context, ak agentclien
 		return "", exitError{code: 1}
 	case !ok:
 		return "", usage(cmd, fmt.Errorf("--session %s: no such session of principal %s (astrid session list shows them; leave --session out to start a new one)", id, principal))
-	case meta.Workspace == "" || meta.Workspace == ws:
-		return "", nil
 	}
-	home, err := config.Home()
-	if err != nil {
+	if move, err := sessionMoves(cmd, id, meta.Workspace, ws); err != nil || !move {
 		return "", err
 	}
-	if _, err := host.CheckWorkspace(meta.Workspace, home, -1); err != nil {
-		return "", usage(cmd, fmt.Errorf("--session %s: %w (it was recorded as the session's workspace)", id, err))
-	}
-	fmt.Fprintf(cmd.ErrOrStderr(), "astrid: session %s works on %s, not on %s: continuing it there\n", id, meta.Workspace, ws)
 	return meta.Workspace, nil
 }

@@ -71,17 +71,9 @@ func dialDaemonFor(ctx context.Context, home, ws string, env map[string]string) 
 // the kernel is booted again on it (stop and f follow). A recorded
 // workspace that is gone is an error naming it.
 func followSession(cmd *cobra.Command, fe frontend, ctx context.Context, stop *func(), f *kernelFlags, id, recorded, ws string) (frontend, context.Context, error) {
-	if recorded == "" || recorded == ws {
-		return fe, ctx, nil
-	}
-	home, err := config.Home()
-	if err != nil {
+	if move, err := sessionMoves(cmd, id, recorded, ws); err != nil || !move {
 		return fe, ctx, err
 	}
-	if _, err := host.CheckWorkspace(recorded, home, -1); err != nil {
-		return fe, ctx, usage(cmd, fmt.Errorf("--session %s: %w (it was recorded as the session's workspace)", id, err))
-	}
-	fmt.Fprintf(cmd.ErrOrStderr(), "astrid: session %s works on %s, not on %s: continuing it there\n", id, recorded, ws)
 	if fe.remote != nil {
 		if _, err := fe.remote.SetWorkspace(recorded); err != nil {
 			return fe, ctx, fmt.Errorf("--session %s: the daemon: %w", id, err)
@@ -97,4 +89,22 @@ func followSession(cmd *cobra.Command, fe frontend, ctx context.Context, stop *f
 	}
 	*stop = next
 	return fe, ctx, nil
+}
+
+// sessionMoves reports whether continuing session id from ws moves to the
+// workspace it recorded, checked and said on stderr; a recorded workspace
+// that cannot be used is a usage error naming it.
+func sessionMoves(cmd *cobra.Command, id, recorded, ws string) (bool, error) {
+	if recorded == "" || recorded == ws {
+		return false, nil
+	}
+	home, err := config.Home()
+	if err != nil {
+		return false, err
+	}
+	if _, err := host.CheckWorkspace(recorded, home, -1); err != nil {
+		return false, usage(cmd, fmt.Errorf("--session %s: %w (it was recorded as the session's workspace)", id, err))
+	}
+	fmt.Fprintf(cmd.ErrOrStderr(), "astrid: session %s works on %s, not on %s: continuing it there\n", id, recorded, ws)
+	return true, nil
 }

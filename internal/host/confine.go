@@ -67,13 +67,10 @@ func (c *Capsule) Confine(op string, cmd *exec.Cmd, principal string, extraRead 
 // confine is Confine inside g's grants: a call's gate, whose `*` is its
 // request's workspace (scope.go).
 func (c *Capsule) confine(g *gate.Gate, op string, cmd *exec.Cmd, principal string, extraRead ...string) (*Confined, error) {
-	tmp, err := os.MkdirTemp("", "astrid-proc-")
+	cf, err := withPrivateTemp(op, cmd)
 	if err != nil {
-		return nil, hostapi.Errorf(hostapi.CodeIO, op, "private temporary directory: %v", err)
+		return nil, err
 	}
-	cmd.Env = setEnv(cmd.Env, "TMPDIR", tmp)
-	cmd.Env = setEnv(cmd.Env, "HOME", tmp)
-	cf := &Confined{cmd: cmd, tmp: tmp}
 	sb := c.deps.Sandbox
 	if sb.Off {
 		return cf, nil
@@ -81,7 +78,7 @@ func (c *Capsule) confine(g *gate.Gate, op string, cmd *exec.Cmd, principal stri
 	read, write := g.FSDirs(principal)
 	p := sandbox.Policy{
 		Read:    append(append(append([]string(nil), or(sb.SystemRead, sandbox.DefaultSystemRead)...), read...), extraRead...),
-		Write:   append(write, tmp),
+		Write:   append(write, cf.tmp),
 		Devices: or(sb.Devices, sandbox.DefaultDevices),
 		Exclude: sb.Protected,
 	}
@@ -146,6 +143,17 @@ func summarize(read, write []string, net bool) string {
 
 // Summary says what the process may reach, "" when it is unconfined.
 func (cf *Confined) Summary() string { return cf.summary }
+
+// withPrivateTemp is an unconfined Confined for cmd: a private temporary
+// directory made for it, as its TMPDIR and HOME.
+func withPrivateTemp(op string, cmd *exec.Cmd) (*Confined, error) {
+	tmp, err := os.MkdirTemp("", "astrid-proc-")
+	if err != nil {
+		return nil, hostapi.Errorf(hostapi.CodeIO, op, "private temporary directory: %v", err)
+	}
+	cmd.Env = setEnv(setEnv(cmd.Env, "TMPDIR", tmp), "HOME", tmp)
+	return &Confined{cmd: cmd, tmp: tmp}, nil
+}
 
 // Start starts the command, confined unless the sandbox is off.
 func (cf *Confined) Start() error {

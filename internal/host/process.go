@@ -136,7 +136,12 @@ func (call *Call) prepareProcess(op string, req hostapi.ProcessRequest) (*exec.C
 			dir.Close()
 			return nil, nil, nil, err
 		}
-		return cmd, dir, call.c.unconfined(cmd), nil
+		cf, err := withPrivateTemp(op, cmd)
+		if err != nil {
+			dir.Close()
+			return nil, nil, nil, err
+		}
+		return cmd, dir, cf, nil
 	}
 	cf, err := call.c.confine(call.gate(), op, cmd, orDefault(call.principal), path)
 	if err != nil {

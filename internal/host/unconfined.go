@@ -1,8 +1,6 @@
 package host
 
 import (
-	"os"
-	"os/exec"
 	"strings"
 
 	"github.com/astrid-go/astrid/hostapi"
@@ -31,15 +29,4 @@ func (call *Call) askUnconfined(op, program string, args []string) error {
 		return nil
 	}
 	return hostapi.Errorf(hostapi.CodeDenied, op, "the person did not approve running %s outside the sandbox", program)
-}
-
-// unconfined is a Confined that starts cmd as it is, with a private
-// temporary directory all the same.
-func (c *Capsule) unconfined(cmd *exec.Cmd) *Confined {
-	cf := &Confined{cmd: cmd}
-	if tmp, err := os.MkdirTemp("", "astrid-proc-"); err == nil {
-		cf.tmp = tmp
-		cmd.Env = setEnv(setEnv(cmd.Env, "TMPDIR", tmp), "HOME", tmp)
-	}
-	return cf
 }

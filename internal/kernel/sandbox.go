@@ -13,11 +13,11 @@ import (
 // view: enforced, off, or enforced but impossible here (then no process
 // starts).
 func SandboxState(s config.Sandbox) string {
-	switch {
-	case s.Off():
+	if s.Off() {
 		return `OFF ([sandbox] mode = "off"): processes capsules start run unconfined, with this user's full authority`
-	case sandbox.Need(sandbox.ABI()) != nil:
-		return fmt.Sprintf("enforce, but this machine cannot confine, so no capsule process starts: %v", sandbox.Need(sandbox.ABI()))
+	}
+	if err := sandbox.Need(sandbox.ABI()); err != nil {
+		return fmt.Sprintf("enforce, but this machine cannot confine, so no capsule process starts: %v", err)
 	}
 	return fmt.Sprintf("enforce (Landlock ABI %d, seccomp)", sandbox.ABI())
 }
