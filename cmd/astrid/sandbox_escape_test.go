@@ -83,7 +83,7 @@ func TestShellEscapesThroughTheDaemon(t *testing.T) {
 		{"connect to the admin port", "python3 -c 'import socket; socket.create_connection((\"127.0.0.1\", " + adminPort + "))'"},
 		{"connect to the metadata address", "python3 -c 'import socket; socket.create_connection((\"169.254.169.254\", 80), timeout=5)'"},
 		{"send UDP", "python3 -c 'import socket; socket.socket(socket.AF_INET, socket.SOCK_DGRAM).sendto(b\"x\", (\"127.0.0.1\", 53))'"},
-		{"escape the call's tree with setsid and read outside", "setsid -f sh -c 'cat " + outside + "/secret > got 2>&1'; sleep 0.2; cat got; grep -q OUTSIDE got"},
+		{"escape the call's tree with setsid and read outside", "setsid -f sh -c 'cat " + outside + "/secret > got.tmp 2>&1; mv got.tmp got'; for i in $(seq 600); do [ -e got ] && break; sleep 0.05; done; cat got; grep -q OUTSIDE got"},
 	}
 	for _, e := range escapes {
 		t.Run(e.name, func(t *testing.T) {
