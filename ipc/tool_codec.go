@@ -15,7 +15,7 @@ import (
 // orders, spaces, \u escapes, nulls, wrong types) goes to the generic
 // decoder, which has the final word on errors. Taking one exact form makes
 // decoding a run of prefix comparisons, which matters most in a wasm guest,
-// where every branching function is an exit to the host (docs/RATIONALE.md).
+// where every branching function is an exit to the host (docs/rationale/tools.md).
 
 // appendString appends s as a JSON string the way encoding/json does with
 // HTML escaping off: invalid UTF-8 becomes U+FFFD, U+2028 and U+2029 are

@@ -21,7 +21,7 @@ import (
 //
 // Why: in a wasm guest encoding/json's scanner calls a function per byte,
 // and each call of a branching function is a trip to the host's
-// termination check (docs/RATIONALE.md): decoding fs's {"file_path":"…"}
+// termination check (docs/rationale/engines.md): decoding fs's {"file_path":"…"}
 // with encoding/json made the wasm round trip ≈ 40 µs (≈ 20 %) slower.
 // It writes through reflect, as encoding/json does, never through unsafe.
 type flatArgs struct {

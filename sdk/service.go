@@ -15,7 +15,7 @@ import (
 type Service func(ctx context.Context, h hostapi.Host) error
 
 // Serve sets the capsule's service. Only the native engine runs services
-// today; a wasm capsule's service is not started (see docs/RATIONALE.md,
+// today; a wasm capsule's service is not started (see docs/rationale/daemon.md,
 // "Why does only the native engine run an sdk service?"). Setting a second
 // one panics: it is a programming error found by the capsule's first test.
 func (c *Capsule) Serve(s Service) {

@@ -35,7 +35,7 @@ func manyDeltas(n int) []byte {
 // with anthropic-sdk-go directly (no bus) and the same answer through the
 // provider capsule and the bus to a subscriber (sdktest's Generate, as an
 // orchestrator hears it). ns/token is per delta; the ratio of the two is
-// the provider's overhead (docs/RATIONALE.md).
+// the provider's overhead (docs/rationale/providers.md).
 func BenchmarkStreamedToken(b *testing.B) {
 	body := manyDeltas(benchTokens)
 	b.Run("sdk-direct", func(b *testing.B) {

@@ -11,7 +11,7 @@ import (
 // eventEncoder writes one request's llm_stream_event payloads. Text
 // deltas are most of a stream, and the general encoder (reflection, an
 // encoder per call) was a third of the provider's own cost per token
-// (RATIONALE); a delta whose text is plain ASCII (no quote, backslash or
+// (docs/rationale/providers.md); a delta whose text is plain ASCII (no quote, backslash or
 // control byte: nothing JSON escapes) is spliced into the request's
 // encoded prefix instead, byte for byte what ipc writes. Anything else
 // goes through ipc.

@@ -23,7 +23,7 @@ import (
 // what it says it serves, and the configured model.
 var KnownModels = []string{DefaultModel, "gpt-5.5", "gpt-5.4", "gpt-5.4-nano"}
 
-// The server's model list (docs/RATIONALE.md, "Which models does a provider
+// The server's model list (docs/rationale/providers.md, "Which models does a provider
 // list?").
 const (
 	// modelsFetchTimeout bounds GET /v1/models; the registry waits

@@ -31,7 +31,7 @@ func chatParams(req ipc.LLMRequest, s settings) (oai.ChatCompletionNewParams, er
 	}
 	if s.maxOutputTokens > 0 {
 		// OpenAI's newer models refuse max_tokens; most other servers know
-		// only max_tokens (RATIONALE).
+		// only max_tokens (docs/rationale/providers.md).
 		if s.custom {
 			p.MaxTokens = oai.Int(s.maxOutputTokens)
 		} else {

@@ -19,7 +19,7 @@ var errLineTooLong = errors.New("a line of the stream reached 1 MiB")
 
 // guard sits between the SDK and the host's HTTP client for one request.
 // It sees the bytes the SDK reads, which is where three things the SDK does
-// not report can be seen (RATIONALE, "How does the OpenAI provider tell a
+// not report can be seen (docs/rationale/providers.md, "How does the OpenAI provider tell a
 // finished stream from a broken one?"): whether the server sent its end
 // marker (data: [DONE]); a line reaching maxLine (the SDK's scanner takes
 // 32 MiB); and a connection that stalls (every byte feeds the request's

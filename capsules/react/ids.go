@@ -11,7 +11,7 @@ import (
 // joined by '_' (so it is a valid topic segment and KV key part). Call ids
 // also carry the principal, since the kernel's cancel keys are shared by
 // every principal. It is unique within the kernel, not secret (a capsule
-// has no source of randomness; docs/RATIONALE.md).
+// has no source of randomness; docs/rationale/agent.md).
 func newID(c *sdk.Call, prefix string) string {
 	var n uint64
 	if raw, ok, err := c.KVGet(keySeq); err == nil && ok {

@@ -13,7 +13,7 @@ import (
 
 // dispatch sends the streamed tool calls of t, all at once. A call whose
 // arguments are not valid JSON is not sent: it is answered here with an
-// error result the model will read (docs/RATIONALE.md).
+// error result the model will read (docs/rationale/agent.md).
 func dispatch(c *sdk.Call, t *turn) error {
 	now := nowMS(c)
 	t.Phase, t.PhaseStart, t.Calls = phaseTools, now, nil

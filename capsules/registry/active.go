@@ -11,7 +11,7 @@ import (
 // DefaultOrder is the order in which providers are tried for the default
 // model when a principal has chosen none: the first ready model of the
 // first of these that has one. Replay comes after them, then any other
-// provider's first ready model (docs/RATIONALE.md).
+// provider's first ready model (docs/rationale/providers.md).
 var DefaultOrder = []string{"anthropic", "openai"}
 
 // replayProvider is the offline provider that answers when no hosted one

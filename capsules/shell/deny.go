@@ -17,7 +17,7 @@ import (
 // can still compute a command no reading of the text can see (base64 -d |
 // sh, a script written a minute before). What a command can reach is
 // decided by the operating system: the host runs it confined to the
-// capsule's grants (docs/RATIONALE.md: "Why does the shell still have a
+// capsule's grants (docs/rationale/sandbox.md: "Why does the shell still have a
 // deny list when commands are confined?"), and the person approves the
 // exact command.
 //

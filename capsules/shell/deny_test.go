@@ -8,7 +8,7 @@ import (
 )
 
 // Escape attempts against the deny list: each must be refused, whatever
-// the spelling. It is a seatbelt (see RATIONALE), so these are the
+// the spelling. It is a seatbelt (see docs/rationale/sandbox.md), so these are the
 // spellings a model's slip or a pasted one-liner plausibly takes.
 func TestDenyListRefusesEscapeAttempts(t *testing.T) {
 	denied := []string{

@@ -11,7 +11,7 @@ import (
 
 // The client table is bounded (Settings.MaxClients), and a full table of
 // clients that said hello and then went quiet must not lock the daemon's
-// owner out of their own daemon (docs/RATIONALE.md, "What happens when
+// owner out of their own daemon (docs/rationale/daemon.md, "What happens when
 // the daemon's socket is full of idle clients?"):
 //
 //   - A few slots are the owner's: clients of other uids together hold at

@@ -20,5 +20,5 @@
 // Unlike the other built-ins it is a native service (sdk.Capsule.Serve): it
 // starts goroutines (one request reader per client, one pump per
 // subscription, each writing its own frames; see outbox) and uses channels, so it does not build to wasm; see
-// docs/RATIONALE.md, "Why is the uplink a native service capsule?".
+// docs/rationale/daemon.md, "Why is the uplink a native service capsule?".
 package uplink

@@ -24,7 +24,7 @@ const (
 // cliLogger is the logger of a kernel a command boots in-process: every
 // record at the configured level goes to $ASTRID_HOME/logs/cli.log, and
 // only errors to standard error, unless -v is given, so a warning never
-// lands between the lines of an answer (docs/RATIONALE.md, "Why do
+// lands between the lines of an answer (docs/rationale/cli.md, "Why do
 // warnings go to a log file and not to the terminal?"). The returned
 // function closes the file.
 func cliLogger(cmd *cobra.Command, home string, level slog.Level) (*slog.Logger, func()) {

@@ -43,7 +43,7 @@ func BenchmarkDaemonConcurrentTurns(b *testing.B) {
 	// prompt and stream events queue at the agent (react) as calls of
 	// that one principal: a burst of 100 turns is about 600 of them, while
 	// [limits] queue_depth (64 by default) bounds them, dropping the rest
-	// (docs/RATIONALE.md, "Why may 128 clients connect, and what does a
+	// (docs/rationale/daemon.md, "Why may 128 clients connect, and what does a
 	// burst of one principal's turns meet?").
 	if err := os.WriteFile(filepath.Join(home, "config.toml"), []byte(fmt.Sprintf("[limits]\nqueue_depth = %d\n", benchQueueDepth)), 0o600); err != nil {
 		b.Fatal(err)

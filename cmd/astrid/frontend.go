@@ -94,7 +94,7 @@ func openFrontend(cmd *cobra.Command, f kernelFlags) (frontend, context.Context,
 // command's workspace (--workspace, else the current directory) with the
 // provider settings of its environment, as an in-process kernel would
 // (DESIGN §8). The daemon maps this user to a principal, so a --principal
-// that differs is refused rather than silently ignored (docs/RATIONALE.md,
+// that differs is refused rather than silently ignored (docs/rationale/daemon.md,
 // "Why does a client command refuse a --principal ...").
 func attachDaemon(cmd *cobra.Command, f kernelFlags) (frontend, context.Context, func(), error) {
 	if err := ipc.ValidatePrincipal(f.principal); err != nil {

@@ -91,7 +91,7 @@ func TestRunUntilTakenSendsABusyPromptAgain(t *testing.T) {
 // at once, nothing ran, and the client sends it again: every process ends
 // with the answer. With the agent's own bound off (its default, 32), the
 // later stages' queues of one call overflow instead and some turns end
-// with an error (RATIONALE); the bound is what keeps them within depth.
+// with an error (docs/rationale/cli.md); the bound is what keeps them within depth.
 func TestParallelPromptsAgainstABusyAgent(t *testing.T) {
 	ws := promptHome(t, `{"match": {"user": ""}}
 {"TextDelta": "Taken "}

@@ -55,13 +55,13 @@ var nativeStd = []string{"context", "io", "net/http", "net/url"}
 // capsuleLibraries are the third-party packages (and the extra standard
 // ones) a built-in capsule that still builds to wasm may import, per
 // capsule: each library is pure Go, does no I/O of its own, starts
-// nothing and builds for wasip1 (docs/RATIONALE.md: "Why may the http
+// nothing and builds for wasip1 (docs/rationale/builtin-tools.md: "Why may the http
 // capsule import golang.org/x/net/html?"). The capsule's dependencies may
 // reach these and nothing else third-party.
 var capsuleLibraries = map[string][]string{
 	"capsules/http": {"golang.org/x/net/html", "golang.org/x/net/html/atom", "net/url"},
 	// The shell's deny list reads commands with a real bash parser
-	// (docs/RATIONALE.md: "Why does the shell still have a deny list when
+	// (docs/rationale/sandbox.md: "Why does the shell still have a deny list when
 	// commands are confined?"); fileutil is the parser's own dependency.
 	"capsules/shell": {"mvdan.cc/sh/v3/syntax", "mvdan.cc/sh/v3/fileutil"},
 }
@@ -69,7 +69,7 @@ var capsuleLibraries = map[string][]string{
 // nativeServices are the built-in capsules that serve connections natively
 // (an sdk service, DESIGN §8: the uplink), with the standard packages that
 // takes beyond capsuleStd; every other rule of a capsule holds for them
-// (docs/RATIONALE.md: "Why is the uplink a native service capsule?").
+// (docs/rationale/daemon.md: "Why is the uplink a native service capsule?").
 var nativeServices = map[string][]string{
 	"capsules/uplink": {"context", "encoding/binary", "sync", "sync/atomic"},
 }

@@ -5,7 +5,7 @@ import "github.com/astrid-go/astrid/internal/runtime"
 // ScopePrincipal marks a Status cut down to one principal's view.
 const ScopePrincipal = "principal"
 
-// What a query shows is what its asker could learn anyway (docs/RATIONALE.md,
+// What a query shows is what its asker could learn anyway (docs/rationale/daemon.md,
 // "What may a client of another uid learn from the daemon's status?"). The
 // owner's uid can read run/status.json and the log: it sees everything.
 // Another uid sees what using the daemon shows it already — the pid, the

@@ -20,7 +20,7 @@ import (
 // until its frame is handed to it or the reading is handed on (turn). So
 // the common case, one caller waiting for one answer, is woken by the
 // socket directly instead of by a reader goroutine that read for it: one
-// goroutine hand-off less per frame (see docs/RATIONALE.md).
+// goroutine hand-off less per frame (see docs/rationale/daemon.md).
 //
 // When no one has read for idleWait, an idle reader takes over, so the
 // subscriptions' buffers keep filling (the daemon drops a client that

@@ -12,7 +12,7 @@ import (
 // tool → router → caller) in which each step's publish is the last thing its
 // handler does; with a Runner the whole relay runs on one goroutine, and the
 // cost of waking a parked goroutine on another thread (tens of µs on a VM)
-// is paid once per call instead of four times. See docs/RATIONALE.md.
+// is paid once per call instead of four times. See docs/rationale/kernel-bus.md.
 //
 // A Runner adopts at most one queue, and only a queue that has no worker:
 // fan-out to several interceptors of one priority still runs concurrently,

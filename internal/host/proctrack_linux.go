@@ -23,7 +23,7 @@ import (
 // a child subreaper (PR_SET_CHILD_SUBREAPER): a process that double-forks
 // and setsid()s is re-parented to the kernel instead of init, where the
 // tracker finds it: a child of the kernel it did not start itself, in a
-// session of its own, started after the run began (docs/RATIONALE.md).
+// session of its own, started after the run began (docs/rationale/host.md).
 
 const prSetChildSubreaper = 36
 

@@ -14,7 +14,7 @@ import (
 
 // Elsewhere than Linux there is no child subreaper to catch what escapes a
 // child's group, so the process call is not offered at all rather than
-// offered with a leak (docs/RATIONALE.md).
+// offered with a leak (docs/rationale/host.md).
 
 type run struct {
 	cmd   *exec.Cmd

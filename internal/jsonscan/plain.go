@@ -4,7 +4,7 @@ package jsonscan
 // time: the payload validator and the tool codec spend most of their time
 // in strings, and in a Go guest under wazero's termination checks a
 // byte-at-a-time loop is also one exit to the host per byte
-// (docs/RATIONALE.md).
+// (docs/rationale/kernel-bus.md).
 
 import (
 	"bytes"

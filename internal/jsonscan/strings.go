@@ -11,7 +11,7 @@ import "strings"
 //
 // Why not encoding/json: in a wasm guest its scanner calls a function per
 // byte of every string, and each call of a branching function is a trip to
-// the host's termination check (docs/RATIONALE.md); a list of two ids cost
+// the host's termination check (docs/rationale/engines.md); a list of two ids cost
 // the router ≈ 25 guest calls.
 func DecodeStrings(b []byte) ([]string, bool) {
 	if len(b) < 2 || b[0] != '[' || b[len(b)-1] != ']' {

@@ -27,7 +27,7 @@ func desc(name, help string, labels ...string) *prometheus.Desc {
 }
 
 // statsCollector turns the kernel's own counters into metrics when scraped:
-// nothing is added to the publish path for them (docs/RATIONALE.md).
+// nothing is added to the publish path for them (docs/rationale/observability.md).
 type statsCollector struct {
 	src source
 

@@ -17,7 +17,7 @@ import (
 // for its whole lifetime. Operations that overlap in one process share one
 // open file (and writes one commit, commit.go); the linger lets a burst of
 // operations share it too, since opening and closing costs about as much as
-// a hundred reads (docs/RATIONALE.md).
+// a hundred reads (docs/rationale/store.md).
 //
 // A busy process would still keep the file for as long as it stays busy,
 // and a flock has no queue: another process only finds it free if it

@@ -16,7 +16,7 @@ import (
 // state.db, and is gone when the Store is closed or the process ends. It is
 // for bookkeeping that a restart makes meaningless anyway (the router's
 // pending calls), which a durable write would make pay two fsyncs per tool
-// call (docs/RATIONALE.md).
+// call (docs/rationale/store.md).
 //
 // Memory is bounded per namespace: a Set that takes a namespace past
 // MaxVolatileKeys keys or MaxVolatileBytes bytes (keys plus values) evicts

@@ -13,7 +13,7 @@ import (
 // every batchInterval, or as soon as batchSize are waiting. Unlike the SDK's
 // BatchSpanProcessor, whose queue is a channel that wakes its goroutine for
 // every span, ending a span wakes nothing: on a 2-core VM a goroutine wake
-// costs tens of µs, and a turn ends ~40 spans (docs/RATIONALE.md: "Why does
+// costs tens of µs, and a turn ends ~40 spans (docs/rationale/observability.md: "Why does
 // the tracer batch spans itself?").
 const (
 	batchInterval = time.Second

@@ -17,7 +17,7 @@ import (
 // small allocation) and its span id, chosen at once so that the call's
 // publishes can name it as their parent; the span itself is made later, by
 // the exporting goroutine just before each export (materialize), with the
-// recorded id and times (docs/RATIONALE.md: "Why are invocation spans made
+// recorded id and times (docs/rationale/observability.md: "Why are invocation spans made
 // after the call?").
 
 // invocation is a finished (or running) interceptor call's span to be.

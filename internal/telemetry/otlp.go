@@ -20,7 +20,7 @@ import (
 // encoding (Content-Type application/json, which every OTLP/HTTP receiver
 // accepts). It is ours rather than the SDK's otlptracehttp because that
 // one links gRPC and protobuf into the binary (≈ 18 MB of a 62 MB astrid)
-// for a transport the kernel does not use (docs/RATIONALE.md: "Why is the
+// for a transport the kernel does not use (docs/rationale/observability.md: "Why is the
 // OTLP exporter our own?"). One attempt per batch, bounded by the export's
 // context and exportTimeout: a collector that is down loses that batch.
 type otlpExporter struct {

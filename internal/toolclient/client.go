@@ -108,7 +108,7 @@ func callTool(ctx context.Context, k Kernel, principal, callID, name string, arg
 // While it waits for a result, the client's goroutine makes the interceptor
 // calls its request causes (router, tool, router) itself, as a
 // dispatch.Runner, instead of waking a worker for each: see
-// docs/RATIONALE.md.
+// docs/rationale/kernel-bus.md.
 type ToolClient struct {
 	k      Kernel
 	caller dispatch.Caller // with runner, for the request

@@ -19,7 +19,7 @@ import (
 // subject carries (topic and source_id, left empty), payload bytes last and
 // as published; it replaced the envelope's JSON (and a NATS header for
 // the host id), which cost more CPU and allocations than the rest of a
-// forwarded publish (BENCHMARKS.md, RATIONALE "Why is the envelope binary
+// forwarded publish (BENCHMARKS.md, docs/rationale/nats.md "Why is the envelope binary
 // between hosts?"). The receiver checks the payload once with
 // ipc.ValidJSON.
 
