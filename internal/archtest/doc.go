@@ -8,5 +8,12 @@
 // recognised by what it is (an internal package that imports nothing of
 // ours and builds for wasip1), not by a list.
 //
+// It also holds the documents a newcomer reads to them (docs_test.go, issue
+// 30): docs/ARCHITECTURE.md stays within 2,500 words and every file path
+// and pkg.Identifier it names exists; every question heading of
+// docs/rationale/*.md is listed in docs/rationale/README.md, every entry
+// there resolves to a heading, and each decision's body stays within 150
+// words.
+//
 // It must not be imported: it is a test.
 package archtest
