@@ -35,6 +35,20 @@ type IPC interface {
 	// Poll returns the next message without waiting; ok is false when none.
 	Poll(sub SubscriptionID) (msg Message, ok bool, err error)
 	Unsubscribe(sub SubscriptionID) error
+	// PublishRequest publishes payload on topic as a request (DESIGN §4b):
+	// its answer comes on req.ReplyTo (which the capsule must be allowed
+	// to subscribe to) carrying req.CorrelationID. If no handler answers
+	// it — none takes it, a queue is full, the handler fails or refuses
+	// it, req.Timeout passes — the kernel answers there itself with an
+	// ipc.RequestFailed payload (ipc.AsRequestFailed), exactly once.
+	PublishRequest(topic string, payload []byte, req Request) error
+	// PublishReply publishes payload on topic as an answer to the request
+	// correlationID names (an Invocation's ReplyTo and CorrelationID, or
+	// ones the capsule kept); the first answer ends the request's wait.
+	PublishReply(topic, correlationID string, payload []byte) error
+	// Serving names the request this call serves: its reply address and
+	// correlation id, both empty when the invoking event is no request.
+	Serving() (replyTo, correlationID string)
 	// Interceptors answers "who intercepts topic T": the ids of the capsules
 	// whose interceptor patterns match, in dispatch order. For a tool's
 	// topic, tool.v1.execute.<name>, it answers who provides the tool: only

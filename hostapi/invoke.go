@@ -1,5 +1,7 @@
 package hostapi
 
+import "time"
+
 // Invocation is one handler call the kernel makes into a capsule: the guest
 // side of the ABI (docs/abi.md) and the argument of a native handler alike.
 type Invocation struct {
@@ -13,6 +15,24 @@ type Invocation struct {
 	Principal string `json:"principal"`
 	// Payload is the guest form of the event's payload.
 	Payload []byte `json:"payload"`
+	// ReplyTo and CorrelationID are set when the event is a request
+	// (IPC.PublishRequest): the handler answers with
+	// IPC.PublishReply(ReplyTo, CorrelationID, …). When the handler fails
+	// instead, the kernel answers for it.
+	ReplyTo       string `json:"reply_to,omitempty"`
+	CorrelationID string `json:"correlation_id,omitempty"`
+}
+
+// Request is what makes a publish a request (IPC.PublishRequest).
+type Request struct {
+	// ReplyTo is the topic the answer goes to.
+	ReplyTo string `json:"reply_to"`
+	// CorrelationID ties the answers to the request: 1 to 256 bytes.
+	CorrelationID string `json:"correlation_id"`
+	// Timeout is how long the request waits for an answer before the
+	// kernel answers it with a timeout; zero is the kernel's default (10
+	// minutes), at most an hour.
+	Timeout time.Duration `json:"timeout_ns,omitempty"`
 }
 
 // Action is an interceptor's answer.

@@ -55,6 +55,14 @@ type Provenance struct {
 	// envelope (trace.go); zero when tracing is off. It is here rather
 	// than inline so that an untraced envelope pays nothing for it.
 	Trace TraceContext
+	// ReplyTo, CorrelationID and Deadline make the envelope a request (all
+	// set but Deadline, which may be zero) or a reply (CorrelationID
+	// alone): request.go. Here rather than inline for the same reason as
+	// the rest: most envelopes are neither.
+	ReplyTo       string
+	CorrelationID string
+	// Deadline is Unix nanoseconds; zero is none.
+	Deadline int64
 }
 
 // Signature is the envelope's signature, nil when it has none.
@@ -124,6 +132,11 @@ type envelopeWire struct {
 	// Traceparent is Provenance.Trace in W3C form; absent when there is
 	// none. An extension of upstream's frame, which ignores it.
 	Traceparent string `json:"traceparent,omitempty"`
+	// ReplyTo, CorrelationID and Deadline are a request's or a reply's
+	// (request.go); absent on every other envelope. Extensions too.
+	ReplyTo       string     `json:"reply_to,omitempty"`
+	CorrelationID string     `json:"correlation_id,omitempty"`
+	Deadline      *time.Time `json:"deadline,omitempty"`
 }
 
 // MarshalJSON writes the flat wire form: signature always (null when
@@ -133,6 +146,11 @@ func (e Envelope) MarshalJSON() ([]byte, error) {
 	if p := e.Provenance; p != nil {
 		w.Signature, w.DeviceKeyID, w.Origin = p.Signature, p.DeviceKeyID, p.Origin
 		w.Traceparent = p.Trace.String()
+		w.ReplyTo, w.CorrelationID = p.ReplyTo, p.CorrelationID
+		if p.Deadline != 0 {
+			dl := time.Unix(0, p.Deadline).UTC()
+			w.Deadline = &dl
+		}
 	}
 	return json.Marshal(&w)
 }
@@ -156,8 +174,15 @@ func (e *Envelope) UnmarshalJSON(data []byte) error {
 	if w.Traceparent != "" {
 		trace, _ = ParseTraceparent(w.Traceparent)
 	}
-	if w.Signature != nil || w.DeviceKeyID != "" || w.Origin != OriginSystem || trace.Valid() {
-		e.Provenance = &Provenance{Signature: w.Signature, DeviceKeyID: w.DeviceKeyID, Origin: w.Origin, Trace: trace}
+	var deadline int64
+	if w.Deadline != nil {
+		if deadline, err = unixNano(*w.Deadline); err != nil {
+			return err
+		}
+	}
+	if w.Signature != nil || w.DeviceKeyID != "" || w.Origin != OriginSystem || trace.Valid() || w.ReplyTo != "" || w.CorrelationID != "" || deadline != 0 {
+		e.Provenance = &Provenance{Signature: w.Signature, DeviceKeyID: w.DeviceKeyID, Origin: w.Origin, Trace: trace,
+			ReplyTo: w.ReplyTo, CorrelationID: w.CorrelationID, Deadline: deadline}
 	}
 	return nil
 }
@@ -170,8 +195,8 @@ const EnvelopeOverhead = 160
 // Size is the byte cost of the envelope for budgets and size caps.
 func (e *Envelope) Size() int {
 	n := len(e.Topic) + len(e.Payload) + len(e.SourceID) + len(e.Principal) + EnvelopeOverhead
-	if e.Provenance != nil {
-		n += len(e.Provenance.Signature)
+	if p := e.Provenance; p != nil {
+		n += len(p.Signature) + len(p.ReplyTo) + len(p.CorrelationID)
 	}
 	return n
 }

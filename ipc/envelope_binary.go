@@ -17,24 +17,32 @@ import (
 //	topic, source_id, principal      each uvarint(len) | bytes
 //	timestamp                        varint (zig-zag)
 //	seq                              uvarint
-//	flags (1 byte)                   provenanceSet | signatureSet | traceSet
+//	flags (1 byte)                   provenanceSet | signatureSet | traceSet | requestSet
 //	  if provenanceSet:
 //	  signature                      uvarint(len) | bytes, if signatureSet
 //	  device_key_id, origin          each uvarint(len) | bytes
 //	  trace id, span id, trace flags 16 + 8 + 1 bytes, if traceSet
+//	  reply_to, correlation_id       each uvarint(len) | bytes, if requestSet
+//	  deadline                       varint (zig-zag), if requestSet
 //	payload                          the rest, as published
 //
 // A field added to Envelope or Provenance must be added here too (and the
 // version raised when old readers cannot skip it): TestBinaryKeepsEveryField
 // fails until it is.
 
-const binaryVersion = 1
+// binaryVersion 2 added requestSet; a version 1 frame is still read (it
+// never has the flag).
+const (
+	binaryVersion    = 2
+	oldBinaryVersion = 1
+)
 
 const (
 	provenanceSet = 1 << iota
 	signatureSet
 	traceSet
-	knownFlags = provenanceSet | signatureSet | traceSet
+	requestSet
+	knownFlags = provenanceSet | signatureSet | traceSet | requestSet
 )
 
 // ErrBinaryEnvelope is wrapped by every refusal of DecodeBinary.
@@ -60,6 +68,9 @@ func (e *Envelope) AppendBinary(b []byte) ([]byte, error) {
 	if p.Trace.Valid() {
 		flags |= traceSet
 	}
+	if p.ReplyTo != "" || p.CorrelationID != "" || p.Deadline != 0 {
+		flags |= requestSet
+	}
 	b = append(b, flags)
 	if p.Signature != nil {
 		b = binary.AppendUvarint(b, uint64(len(p.Signature)))
@@ -71,6 +82,11 @@ func (e *Envelope) AppendBinary(b []byte) ([]byte, error) {
 		b = append(b, p.Trace.TraceID[:]...)
 		b = append(b, p.Trace.SpanID[:]...)
 		b = append(b, p.Trace.Flags)
+	}
+	if flags&requestSet != 0 {
+		b = appendField(b, p.ReplyTo)
+		b = appendField(b, p.CorrelationID)
+		b = binary.AppendVarint(b, p.Deadline)
 	}
 	return append(b, e.Payload...), nil
 }
@@ -87,7 +103,7 @@ func appendField(b []byte, s string) []byte {
 // payload's JSON is not checked here: the caller decides whether to.
 func (e *Envelope) DecodeBinary(data []byte) error {
 	r := binaryReader{data: data}
-	if v := r.byte(); v != binaryVersion {
+	if v := r.byte(); v != binaryVersion && v != oldBinaryVersion {
 		if r.err == nil {
 			r.fail("version %d, want %d", v, binaryVersion)
 		}
@@ -100,7 +116,7 @@ func (e *Envelope) DecodeBinary(data []byte) error {
 	out.Timestamp = r.varint("timestamp")
 	out.Seq = r.uvarint("seq")
 	flags := r.byte()
-	if flags&^knownFlags != 0 || (flags&(signatureSet|traceSet) != 0 && flags&provenanceSet == 0) {
+	if flags&^knownFlags != 0 || (flags&(signatureSet|traceSet|requestSet) != 0 && flags&provenanceSet == 0) || (flags&requestSet != 0 && data[0] == oldBinaryVersion) {
 		r.fail("flags %#x", flags)
 	}
 	if r.err == nil && flags&provenanceSet != 0 {
@@ -125,6 +141,11 @@ func (e *Envelope) DecodeBinary(data []byte) error {
 					p.Trace = t
 				}
 			}
+		}
+		if flags&requestSet != 0 {
+			p.ReplyTo = r.text("reply_to")
+			p.CorrelationID = r.text("correlation_id")
+			p.Deadline = r.varint("deadline")
 		}
 		out.Provenance = p
 	}

@@ -96,7 +96,8 @@ func TestDecodeBinaryRefuses(t *testing.T) {
 	withProv, _ := (&Envelope{Topic: "a", SourceID: "c", Provenance: &Provenance{Signature: Signature{1, 2, 3}}}).AppendBinary(nil)
 	for name, data := range map[string][]byte{
 		"empty":                     nil,
-		"other version":             append([]byte{2}, good[1:]...),
+		"other version":             append([]byte{3}, good[1:]...),
+		"request in a version 1":    {oldBinaryVersion, 1, 'a', 1, 'c', 0, 0, 0, provenanceSet | requestSet, 0, 0, 0, 0, 0},
 		"topic length past the end": {binaryVersion, 0x7f, 'a'},
 		"huge length":               {binaryVersion, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01},
 		"bad varint":                {binaryVersion, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff},

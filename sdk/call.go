@@ -78,3 +78,29 @@ func (c *Call) PublishJSON(topic string, v any) error {
 	}
 	return c.Publish(topic, b)
 }
+
+// Request publishes payload on topic as a request (hostapi.IPC.PublishRequest):
+// its answer, or the kernel's ipc.RequestFailed when no handler gives one,
+// comes on req.ReplyTo carrying req.CorrelationID.
+func (c *Call) Request(topic string, payload []byte, req hostapi.Request) error {
+	return c.PublishRequest(topic, payload, req)
+}
+
+// Reply answers the request this call serves, on its reply address; an
+// error when the call serves none (the event was published, not requested).
+func (c *Call) Reply(payload []byte) error {
+	replyTo, corr := c.Serving()
+	if corr == "" {
+		return hostapi.Errorf(hostapi.CodeInvalid, "reply", "the event on %s is no request: there is nothing to reply to", c.Topic())
+	}
+	return c.PublishReply(replyTo, corr, payload)
+}
+
+// ReplyJSON marshals v and answers the request this call serves (Reply).
+func (c *Call) ReplyJSON(v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	return c.Reply(b)
+}

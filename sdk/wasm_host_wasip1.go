@@ -94,6 +94,15 @@ func abiHoldsGrant(idPtr, idLen, grantPtr, grantLen uint32) uint64
 //go:wasmimport astrid approval_request
 func abiApprovalRequest(actionPtr, actionLen, resourcePtr, resourceLen uint32) uint64
 
+//go:wasmimport astrid ipc_request
+func abiIPCRequest(topicPtr, topicLen, payloadPtr, payloadLen, reqPtr, reqLen uint32) uint64
+
+//go:wasmimport astrid ipc_reply
+func abiIPCReply(topicPtr, topicLen, corrPtr, corrLen, payloadPtr, payloadLen uint32) uint64
+
+//go:wasmimport astrid ipc_serving
+func abiIPCServing() uint64
+
 //go:wasmimport astrid set_failure_reply
 func abiSetFailureReply(topicPtr, topicLen, payloadPtr, payloadLen uint32) uint64
 
@@ -119,6 +128,17 @@ func call2(f func(p1, n1, p2, n2 uint32) uint64, s string, b []byte) ([]byte, er
 	r := f(p1, n1, p2, n2)
 	runtime.KeepAlive(s)
 	runtime.KeepAlive(b)
+	return result(r)
+}
+
+func call3(f func(p1, n1, p2, n2, p3, n3 uint32) uint64, s string, b, c []byte) ([]byte, error) {
+	p1, n1 := abi.StringPtr(s)
+	p2, n2 := abi.BytesPtr(b)
+	p3, n3 := abi.BytesPtr(c)
+	r := f(p1, n1, p2, n2, p3, n3)
+	runtime.KeepAlive(s)
+	runtime.KeepAlive(b)
+	runtime.KeepAlive(c)
 	return result(r)
 }
 
@@ -172,6 +192,32 @@ func (w wireMessage) message() hostapi.Message {
 func (*wasmHost) Publish(topic string, payload []byte) error {
 	_, err := call2(abiIPCPublish, topic, payload)
 	return err
+}
+
+func (*wasmHost) PublishRequest(topic string, payload []byte, req hostapi.Request) error {
+	raw, err := json.Marshal(req)
+	if err != nil {
+		return err
+	}
+	_, err = call3(abiIPCRequest, topic, payload, raw)
+	return err
+}
+
+func (*wasmHost) PublishReply(topic, correlationID string, payload []byte) error {
+	_, err := call3(abiIPCReply, topic, []byte(correlationID), payload)
+	return err
+}
+
+func (*wasmHost) Serving() (replyTo, correlationID string) {
+	b, err := result(abiIPCServing())
+	if err != nil || len(b) == 0 {
+		return "", ""
+	}
+	var r hostapi.Request
+	if json.Unmarshal(b, &r) != nil {
+		return "", ""
+	}
+	return r.ReplyTo, r.CorrelationID
 }
 
 func (*wasmHost) Subscribe(pattern string) (hostapi.SubscriptionID, error) {

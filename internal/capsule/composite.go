@@ -209,6 +209,9 @@ func (c *Composite) Intercept(ctx context.Context, inv dispatch.Invocation) (dis
 	if inv.Envelope != nil {
 		hinv.Topic = inv.Envelope.Topic
 		hinv.SourceID = inv.Envelope.SourceID
+		if inv.Envelope.IsRequest() {
+			hinv.ReplyTo, hinv.CorrelationID = inv.Envelope.ReplyTo(), inv.Envelope.CorrelationID()
+		}
 	}
 	v, err := c.Invoke(ctx, hinv)
 	if errors.Is(err, ErrNotSupported) {

@@ -31,7 +31,9 @@ func TestAdmitRefusesOnlyPublishesThatStartWork(t *testing.T) {
 		{"alice starts work", Caller{Capsule: "cli", Principal: "alice"}, d.Publish, true},
 		{"bob starts work", Caller{Capsule: "cli", Principal: "bob"}, d.Publish, false},
 		{"alice continues work", Caller{Capsule: "cli", Principal: "alice", Continues: true}, d.Publish, false},
-		{"alice's failure reply", Caller{Capsule: "cli", Principal: "alice"}, d.PublishFailure, false},
+		{"alice's failure reply", Caller{Capsule: "cli", Principal: "alice"}, func(c Caller, topic string, p json.RawMessage) (Result, error) {
+			return d.PublishFailure(c, topic, "", p)
+		}, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -177,6 +177,8 @@ type Dispatcher struct {
 	// owes its caller the failure reply it registered, published under
 	// the departing capsule's ACL.
 	departing sync.Map
+	// requests is the requests waiting for an answer (request.go).
+	requests requests
 }
 
 // busPort is what the dispatcher needs of the bus.
@@ -383,6 +385,7 @@ func (d *Dispatcher) Close() {
 		d.shutdown(c)
 		d.detach(c.id)
 	}
+	d.requests.close()
 }
 
 // Stats returns a snapshot of the counters.

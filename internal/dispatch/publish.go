@@ -19,7 +19,7 @@ import (
 // The envelope's source_id is from.Capsule and its principal from.Principal;
 // the bus stamps seq and timestamp.
 func (d *Dispatcher) Publish(from Caller, topic string, payload json.RawMessage) (Result, error) {
-	return d.publish(from, topic, payload, false)
+	return d.publish(from, &ipc.Envelope{Topic: topic, Payload: payload}, publishOpts{})
 }
 
 // PublishFailure publishes a call's failure reply (DESIGN §4): the one
@@ -28,12 +28,26 @@ func (d *Dispatcher) Publish(from Caller, topic string, payload json.RawMessage)
 // borrowed from the bucket (which may go up to one burst into debt, repaid
 // by the capsule's later publishes), so that a caller is not left waiting
 // for a reply the limiter dropped. The host layer checked the topic against
-// the ACL when the reply was registered, and checks it again here.
-func (d *Dispatcher) PublishFailure(from Caller, topic string, payload json.RawMessage) (Result, error) {
-	return d.publish(from, topic, payload, true)
+// the ACL when the reply was registered, and checks it again here. A
+// non-empty correlationID makes it the reply to that request (PublishReply).
+func (d *Dispatcher) PublishFailure(from Caller, topic, correlationID string, payload json.RawMessage) (Result, error) {
+	e := &ipc.Envelope{Topic: topic, Payload: payload}
+	if correlationID != "" {
+		e.SetReply(correlationID)
+	}
+	return d.publish(from, e, publishOpts{owed: true})
 }
 
-func (d *Dispatcher) publish(from Caller, topic string, payload json.RawMessage, owed bool) (Result, error) {
+// publishOpts are what distinguishes the kinds of publish.
+type publishOpts struct {
+	// owed: a failure reply, which the rate limit never refuses.
+	owed bool
+}
+
+// publish checks and delivers e, whose Topic and Payload (and request or
+// reply fields) the caller set; the rest is stamped here.
+func (d *Dispatcher) publish(from Caller, e *ipc.Envelope, o publishOpts) (Result, error) {
+	topic, payload, owed := e.Topic, e.Payload, o.owed
 	lookup := d.lookup
 	if owed {
 		lookup = d.lookupOwed
@@ -68,7 +82,7 @@ func (d *Dispatcher) publish(from Caller, topic string, payload json.RawMessage,
 			return Result{}, fmt.Errorf("dispatch: publish %s from capsule %s for principal %s: %w: %w", topic, c.id, from.Principal, ErrNotAdmitted, err)
 		}
 	}
-	e := &ipc.Envelope{Topic: topic, Payload: payload, SourceID: c.id, Principal: from.Principal, Scope: from.Scope}
+	e.SourceID, e.Principal, e.Scope = c.id, from.Principal, from.Scope
 	if from.Trace.Valid() {
 		e.SetTrace(from.Trace)
 	}
@@ -177,8 +191,12 @@ func (d *Dispatcher) deliver(c *capsule, known *knownTopic, e *ipc.Envelope, rn 
 	if c != nil && d.opts.Transport != nil {
 		d.opts.Transport.Forward(e)
 	}
+	reply := e.IsReply()
+	if reply {
+		d.answered(e)
+	}
 	if len(known.links) > 0 {
-		d.dispatch(e, known.links, rn, continues && known.reply)
+		d.dispatch(e, known.links, rn, continues && (reply || known.reply))
 	}
 	return Result{Routes: routes, Interceptors: len(known.links)}, nil
 }

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"log/slog"
 	"time"
+
+	"github.com/astrid-go/astrid/ipc"
 )
 
 // Defaults for the interceptor queues.
@@ -208,7 +210,7 @@ func (d *Dispatcher) discardQueued(c *capsule) []job {
 		}
 		for q.n > 0 {
 			j, _ := q.pop()
-			if !stopping && d.opts.OnDrop != nil {
+			if !stopping {
 				cut = append(cut, j)
 			}
 		}
@@ -222,9 +224,11 @@ func (d *Dispatcher) discardQueued(c *capsule) []job {
 func (d *Dispatcher) answerDiscarded(c *capsule, cut []job) {
 	for _, j := range cut {
 		l := j.run.links[j.idx]
-		if d.opts.OnDrop(Dropped{
-			Capsule: c.id, Pattern: l.pattern, Handler: l.handler, Envelope: j.run.env, Payload: j.run.payload,
-			Reason: fmt.Sprintf("capsule %s was unloaded before it took the call", c.id),
+		reason := fmt.Sprintf("capsule %s was unloaded before it took the call", c.id)
+		if d.dropped(c, l, j.run.env, ipc.FailUnloaded, reason) {
+			d.stats.dropsAnswered.Add(1)
+		} else if d.opts.OnDrop != nil && d.opts.OnDrop(Dropped{
+			Capsule: c.id, Pattern: l.pattern, Handler: l.handler, Envelope: j.run.env, Payload: j.run.payload, Reason: reason,
 		}) {
 			d.stats.dropsAnswered.Add(1)
 		}

@@ -212,7 +212,7 @@ func TestPublishFailureIsNeverRateLimited(t *testing.T) {
 			break
 		}
 	}
-	if _, err := d.PublishFailure(from, "reply", payload); err != nil {
+	if _, err := d.PublishFailure(from, "reply", "", payload); err != nil {
 		t.Fatalf("failure reply refused: %v", err)
 	}
 	delivered := 0
@@ -229,7 +229,7 @@ func TestPublishFailureIsNeverRateLimited(t *testing.T) {
 	if _, err := d.Publish(from, "reply", payload); !errors.Is(err, ErrRateLimited) {
 		t.Fatalf("publish right after the borrowed reply: %v, want rate limited", err)
 	}
-	if _, err := d.PublishFailure(Caller{Capsule: "tool", Principal: "alice"}, "elsewhere", payload); !errors.Is(err, ErrDenied) {
+	if _, err := d.PublishFailure(Caller{Capsule: "tool", Principal: "alice"}, "elsewhere", "", payload); !errors.Is(err, ErrDenied) {
 		t.Fatalf("failure reply outside the ACL: %v, want denied", err)
 	}
 }

@@ -65,14 +65,14 @@ func (d *Dispatcher) send(r *run, i int, rn *Runner) bool {
 	case queueFull:
 		d.stats.queueDrops.Add(1)
 		d.logDrop(c, r.env)
-		if d.opts.OnDrop != nil {
-			l := r.links[i]
-			if d.opts.OnDrop(Dropped{
-				Capsule: c.id, Pattern: l.pattern, Handler: l.handler, Envelope: r.env, Payload: r.payload,
-				Reason: fmt.Sprintf("capsule %s already has %d calls of principal %q waiting (its queue is full)", c.id, d.limitFor(r), r.env.Principal),
-			}) {
-				d.stats.dropsAnswered.Add(1)
-			}
+		l := r.links[i]
+		reason := fmt.Sprintf("capsule %s already has %d calls of principal %q waiting (its queue is full)", c.id, d.limitFor(r), r.env.Principal)
+		if d.dropped(c, l, r.env, ipc.FailQueueFull, reason) {
+			d.stats.dropsAnswered.Add(1)
+		} else if d.opts.OnDrop != nil && d.opts.OnDrop(Dropped{
+			Capsule: c.id, Pattern: l.pattern, Handler: l.handler, Envelope: r.env, Payload: r.payload, Reason: reason,
+		}) {
+			d.stats.dropsAnswered.Add(1)
 		}
 	case capsuleGone:
 		d.stats.orphaned.Add(1)
@@ -112,7 +112,13 @@ func (d *Dispatcher) invoke(ctx context.Context, c *capsule, j job, rn *Runner) 
 		Envelope:  r.env,
 		Payload:   r.payload,
 	}
-	ctx = withScope(ctx, r.env.Scope)
+	ctx = withRequest(withScope(ctx, r.env.Scope), r.env)
+	if dl := r.env.Deadline(); dl != 0 && time.Now().UnixNano() > dl {
+		// Nobody waits for this answer any more: the call is not made.
+		d.stats.expired.Add(1)
+		d.failRequest(r.env, ipc.FailTimeout, fmt.Sprintf("its deadline passed before capsule %s took it", c.id))
+		return
+	}
 	obs := d.observers.Load()
 	var start time.Time
 	if obs != nil {
@@ -144,6 +150,9 @@ func (d *Dispatcher) invoke(ctx context.Context, c *capsule, j job, rn *Runner) 
 			level = slog.LevelDebug // the kernel is shutting down: calls end
 		}
 		d.log.Log(ctx, level, "dispatch: interceptor failed; counted as deny", attrs(slog.Any("error", err))...)
+		if r.answeredBy(j.idx) {
+			d.failRequest(r.env, ipc.FailHandler, fmt.Sprintf("capsule %s failed: %v", c.id, err))
+		}
 	case v.Action == Continue:
 		if r.chained && len(v.Payload) > 0 {
 			if !ipc.ValidJSON(v.Payload) {
@@ -166,6 +175,9 @@ func (d *Dispatcher) invoke(ctx context.Context, c *capsule, j job, rn *Runner) 
 		}
 		d.stats.deny(reason)
 		d.log.Warn("dispatch: interceptor denied", attrs(slog.String("reason", reason))...)
+		if r.answeredBy(j.idx) {
+			d.failRequest(r.env, ipc.FailRefused, fmt.Sprintf("capsule %s refused it: %s", c.id, reason))
+		}
 	default:
 		d.stats.errors.Add(1)
 		d.stats.deny(errorDenyReason)
@@ -174,6 +186,14 @@ func (d *Dispatcher) invoke(ctx context.Context, c *capsule, j job, rn *Runner) 
 	if proceed && r.chained {
 		d.advance(r, j.idx+1, rn)
 	}
+}
+
+// answeredBy reports whether the request r carries can no longer be
+// answered once link i failed or refused it: in a chain nothing after
+// the link runs; alone, the link was the only one that could answer. In a
+// fan-out the other links may still answer, so one failing is no answer.
+func (r *run) answeredBy(i int) bool {
+	return r.env.IsRequest() && (r.chained || len(r.links) == 1)
 }
 
 // intercept calls t, turning a panic into an error so that a broken capsule

@@ -33,9 +33,15 @@ type Stats struct {
 	// DropsAnswered counts the QueueDrops whose caller was told at once
 	// (Options.OnDrop answered a tool call, model request or prompt).
 	DropsAnswered uint64
-	Orphaned      uint64 // invocations for a capsule already unregistered
-	Discarded     uint64 // queued invocations discarded by Unregister or Close
-	ChainsCut     uint64 // chains ended early because a link could not be queued
+	// RequestsFailed counts requests the kernel answered with a failure
+	// (request.go): dropped, refused, failed, unanswered or untaken.
+	RequestsFailed uint64
+	// Expired counts interceptor calls not made because the request they
+	// served was past its deadline.
+	Expired   uint64
+	Orphaned  uint64 // invocations for a capsule already unregistered
+	Discarded uint64 // queued invocations discarded by Unregister or Close
+	ChainsCut uint64 // chains ended early because a link could not be queued
 	// Remote counts envelopes from other hosts delivered here
 	// (DeliverRemote); they are not in Published, which counts this
 	// host's own.
@@ -54,7 +60,7 @@ type counters struct {
 	notAdmitted                                                    atomic.Uint64
 	invocations, continued, finals, denials, errors, skipped       atomic.Uint64
 	queueDrops, dropsAnswered, orphaned, discarded, chainsCut      atomic.Uint64
-	remote                                                         atomic.Uint64
+	remote, requestsFailed, expired                                atomic.Uint64
 
 	reasonsMu sync.Mutex
 	reasons   map[string]uint64
@@ -100,6 +106,8 @@ func (c *counters) snapshot() Stats {
 		Discarded:       c.discarded.Load(),
 		ChainsCut:       c.chainsCut.Load(),
 		Remote:          c.remote.Load(),
+		RequestsFailed:  c.requestsFailed.Load(),
+		Expired:         c.expired.Load(),
 	}
 }
 

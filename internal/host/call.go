@@ -43,6 +43,9 @@ type Call struct {
 	scopedGate *gate.Gate
 
 	waited atomic.Int64 // nanoseconds spent in host methods that wait (methods.go)
+	// replyTo and correlation are the request the call serves, if any
+	// (dispatch.RequestFrom).
+	replyTo, correlation string
 	// keyCause is the cause a cancel request naming the call's key gave,
 	// so that Fail can tell a cancel by key from an unload or a deadline.
 	keyCause atomic.Pointer[error]
@@ -83,6 +86,7 @@ func (c *Capsule) Begin(ctx context.Context, principal string) (*Call, context.C
 		// They stay in the request scope of the event that invoked it.
 		caller: dispatch.Caller{Capsule: c.id, Principal: principal, Runner: dispatch.RunnerFrom(ctx), Continues: true, Trace: dispatch.TraceFrom(ctx), Scope: dispatch.ScopeFrom(ctx)},
 	}
+	call.replyTo, call.correlation = dispatch.RequestFrom(ctx)
 	return call, cctx
 }
 
@@ -110,7 +114,14 @@ func (call *Call) Fail(reason error) {
 	// Fail runs on a timer or after the handler; the reply must not wait for
 	// the invoking goroutine, so it goes without the call's Runner.
 	from := dispatch.Caller{Capsule: call.caller.Capsule, Principal: call.caller.Principal, Continues: true, Scope: call.caller.Scope}
-	if _, err := call.c.deps.Dispatcher.PublishFailure(from, f.topic, f.payload); err != nil {
+	// A failure reply registered for the reply address of the request the
+	// call serves is that request's answer: it ends the request's wait, so
+	// the kernel does not answer it a second time.
+	corr := ""
+	if call.replyTo != "" && call.replyTo == f.topic {
+		corr = call.correlation
+	}
+	if _, err := call.c.deps.Dispatcher.PublishFailure(from, f.topic, corr, f.payload); err != nil {
 		call.c.log.Error("failure reply not published", "topic", f.topic, "err", err)
 	}
 }

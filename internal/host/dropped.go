@@ -77,7 +77,7 @@ func (c *Capsule) AnswerDropped(d dispatch.Dropped) bool {
 		return false
 	}
 	caller := dispatch.Caller{Capsule: c.id, Principal: d.Envelope.Principal, Continues: true, Scope: d.Envelope.Scope}
-	if _, err := c.deps.Dispatcher.PublishFailure(caller, topic, payload); err != nil {
+	if _, err := c.deps.Dispatcher.PublishFailure(caller, topic, "", payload); err != nil {
 		c.log.Warn("the answer to a dropped request was not published", "topic", topic, "err", err)
 		return false
 	}

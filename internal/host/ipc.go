@@ -43,6 +43,46 @@ func (call *Call) Publish(topic string, payload []byte) error {
 	return nil
 }
 
+// PublishRequest implements hostapi.IPC.
+func (call *Call) PublishRequest(topic string, payload []byte, req hostapi.Request) error {
+	defer call.leave(call.enter(opPublishRequest))
+	if err := call.live("publish_request"); err != nil {
+		return err
+	}
+	r := dispatch.Request{ReplyTo: req.ReplyTo, CorrelationID: req.CorrelationID, Timeout: req.Timeout}
+	if _, err := call.c.deps.Dispatcher.PublishRequest(call.caller, topic, payload, r); err != nil {
+		return hostapi.Errorf(codeOfDispatch(err), "publish_request", "%v", err)
+	}
+	return nil
+}
+
+// PublishReply implements hostapi.IPC.
+func (call *Call) PublishReply(topic, correlationID string, payload []byte) error {
+	defer call.leave(call.enter(opPublishReply))
+	if err := call.live("publish_reply"); err != nil {
+		return err
+	}
+	if _, err := call.c.deps.Dispatcher.PublishReply(call.caller, topic, correlationID, payload); err != nil {
+		if errors.Is(err, bus.ErrTooLarge) {
+			call.mu.Lock()
+			call.tooLargeReply(topic, len(payload))
+			call.mu.Unlock()
+		}
+		return hostapi.Errorf(codeOfDispatch(err), "publish_reply", "%v", err)
+	}
+	call.mu.Lock()
+	if call.failure.topic == topic {
+		call.failure = failureReply{}
+	}
+	call.mu.Unlock()
+	return nil
+}
+
+// Serving implements hostapi.IPC.
+func (call *Call) Serving() (replyTo, correlationID string) {
+	return call.replyTo, call.correlation
+}
+
 // Subscribe implements hostapi.IPC; the subscription is scoped to the
 // invoking principal and closed when the call ends.
 func (call *Call) Subscribe(pattern string) (hostapi.SubscriptionID, error) {
@@ -158,11 +198,11 @@ func codeOfDispatch(err error) hostapi.Code {
 	switch {
 	case errors.Is(err, dispatch.ErrDenied):
 		return hostapi.CodeDenied
-	case errors.Is(err, dispatch.ErrRateLimited), errors.Is(err, dispatch.ErrNotAdmitted):
+	case errors.Is(err, dispatch.ErrRateLimited), errors.Is(err, dispatch.ErrNotAdmitted), errors.Is(err, dispatch.ErrTooManyRequests):
 		return hostapi.CodeRateLimited
 	case errors.Is(err, bus.ErrTooLarge):
 		return hostapi.CodeTooLarge
-	case errors.Is(err, ipc.ErrInvalidTopic), errors.Is(err, dispatch.ErrInvalidPrincipal), errors.Is(err, dispatch.ErrInvalidPayload):
+	case errors.Is(err, ipc.ErrInvalidTopic), errors.Is(err, dispatch.ErrInvalidPrincipal), errors.Is(err, dispatch.ErrInvalidPayload), errors.Is(err, ipc.ErrInvalidCorrelationID):
 		return hostapi.CodeInvalid
 	case errors.Is(err, bus.ErrClosed), errors.Is(err, dispatch.ErrClosed):
 		return hostapi.CodeClosed

@@ -77,6 +77,9 @@ const (
 	opProcessLogs
 	opProcessKill
 	opElicit
+	opPublishRequest
+	opPublishReply
+	opServing
 	numOps
 )
 
@@ -89,6 +92,9 @@ var methods = [numOps]struct {
 	kind kind
 }{
 	opPublish:         {"Publish", instant},
+	opPublishRequest:  {"PublishRequest", instant},
+	opPublishReply:    {"PublishReply", instant},
+	opServing:         {"Serving", instant},
 	opSubscribe:       {"Subscribe", instant},
 	opRecv:            {"Recv", waits},
 	opPoll:            {"Poll", waits},

@@ -13,6 +13,7 @@ import (
 	"github.com/astrid-go/astrid/internal/abi"
 	"github.com/astrid-go/astrid/internal/bus"
 	"github.com/astrid-go/astrid/internal/capsule"
+	"github.com/astrid-go/astrid/internal/dispatch"
 	"github.com/astrid-go/astrid/internal/ledger"
 	"github.com/astrid-go/astrid/ipc"
 )
@@ -366,4 +367,77 @@ func TestMalformedRecordsAreAnsweredWithErrors(t *testing.T) {
 	if v, err := f.invoke(t, ctx, "echo", big); err != nil || string(v.Payload) != big {
 		t.Fatalf("echo of %d bytes: %d bytes back, %v", len(big), len(v.Payload), err)
 	}
+}
+
+// TestAGuestServesAndSendsRequests: a wasm guest learns the request it
+// serves (ipc_serving), answers it (ipc_reply), sends one of its own
+// (ipc_request), and a request whose handler traps is answered by the
+// kernel on its reply address.
+func TestAGuestServesAndSendsRequests(t *testing.T) {
+	f := loadHostile(t, Options{})
+	if err := f.d.Register(dispatch.CapsuleACL{ID: "asker", Publish: []string{"hostile.v1.*"}, Subscribe: []string{"hostile.v1.serve_answer"}}, nopTarget{}); err != nil {
+		t.Fatal(err)
+	}
+	asker := dispatch.Caller{Capsule: "asker", Principal: ipc.DefaultPrincipal}
+	answers, err := f.d.Subscribe(asker, "hostile.v1.serve_answer", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	next := func() *ipc.Envelope {
+		t.Helper()
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		d, err := answers.Recv(ctx)
+		if err != nil {
+			t.Fatalf("no answer: %v", err)
+		}
+		return d.Envelope
+	}
+	req := dispatch.Request{ReplyTo: "hostile.v1.serve_answer", CorrelationID: "r-1"}
+	if _, err := f.d.PublishRequest(asker, "hostile.v1.serve", json.RawMessage(`{"n":1}`), req); err != nil {
+		t.Fatal(err)
+	}
+	e := next()
+	var got struct {
+		Payload       json.RawMessage `json:"payload"`
+		ReplyTo       string          `json:"reply_to"`
+		CorrelationID string          `json:"correlation_id"`
+	}
+	if err := json.Unmarshal(ipc.GuestBytes(e.Payload), &got); err != nil {
+		t.Fatalf("answer %s: %v", e.Payload, err)
+	}
+	if e.SourceID != "hostile" || e.CorrelationID() != "r-1" || !e.IsReply() || got.ReplyTo != req.ReplyTo || got.CorrelationID != "r-1" || string(got.Payload) != `{"n":1}` {
+		t.Fatalf("answer %+v from %s, corr %q", got, e.SourceID, e.CorrelationID())
+	}
+	req.CorrelationID = "r-2"
+	if _, err := f.d.PublishRequest(asker, "hostile.v1.panic", json.RawMessage(`{}`), req); err != nil {
+		t.Fatal(err)
+	}
+	if fail, ok := ipc.AsRequestFailed(next().Payload); !ok || fail.Reason != ipc.FailHandler || fail.CorrelationID != "r-2" {
+		t.Fatalf("the trapped request was answered %+v (%v)", fail, ok)
+	}
+
+	noop, err := f.bus.Subscribe(bus.RouteSpec{Owner: "test", Pattern: "hostile.v1.noop"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer noop.Close()
+	if _, err := f.invoke(t, context.Background(), "ask_nobody", ""); err != nil {
+		t.Fatalf("ask_nobody: %v", err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	d, err := noop.Recv(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fail, ok := ipc.AsRequestFailed(d.Envelope.Payload); !ok || fail.Reason != ipc.FailNoResponders || fail.CorrelationID != "asked-nobody" {
+		t.Fatalf("the guest's request was answered %s", d.Envelope.Payload)
+	}
+}
+
+type nopTarget struct{}
+
+func (nopTarget) Intercept(context.Context, dispatch.Invocation) (dispatch.Verdict, error) {
+	return dispatch.Verdict{}, nil
 }

@@ -121,6 +121,39 @@ var importDefs = []importDef{
 		}
 		return nil, st.call.Publish(string(topic), payload)
 	}},
+	{name: "ipc_request", params: p(6), fn: func(st *callState, mod api.Module, s []uint64) ([]byte, error) {
+		topic, payload, err := twoArgs(mod, s, "topic", "payload")
+		if err != nil {
+			return nil, err
+		}
+		raw, err := arg(mod, s[4], s[5], "request")
+		if err != nil {
+			return nil, err
+		}
+		var req hostapi.Request
+		if err := json.Unmarshal(raw, &req); err != nil {
+			return nil, hostapi.Errorf(hostapi.CodeInvalid, "ipc_request", "request is not the JSON of docs/abi.md: %v", err)
+		}
+		return nil, st.call.PublishRequest(string(topic), payload, req)
+	}},
+	{name: "ipc_reply", params: p(6), fn: func(st *callState, mod api.Module, s []uint64) ([]byte, error) {
+		topic, corr, err := twoArgs(mod, s, "topic", "correlation id")
+		if err != nil {
+			return nil, err
+		}
+		payload, err := arg(mod, s[4], s[5], "payload")
+		if err != nil {
+			return nil, err
+		}
+		return nil, st.call.PublishReply(string(topic), string(corr), payload)
+	}},
+	{name: "ipc_serving", params: nil, fn: func(st *callState, _ api.Module, _ []uint64) ([]byte, error) {
+		replyTo, corr := st.call.Serving()
+		if corr == "" {
+			return nil, nil
+		}
+		return jsonOf(hostapi.Request{ReplyTo: replyTo, CorrelationID: corr})
+	}},
 	{name: "ipc_subscribe", params: p(2), fn: func(st *callState, mod api.Module, s []uint64) ([]byte, error) {
 		pattern, err := arg(mod, s[0], s[1], "pattern")
 		if err != nil {

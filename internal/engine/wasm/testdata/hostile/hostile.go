@@ -37,6 +37,17 @@ func New() *sdk.Capsule {
 		c.Final(c.Payload())
 		return nil
 	})
+	// serve answers the request it serves with the payload and what it
+	// learnt of the request (ipc_serving, ipc_reply).
+	c.Handle("hostile.v1.serve", "serve", func(c *sdk.Call) error {
+		replyTo, corr := c.Serving()
+		return c.ReplyJSON(map[string]any{"payload": json.RawMessage(c.Payload()), "reply_to": replyTo, "correlation_id": corr})
+	})
+	// ask_nobody sends a request nothing takes (ipc_request); the kernel
+	// answers it on hostile.v1.noop.
+	c.Handle("hostile.v1.ask_nobody", "ask_nobody", func(c *sdk.Call) error {
+		return c.Request("hostile.v1.out", []byte(`{}`), hostapi.Request{ReplyTo: "hostile.v1.noop", CorrelationID: "asked-nobody"})
+	})
 	c.Handle("hostile.v1.loop", "loop", func(*sdk.Call) error {
 		for {
 			Spin++

@@ -1,0 +1,307 @@
+package dispatch
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/astrid-go/astrid/ipc"
+)
+
+// Request/reply (DESIGN §4b). A request names its reply address and a
+// correlation id; the dispatcher keeps it pending until something answers it
+// — a reply on that address with that id, for that principal — and answers
+// it itself, with an ipc.RequestFailed, when nothing will: no handler took
+// it, a handler's queue was full or its capsule unloaded, the handler failed
+// or refused it, or its deadline passed. It never needs to know what a
+// topic means to do so.
+
+// Request is what makes a publish a request.
+type Request struct {
+	// ReplyTo is the topic the answer goes to. The requester must be
+	// allowed to subscribe to it: the kernel's failure answer lands only
+	// where the requester itself may listen.
+	ReplyTo string
+	// CorrelationID ties the answers to the request (ipc.ValidateCorrelationID).
+	CorrelationID string
+	// Timeout is how long the request waits for an answer; zero is
+	// DefaultRequestTimeout, more than MaxRequestTimeout is cut to it.
+	Timeout time.Duration
+}
+
+const (
+	// DefaultRequestTimeout is a request's wait when it names none: long
+	// enough for a tool call that waits on a person's approval.
+	DefaultRequestTimeout = 10 * time.Minute
+	// MaxRequestTimeout bounds any request's wait.
+	MaxRequestTimeout = time.Hour
+	// MaxPendingRequests bounds the requests one capsule may have waiting
+	// at once; past it a request is refused at publish (ErrTooManyRequests).
+	MaxPendingRequests = 4096
+	// maxLostReplies bounds the correlation ids a capsule remembers having
+	// been told it lost an answer of.
+	maxLostReplies = 256
+)
+
+// ErrTooManyRequests refuses a request past MaxPendingRequests.
+var ErrTooManyRequests = errors.New("too many requests waiting for an answer")
+
+type requestKey struct {
+	principal, replyTo, correlation string
+}
+
+type pendingRequest struct {
+	requester string
+	timer     *time.Timer
+}
+
+// asked is what the kernel needs of a request to answer it: a copy, since
+// the envelope itself is still being stamped when it becomes pending.
+type asked struct {
+	key   requestKey
+	topic string
+	scope uint64
+}
+
+func askedOf(e *ipc.Envelope) asked {
+	return asked{key: keyOf(e), topic: e.Topic, scope: e.Scope}
+}
+
+// requests is the dispatcher's table of requests waiting for an answer.
+type requests struct {
+	mu       sync.Mutex
+	pending  map[requestKey]*pendingRequest
+	byCap    map[string]int
+	closed   bool
+	lostSeen map[string][]string // capsule id → correlation ids told lost, oldest first
+}
+
+func keyOf(e *ipc.Envelope) requestKey {
+	return requestKey{principal: e.Principal, replyTo: e.ReplyTo(), correlation: e.CorrelationID()}
+}
+
+// add registers a as pending for requester for wait.
+func (rq *requests) add(requester string, a asked, wait time.Duration, expire func(asked)) error {
+	rq.mu.Lock()
+	defer rq.mu.Unlock()
+	if rq.closed {
+		return ErrClosed
+	}
+	if rq.pending == nil {
+		rq.pending, rq.byCap = map[requestKey]*pendingRequest{}, map[string]int{}
+	}
+	if rq.byCap[requester] >= MaxPendingRequests {
+		return fmt.Errorf("%w: capsule %s has %d", ErrTooManyRequests, requester, MaxPendingRequests)
+	}
+	k := a.key
+	if old, ok := rq.pending[k]; ok {
+		// The same request again (a retry): the new one's deadline holds.
+		old.timer.Stop()
+		rq.byCap[old.requester]--
+	}
+	p := &pendingRequest{requester: requester}
+	p.timer = time.AfterFunc(wait, func() { expire(a) })
+	rq.pending[k] = p
+	rq.byCap[requester]++
+	return nil
+}
+
+// take removes the request k if it is still pending, reporting whether it was.
+func (rq *requests) take(k requestKey) bool {
+	rq.mu.Lock()
+	defer rq.mu.Unlock()
+	p, ok := rq.pending[k]
+	if !ok {
+		return false
+	}
+	p.timer.Stop()
+	delete(rq.pending, k)
+	if rq.byCap[p.requester]--; rq.byCap[p.requester] <= 0 {
+		delete(rq.byCap, p.requester)
+	}
+	return true
+}
+
+// firstLoss reports whether capsule was not yet told it lost an answer for
+// correlation, and remembers that it now is.
+func (rq *requests) firstLoss(capsule, correlation string) bool {
+	rq.mu.Lock()
+	defer rq.mu.Unlock()
+	if rq.lostSeen == nil {
+		rq.lostSeen = map[string][]string{}
+	}
+	seen := rq.lostSeen[capsule]
+	for _, id := range seen {
+		if id == correlation {
+			return false
+		}
+	}
+	if len(seen) == maxLostReplies {
+		seen = seen[1:]
+	}
+	rq.lostSeen[capsule] = append(seen, correlation)
+	return true
+}
+
+// close stops every timer: nobody is left to hear an answer.
+func (rq *requests) close() {
+	rq.mu.Lock()
+	defer rq.mu.Unlock()
+	rq.closed = true
+	for k, p := range rq.pending {
+		p.timer.Stop()
+		delete(rq.pending, k)
+	}
+	rq.byCap = nil
+}
+
+// Pending is the number of requests waiting for an answer.
+func (d *Dispatcher) Pending() int {
+	d.requests.mu.Lock()
+	defer d.requests.mu.Unlock()
+	return len(d.requests.pending)
+}
+
+// PublishRequest publishes payload on topic as a request (Publish's checks,
+// then the request's): the reply address must be a valid topic the capsule
+// may subscribe to, and the correlation id valid. From then on the request
+// is answered exactly once by the kernel if no handler answers it: at once
+// when nothing on this host or a transport took it (ipc.FailNoResponders),
+// and otherwise as the Request type says.
+func (d *Dispatcher) PublishRequest(from Caller, topic string, payload json.RawMessage, req Request) (Result, error) {
+	c, err := d.lookup(from.Capsule)
+	if err != nil {
+		return Result{}, fmt.Errorf("dispatch: request %s from capsule %s: %w", topic, from.Capsule, err)
+	}
+	if err := ipc.ValidateTopic(req.ReplyTo); err != nil {
+		d.stats.invalid.Add(1)
+		return Result{}, fmt.Errorf("dispatch: request %s from capsule %s: reply address: %w", topic, c.id, err)
+	}
+	if err := ipc.ValidateCorrelationID(req.CorrelationID); err != nil {
+		d.stats.invalid.Add(1)
+		return Result{}, fmt.Errorf("dispatch: request %s from capsule %s: %w", topic, c.id, err)
+	}
+	if !c.subscribe.allows(req.ReplyTo) {
+		d.stats.subscribeDenied.Add(1)
+		return Result{}, fmt.Errorf("dispatch: request %s from capsule %s: reply address %s: %w", topic, c.id, req.ReplyTo, c.subscribe.deny("subscribe", req.ReplyTo, c.id))
+	}
+	wait := req.Timeout
+	if wait <= 0 {
+		wait = DefaultRequestTimeout
+	}
+	wait = min(wait, MaxRequestTimeout)
+	e := &ipc.Envelope{Topic: topic, Payload: payload, SourceID: c.id, Principal: from.Principal, Scope: from.Scope}
+	e.SetRequest(req.ReplyTo, req.CorrelationID, time.Now().Add(wait).UnixNano())
+	// Pending before it is published: a handler may answer before the
+	// publish returns.
+	a := askedOf(e)
+	if err := d.requests.add(c.id, a, wait, func(a asked) {
+		d.fail(a, ipc.FailTimeout, fmt.Sprintf("nothing answered within %s", wait))
+	}); err != nil {
+		return Result{}, fmt.Errorf("dispatch: request %s from capsule %s: %w", topic, c.id, err)
+	}
+	res, err := d.publish(from, e, publishOpts{})
+	if err != nil {
+		d.requests.take(a.key)
+		return Result{}, err
+	}
+	if res.Routes == 0 && res.Interceptors == 0 && d.opts.Transport == nil {
+		d.fail(a, ipc.FailNoResponders, fmt.Sprintf("nothing on the bus takes %s", topic))
+	}
+	return res, nil
+}
+
+// PublishReply publishes payload on topic as an answer to the request
+// correlationID names; the first answer ends that request's wait. A reply
+// a handler publishes may use the queues' headroom (limitFor).
+func (d *Dispatcher) PublishReply(from Caller, topic, correlationID string, payload json.RawMessage) (Result, error) {
+	if err := ipc.ValidateCorrelationID(correlationID); err != nil {
+		d.stats.invalid.Add(1)
+		return Result{}, fmt.Errorf("dispatch: reply on %s from capsule %s: %w", topic, from.Capsule, err)
+	}
+	e := &ipc.Envelope{Topic: topic, Payload: payload, SourceID: from.Capsule, Principal: from.Principal, Scope: from.Scope}
+	e.SetReply(correlationID)
+	return d.publish(from, e, publishOpts{})
+}
+
+// answered ends the wait of the request e (a reply) answers, if any.
+func (d *Dispatcher) answered(e *ipc.Envelope) {
+	d.requests.take(requestKey{principal: e.Principal, replyTo: e.Topic, correlation: e.CorrelationID()})
+}
+
+// failRequest answers the request e with a failure from the kernel, if it
+// is still waiting (a handler's answer or an earlier failure ends the
+// wait). The answer goes to e's reply address, for e's principal and
+// scope, with the headroom answers get. It reports whether it answered.
+func (d *Dispatcher) failRequest(e *ipc.Envelope, reason ipc.FailureReason, msg string) bool {
+	return d.fail(askedOf(e), reason, msg)
+}
+
+func (d *Dispatcher) fail(a asked, reason ipc.FailureReason, msg string) bool {
+	if !d.requests.take(a.key) {
+		return false
+	}
+	payload, err := ipc.RequestFailed{CorrelationID: a.key.correlation, Reason: reason, Message: msg}.MarshalJSON()
+	if err != nil {
+		return false
+	}
+	ans := &ipc.Envelope{Topic: a.key.replyTo, Payload: payload, SourceID: ipc.KernelSourceID, Principal: a.key.principal, Scope: a.scope}
+	ans.SetReply(a.key.correlation)
+	if _, err := d.deliver(nil, nil, ans, nil, 0, true); err != nil {
+		d.log.Warn("dispatch: the failure answer to a request was not delivered", slog.String("topic", a.topic), slog.String("reply_to", a.key.replyTo), slog.Any("error", err))
+		return false
+	}
+	d.stats.requestsFailed.Add(1)
+	d.log.Debug("dispatch: request answered by the kernel", slog.String("topic", a.topic), slog.String("reply_to", a.key.replyTo), slog.String("reason", string(reason)), slog.String("message", msg))
+	return true
+}
+
+// dropped answers for an interceptor call that will never run: a request
+// is failed on its reply address; a reply lost at its requester's queue is
+// replaced, for that capsule alone and past its full queue, by a failure
+// naming its correlation id (once per id), so that the requester stops
+// waiting at once. It reports whether someone was told.
+func (d *Dispatcher) dropped(c *capsule, l *link, e *ipc.Envelope, reason ipc.FailureReason, msg string) bool {
+	switch {
+	case e.IsRequest():
+		return d.failRequest(e, reason, msg)
+	case e.IsReply():
+		if !d.requests.firstLoss(c.id, e.CorrelationID()) {
+			return false
+		}
+		payload, err := ipc.RequestFailed{CorrelationID: e.CorrelationID(), Reason: ipc.FailReplyLost,
+			Message: fmt.Sprintf("an answer on %s was lost before capsule %s took it: %s; the answer is incomplete", e.Topic, c.id, msg)}.MarshalJSON()
+		if err != nil {
+			return false
+		}
+		ans := &ipc.Envelope{Topic: e.Topic, Payload: payload, SourceID: ipc.KernelSourceID, Principal: e.Principal, Scope: e.Scope, Timestamp: time.Now().UnixNano()}
+		ans.SetReply(e.CorrelationID())
+		return d.Notify(c.id, l.pattern, l.handler, ans)
+	}
+	return false
+}
+
+// requestKey in a context: the request an interceptor call serves, so that
+// the host layer can answer it (RequestFrom).
+type requestCtxKey struct{}
+
+func withRequest(ctx context.Context, e *ipc.Envelope) context.Context {
+	if !e.IsRequest() {
+		return ctx
+	}
+	return context.WithValue(ctx, requestCtxKey{}, e)
+}
+
+// RequestFrom returns the reply address and correlation id of the request
+// an interceptor call serves; empty when the event is no request.
+func RequestFrom(ctx context.Context) (replyTo, correlationID string) {
+	e, _ := ctx.Value(requestCtxKey{}).(*ipc.Envelope)
+	if e == nil {
+		return "", ""
+	}
+	return e.ReplyTo(), e.CorrelationID()
+}
