@@ -174,7 +174,10 @@ func TestARequestNobodyAnswersTimesOut(t *testing.T) {
 func TestARequestPastItsDeadlineIsNotInvoked(t *testing.T) {
 	d, _ := newTestDispatcher(t, Options{})
 	register(t, d, CapsuleACL{ID: "svc", Subscribe: []string{"svc.v1.ask"}, Interceptors: []Interceptor{{Pattern: "svc.v1.ask", Handler: "h"}}},
-		targetFunc(func(context.Context, Invocation) (Verdict, error) { t.Error("a request past its deadline was invoked"); return Verdict{}, nil }))
+		targetFunc(func(context.Context, Invocation) (Verdict, error) {
+			t.Error("a request past its deadline was invoked")
+			return Verdict{}, nil
+		}))
 	e := &ipc.Envelope{Topic: "svc.v1.ask", Payload: json.RawMessage(`{}`), SourceID: "remote", Principal: "alice"}
 	e.SetRequest("svc.v1.answer", "old", time.Now().Add(-time.Second).UnixNano())
 	d.dispatch(e, d.interceptors.Load().match(e.Topic), nil, false)
