@@ -241,6 +241,18 @@ func (d *Dispatcher) failRequest(e *ipc.Envelope, reason ipc.FailureReason, msg 
 	return d.fail(askedOf(e), reason, msg)
 }
 
+// FailRequest answers the request e with a failure from the kernel if it
+// is still waiting on this host, as the dispatcher does for a request it
+// dropped: for a transport that lost the host a request went to
+// (ipc.FailHostLost). It reports whether it answered; false for an
+// envelope that is no request or whose wait already ended.
+func (d *Dispatcher) FailRequest(e *ipc.Envelope, reason ipc.FailureReason, msg string) bool {
+	if !e.IsRequest() {
+		return false
+	}
+	return d.failRequest(e, reason, msg)
+}
+
 func (d *Dispatcher) fail(a asked, reason ipc.FailureReason, msg string) bool {
 	if !d.requests.take(a.key) {
 		return false
