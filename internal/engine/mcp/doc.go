@@ -3,6 +3,12 @@
 // go-sdk client, and puts the server's tools on the tool convention as
 // "<server id>:<tool>" (DESIGN §4, "Tool names").
 //
+// A server runs in the workspace it serves (DESIGN §4a): the one started at
+// load in the kernel's workspace lists the tools, and a call from a request
+// in another workspace (or for another principal) reaches a server started
+// for that workspace on its first call, in it and confined to the grants
+// resolved for it, never the load-time one (workspace.go).
+//
 // It owns the server process: the host_process check on the command exactly
 // as declared, the resolution of that command inside the capsule directory
 // (a "fat binary" directory holds one file per target triple; a symlink

@@ -1,6 +1,7 @@
 package mcp
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/astrid-go/astrid/internal/capsule"
 	"github.com/astrid-go/astrid/internal/host"
+	"github.com/astrid-go/astrid/ipc"
 	"github.com/astrid-go/astrid/manifest"
 )
 
@@ -34,6 +36,13 @@ type Options struct {
 	// server, one per line ("write: …" to it, "read: …" from it), for
 	// debugging and for tests that assert what went on the wire.
 	WireLog io.Writer
+	// MaxWorkspaces caps the servers run for request workspaces besides
+	// the load-time one (workspace.go): starting one more stops the least
+	// recently used idle one. Zero means DefaultMaxWorkspaces.
+	MaxWorkspaces int
+	// IdleTimeout stops a request workspace's server after that long
+	// without a call. Zero means DefaultIdleTimeout.
+	IdleTimeout time.Duration
 }
 
 // Defaults for Options.
@@ -47,6 +56,12 @@ const (
 	// stableAfter is how long a generation must live for the backoff to
 	// start again from RestartBackoff.
 	stableAfter = time.Minute
+	// DefaultMaxWorkspaces and DefaultIdleTimeout bound the servers run
+	// for request workspaces (workspace.go): a daemon serving a handful of
+	// projects keeps each one's server warm across a session's calls, and
+	// one visited once does not keep a process for the daemon's lifetime.
+	DefaultMaxWorkspaces = 8
+	DefaultIdleTimeout   = 10 * time.Minute
 )
 
 // Engine runs one stdio MCP server of a capsule. It implements
@@ -62,15 +77,26 @@ type Engine struct {
 	log         *slog.Logger
 	hooks       map[string]bool // handlers of the manifest's interceptors
 
-	mu       sync.Mutex
-	health   capsule.Health
-	cur      *server // nil while the server is down or restarting
-	tools    []tool  // as loaded; the bus surface is fixed at load
-	hasHook  bool    // the server offers astrid_hook_intercept
+	mu     sync.Mutex
+	health capsule.Health
+	// cur is the load-time server, the one of the kernel's own workspace
+	// for the default principal (home): nil while it is down or
+	// restarting. Its tools are the engine's.
+	cur      *server
+	tools    []tool // as loaded; the bus surface is fixed at load
+	hasHook  bool   // the server offers astrid_hook_intercept
 	restarts int
 	stopping bool
 	stopSup  context.CancelFunc
 	supDone  chan struct{}
+	// scoped are the servers of other workspaces and principals, started
+	// on their first call (workspace.go); scopedCtx ends with Unload and
+	// aborts their starts; scopedWG counts their goroutines, which Unload
+	// waits for, so that no server outlives it.
+	scoped     map[scopeKey]*scopedServer
+	scopedCtx  context.Context
+	stopScoped context.CancelFunc
+	scopedWG   sync.WaitGroup
 }
 
 var (
@@ -110,6 +136,12 @@ func New(srv manifest.MCPServer, m *manifest.Manifest, h *host.Capsule, opts Opt
 	if opts.StartTimeout <= 0 {
 		opts.StartTimeout = DefaultStartTimeout
 	}
+	if opts.MaxWorkspaces <= 0 {
+		opts.MaxWorkspaces = DefaultMaxWorkspaces
+	}
+	if opts.IdleTimeout <= 0 {
+		opts.IdleTimeout = DefaultIdleTimeout
+	}
 	hooks := map[string]bool{}
 	for _, i := range m.Interceptors() {
 		hooks[i.Handler] = true
@@ -127,8 +159,8 @@ func (e *Engine) Name() string { return "mcp:" + e.srv.ID }
 // Command is what the engine executes: the declared command once resolved.
 func (e *Engine) Command() string { return e.command }
 
-// PID is the process id of the running server (the leader of its process
-// group), or 0 while it is down.
+// PID is the process id of the running load-time server (the leader of
+// its process group), or 0 while it is down.
 func (e *Engine) PID() int {
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -145,8 +177,9 @@ func (e *Engine) Restarts() int {
 	return e.restarts
 }
 
-// Load implements capsule.Engine: it starts the server, runs the MCP
-// handshake and lists its tools, which become the engine's Surface.
+// Load implements capsule.Engine: it starts the server in the kernel's
+// workspace, runs the MCP handshake and lists its tools, which become the
+// engine's Surface. Other workspaces get their servers on their first call.
 func (e *Engine) Load(ctx context.Context) error {
 	e.mu.Lock()
 	if e.cur != nil || e.supDone != nil {
@@ -157,7 +190,7 @@ func (e *Engine) Load(ctx context.Context) error {
 	e.stopping = false
 	e.mu.Unlock()
 
-	s, err := e.start(ctx)
+	s, err := e.start(ctx, e.home())
 	if err != nil {
 		e.set(capsule.Failed, err)
 		return err
@@ -174,6 +207,8 @@ func (e *Engine) Load(ctx context.Context) error {
 	e.cur, e.tools, e.hasHook = s, tools, hasHook
 	supDone := make(chan struct{})
 	e.stopSup, e.supDone = stopSup, supDone
+	e.scoped = map[scopeKey]*scopedServer{}
+	e.scopedCtx, e.stopScoped = context.WithCancel(context.Background())
 	e.health = capsule.Health{State: capsule.Ready}
 	e.mu.Unlock()
 	join(e)
@@ -182,8 +217,17 @@ func (e *Engine) Load(ctx context.Context) error {
 	return nil
 }
 
-// start starts one generation of the server.
-func (e *Engine) start(ctx context.Context) (*server, error) {
+// home is the key of the load-time server: the kernel's own workspace, for
+// the default principal.
+func (e *Engine) home() scopeKey {
+	return scopeKey{principal: ipc.DefaultPrincipal, workspace: e.host.Gate().Workspace()}
+}
+
+// start starts one generation of the server of k: in k's workspace (the
+// install directory when there is none), confined to the capsule's grants
+// resolved for that workspace and principal, as a process a call of that
+// request starts would be.
+func (e *Engine) start(ctx context.Context, k scopeKey) (*server, error) {
 	env, skipped := environ(e.opts.Env)
 	if len(skipped) > 0 {
 		e.log.Warn("capsule [env] values left out of the server's environment: their names cannot be environment variables", "keys", skipped)
@@ -192,7 +236,7 @@ func (e *Engine) start(ctx context.Context) (*server, error) {
 		name:    e.capsuleID + "/" + e.srv.ID,
 		command: e.command,
 		args:    e.srv.Args,
-		dir:     e.dir,
+		dir:     cmp.Or(k.workspace, e.dir),
 		env:     env,
 		log:     e.log,
 		wire:    e.opts.WireLog,
@@ -200,10 +244,13 @@ func (e *Engine) start(ctx context.Context) (*server, error) {
 		// The server's own files (the install directory) are readable
 		// to it besides the capsule's grants.
 		confine: func(cmd *exec.Cmd) (*host.Confined, error) {
-			return e.host.Confine("mcp_server", cmd, "default", e.dir, cmd.Path)
+			return e.host.ConfineIn(k.workspace, "mcp_server", cmd, k.principal, e.dir, cmd.Path)
 		},
 	})
 	if err != nil {
+		if k != e.home() {
+			return nil, fmt.Errorf("mcp server %s in workspace %s: %w", e.srv.ID, k.workspace, err)
+		}
 		return nil, fmt.Errorf("mcp server %s: %w", e.srv.ID, err)
 	}
 	return s, nil
@@ -214,16 +261,25 @@ func (e *Engine) start(ctx context.Context) (*server, error) {
 func (e *Engine) WaitReady(ctx context.Context) error { return ctx.Err() }
 
 // Unload implements capsule.Engine: the supervisor stops restarting, and the
-// server's whole process group is stopped. Calls in flight get their
-// failure replies.
+// whole process group of every server (the load-time one and each
+// workspace's) is stopped; it returns once they are. Calls in flight get
+// their failure replies.
 func (e *Engine) Unload(context.Context) error {
 	e.mu.Lock()
 	e.stopping = true
 	s, stopSup, supDone := e.cur, e.stopSup, e.supDone
 	e.cur, e.stopSup, e.supDone = nil, nil, nil
+	for _, ss := range e.scoped {
+		e.dropLocked(ss)
+	}
+	stopScoped := e.stopScoped
+	e.stopScoped = nil
 	e.health = capsule.Health{State: capsule.Unloading}
 	e.mu.Unlock()
 	leave(e)
+	if stopScoped != nil {
+		stopScoped() // aborts the starts still in their handshake
+	}
 	if stopSup != nil {
 		stopSup()
 		<-supDone
@@ -231,6 +287,7 @@ func (e *Engine) Unload(context.Context) error {
 	if s != nil {
 		s.stop(stopGrace)
 	}
+	e.scopedWG.Wait()
 	e.set(capsule.Unloaded, nil)
 	return nil
 }
@@ -250,7 +307,8 @@ func (e *Engine) set(s capsule.State, err error) {
 	e.mu.Unlock()
 }
 
-// current returns the live generation, or nil while the server is down.
+// current returns the live generation of the load-time server, or nil
+// while it is down.
 func (e *Engine) current() *server {
 	e.mu.Lock()
 	defer e.mu.Unlock()

@@ -29,7 +29,7 @@ func TestLoadPutsToolsOnTheBus(t *testing.T) {
 		}
 	}
 	slices.Sort(names)
-	want := []string{"fake:block", "fake:crash", "fake:echo", "fake:env", "fake:fail", "fake:spawn"}
+	want := []string{"fake:block", "fake:crash", "fake:echo", "fake:env", "fake:fail", "fake:spawn", "fake:where", "fake:write"}
 	if !slices.Equal(names, want) {
 		t.Fatalf("tools on the bus = %v, want %v (bad.name and the hook tool left off)", names, want)
 	}

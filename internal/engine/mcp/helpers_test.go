@@ -36,6 +36,8 @@ type rig struct {
 	bus     *bus.Bus
 	d       *dispatch.Dispatcher
 	cancels *host.Cancels
+	scopes  *host.Scopes
+	ws      string // the kernel's workspace
 	comp    *capsule.Composite
 	engine  *Engine
 	wire    *testutil.SyncBuffer
@@ -75,12 +77,12 @@ command = %q
 
 func newRig(t *testing.T, m *manifest.Manifest, opts Options) *rig {
 	t.Helper()
-	r := &rig{t: t, wire: &testutil.SyncBuffer{}, logs: &testutil.SyncBuffer{}, cancels: host.NewCancels()}
+	r := &rig{t: t, wire: &testutil.SyncBuffer{}, logs: &testutil.SyncBuffer{}, cancels: host.NewCancels(), scopes: host.NewScopes(), ws: realTempDir(t)}
 	log := slog.New(slog.NewTextHandler(r.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	r.bus = bus.New(bus.Options{Logger: log})
 	r.d = dispatch.New(r.bus, dispatch.Options{Logger: log})
 	t.Cleanup(func() { r.d.Close(); r.bus.Close() })
-	h, err := host.NewCapsule(host.Deps{Dispatcher: r.d, Cancels: r.cancels, Logger: log, Workspace: t.TempDir()}, m, m.Dir, nil)
+	h, err := host.NewCapsule(host.Deps{Dispatcher: r.d, Cancels: r.cancels, Scopes: r.scopes, Logger: log, Workspace: r.ws}, m, m.Dir, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -124,14 +126,21 @@ func (nopTarget) Intercept(context.Context, dispatch.Invocation) (dispatch.Verdi
 	return dispatch.Verdict{}, dispatch.ErrNotSupported
 }
 
-// call publishes a call of a bus tool and returns its call id.
+// call publishes a call of a bus tool.
 func (r *rig) call(tool, callID string, args string) {
+	r.t.Helper()
+	r.callIn(0, tool, callID, args)
+}
+
+// callIn publishes a call of a bus tool in request scope (0: none), as an
+// uplink's client does.
+func (r *rig) callIn(scope uint64, tool, callID string, args string) {
 	r.t.Helper()
 	p, err := ipc.EncodePayload(ipc.ToolExecuteRequest{CallID: callID, ToolName: tool, Arguments: json.RawMessage(args)})
 	if err != nil {
 		r.t.Fatal(err)
 	}
-	res, err := r.d.Publish(dispatch.Caller{Capsule: clientID, Principal: ipc.DefaultPrincipal}, ipc.ToolExecuteTopic(tool), p)
+	res, err := r.d.Publish(dispatch.Caller{Capsule: clientID, Principal: ipc.DefaultPrincipal, Scope: scope}, ipc.ToolExecuteTopic(tool), p)
 	if err != nil {
 		r.t.Fatal(err)
 	}
@@ -158,7 +167,13 @@ func (r *rig) result() (topic, source string, res ipc.ToolExecuteResult) {
 // roundTrip calls tool and returns its result, checking where it came from.
 func (r *rig) roundTrip(tool, callID, args string) ipc.ToolCallResult {
 	r.t.Helper()
-	r.call(tool, callID, args)
+	return r.roundTripIn(0, tool, callID, args)
+}
+
+// roundTripIn is roundTrip in request scope (0: none).
+func (r *rig) roundTripIn(scope uint64, tool, callID, args string) ipc.ToolCallResult {
+	r.t.Helper()
+	r.callIn(scope, tool, callID, args)
 	topic, source, res := r.result()
 	if topic != ipc.ToolResultTopic(tool) || source != r.comp.ID() || res.CallID != callID {
 		r.t.Fatalf("result on %s from %s for %s, want %s from %s for %s", topic, source, res.CallID, ipc.ToolResultTopic(tool), r.comp.ID(), callID)
@@ -189,4 +204,15 @@ func writeFile(t *testing.T, path, data string, mode os.FileMode) {
 	if err := os.WriteFile(path, []byte(data), mode); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// realTempDir is a temporary directory with its symlinks resolved, as a
+// workspace the uplink took is (host.CheckWorkspace).
+func realTempDir(t *testing.T) string {
+	t.Helper()
+	d, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
 }

@@ -39,10 +39,11 @@ func (e *Engine) intercept(ctx context.Context, inv hostapi.Invocation) (hostapi
 	}
 	call, cctx := e.host.Begin(ctx, inv.Principal)
 	defer call.End()
-	s := e.current()
-	if s == nil {
-		return hostapi.Verdict{}, fmt.Errorf("mcp hook %s: MCP server %s is down and being restarted", inv.Handler, e.srv.ID)
+	s, release, err := e.serverFor(cctx, call, inv.Principal)
+	if err != nil {
+		return hostapi.Verdict{}, fmt.Errorf("mcp hook %s: %w", inv.Handler, err)
 	}
+	defer release()
 	callCtx, cancel := context.WithCancelCause(cctx)
 	defer cancel(nil)
 	unwatch := context.AfterFunc(s.done, func() { cancel(context.Cause(s.done)) })

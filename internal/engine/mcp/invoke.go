@@ -63,11 +63,19 @@ func (e *Engine) callTool(ctx context.Context, inv hostapi.Invocation, t tool) (
 		e.log.Warn("cancel key not registered", "tool", t.busName, "call_id", req.CallID, "err", err)
 	}
 
-	s := e.current()
-	if s == nil {
-		return e.answer(call, topic, ipc.ToolCallError(req.CallID,
-			fmt.Sprintf("MCP server %s is down and being restarted; try again shortly", e.srv.ID)))
+	// The server of the call's workspace: the load-time one, or one
+	// started (or being started) for the request's workspace.
+	s, release, err := e.serverFor(cctx, call, inv.Principal)
+	if err != nil {
+		if reason, interrupted := e.cancelled(ctx, cctx); interrupted {
+			err = fmt.Errorf("mcp tool %s: call %s: %s while its server started: %w", t.busName, req.CallID, reason, err)
+			setFailure(reason)
+			call.Fail(err)
+			return hostapi.Verdict{}, err
+		}
+		return e.answer(call, topic, ipc.ToolCallError(req.CallID, err.Error()))
 	}
+	defer release()
 	// The call ends at once when its server dies, not when the session
 	// notices.
 	callCtx, cancel := context.WithCancelCause(cctx)
@@ -95,23 +103,34 @@ func (e *Engine) callTool(ctx context.Context, inv hostapi.Invocation, t tool) (
 // the error is a JSON-RPC error object; anything else means the connection
 // broke, and the server is (or is about to be) gone.
 func (e *Engine) interruption(s *server, outer, cctx, callCtx context.Context, err error) (string, bool) {
-	var wire *jsonrpc.Error
+	if !errors.Is(context.Cause(callCtx), errServerExited) {
+		if reason, ok := e.cancelled(outer, cctx); ok {
+			return reason, true
+		}
+		var wire *jsonrpc.Error
+		if errors.As(err, &wire) {
+			return "", false
+		}
+		// The session saw the break before the exit was reaped; give the
+		// reaper a moment so the reason can say how the server ended.
+		if !s.waitExit(exitReportWait) {
+			return fmt.Sprintf("lost the connection to MCP server %s during the call (%v); %s", e.srv.ID, err, s.next()), true
+		}
+	}
+	return fmt.Sprintf("MCP server %s stopped during the call (%v); %s", e.srv.ID, s.exitErr, s.next()), true
+}
+
+// cancelled says whether the call itself ended (its deadline passed or it
+// was cancelled: outer is the invocation's context, cctx the call's), and
+// why, in words for the caller.
+func (e *Engine) cancelled(outer, cctx context.Context) (string, bool) {
 	switch {
-	case errors.Is(context.Cause(callCtx), errServerExited):
 	case errors.Is(outer.Err(), context.DeadlineExceeded):
 		return fmt.Sprintf("MCP tool call timed out: the call's deadline passed (server %s)", e.srv.ID), true
 	case cctx.Err() != nil:
 		return fmt.Sprintf("MCP tool call cancelled (%v)", context.Cause(cctx)), true
-	case errors.As(err, &wire):
-		return "", false
-	default:
-		// The session saw the break before the exit was reaped; give the
-		// reaper a moment so the reason can say how the server ended.
-		if !s.waitExit(exitReportWait) {
-			return fmt.Sprintf("lost the connection to MCP server %s during the call (%v); it is being restarted", e.srv.ID, err), true
-		}
 	}
-	return fmt.Sprintf("MCP server %s stopped during the call (%v); it is being restarted", e.srv.ID, s.exitErr), true
+	return "", false
 }
 
 // exitReportWait bounds how long a failed call waits to learn how its

@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"strconv"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"go.uber.org/goleak"
@@ -28,6 +29,7 @@ func TestMain(m *testing.M) {
 // runFakeServer is an MCP server over stdio with one tool per behaviour
 // the engine must handle.
 func runFakeServer() {
+	holdInWorkspace()
 	s := mcp.NewServer(&mcp.Implementation{Name: "fake", Version: "1"}, nil)
 	obj := map[string]any{"type": "object", "properties": map[string]any{"text": map[string]any{"type": "string"}}}
 	args := func(req *mcp.CallToolRequest) map[string]string {
@@ -76,6 +78,28 @@ func runFakeServer() {
 			}
 			return text(strconv.Itoa(c.Process.Pid)), nil
 		})
+	s.AddTool(&mcp.Tool{Name: "where", Description: "Says its working directory and pid", InputSchema: obj, Annotations: readOnly},
+		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			wd, err := os.Getwd()
+			if err != nil {
+				return nil, err
+			}
+			return text(wd + " " + strconv.Itoa(os.Getpid())), nil
+		})
+	s.AddTool(&mcp.Tool{Name: "write", Description: "Writes text to where.txt, or to path", InputSchema: obj},
+		func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			a := args(req)
+			path := a["path"]
+			if path == "" {
+				path = "where.txt"
+			}
+			if err := os.WriteFile(path, []byte(a["text"]), 0o600); err != nil {
+				r := text(err.Error())
+				r.IsError = true
+				return r, nil
+			}
+			return text("wrote " + path), nil
+		})
 	s.AddTool(&mcp.Tool{Name: hookTool, Description: "Interceptor hook", InputSchema: obj},
 		func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			var in struct {
@@ -99,5 +123,30 @@ func runFakeServer() {
 		})
 	if err := s.Run(context.Background(), &mcp.StdioTransport{}); err != nil {
 		fmt.Fprintln(os.Stderr, "fake:", err)
+	}
+}
+
+// Files in a fake server's working directory that hold its start, so that
+// a test can see calls wait for one start (workspace_test.go): while
+// holdFile exists the server has not answered the handshake; it says its
+// pid in pidFile first.
+const (
+	holdFile = ".fake-hold"
+	pidFile  = ".fake-pid"
+)
+
+func holdInWorkspace() {
+	if _, err := os.Stat(holdFile); err != nil {
+		return
+	}
+	if err := os.WriteFile(pidFile+".tmp", []byte(strconv.Itoa(os.Getpid())), 0o600); err == nil {
+		_ = os.Rename(pidFile+".tmp", pidFile)
+	}
+	// Polled: the test removes the file when it has seen every call wait.
+	for {
+		if _, err := os.Stat(holdFile); err != nil {
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 }

@@ -5,7 +5,7 @@ import (
 	"time"
 )
 
-// supervise watches the live generation and, when the server dies, starts
+// supervise watches the live generation of the load-time server and, when the server dies, starts
 // a new one after a backoff that doubles while generations keep dying young
 // (capped at MaxRestartBackoff) and starts over after a generation lived
 // stableAfter. Calls in flight when a server dies fail at once (their
@@ -40,7 +40,7 @@ func (e *Engine) supervise(ctx context.Context, s *server, done chan<- struct{})
 			case <-t.C:
 			}
 			backoff = min(2*backoff, MaxRestartBackoff)
-			ns, err := e.start(ctx)
+			ns, err := e.start(ctx, e.home())
 			if err != nil {
 				if ctx.Err() != nil {
 					return

@@ -29,6 +29,9 @@ type server struct {
 	stderr   *os.File // our end of the server's stderr
 	session  *mcp.ClientSession
 	started  time.Time
+	// scoped marks the server of a request's workspace (workspace.go),
+	// which is not restarted when it dies: the next call starts one.
+	scoped bool
 
 	// exited is closed once the direct child has exited and been reaped;
 	// exitErr says how it ended. done is cancelled at the same moment, with
@@ -40,6 +43,14 @@ type server struct {
 
 	closeOnce sync.Once
 	logDone   chan struct{} // the stderr reader has finished
+}
+
+// next says what follows the server's death, for a caller.
+func (s *server) next() string {
+	if s.scoped {
+		return "the next call starts it again"
+	}
+	return "it is being restarted"
 }
 
 // errServerExited is the cause carried by a server's done context.
