@@ -6,6 +6,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 
+	"github.com/astrid-go/astrid/internal/testutil"
 	"github.com/astrid-go/astrid/ipc"
 )
 
@@ -72,7 +73,7 @@ func TestBrokerRefusesForgedPublishes(t *testing.T) {
 				t.Fatal(err)
 			}
 			bed.expectOnlyMarker(t, r)
-			waitFor(t, "the server to report the violation", func() bool { return r.violations() == 1 })
+			testutil.WaitFor(t, guard, "the server to report the violation", func() bool { return r.violations() == 1 })
 		})
 	}
 }
@@ -97,7 +98,7 @@ func TestBrokerRefusesSubscriptionsOutsideGrants(t *testing.T) {
 			if _, err := r.ChanSubscribe(subject, got); err != nil {
 				t.Fatal(err)
 			}
-			waitFor(t, "the server to refuse the subscription", func() bool { return r.violations() == 1 })
+			testutil.WaitFor(t, guard, "the server to refuse the subscription", func() bool { return r.violations() == 1 })
 			bed.expectOnlyMarker(t, r)
 			if err := r.Flush(); err != nil {
 				t.Fatal(err)
@@ -174,7 +175,7 @@ func TestReceiverCannotPublish(t *testing.T) {
 		t.Fatal(err)
 	}
 	bed.expectOnlyMarker(t, r)
-	waitFor(t, "the violation", func() bool { return r.violations() == 1 })
+	testutil.WaitFor(t, guard, "the violation", func() bool { return r.violations() == 1 })
 }
 
 // TestOwnViolationIsCounted: a publish the host's own connection makes
@@ -183,7 +184,7 @@ func TestReceiverCannotPublish(t *testing.T) {
 func TestOwnViolationIsCounted(t *testing.T) {
 	bed, _ := newAttackBed(t)
 	bed.b.forward("tool", "news.x", `"not granted"`)
-	waitFor(t, "the violation to be counted", func() bool { return bed.b.Stats().Drops[DropPermission] == 1 })
+	testutil.WaitFor(t, guard, "the violation to be counted", func() bool { return bed.b.Stats().Drops[DropPermission] == 1 })
 	bed.a.forward("pub", "news.marker", `1`)
 	if e := bed.c.next(t); e.Topic != "news.marker" {
 		t.Fatalf("host C received %s from %s", e.Topic, e.SourceID)

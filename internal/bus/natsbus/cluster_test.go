@@ -6,6 +6,7 @@ import (
 
 	"github.com/nats-io/nats-server/v2/server"
 
+	"github.com/astrid-go/astrid/internal/testutil"
 	"github.com/astrid-go/astrid/ipc"
 )
 
@@ -29,7 +30,7 @@ func cluster(t *testing.T, n int) ([]*server.Server, []*Authenticator) {
 		servers, auths = append(servers, ns), append(auths, auth)
 	}
 	for _, ns := range servers {
-		waitFor(t, "the cluster to form", func() bool { return ns.NumRoutes() >= n-1 })
+		testutil.WaitFor(t, guard, "the cluster to form", func() bool { return ns.NumRoutes() >= n-1 })
 	}
 	return servers, auths
 }
@@ -47,7 +48,7 @@ func TestAcrossAClusterOfThree(t *testing.T) {
 	c.attach(t, "watch", nil, []string{"news.today"})
 	// Subscription interest propagates between nodes on its own time:
 	// publish until both hosts have heard.
-	waitFor(t, "interest to reach node 0", func() bool {
+	testutil.WaitFor(t, guard, "interest to reach node 0", func() bool {
 		a.forward("pub", "news.today", `0`)
 		return len(b.got) > 0 && len(c.got) > 0
 	})
@@ -79,7 +80,7 @@ func TestAcrossAClusterOfThree(t *testing.T) {
 	if err := r.Flush(); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "the violation", func() bool { return r.violations() == 1 })
+	testutil.WaitFor(t, guard, "the violation", func() bool { return r.violations() == 1 })
 	// C's credentials mean nothing to another node's authenticator.
 	if !strings.HasPrefix(user, "capsule:hostC:") {
 		t.Fatalf("user %q", user)

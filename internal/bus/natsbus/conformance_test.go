@@ -15,6 +15,7 @@ import (
 
 	"github.com/astrid-go/astrid/internal/bus"
 	"github.com/astrid-go/astrid/internal/dispatch"
+	"github.com/astrid-go/astrid/internal/testutil"
 	"github.com/astrid-go/astrid/ipc"
 )
 
@@ -238,7 +239,7 @@ func TestConformanceFanOut(t *testing.T) {
 				}
 			}
 		}
-		waitFor(t, "every interceptor to run for every event", func() bool { return calls.Load() == 3*n })
+		testutil.WaitFor(t, guard, "every interceptor to run for every event", func() bool { return calls.Load() == 3*n })
 	})
 }
 
@@ -279,7 +280,7 @@ func TestConformanceChain(t *testing.T) {
 		for range 3 {
 			<-done
 		}
-		waitFor(t, "the denial to be counted", func() bool { return w.recv.Stats().DenialsByReason["no"] == 1 })
+		testutil.WaitFor(t, guard, "the denial to be counted", func() bool { return w.recv.Stats().DenialsByReason["no"] == 1 })
 		mu.Lock()
 		defer mu.Unlock()
 		if !slices.Equal(order, []string{"g1", "g2", "g3"}) {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/astrid-go/astrid/internal/atomicfile"
 	"github.com/astrid-go/astrid/internal/bus/natsbus/natsbustest"
+	"github.com/astrid-go/astrid/internal/testutil"
 	"github.com/astrid-go/astrid/ipc"
 )
 
@@ -109,7 +110,7 @@ func TestEachCapsuleConnectsWithItsOwnCredentials(t *testing.T) {
 	if e.Topic != "chat.a" || e.SourceID != "p" || string(e.Payload) != `"honest"` {
 		t.Fatalf("host B received %s from %s: %s, want the honest chat.a from p", e.Topic, e.SourceID, e.Payload)
 	}
-	waitFor(t, "the broker to refuse p's publish outside its minted grant", func() bool {
+	testutil.WaitFor(t, guard, "the broker to refuse p's publish outside its minted grant", func() bool {
 		return a.Stats().Drops[DropPermission] >= 1
 	})
 	if got := a.Stats().Drops[DropPermission]; got != 1 {
@@ -158,7 +159,7 @@ func TestCapsuleCredentialsCannotActAsAnother(t *testing.T) {
 	if e.SourceID != "p" || e.Topic != "chat.a" || string(e.Payload) != `"honest"` {
 		t.Fatalf("host B received %s from %s: %s; a forgery went through", e.Topic, e.SourceID, e.Payload)
 	}
-	waitFor(t, "the server to refuse every forgery", func() bool { return violations() >= len(forgeries) })
+	testutil.WaitFor(t, guard, "the server to refuse every forgery", func() bool { return violations() >= len(forgeries) })
 	if got := violations(); got != len(forgeries) {
 		t.Fatalf("%d violations, want %d", got, len(forgeries))
 	}
@@ -239,7 +240,7 @@ func TestHostCredentialsCannotActAsACapsule(t *testing.T) {
 	}
 	must(t, rogue.Publish(PresencePrefix+".hostA", []byte(`{}`)))
 	must(t, rogue.Flush())
-	waitFor(t, "the server to refuse every forgery", func() bool { return violations() >= len(forgeries) })
+	testutil.WaitFor(t, guard, "the server to refuse every forgery", func() bool { return violations() >= len(forgeries) })
 	if got := violations(); got != len(forgeries) {
 		t.Fatalf("%d violations, want %d (its own presence refused?)", got, len(forgeries))
 	}

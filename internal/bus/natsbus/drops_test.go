@@ -5,6 +5,7 @@ import (
 	"errors"
 	"testing"
 
+	"github.com/astrid-go/astrid/internal/testutil"
 	"github.com/astrid-go/astrid/ipc"
 )
 
@@ -33,9 +34,9 @@ func TestSlowConsumerDropsAreCounted(t *testing.T) {
 	for range n {
 		a.forward("pub", "news.x", `1`)
 	}
-	waitFor(t, "the queue to overflow", func() bool { return b.Stats().Drops[DropSlowConsumer] > 0 })
+	testutil.WaitFor(t, guard, "the queue to overflow", func() bool { return b.Stats().Drops[DropSlowConsumer] > 0 })
 	close(release)
-	waitFor(t, "every envelope to be delivered or counted", func() bool {
+	testutil.WaitFor(t, guard, "every envelope to be delivered or counted", func() bool {
 		s := b.Stats()
 		return s.Received+s.Drops[DropSlowConsumer] == n
 	})
@@ -59,7 +60,7 @@ func TestDeliverRefusalIsCounted(t *testing.T) {
 		t.Fatal(err)
 	}
 	a.forward("pub", "news.x", `1`)
-	waitFor(t, "the refusal to be counted", func() bool { return b.Stats().Drops[DropDeliver] == 1 })
+	testutil.WaitFor(t, guard, "the refusal to be counted", func() bool { return b.Stats().Drops[DropDeliver] == 1 })
 }
 
 func TestUndecodableIsCounted(t *testing.T) {
@@ -89,7 +90,7 @@ func TestUndecodableIsCounted(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	waitFor(t, "the refusals to be counted", func() bool { return b.Stats().Drops[DropDecode] == uint64(len(bodies)) })
+	testutil.WaitFor(t, guard, "the refusals to be counted", func() bool { return b.Stats().Drops[DropDecode] == uint64(len(bodies)) })
 	if len(b.got) != 0 {
 		t.Fatal("an undecodable message was delivered")
 	}

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/astrid-go/astrid/internal/dispatch"
+	"github.com/astrid-go/astrid/internal/testutil"
 )
 
 // toolHost is a host with a capsule "tool" intercepting tool.v1.execute.echo,
@@ -54,7 +55,7 @@ func toolHosts(t *testing.T) (pubT *Transport, b, c *toolHost, publish, send fun
 		hosts = append(hosts, h)
 	}
 	b, c = hosts[0], hosts[1]
-	waitFor(t, "the hosts to hear each other", func() bool {
+	testutil.WaitFor(t, guard, "the hosts to hear each other", func() bool {
 		return b.hears("hostC", "tool") && c.hears("hostB", "tool") && b.hears("hostA", "caller") && c.hears("hostA", "caller") &&
 			pubT.hears("hostB", "tool") && pubT.hears("hostC", "tool")
 	})
@@ -92,8 +93,8 @@ func TestOneHostInterceptsPerEnvelope(t *testing.T) {
 
 	const n = 64
 	send(n)
-	waitFor(t, "every call to be intercepted", func() bool { return total() >= n })
-	waitFor(t, "the queues to empty", func() bool { return b.d.Queued("tool")+c.d.Queued("tool") == 0 })
+	testutil.WaitFor(t, guard, "every call to be intercepted", func() bool { return total() >= n })
+	testutil.WaitFor(t, guard, "the queues to empty", func() bool { return b.d.Queued("tool")+c.d.Queued("tool") == 0 })
 	if got := total(); got != n {
 		t.Fatalf("%d interceptions of %d envelopes: want each once", got, n)
 	}
@@ -103,10 +104,10 @@ func TestOneHostInterceptsPerEnvelope(t *testing.T) {
 
 	// Host C leaves: host B takes every call once it has heard.
 	c.tr.Close()
-	waitFor(t, "host B to hear host C left", func() bool { return !b.hears("hostC", "tool") })
+	testutil.WaitFor(t, guard, "host B to hear host C left", func() bool { return !b.hears("hostC", "tool") })
 	before := b.calls.Load()
 	publish(n)
-	waitFor(t, "host B to take every call", func() bool { return b.calls.Load()-before == n })
+	testutil.WaitFor(t, guard, "host B to take every call", func() bool { return b.calls.Load()-before == n })
 }
 
 // TestReceiversElectAmongThePublishersHosts: the hosts receiving an
@@ -128,7 +129,7 @@ func TestReceiversElectAmongThePublishersHosts(t *testing.T) {
 	}
 	const n = 64
 	send(n)
-	waitFor(t, "the queues to empty", func() bool { return b.d.Queued("tool")+c.d.Queued("tool") == 0 })
+	testutil.WaitFor(t, guard, "the queues to empty", func() bool { return b.d.Queued("tool")+c.d.Queued("tool") == 0 })
 	if b.calls.Load() != 0 || c.calls.Load() != n {
 		t.Fatalf("host B ran %d calls and host C %d: want all %d on C, the only host A knows serving the tool", b.calls.Load(), c.calls.Load(), n)
 	}
@@ -153,7 +154,7 @@ func TestAHostThatHeardOfALossStillElectsAsThePublisherDid(t *testing.T) {
 		p.mu.Unlock()
 		beforeB, beforeC := b.calls.Load(), c.calls.Load()
 		send(n)
-		waitFor(t, "the queues to empty", func() bool { return b.d.Queued("tool")+c.d.Queued("tool") == 0 })
+		testutil.WaitFor(t, guard, "the queues to empty", func() bool { return b.d.Queued("tool")+c.d.Queued("tool") == 0 })
 		if c.hears("hostB", "tool") && attempt < 3 {
 			continue // B announced itself meanwhile: C knew it again; retry
 		}
@@ -177,7 +178,7 @@ func TestHostsElectAmongThemselvesWhenThePublisherKnowsNone(t *testing.T) {
 	p.mu.Unlock()
 	const n = 64
 	send(n)
-	waitFor(t, "the queues to empty", func() bool { return b.d.Queued("tool")+c.d.Queued("tool") == 0 })
+	testutil.WaitFor(t, guard, "the queues to empty", func() bool { return b.d.Queued("tool")+c.d.Queued("tool") == 0 })
 	if got := b.calls.Load() + c.calls.Load(); got != n || b.calls.Load() == 0 || c.calls.Load() == 0 {
 		t.Fatalf("host B ran %d calls and host C %d: want each of the %d once, spread", b.calls.Load(), c.calls.Load(), n)
 	}
@@ -216,7 +217,7 @@ func TestPublishingHostKeepsItsOwnCapsule(t *testing.T) {
 	must(t, a.Register(acl, counting(&localCalls)))
 	b, bT := hostDispatcher(t, ns, auth, "hostB", dispatch.Options{})
 	must(t, b.Register(acl, counting(&remoteCalls)))
-	waitFor(t, "host B to hear host A", func() bool {
+	testutil.WaitFor(t, guard, "host B to hear host A", func() bool {
 		for _, h := range bT.Hosts() {
 			if h.ID == "hostA" && slices.Equal(h.Capsules, []string{"tool"}) {
 				return true
@@ -235,8 +236,8 @@ func TestPublishingHostKeepsItsOwnCapsule(t *testing.T) {
 	_, err = a.Publish(dispatch.Caller{Capsule: "tool"}, "sync", json.RawMessage(`0`))
 	must(t, err)
 	receive(t, sync)
-	waitFor(t, "the local calls", func() bool { return localCalls.Load() == n })
-	waitFor(t, "host B's queue to empty", func() bool { return b.Queued("tool") == 0 })
+	testutil.WaitFor(t, guard, "the local calls", func() bool { return localCalls.Load() == n })
+	testutil.WaitFor(t, guard, "host B's queue to empty", func() bool { return b.Queued("tool") == 0 })
 	if got := remoteCalls.Load(); got != 0 {
 		t.Fatalf("host B intercepted %d envelopes host A had already handled", got)
 	}

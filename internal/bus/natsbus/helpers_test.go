@@ -68,13 +68,7 @@ func (h *testHost) attach(t testing.TB, id string, publish, subscribe []string) 
 // next is the next envelope the host received.
 func (h *testHost) next(t testing.TB) *ipc.Envelope {
 	t.Helper()
-	select {
-	case e := <-h.got:
-		return e
-	case <-time.After(guard):
-		t.Fatal("no envelope received")
-		return nil
-	}
+	return testutil.WaitForRecv(t, guard, "an envelope", h.got)
 }
 
 // forward stamps and forwards an envelope as capsule from would publish it.
@@ -142,6 +136,7 @@ func (r *rogue) violations() int {
 	return n
 }
 
+// waitFor is testutil.WaitFor with this package's guard.
 func waitFor(t testing.TB, what string, cond func() bool) {
 	t.Helper()
 	testutil.WaitFor(t, guard, what, cond)

@@ -13,6 +13,7 @@ import (
 	"github.com/nats-io/nkeys"
 
 	"github.com/astrid-go/astrid/internal/bus/natsbus/natsbustest"
+	"github.com/astrid-go/astrid/internal/testutil"
 )
 
 // dialCreds connects with a minted credentials file, recording the
@@ -103,7 +104,7 @@ func TestMintedCredentialsAllowExactlyTheGrants(t *testing.T) {
 		t.Fatalf("the watcher heard %s %s: a forgery went through", m.Subject, m.Data)
 	}
 	want := len(forgeries) + 4
-	waitFor(t, "the server to refuse every forgery", func() bool { return violations() >= want })
+	testutil.WaitFor(t, guard, "the server to refuse every forgery", func() bool { return violations() >= want })
 	if got := violations(); got != want {
 		t.Fatalf("%d violations, want %d (the capsule's own grant was refused?)", got, want)
 	}

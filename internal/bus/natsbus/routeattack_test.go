@@ -16,6 +16,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 
+	"github.com/astrid-go/astrid/internal/testutil"
 	"github.com/astrid-go/astrid/ipc"
 )
 
@@ -145,7 +146,7 @@ func TestRoutePeerWithoutTheSecretIsRefusedOnLoopback(t *testing.T) {
 			// nats-server's line names the peer's address for every
 			// refusal; routeGuard's adds the reason for a CONNECT's.
 			who := p.conn.LocalAddr().String()
-			waitFor(t, "the refusal to be logged and counted", func() bool {
+			testutil.WaitFor(t, guard, "the refusal to be logged and counted", func() bool {
 				return hosts[0].Stats().Node.RoutesRefused >= refused+1 && strings.Contains(logs.String(), who)
 			})
 			// The cluster keeps serving, and the forgery reached no host:
@@ -171,7 +172,7 @@ func TestRoutePeerWithoutTheSecretIsRefusedOnLoopback(t *testing.T) {
 			t.Fatalf("the node answered the secret's holder:\n%s", got)
 		}
 		who := "remote=" + p.conn.LocalAddr().String()
-		waitFor(t, "the join to be logged", func() bool {
+		testutil.WaitFor(t, guard, "the join to be logged", func() bool {
 			for _, l := range strings.Split(logs.String(), "\n") {
 				if strings.Contains(l, "route joined") && strings.Contains(l, who) {
 					return true
@@ -212,7 +213,7 @@ func TestClusterNodesClientPortAdmitsNoStranger(t *testing.T) {
 	if !strings.Contains(string(got), "-ERR 'Authorization Violation'") || strings.Contains(string(got), "PONG") {
 		t.Fatalf("the node answered:\n%s", got)
 	}
-	waitFor(t, "the refusal to be counted", func() bool { return hosts[0].Stats().Node.ClientsRefused >= refused+1 })
+	testutil.WaitFor(t, guard, "the refusal to be counted", func() bool { return hosts[0].Stats().Node.ClientsRefused >= refused+1 })
 	hosts[0].forward("pub", "news.today", `"cluster"`)
 	if e := hosts[1].skipWarmUp(t); string(e.Payload) != `"cluster"` {
 		t.Fatalf("host B received %s", e.Payload)
@@ -292,8 +293,8 @@ func TestNodeCountsPermissionViolations(t *testing.T) {
 	if err := r.Flush(); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "the violation", func() bool { return r.violations() == 1 })
-	waitFor(t, "the node to count it", func() bool { return h.Stats().Node.Violations == 1 })
+	testutil.WaitFor(t, guard, "the violation", func() bool { return r.violations() == 1 })
+	testutil.WaitFor(t, guard, "the node to count it", func() bool { return h.Stats().Node.Violations == 1 })
 	if out := logs.String(); !strings.Contains(out, "127.0.0.1:") || !strings.Contains(out, "Publish Violation") {
 		t.Fatalf("the violation was not logged with the client's address:\n%s", out)
 	}

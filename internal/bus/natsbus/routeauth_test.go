@@ -70,11 +70,11 @@ func securedPair(t *testing.T, extra ServerOptions, logs *serverLogs) ([2]*serve
 		}
 	})
 	for _, ns := range nodes {
-		waitFor(t, "the cluster to form", func() bool { return len(routedServers(t, ns)) == 1 })
+		testutil.WaitFor(t, guard, "the cluster to form", func() bool { return len(routedServers(t, ns)) == 1 })
 	}
 	hosts[0].attach(t, "pub", []string{"news.*"}, nil)
 	hosts[1].attach(t, "watch", nil, []string{"news.*"})
-	waitFor(t, "an envelope to cross the route", func() bool {
+	testutil.WaitFor(t, guard, "an envelope to cross the route", func() bool {
 		hosts[0].forward("pub", "news.today", `0`)
 		return len(hosts[1].got) > 0
 	})
@@ -184,7 +184,7 @@ func astridRogue(t *testing.T, seed string, o ServerOptions) rogueNode {
 func keptOut(t *testing.T, nodes [2]*server.Server, hosts [2]*testHost, r rogueNode, refused func() bool) {
 	t.Helper()
 	admitted := func() bool { return len(routedServers(t, nodes[0])) > 1 }
-	waitFor(t, "node 0 to refuse the rogue's retry", func() bool { return refused() || admitted() })
+	testutil.WaitFor(t, guard, "node 0 to refuse the rogue's retry", func() bool { return refused() || admitted() })
 	for i, ns := range nodes {
 		if got, peer := routedServers(t, ns), nodes[1-i].Name(); len(got) != 1 || got[0] != peer {
 			t.Fatalf("node %d routes to %v, want only its peer %s", i, got, peer)
@@ -352,7 +352,7 @@ func TestClusterSecretCoversRoutesLearnedFromPeers(t *testing.T) {
 		nodes = append(nodes, ns)
 	}
 	for i, ns := range nodes {
-		waitFor(t, "each node to route to both others", func() bool { return len(routedServers(t, ns)) == 2 })
+		testutil.WaitFor(t, guard, "each node to route to both others", func() bool { return len(routedServers(t, ns)) == 2 })
 		if n := logs.refusals(); n != 0 {
 			t.Fatalf("node %d: %d routes refused among nodes holding the secret:\n%s", i, n, logs.String())
 		}

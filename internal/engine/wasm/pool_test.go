@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/astrid-go/astrid/hostapi"
+	"github.com/astrid-go/astrid/internal/testutil"
 )
 
 func invocationOf(handler, principal string) hostapi.Invocation {
@@ -18,18 +19,9 @@ func invocationOf(handler, principal string) hostapi.Invocation {
 	}
 }
 
-// waitFor polls cond; the limit only keeps a broken pool from hanging the
-// test, it is not a speed assertion.
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(time.Millisecond)
-	}
-}
+// guard only keeps a broken engine from hanging a test's wait
+// (testutil.WaitFor); it is not a speed assertion.
+const guard = 30 * time.Second
 
 // TestPoolBoundsInstancesAndQueuesCalls: with a pool of two, two calls in
 // flight take both slots; a third waits, and fails cleanly when its context
@@ -50,7 +42,7 @@ func TestPoolBoundsInstancesAndQueuesCalls(t *testing.T) {
 			_, _ = e.Invoke(ctx, invocationOf("sleep", "alice"))
 		}()
 	}
-	waitFor(t, "two busy instances", func() bool { return e.Stats().Busy == 2 })
+	testutil.WaitFor(t, guard, "two busy instances", func() bool { return e.Stats().Busy == 2 })
 
 	// A third call cannot get an instance before its deadline.
 	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
@@ -75,10 +67,10 @@ func TestPoolBoundsInstancesAndQueuesCalls(t *testing.T) {
 			_, err := e.Invoke(ctx, invocationOf("sleep", p))
 			results[p] <- err
 		}()
-		waitFor(t, p+" waiting", func() bool { return e.Stats().Waiting == i+1 })
+		testutil.WaitFor(t, guard, p+" waiting", func() bool { return e.Stats().Waiting == i+1 })
 	}
 	sleepers[0]() // the interrupted instance is discarded; its slot goes to carol
-	waitFor(t, "the freed slot taken", func() bool { s := e.Stats(); return s.Busy == 2 && s.Waiting == 1 })
+	testutil.WaitFor(t, guard, "the freed slot taken", func() bool { s := e.Stats(); return s.Busy == 2 && s.Waiting == 1 })
 	cancels["dave"]()
 	if err := <-results["dave"]; err == nil || !strings.Contains(err.Error(), "waiting for a free instance") {
 		t.Fatalf("dave, who came second: %v; want him still waiting when cancelled (first come, first served)", err)
@@ -89,7 +81,7 @@ func TestPoolBoundsInstancesAndQueuesCalls(t *testing.T) {
 	}
 	sleepers[1]()
 	wg.Wait()
-	waitFor(t, "an idle pool", func() bool { s := e.Stats(); return s.Busy == 0 && s.Waiting == 0 })
+	testutil.WaitFor(t, guard, "an idle pool", func() bool { s := e.Stats(); return s.Busy == 0 && s.Waiting == 0 })
 	if s := e.Stats(); s.Idle > 2 || s.Created-s.Retired > 2 {
 		t.Fatalf("pool holds more than its two instances: %+v", s)
 	}
