@@ -36,7 +36,7 @@ func startNATS(cfg config.NATS, home string, log *slog.Logger) (*natsLink, error
 		return nil, nil
 	}
 	l := &natsLink{log: log}
-	opts := natsbus.Options{HostID: cfg.HostID, Logger: log, Deliver: l.deliver, CallLost: l.callLost,
+	opts := natsbus.Options{HostID: cfg.HostID, Logger: log, Deliver: l.deliver, RequestLost: l.requestLost,
 		// A cancel reaches the host running the call (DESIGN §9).
 		KernelSubscribe: []string{ipc.ToolRequestCancelTopic}}
 	if cfg.Embedded() {

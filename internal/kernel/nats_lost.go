@@ -7,24 +7,26 @@ import (
 	"github.com/astrid-go/astrid/ipc"
 )
 
-// callLost answers a tool call whose host was lost mid-call (DESIGN §9). The
-// provider is on the lost host, so no one can publish its result as it
-// would: the kernel publishes the failure on the tool's result topic, for
-// the call's principal, and the router, which accepts a kernel-sourced
-// failure for a call it forwarded, consolidates it for the caller at once.
-// The calling host's kernel alone can do this: kernel events never cross
-// hosts, and only the kernel publishes as ipc.KernelSourceID.
-func (l *natsLink) callLost(c natsbus.LostCall) {
+// requestLost answers a request whose host was lost before it answered
+// (DESIGN §9): the handler was on the lost host, so no one can answer as
+// it would; the dispatcher fails the request on its reply address
+// (ipc.FailHostLost), once, as it does for a request it dropped itself,
+// without knowing what the topic means (§4b). The requesting host's kernel
+// alone can do this: the request waits in its dispatcher, and kernel
+// events never cross hosts.
+func (l *natsLink) requestLost(r natsbus.LostRequest) {
 	d := l.dispatcher.Load()
 	if d == nil {
 		return
 	}
-	msg := fmt.Sprintf("tool %s: host %s, which was running this call, was lost (%s); the tool may have run there: check what it did before calling it again", c.Tool, c.Host, c.Reason)
-	payload, err := ipc.ToolExecuteResult{CallID: c.CallID, Result: ipc.ToolCallResult{CallID: c.CallID, Content: msg, IsError: true}}.MarshalJSON()
-	if err == nil {
-		_, err = d.PublishKernelFor(c.Principal, ipc.ToolResultTopic(c.Tool), payload)
-	}
-	if err != nil {
-		l.log.Warn("kernel: the failure reply of a call whose host was lost was not published", "call_id", c.CallID, "tool", c.Tool, "lost_host", c.Host, "error", err)
+	// The reason (ipc.FailHostLost) tells the requester that the work may
+	// have been done there (ipc.FailureText says so); the message names the
+	// host and how it was lost.
+	msg := fmt.Sprintf("host %s, which was handling this request, was lost (%s)", r.Host, r.Reason)
+	if !d.FailRequest(r.Request, ipc.FailHostLost, msg) {
+		// Answered meanwhile (a reply crossed the loss) or past its
+		// deadline: the requester has its answer already.
+		l.log.Debug("kernel: a request whose host was lost was already answered",
+			"topic", r.Request.Topic, "reply_to", r.Request.ReplyTo(), "lost_host", r.Host)
 	}
 }

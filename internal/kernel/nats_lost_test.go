@@ -18,6 +18,7 @@ import (
 	"github.com/astrid-go/astrid/internal/bus/natsbus"
 	"github.com/astrid-go/astrid/internal/config"
 	"github.com/astrid-go/astrid/internal/dispatch"
+	"github.com/astrid-go/astrid/internal/testutil"
 	"github.com/astrid-go/astrid/ipc"
 	"github.com/astrid-go/astrid/sdk"
 )
@@ -211,7 +212,7 @@ func TestHostLostMidCallFailsTheCallAtOnce(t *testing.T) {
 	if runErr != nil || final.Outcome == ipc.OutcomeError || final.Outcome == ipc.OutcomeCancelled || !strings.Contains(final.Text, "The tool answered.") {
 		t.Fatalf("the turn did not answer after the failed call: %+v %v", final, runErr)
 	}
-	if !result.IsError || !strings.Contains(result.Content, "host hostB, which was running this call, was lost") || !strings.Contains(result.Content, "tool block") {
+	if !result.IsError || !strings.Contains(result.Content, "host hostB, which was handling this request, was lost") || !strings.Contains(result.Content, "tool block") {
 		t.Fatalf("the tool's result %+v: want a failure naming host B", result)
 	}
 }
@@ -227,7 +228,7 @@ func TestHostLostMidCallTheOtherHostServesTheNext(t *testing.T) {
 		k := map[string]*Kernel{"hostB": b, "hostC": c}[host]
 		k.nats.server.Shutdown()
 	})
-	if runErr != nil || !result.IsError || !strings.Contains(result.Content, "host "+lost+", which was running this call, was lost") {
+	if runErr != nil || !result.IsError || !strings.Contains(result.Content, "host "+lost+", which was handling this request, was lost") {
 		t.Fatalf("the tool's result %+v (%v): want a failure naming %s", result, runErr, lost)
 	}
 	left := map[string]string{"hostB": "hostC", "hostC": "hostB"}[lost]
@@ -255,5 +256,112 @@ func TestCancelReachesTheHostRunningTheCall(t *testing.T) {
 	}
 	if !result.IsError || !strings.Contains(result.Content, "cancelled") {
 		t.Fatalf("the cancelled call answered %+v", result)
+	}
+}
+
+// askerID is a frontend identity of host A that sends requests on
+// mesh.v1.ask and hears their answers on mesh.v1.ask.reply.
+const askerID = "test-asker"
+
+// holderManifest intercepts mesh.v1.ask, a topic with no convention the
+// kernel could know.
+var holderManifest = []byte(`
+[package]
+name = "test-answerer"
+version = "0.1.0"
+
+[subscribe]
+"mesh.v1.ask" = { wit = "opaque", handler = "ask" }
+
+[publish]
+"mesh.v1.ask.reply" = "opaque"
+`)
+
+// holder reports on started when a request reaches it, then holds it
+// until the call ends.
+func holder(started chan<- struct{}) Builtin {
+	return Builtin{Manifest: holderManifest, New: func() *sdk.Capsule {
+		c := sdk.New("test fixture: holds every request it takes")
+		c.Handle("mesh.v1.ask", "ask", func(call *sdk.Call) error {
+			started <- struct{}{}
+			<-call.Context().Done()
+			return call.Context().Err()
+		})
+		return c
+	}}
+}
+
+// TestRequestToALostHostIsAnsweredOnce: a request published on host A
+// with dispatch.PublishRequest, taken by a capsule on host B only, is
+// answered by A's kernel on its reply address — reason host_lost, naming
+// host B — as soon as B's NATS node shuts down mid-request, and exactly
+// once. Neither the transport nor the kernel knows what mesh.v1.ask means.
+func TestRequestToALostHostIsAnsweredOnce(t *testing.T) {
+	pa, pb := freePort(t), freePort(t)
+	secret := testClusterSecret(t)
+	cfg := config.Default()
+	cfg.NATS = meshNode("hostA", pa, pa, secret)
+	asker := dispatch.CapsuleACL{ID: askerID, Publish: []string{"mesh.v1.ask"}, Subscribe: []string{"mesh.v1.ask.reply"}}
+	a, err := Boot(context.Background(), Options{
+		Home: t.TempDir(), Workspace: t.TempDir(), Config: cfg,
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Frontends: append(testFrontends(), asker),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(a.Close)
+	started := make(chan struct{}, 1)
+	b := bootToolHost(t, meshNode("hostB", pb, pa, secret), holder(started))
+	testutil.WaitFor(t, testTimeout, "host A to hear host B's answerer", func() bool {
+		return slices.ContainsFunc(a.NATSTransport().Hosts(), func(h natsbus.HostInfo) bool {
+			return h.ID == "hostB" && slices.Contains(h.Intercepts["test-answerer"], "mesh.v1.ask")
+		})
+	})
+
+	from := dispatch.Caller{Capsule: askerID, Principal: ipc.DefaultPrincipal}
+	replies, err := a.Dispatcher.Subscribe(from, "mesh.v1.ask.reply", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer replies.Close()
+	if _, err := a.Dispatcher.PublishRequest(from, "mesh.v1.ask", json.RawMessage(`{"q":1}`),
+		dispatch.Request{ReplyTo: "mesh.v1.ask.reply", CorrelationID: "q1", Timeout: 10 * testTimeout}); err != nil {
+		t.Fatal(err)
+	}
+	if n := a.NATSTransport().RemoteRequests(); n != 1 {
+		t.Fatalf("host A tracks %d requests, want 1", n)
+	}
+	select {
+	case <-started:
+	case <-time.After(testTimeout):
+		t.Fatal("the request never reached host B")
+	}
+	b.nats.server.Shutdown()
+
+	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
+	defer cancel()
+	d, err := replies.Recv(ctx)
+	if err != nil {
+		t.Fatalf("no answer on the reply address: %v", err)
+	}
+	e := d.Envelope
+	f, ok := ipc.AsRequestFailed(e.Payload)
+	if !ok || e.SourceID != ipc.KernelSourceID || !e.IsReply() || e.CorrelationID() != "q1" || e.Principal != ipc.DefaultPrincipal ||
+		f.Reason != ipc.FailHostLost || f.CorrelationID != "q1" || !strings.Contains(f.Message, "host hostB, which was handling this request, was lost") {
+		t.Fatalf("answer %+v %s: want the kernel's host_lost failure of q1 naming host B", e, e.Payload)
+	}
+	if a.Dispatcher.Pending() != 0 || a.NATSTransport().RemoteRequests() != 0 {
+		t.Fatalf("after the answer: %d requests pending, %d tracked", a.Dispatcher.Pending(), a.NATSTransport().RemoteRequests())
+	}
+	// Once: every later sign of B's loss (its route closing, its silence)
+	// finds nothing left to answer. A negative, so the wait is the point:
+	// three presence intervals, the slowest of those signs.
+	testutil.WaitFor(t, testTimeout, "host A to forget host B", func() bool {
+		return !slices.ContainsFunc(a.NATSTransport().Hosts(), func(h natsbus.HostInfo) bool { return h.ID == "hostB" })
+	})
+	quiet, stop := context.WithTimeout(context.Background(), 3*natsbus.DefaultPresenceInterval)
+	defer stop()
+	if d, err := replies.Recv(quiet); err == nil {
+		t.Fatalf("a second answer: %+v %s", d.Envelope, d.Envelope.Payload)
 	}
 }

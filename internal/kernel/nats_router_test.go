@@ -104,8 +104,8 @@ func TestToolCallRoutedOnAnotherHost(t *testing.T) {
 			if result.IsError || result.Content != want {
 				t.Fatalf("the tool's result %+v, want %q", result, want)
 			}
-			if n := m.b.NATSTransport().RemoteCalls(); n != 0 {
-				t.Fatalf("host B still tracks %d calls", n)
+			if n := m.b.NATSTransport().RemoteRequests(); n != 0 {
+				t.Fatalf("host B still tracks %d requests", n)
 			}
 		})
 	}
@@ -170,7 +170,7 @@ func TestHostLostMidCallWhenTheRouterIsOnAnotherHost(t *testing.T) {
 	if runErr != nil || final.Outcome == ipc.OutcomeError || final.Outcome == ipc.OutcomeCancelled || !strings.Contains(final.Text, "The tool answered.") {
 		t.Fatalf("the turn did not answer after the failed call: %+v %v", final, runErr)
 	}
-	if !result.IsError || !strings.Contains(result.Content, "host hostC, which was running this call, was lost") {
+	if !result.IsError || !strings.Contains(result.Content, "host hostC, which was handling this request, was lost") {
 		t.Fatalf("the tool's result %+v: want a failure naming host C", result)
 	}
 }

@@ -15,14 +15,14 @@ import (
 
 // renewing makes a host check its credentials files every 50 ms and
 // records the calls it answers as lost.
-func renewing(lost *[]LostCall, mu *sync.Mutex) func(*Options) {
+func renewing(lost *[]LostRequest, mu *sync.Mutex) func(*Options) {
 	return func(o *Options) {
 		o.PresenceInterval = 50 * time.Millisecond
 		o.HostCredsFile = ""
-		o.CallLost = func(c LostCall) {
+		o.RequestLost = func(r LostRequest) {
 			mu.Lock()
 			defer mu.Unlock()
-			*lost = append(*lost, c)
+			*lost = append(*lost, r)
 		}
 	}
 }
@@ -42,7 +42,7 @@ func TestCapsuleCredentialsRenewedWithoutAReload(t *testing.T) {
 	mintFor(t, acc, dirA, "hostA", "r", []string{"chat.b"}, nil, ttl, 0o600)
 	mintInto(t, acc, dirB, "hostB", "q", nil, []string{"chat.*"})
 	var mu sync.Mutex
-	var lost []LostCall
+	var lost []LostRequest
 	a := newExternalHost(t, ns, "hostA", hostCreds(t, acc, dirA, "hostA"), dirA, renewing(&lost, &mu))
 	b := newExternalHost(t, ns, "hostB", hostCreds(t, acc, dirB, "hostB"), dirB)
 	a.attach(t, "p", []string{"chat.a"}, nil)
@@ -80,7 +80,7 @@ func TestHostCredentialsRenewedWithoutLoss(t *testing.T) {
 	mintInto(t, acc, dirA, "hostA", "q", nil, []string{"chat.*"})
 	mintInto(t, acc, dirB, "hostB", "p", []string{"chat.a"}, nil)
 	var mu sync.Mutex
-	var lost []LostCall
+	var lost []LostRequest
 	a := newExternalHost(t, ns, "hostA", hostFile, dirA, renewing(&lost, &mu), func(o *Options) { o.HostCredsFile = hostFile })
 	b := newExternalHost(t, ns, "hostB", hostCreds(t, acc, dirB, "hostB"), dirB)
 	a.attach(t, "q", nil, []string{"chat.*"})

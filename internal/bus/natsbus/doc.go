@@ -7,13 +7,14 @@
 // authentication of its routes to the other nodes (routeauth.go), the hosts'
 // presence (each host announces the capsules it serves; Hosts), and the
 // choice of the one host on which a capsule loaded on several intercepts
-// each envelope (elect.go). It tracks the tool calls published here that
-// run on other hosts and reports those whose host is lost (the host left,
-// its node shut down, this host's node lost its routes to that node, it
-// fell silent, or this host lost NATS) to Options.CallLost, which the
-// kernel answers (inflight.go, nodes.go, routes.go); and, from those calls,
-// which host intercepts a tool's result: the one holding its call, where
-// the router that forwarded it waits (results.go).
+// each envelope (elect.go). It tracks the requests published here
+// (ipc.Envelope.IsRequest) that only other hosts handle and reports those
+// whose host is lost (the host left, its node shut down, this host's node
+// lost its routes to that node, it fell silent, or this host lost NATS) to
+// Options.RequestLost, which the kernel answers (inflight.go, nodes.go,
+// routes.go); and, from those requests, which host intercepts a reply: the
+// one that published its request, where the requester waits (results.go).
+// It knows no topic's convention: a request is what its envelope says.
 //
 // Subjects carry the publisher: astrid.<capsule id>.<topic>. Each capsule
 // has its own connection, whose broker permissions are derived from its

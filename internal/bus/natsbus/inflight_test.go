@@ -9,27 +9,29 @@ import (
 
 	"github.com/nats-io/nats-server/v2/server"
 
+	"github.com/astrid-go/astrid/internal/testutil"
 	"github.com/astrid-go/astrid/ipc"
 )
 
-// callerHost is host id with a "router" capsule that publishes tool calls,
-// whose lost calls are collected.
-func callerHost(t *testing.T, ns *server.Server, auth *Authenticator, id string) (*Transport, chan LostCall) {
+// callerHost is host id with a "router" capsule that publishes requests,
+// whose lost requests are collected.
+func callerHost(t *testing.T, ns *server.Server, auth *Authenticator, id string) (*Transport, chan LostRequest) {
 	t.Helper()
-	lost := make(chan LostCall, 256)
+	lost := make(chan LostRequest, 256)
 	tr, err := New(Options{HostID: id, Server: ns, Auth: auth,
-		Deliver:  func(*ipc.Envelope, func(string) bool) error { return nil },
-		CallLost: func(c LostCall) { lost <- c },
+		Deliver:     func(*ipc.Envelope, func(string) bool) error { return nil },
+		RequestLost: func(r LostRequest) { lost <- r },
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(tr.Close)
-	must(t, tr.Attach("router", []string{"tool.v1.execute.*", ipc.ToolExecuteResultTopic}, nil, nil))
+	must(t, tr.Attach("router", []string{"tool.v1.execute.*", ipc.ToolExecuteResultTopic, "mesh.v1.ask", "mesh.v1.ask.reply"}, nil, nil))
 	return tr, lost
 }
 
-// providerHost is host id with capsule "tool", the provider of tool echo.
+// providerHost is host id with capsule "tool", which intercepts
+// tool.v1.execute.echo.
 func providerHost(t *testing.T, ns *server.Server, auth *Authenticator, id string) *testHost {
 	t.Helper()
 	h := newTestHost(t, ns, auth, id)
@@ -47,48 +49,76 @@ func hearsProvider(tr *Transport, hosts ...string) bool {
 	return seen == len(hosts)
 }
 
-// call forwards tool call id from the caller's router, with sequence seq.
+// echoReplyTo is where call's requests want their answers.
+const echoReplyTo = "tool.v1.execute.echo.result"
+
+// call forwards a request from the caller's router on tool.v1.execute.echo,
+// correlation id id, with sequence seq. The payload is opaque to the
+// transport: it tracks the request by its envelope alone.
 func call(tr *Transport, id string, seq uint64) {
-	payload, _ := ipc.ToolExecuteRequest{CallID: id, ToolName: "echo", Arguments: []byte(`{}`)}.MarshalJSON()
-	tr.Forward(&ipc.Envelope{Topic: "tool.v1.execute.echo", Payload: payload, SourceID: "router", Principal: "alice", Seq: seq, Timestamp: time.Now().UnixNano()})
+	request(tr, "tool.v1.execute.echo", echoReplyTo, id, seq)
 }
 
-func consolidated(tr *Transport, id string) {
-	payload, _ := ipc.ToolExecuteResult{CallID: id, Result: ipc.ToolCallResult{CallID: id, Content: "done"}}.MarshalJSON()
-	tr.Forward(&ipc.Envelope{Topic: ipc.ToolExecuteResultTopic, Payload: payload, SourceID: "router", Principal: "alice", Seq: 1000, Timestamp: time.Now().UnixNano()})
+func request(tr *Transport, topic, replyTo, id string, seq uint64) {
+	e := &ipc.Envelope{Topic: topic, Payload: []byte(`{"opaque":true}`), SourceID: "router", Principal: "alice", Seq: seq, Timestamp: time.Now().UnixNano()}
+	e.SetRequest(replyTo, id, ipc.DeadlineAfter(time.Now(), time.Minute))
+	tr.Forward(e)
 }
 
-// lostCalls collects n lost calls, and no more.
-func lostCalls(t *testing.T, lost chan LostCall, n int) []LostCall {
+// replied forwards, from the caller's host, a reply to call id: wherever it
+// is published, a reply ends the request's tracking.
+func replied(tr *Transport, id string) {
+	e := &ipc.Envelope{Topic: echoReplyTo, Payload: []byte(`"done"`), SourceID: "router", Principal: "alice", Seq: 1000, Timestamp: time.Now().UnixNano()}
+	e.SetReply(id)
+	tr.Forward(e)
+}
+
+// lostRequests collects n lost requests, and no more, by correlation id.
+func lostRequests(t *testing.T, lost chan LostRequest, n int) []LostRequest {
 	t.Helper()
-	var got []LostCall
+	var got []LostRequest
 	for range n {
-		select {
-		case c := <-lost:
-			got = append(got, c)
-		case <-time.After(guard):
-			t.Fatalf("%d lost calls answered, want %d", len(got), n)
-		}
+		testutil.WaitFor(t, guard, fmt.Sprintf("lost request %d of %d", len(got)+1, n), func() bool {
+			select {
+			case r := <-lost:
+				got = append(got, r)
+				return true
+			default:
+				return false
+			}
+		})
 	}
 	select {
-	case c := <-lost:
-		t.Fatalf("one more lost call answered: %+v", c)
+	case r := <-lost:
+		t.Fatalf("one more lost request answered: %+v", r)
 	default:
 	}
-	sort.Slice(got, func(i, j int) bool { return got[i].CallID < got[j].CallID })
+	sort.Slice(got, func(i, j int) bool { return got[i].Request.CorrelationID() < got[j].Request.CorrelationID() })
 	return got
 }
 
-// TestCallsOfALostHostAreAnswered: the calling host tracks each call
-// forwarded to a provider on other hosts with the host elected to run it;
-// when that host leaves, exactly its calls still unanswered are answered as
-// lost, naming it; a host forgotten for its silence gets the same.
-func TestCallsOfALostHostAreAnswered(t *testing.T) {
+// checkLost fails unless r is echo request id, from alice, lost with host
+// for reason.
+func checkLost(t *testing.T, r LostRequest, id, host, reason string) {
+	t.Helper()
+	e := r.Request
+	if e == nil || !e.IsRequest() || e.Topic != "tool.v1.execute.echo" || e.ReplyTo() != echoReplyTo || e.CorrelationID() != id ||
+		e.Principal != "alice" || e.SourceID != "router" || e.Deadline() == 0 || len(e.Payload) != 0 || r.Host != host || r.Reason != reason {
+		t.Fatalf("lost request %+v (%+v), want request %s of alice lost with %s (%s)", r, e, id, host, reason)
+	}
+}
+
+// TestRequestsOfALostHostAreAnswered: the requesting host tracks each
+// request forwarded to a handler on other hosts with the host elected to
+// handle it; when that host leaves, exactly its requests still unanswered
+// are answered as lost, naming it; a host forgotten for its silence gets
+// the same.
+func TestRequestsOfALostHostAreAnswered(t *testing.T) {
 	ns, auth := embedded(t)
 	a, lost := callerHost(t, ns, auth, "hostA")
 	b := providerHost(t, ns, auth, "hostB")
 	providerHost(t, ns, auth, "hostC")
-	waitFor(t, "host A to hear both providers", func() bool { return hearsProvider(a, "hostB", "hostC") })
+	testutil.WaitFor(t, guard, "host A to hear both providers", func() bool { return hearsProvider(a, "hostB", "hostC") })
 
 	const n = 32
 	view := a.peers()
@@ -102,95 +132,101 @@ func TestCallsOfALostHostAreAnswered(t *testing.T) {
 		}
 	}
 	if len(byHost["hostB"]) == 0 || len(byHost["hostC"]) == 0 {
-		t.Fatalf("the calls did not spread over both hosts: %v", byHost)
+		t.Fatalf("the requests did not spread over both hosts: %v", byHost)
 	}
-	if got := a.RemoteCalls(); got != n {
-		t.Fatalf("%d calls tracked, want %d", got, n)
+	if got := a.RemoteRequests(); got != n {
+		t.Fatalf("%d requests tracked, want %d", got, n)
 	}
-	consolidated(a, "call00")
-	if got := a.RemoteCalls(); got != n-1 {
-		t.Fatalf("%d calls tracked after one was answered, want %d", got, n-1)
+	replied(a, "call00")
+	if got := a.RemoteRequests(); got != n-1 {
+		t.Fatalf("%d requests tracked after one was answered, want %d", got, n-1)
 	}
 
 	b.Close() // announces that it leaves
-	got := lostCalls(t, lost, len(byHost["hostB"]))
-	for i, c := range got {
-		want := LostCall{CallID: byHost["hostB"][i], Tool: "echo", Principal: "alice", Host: "hostB", Reason: LostLeft}
-		if c != want {
-			t.Fatalf("lost call %d: %+v, want %+v", i, c, want)
-		}
+	for i, r := range lostRequests(t, lost, len(byHost["hostB"])) {
+		checkLost(t, r, byHost["hostB"][i], "hostB", LostLeft)
 	}
-	if got := a.RemoteCalls(); got != len(byHost["hostC"]) {
-		t.Fatalf("%d calls still tracked, want host C's %d", got, len(byHost["hostC"]))
+	if got := a.RemoteRequests(); got != len(byHost["hostC"]) {
+		t.Fatalf("%d requests still tracked, want host C's %d", got, len(byHost["hostC"]))
 	}
-	// Host C falls silent: once forgotten, its calls are answered too.
+	// Host C falls silent: once forgotten, its requests are answered too.
 	a.forgetSilent(time.Now().Add(4 * DefaultPresenceInterval))
-	for i, c := range lostCalls(t, lost, len(byHost["hostC"])) {
-		want := LostCall{CallID: byHost["hostC"][i], Tool: "echo", Principal: "alice", Host: "hostC", Reason: LostSilent}
-		if c != want {
-			t.Fatalf("lost call %d: %+v, want %+v", i, c, want)
-		}
+	for i, r := range lostRequests(t, lost, len(byHost["hostC"])) {
+		checkLost(t, r, byHost["hostC"][i], "hostC", LostSilent)
 	}
-	if a.RemoteCalls() != 0 || hearsProvider(a, "hostC") {
-		t.Fatalf("host C not forgotten: %d calls, hosts %+v", a.RemoteCalls(), a.Hosts())
+	if a.RemoteRequests() != 0 || hearsProvider(a, "hostC") {
+		t.Fatalf("host C not forgotten: %d requests, hosts %+v", a.RemoteRequests(), a.Hosts())
 	}
 }
 
-// TestCallsServedHereAreNotTracked: a call this host's own provider takes,
-// a call no host provides, and a topic that is not a tool call are not
-// tracked.
-func TestCallsServedHereAreNotTracked(t *testing.T) {
+// TestOnlyRequestsHandledElsewhereAreTracked: a plain publish on a topic
+// another host handles, a request no host handles, a request a capsule here
+// handles, and a request past its deadline are not tracked (or not for
+// long); a request on any topic some other host intercepts, by a wildcard
+// too, is: the transport reads the envelope, never the topic's meaning.
+func TestOnlyRequestsHandledElsewhereAreTracked(t *testing.T) {
 	ns, auth := embedded(t)
-	a, _ := callerHost(t, ns, auth, "hostA")
-	providerHost(t, ns, auth, "hostB")
-	waitFor(t, "host A to hear the provider", func() bool { return hearsProvider(a, "hostB") })
-	payload, _ := ipc.ToolExecuteRequest{CallID: "x", ToolName: "other"}.MarshalJSON()
-	a.Forward(&ipc.Envelope{Topic: "tool.v1.execute.other", Payload: payload, SourceID: "router", Principal: "alice", Seq: 1})
-	if n := a.RemoteCalls(); n != 0 {
-		t.Fatalf("a call of a tool no host provides is tracked (%d)", n)
+	a, lost := callerHost(t, ns, auth, "hostA")
+	b := providerHost(t, ns, auth, "hostB")
+	must(t, b.Attach("asked", nil, []string{"mesh.v1.*"}, []string{"mesh.v1.*"}))
+	testutil.WaitFor(t, guard, "host A to hear host B's capsules", func() bool {
+		return hearsProvider(a, "hostB") && slices.ContainsFunc(a.Hosts(), func(h HostInfo) bool { return len(h.Intercepts["asked"]) > 0 })
+	})
+
+	a.Forward(&ipc.Envelope{Topic: "tool.v1.execute.echo", Payload: []byte(`{}`), SourceID: "router", Principal: "alice", Seq: 1})
+	request(a, "tool.v1.execute.other", "tool.v1.execute.other.result", "x", 2)
+	if n := a.RemoteRequests(); n != 0 {
+		t.Fatalf("a plain publish or a request no host handles is tracked (%d)", n)
 	}
+
+	request(a, "mesh.v1.ask", "mesh.v1.ask.reply", "m1", 3)
+	if n := a.RemoteRequests(); n != 1 {
+		t.Fatalf("a request another host intercepts by a wildcard is not tracked (%d)", n)
+	}
+	expired := &ipc.Envelope{Topic: "mesh.v1.ask", Payload: []byte(`{}`), SourceID: "router", Principal: "alice", Seq: 4}
+	expired.SetRequest("mesh.v1.ask.reply", "m2", time.Now().Add(-time.Second).UnixNano())
+	a.Forward(expired)
+	b.Close()
+	r := lostRequests(t, lost, 1)[0]
+	if r.Request.CorrelationID() != "m1" || r.Request.ReplyTo() != "mesh.v1.ask.reply" || r.Host != "hostB" {
+		t.Fatalf("lost request %+v (%+v), want m1 (the one past its deadline is dispatch's to answer)", r, r.Request)
+	}
+
 	must(t, a.Attach("local", nil, []string{"tool.v1.execute.echo"}, []string{"tool.v1.execute.echo"}))
-	call(a, "y", 2)
-	if n := a.RemoteCalls(); n != 0 {
-		t.Fatalf("a call this host's provider takes is tracked (%d)", n)
+	call(a, "y", 5)
+	if n := a.RemoteRequests(); n != 0 {
+		t.Fatalf("a request this host's own handler takes is tracked (%d)", n)
 	}
 }
 
-// TestOwnLinkLostAnswersEveryRemoteCall: when the calling host loses its
-// NATS connection, no answer can reach it: every call running elsewhere is
-// answered at once.
-func TestOwnLinkLostAnswersEveryRemoteCall(t *testing.T) {
+// TestOwnLinkLostAnswersEveryRemoteRequest: when the requesting host loses
+// its NATS connection, no answer can reach it: every request handled
+// elsewhere is answered at once.
+func TestOwnLinkLostAnswersEveryRemoteRequest(t *testing.T) {
 	ns, auth := embedded(t)
 	a, lost := callerHost(t, ns, auth, "hostA")
 	providerHost(t, ns, auth, "hostB")
-	waitFor(t, "host A to hear the provider", func() bool { return hearsProvider(a, "hostB") })
+	testutil.WaitFor(t, guard, "host A to hear the provider", func() bool { return hearsProvider(a, "hostB") })
 	call(a, "c1", 1)
 	call(a, "c2", 2)
 	ns.Shutdown()
-	for i, c := range lostCalls(t, lost, 2) {
-		want := LostCall{CallID: fmt.Sprintf("c%d", i+1), Tool: "echo", Principal: "alice", Host: "hostB", Reason: LostOwnLink}
-		if c != want {
-			t.Fatalf("lost call %d: %+v, want %+v", i, c, want)
-		}
+	for i, r := range lostRequests(t, lost, 2) {
+		checkLost(t, r, fmt.Sprintf("c%d", i+1), "hostB", LostOwnLink)
 	}
 }
 
-// TestNodeShutdownAnswersItsHostsCalls: on a cluster of three embedded
-// nodes, the node of the host running a call shuts down without its host
-// saying it leaves: the calling host hears the node's shutdown event and
-// answers the call at once, naming the host.
-func TestNodeShutdownAnswersItsHostsCalls(t *testing.T) {
+// TestNodeShutdownAnswersItsHostsRequests: on a cluster of three embedded
+// nodes, the node of the host handling a request shuts down without its
+// host saying it leaves: the requesting host hears the node's shutdown
+// event and answers the request at once, naming the host.
+func TestNodeShutdownAnswersItsHostsRequests(t *testing.T) {
 	nodes, auths := cluster(t, 3)
 	a, lost := callerHost(t, nodes[0], auths[0], "hostA")
 	providerHost(t, nodes[1], auths[1], "hostB")
-	waitFor(t, "host A to hear host B's provider", func() bool { return hearsProvider(a, "hostB") })
+	testutil.WaitFor(t, guard, "host A to hear host B's provider", func() bool { return hearsProvider(a, "hostB") })
 	call(a, "c1", 1)
 	nodes[1].Shutdown()
-	got := lostCalls(t, lost, 1)
-	want := LostCall{CallID: "c1", Tool: "echo", Principal: "alice", Host: "hostB", Reason: LostShutdown}
-	if got[0] != want {
-		t.Fatalf("lost call %+v, want %+v", got[0], want)
-	}
+	checkLost(t, lostRequests(t, lost, 1)[0], "c1", "hostB", LostShutdown)
 	if hearsProvider(a, "hostB") {
 		t.Fatal("host B still listed after its node shut down")
 	}

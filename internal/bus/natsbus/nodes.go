@@ -14,14 +14,14 @@ const nodeShutdownSubject = "$SYS.SERVER.*.SHUTDOWN"
 
 // watchNodes has a host that embeds a cluster node hear the other nodes
 // shut down: a host whose node is gone has lost the bus, whether or not it
-// could say it was leaving, and the calls it was running are answered at
+// could say it was leaving, and the requests it was handling are answered at
 // once rather than when its silence times out. The watching connection
 // joins the server's system account and may only subscribe to that event;
 // the losses of routes to other nodes go through it too (routes.go).
 // Without an embedded server (an external cluster) it does nothing: the
 // cluster's system account is the operator's, not the host's.
 func (t *Transport) watchNodes() error {
-	if t.opts.Server == nil || t.opts.CallLost == nil {
+	if t.opts.Server == nil || t.opts.RequestLost == nil {
 		return nil
 	}
 	sys := t.opts.Server.SystemAccount()
@@ -51,7 +51,7 @@ func (t *Transport) watchNodes() error {
 }
 
 // nodeShutdown forgets the hosts whose node shut down and answers the
-// calls they were running.
+// requests they were handling.
 func (t *Transport) nodeShutdown(m *nats.Msg) {
 	id := strings.TrimSuffix(strings.TrimPrefix(m.Subject, "$SYS.SERVER."), ".SHUTDOWN")
 	t.nodeGone(id, LostShutdown, "natsbus: host lost: its NATS node shut down")
@@ -59,7 +59,7 @@ func (t *Transport) nodeShutdown(m *nats.Msg) {
 
 // nodeGone forgets the hosts on the embedded node server (a node id other
 // than this host's), whose loss was detected as reason, and answers the
-// calls they were running. An announcement from one of them arriving
+// requests they were handling. An announcement from one of them arriving
 // later does not bring it back (heard).
 func (t *Transport) nodeGone(id, reason, msg string) {
 	if id == "" || id == t.opts.Server.ID() {

@@ -88,7 +88,7 @@ const maxShutDown = 256
 
 // peers is the other hosts this host knows of: those heard of, not yet
 // forgotten (forgetSilent prunes the silent ones at each announcement
-// tick), with what each serves. Elections and the calls tracked as running
+// tick), with what each serves. Elections and the requests tracked as handled
 // elsewhere use it; it is the view each forwarded frame carries (view.go).
 func (t *Transport) peers() *peerView {
 	if v := t.presence.view.Load(); v != nil {
@@ -308,7 +308,7 @@ func (t *Transport) dropPeersLocked(drop func(id string, h HostInfo) bool) []str
 }
 
 // forgetSilent forgets the hosts not heard of for three presence intervals
-// and answers the calls they were running.
+// and answers the requests they were handling.
 func (t *Transport) forgetSilent(now time.Time) {
 	p := &t.presence
 	p.mu.Lock()
@@ -322,7 +322,7 @@ func (t *Transport) forgetSilent(now time.Time) {
 	}
 }
 
-// linkLost answers every call running on another host when this host's
+// linkLost answers every request handled on another host when this host's
 // presence connection loses the cluster: no answer from anywhere can reach
 // it now, and it cannot tell which host is still there. It logs as dial's
 // handler would.

@@ -15,8 +15,8 @@ import (
 // this is how a SIGKILLed daemon there is detected at once.
 const LostGone = "its connection to the cluster closed"
 
-// probeInterval is how often this host asks after the hosts running its
-// tool calls; probeMisses how many "no responders" in a row take a host as
+// probeInterval is how often this host asks after the hosts handling its
+// requests; probeMisses how many "no responders" in a row take a host as
 // lost (one may be a reconnect in progress).
 const (
 	probeInterval = 250 * time.Millisecond
@@ -135,7 +135,7 @@ func (t *Transport) probing() bool {
 	return t.probes.working
 }
 
-// probeRunners probes, on nc, the hosts running this host's tool calls
+// probeRunners probes, on nc, the hosts handling this host's requests
 // that answer probes, and probes itself until its own probe is answered.
 // Called by the announcing goroutine.
 func (t *Transport) probeRunners(nc *nats.Conn, announced int) {
@@ -156,7 +156,7 @@ func (t *Transport) probeRunners(nc *nats.Conn, announced int) {
 		return
 	}
 	hosts := t.peers().hosts
-	for _, h := range t.callHosts() {
+	for _, h := range t.requestHosts() {
 		if info, ok := hosts[h]; ok && info.Probed && !t.routeWatched(info) {
 			_ = probe(nc, t.opts.HostID, h) // a failed publish is retried next tick
 		}
@@ -170,15 +170,16 @@ func (t *Transport) routeWatched(h HostInfo) bool {
 	return t.opts.Server != nil && h.Server != "" && h.Server != t.opts.Server.ID()
 }
 
-// callHosts is the hosts running at least one tracked call, each once.
-func (t *Transport) callHosts() []string {
-	c := &t.calls
+// requestHosts is the hosts handling at least one tracked request, each
+// once.
+func (t *Transport) requestHosts() []string {
+	c := &t.requests
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	var hosts []string
 	seen := make(map[string]bool)
-	for _, rc := range c.calls {
-		for _, h := range rc.hosts {
+	for _, r := range c.pending {
+		for _, h := range r.hosts {
 			if !seen[h] {
 				seen[h] = true
 				hosts = append(hosts, h)
@@ -188,8 +189,8 @@ func (t *Transport) callHosts() []string {
 	return hosts
 }
 
-// forgetHost drops host from the known hosts and answers the calls it was
-// running, as lost for reason.
+// forgetHost drops host from the known hosts and answers the requests it
+// was handling, as lost for reason.
 func (t *Transport) forgetHost(host, reason, msg string) {
 	p := &t.presence
 	p.mu.Lock()

@@ -41,13 +41,13 @@ func probed(tr *Transport, host string) bool {
 	return false
 }
 
-// noLostCall fails if a call is answered as lost within a second (four
+// noLostCall fails if a request is answered as lost within a second (four
 // rounds of probes).
-func noLostCall(t *testing.T, lost chan LostCall, why string) {
+func noLostCall(t *testing.T, lost chan LostRequest, why string) {
 	t.Helper()
 	select {
 	case c := <-lost:
-		t.Fatalf("%s: call answered as lost: %+v", why, c)
+		t.Fatalf("%s: request answered as lost: %+v", why, c)
 	case <-time.After(4 * probeInterval):
 	}
 }
@@ -63,8 +63,8 @@ func TestAKilledHostIsTakenAsLostByProbes(t *testing.T) {
 	dirA, dirB := t.TempDir(), t.TempDir()
 	mintInto(t, acc, dirA, "hostA", "router", []string{"tool.v1.execute.*", ipc.ToolExecuteResultTopic}, nil)
 	mintInto(t, acc, dirB, "hostB", "tool", []string{"tool.v1.execute.echo.result"}, []string{"tool.v1.execute.echo"})
-	lost := make(chan LostCall, 16)
-	a := newExternalHost(t, ns, "hostA", hostCreds(t, acc, dirA, "hostA"), dirA, func(o *Options) { o.CallLost = func(c LostCall) { lost <- c } })
+	lost := make(chan LostRequest, 16)
+	a := newExternalHost(t, ns, "hostA", hostCreds(t, acc, dirA, "hostA"), dirA, func(o *Options) { o.RequestLost = func(r LostRequest) { lost <- r } })
 	b := newExternalHost(t, ns, "hostB", hostCreds(t, acc, dirB, "hostB"), dirB)
 	must(t, a.Attach("router", []string{"tool.v1.execute.*", ipc.ToolExecuteResultTopic}, nil, nil))
 	must(t, b.Attach("tool", []string{"tool.v1.execute.echo.result"}, []string{"tool.v1.execute.echo"}, []string{"tool.v1.execute.echo"}))
@@ -72,17 +72,13 @@ func TestAKilledHostIsTakenAsLostByProbes(t *testing.T) {
 		return hearsProvider(a.Transport, "hostB") && probed(a.Transport, "hostB")
 	})
 	call(a.Transport, "c1", 1)
-	if a.RemoteCalls() != 1 {
+	if a.RemoteRequests() != 1 {
 		t.Fatal("the call is not tracked")
 	}
 	noLostCall(t, lost, "host B answers its probes")
 
 	b.abandon()
-	got := lostCalls(t, lost, 1)
-	want := LostCall{CallID: "c1", Tool: "echo", Principal: "alice", Host: "hostB", Reason: LostGone}
-	if got[0] != want {
-		t.Fatalf("lost call %+v, want %+v", got[0], want)
-	}
+	checkLost(t, lostRequests(t, lost, 1)[0], "c1", "hostB", LostGone)
 	if hearsProvider(a.Transport, "hostB") {
 		t.Fatal("host B still listed after it was lost")
 	}
@@ -99,9 +95,7 @@ func TestProbesOnTheEmbeddedServer(t *testing.T) {
 	call(a, "c1", 1)
 	noLostCall(t, lost, "host B answers its probes")
 	b.abandon()
-	if got := lostCalls(t, lost, 1); got[0].Reason != LostGone {
-		t.Fatalf("lost call %+v, want reason %q", got[0], LostGone)
-	}
+	checkLost(t, lostRequests(t, lost, 1)[0], "c1", "hostB", LostGone)
 }
 
 // mintOldHostCreds mints host credentials as astrid did before probes:
@@ -129,8 +123,8 @@ func TestHostsWithCredentialsFromBeforeProbes(t *testing.T) {
 	mintInto(t, acc, dirB, "hostB", "tool", []string{"tool.v1.execute.echo.result"}, []string{"tool.v1.execute.echo"})
 	oldB := dirB + "/host.creds"
 	writeCreds(t, oldB, mintOldHostCreds(t, acc, "hostB"), 0o600)
-	lost := make(chan LostCall, 16)
-	a := newExternalHost(t, ns, "hostA", hostCreds(t, acc, dirA, "hostA"), dirA, func(o *Options) { o.CallLost = func(c LostCall) { lost <- c } })
+	lost := make(chan LostRequest, 16)
+	a := newExternalHost(t, ns, "hostA", hostCreds(t, acc, dirA, "hostA"), dirA, func(o *Options) { o.RequestLost = func(r LostRequest) { lost <- r } })
 	b := newExternalHost(t, ns, "hostB", oldB, dirB)
 	must(t, a.Attach("router", []string{"tool.v1.execute.*", ipc.ToolExecuteResultTopic}, nil, nil))
 	must(t, b.Attach("tool", []string{"tool.v1.execute.echo.result"}, []string{"tool.v1.execute.echo"}, []string{"tool.v1.execute.echo"}))
@@ -225,7 +219,7 @@ func TestRenewedCredentialsWithoutProbesStopTheProbes(t *testing.T) {
 	hostFile := hostCredsFor(t, acc, dirB, "hostB", time.Hour)
 	a := newExternalHost(t, ns, "hostA", hostCreds(t, acc, dirA, "hostA"), dirA)
 	var mu sync.Mutex
-	var lost []LostCall
+	var lost []LostRequest
 	b := newExternalHost(t, ns, "hostB", hostFile, dirB, renewing(&lost, &mu), func(o *Options) { o.HostCredsFile = hostFile })
 	waitFor(t, "host A to hear host B answering probes", func() bool { return probed(a.Transport, "hostB") })
 	writeCreds(t, hostFile, mintOldHostCreds(t, acc, "hostB"), 0o600)

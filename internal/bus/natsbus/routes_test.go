@@ -155,8 +155,8 @@ func TestRouteClosedAnswersItsHostsCalls(t *testing.T) {
 	proxy.cut(false) // node B's next route attempt gets through
 	waitFor(t, "host B to be heard again once a route to its node opens", func() bool { return hearsProvider(a, "hostB") })
 	call(a, "c2", 2)
-	consolidated(a, "c2")
-	if n := a.RemoteCalls(); n != 0 {
+	replied(a, "c2")
+	if n := a.RemoteRequests(); n != 0 {
 		t.Fatalf("%d calls tracked after the only one was answered", n)
 	}
 }
@@ -173,7 +173,7 @@ func TestOwnNodeStoppingIsNoRouteLoss(t *testing.T) {
 
 // callAcrossProxiedPair has host A, on the first node of a proxied pair,
 // forward call c1 of tool echo to host B, its provider on the second node.
-func callAcrossProxiedPair(t *testing.T) (a *Transport, lost chan LostCall, nodeB *server.Server, proxy *routeProxy) {
+func callAcrossProxiedPair(t *testing.T) (a *Transport, lost chan LostRequest, nodeB *server.Server, proxy *routeProxy) {
 	t.Helper()
 	nodeA, nodeB, authA, authB, proxy := proxiedPair(t)
 	a, lost = callerHost(t, nodeA, authA, "hostA")
@@ -185,11 +185,7 @@ func callAcrossProxiedPair(t *testing.T) (a *Transport, lost chan LostCall, node
 
 // expectLostC1 expects call c1, and no other, answered as lost on host B
 // for reason.
-func expectLostC1(t *testing.T, lost chan LostCall, reason string) {
+func expectLostC1(t *testing.T, lost chan LostRequest, reason string) {
 	t.Helper()
-	got := lostCalls(t, lost, 1)
-	want := LostCall{CallID: "c1", Tool: "echo", Principal: "alice", Host: "hostB", Reason: reason}
-	if got[0] != want {
-		t.Fatalf("lost call %+v, want %+v", got[0], want)
-	}
+	checkLost(t, lostRequests(t, lost, 1)[0], "c1", "hostB", reason)
 }

@@ -58,11 +58,11 @@ type Options struct {
 	// PresenceInterval is how often the host announces its capsules to
 	// the others (Hosts); DefaultPresenceInterval if zero.
 	PresenceInterval time.Duration
-	// CallLost, if set, answers a tool call published on this host whose
-	// providers were all on other hosts, lost before it was answered
-	// (inflight.go): the kernel publishes the failure reply. It must not
-	// block.
-	CallLost func(LostCall)
+	// RequestLost, if set, answers a request published on this host whose
+	// handlers were all on other hosts, lost before it was answered
+	// (inflight.go): the kernel fails the request (ipc.FailHostLost). It
+	// must not block.
+	RequestLost func(LostRequest)
 	// KernelSubscribe are topics this host's kernel itself listens to from
 	// every host (its tool-call cancel listener): the host receives them
 	// whatever its capsules subscribe to.
@@ -104,8 +104,8 @@ type Transport struct {
 	// intercepted is the set of patterns this host's capsules intercept,
 	// copy-on-write: Forward reads it without t.mu.
 	intercepted atomic.Pointer[map[string]bool]
-	// calls are the tool calls running on other hosts (inflight.go).
-	calls inflight
+	// requests are the requests handled on other hosts (inflight.go).
+	requests inflight
 	// probes are the liveness probes of those hosts (probe.go).
 	probes probes
 	// closing is set when Close starts: losing the connections then is
@@ -420,7 +420,7 @@ func (t *Transport) receive(m *nats.Msg, el *election, runs func(string) bool) {
 		e.Payload = ipc.StampToolHost(e.Payload, string(host))
 	}
 	el.reset(host, view, e.Seq)
-	if err := t.opts.Deliver(e, t.resultRuns(e, runs)); err != nil {
+	if err := t.opts.Deliver(e, t.replyRuns(e, runs)); err != nil {
 		t.dropped(DropDeliver, 1, "natsbus: received envelope not delivered", "topic", e.Topic, "source_id", e.SourceID, "error", err)
 		return
 	}
