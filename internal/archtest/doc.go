@@ -15,5 +15,12 @@
 // there resolves to a heading, and each decision's body stays within 150
 // words.
 //
+// And it holds the kernel ignorant of the agent stack (conventions_test.go,
+// DESIGN §4b): no non-test file of internal/kernel, runtime, dispatch, bus
+// (its transports included) or host names a topic of the tool, llm,
+// prompt_builder, session or registry conventions, by a string or through
+// an ipc identifier that stands for one, but the files of an allowlist that
+// only shrinks.
+//
 // It must not be imported: it is a test.
 package archtest
