@@ -27,7 +27,8 @@ type Invocation struct {
 type Request struct {
 	// ReplyTo is the topic the answer goes to.
 	ReplyTo string `json:"reply_to"`
-	// CorrelationID ties the answers to the request: 1 to 256 bytes.
+	// CorrelationID ties the answers to the request: 1 to 1024 bytes of
+	// UTF-8 without control characters.
 	CorrelationID string `json:"correlation_id"`
 	// Timeout is how long the request waits for an answer before the
 	// kernel answers it with a timeout; zero is the kernel's default (10

@@ -28,6 +28,10 @@ type Uplink interface {
 	// PublishIn is PublishAs in scope id (0: none): every call the event
 	// invokes, and all the work those calls publish, runs in it.
 	PublishIn(principal string, scope uint64, topic string, payload []byte) error
+	// RequestIn is PublishIn as a request (IPC.PublishRequest): the
+	// answer, or the kernel's failure, comes on req.ReplyTo for
+	// principal.
+	RequestIn(principal string, scope uint64, topic string, payload []byte, req Request) error
 }
 
 // Scope is what a client's requests carry besides its principal: the

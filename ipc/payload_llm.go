@@ -64,8 +64,14 @@ func (p LLMStreamEvent) MarshalJSON() ([]byte, error) {
 	return marshalTagged(TypeLLMStreamEvent, wire(p))
 }
 
-// UnmarshalJSON requires every field.
+// UnmarshalJSON requires every field. The kernel's answer to a model
+// request no provider answered (RequestFailed, correlated by the request
+// id) reads as that request's error event.
 func (p *LLMStreamEvent) UnmarshalJSON(data []byte) error {
+	if f, ok := AsRequestFailed(data); ok {
+		*p = LLMStreamEvent{RequestID: f.CorrelationID, Event: StreamEvent{Kind: StreamError, Text: FailureText(f, "the model request")}}
+		return nil
+	}
 	type wire LLMStreamEvent
 	var w wire
 	if err := decodeObject(data, &w, "request_id", "event"); err != nil {

@@ -18,8 +18,8 @@ import (
 // on ReplyTo with a RequestFailed payload, without knowing what the topic
 // means. Envelopes that are neither encode exactly as before.
 
-// MaxCorrelationID bounds a correlation id, in bytes.
-const MaxCorrelationID = 256
+// MaxCorrelationID bounds a correlation id, in bytes (a KV key's bound).
+const MaxCorrelationID = 1024
 
 // ReplyTo is the topic a request's answer goes to; empty when the envelope
 // is not a request.
@@ -120,6 +120,10 @@ const (
 	FailReplyLost FailureReason = "reply_lost"
 	// FailHostLost: the host that took the request left the cluster.
 	FailHostLost FailureReason = "host_lost"
+	// FailCancelled: a cancel ended the handler before it answered.
+	FailCancelled FailureReason = "cancelled"
+	// FailTooLarge: the handler's answer was over the bus's message cap.
+	FailTooLarge FailureReason = "too_large"
 )
 
 // TypeRequestFailed is the `type` tag of a RequestFailed payload. It is ours,
@@ -174,4 +178,25 @@ func DeadlineAfter(now time.Time, d time.Duration) int64 {
 		return 0
 	}
 	return now.Add(d).UnixNano()
+}
+
+// FailureText says in words for a person or a model what a failure means
+// for what (say "the tool call" or "the model request"): whether the work
+// ran, and what to do.
+func FailureText(f RequestFailed, what string) string {
+	switch f.Reason {
+	case FailNoResponders, FailQueueFull, FailUnloaded:
+		return fmt.Sprintf("%s was not taken: %s; nothing ran, try again later", what, f.Message)
+	case FailRefused:
+		return fmt.Sprintf("%s was refused: %s", what, f.Message)
+	case FailTimeout:
+		return fmt.Sprintf("%s was not answered in time: %s", what, f.Message)
+	case FailReplyLost, FailHostLost:
+		return fmt.Sprintf("the answer to %s was lost: %s; it may have acted, check before asking again", what, f.Message)
+	case FailCancelled:
+		return fmt.Sprintf("%s was cancelled before it answered (%s); whatever it had started was stopped", what, f.Message)
+	case FailTooLarge:
+		return fmt.Sprintf("%s's answer was not delivered: %s", what, f.Message)
+	}
+	return fmt.Sprintf("%s failed: %s", what, f.Message)
 }

@@ -86,3 +86,26 @@ func TestValidateCorrelationID(t *testing.T) {
 		}
 	}
 }
+
+func TestAFailureReadsAsTheConventionsError(t *testing.T) {
+	data, _ := json.Marshal(RequestFailed{CorrelationID: "call-9", Reason: FailQueueFull, Message: "capsule fs is busy"})
+	var res ToolExecuteResult
+	if err := res.UnmarshalJSON(data); err != nil {
+		t.Fatal(err)
+	}
+	if res.CallID != "call-9" || res.Result.CallID != "call-9" || !res.Result.IsError || !strings.Contains(res.Result.Content, "capsule fs is busy") || !strings.Contains(res.Result.Content, "nothing ran") {
+		t.Fatalf("tool result %+v", res)
+	}
+	var ev LLMStreamEvent
+	if err := ev.UnmarshalJSON(data); err != nil {
+		t.Fatal(err)
+	}
+	if ev.RequestID != "call-9" || ev.Event.Kind != StreamError || !strings.Contains(ev.Event.Text, "capsule fs is busy") {
+		t.Fatalf("stream event %+v", ev)
+	}
+	for reason, want := range map[FailureReason]string{FailHandler: "failed", FailRefused: "refused", FailTimeout: "in time", FailHostLost: "may have acted", FailReplyLost: "may have acted", FailUnloaded: "nothing ran"} {
+		if got := FailureText(RequestFailed{Reason: reason, Message: "m"}, "x"); !strings.Contains(got, want) {
+			t.Errorf("%s: %q lacks %q", reason, got, want)
+		}
+	}
+}

@@ -89,10 +89,16 @@ func (p ToolExecuteResult) MarshalJSON() ([]byte, error) {
 	return p.appendJSON(make([]byte, 0, 96+2*len(p.CallID)+len(p.Result.Content)+len(p.Result.Content)/8)), nil
 }
 
-// UnmarshalJSON requires call_id and result.
+// UnmarshalJSON requires call_id and result. The kernel's answer to a tool
+// call no handler answered (RequestFailed, correlated by the call id) reads
+// as that call's error result, so every consumer of results handles it.
 func (p *ToolExecuteResult) UnmarshalJSON(data []byte) error {
 	if plain, ok := decodePlainResult(data); ok {
 		*p = plain
+		return nil
+	}
+	if f, ok := AsRequestFailed(data); ok {
+		*p = ToolExecuteResult{CallID: f.CorrelationID, Result: ToolCallResult{CallID: f.CorrelationID, Content: FailureText(f, "the tool call"), IsError: true}}
 		return nil
 	}
 	type wire ToolExecuteResult

@@ -39,6 +39,9 @@ type pending struct {
 	Deadline int64 `json:"deadline"`
 	// TimeoutSecs is the timeout it was asked with, for the refusal text.
 	TimeoutSecs float64 `json:"timeout_secs"`
+	// ReplyTo is where the caller's request wanted its answer (empty when
+	// it was published as no request): the call goes on as that request.
+	ReplyTo string `json:"reply_to,omitempty"`
 }
 
 // maxCallIDBytes bounds a call id kept as part of a KV key (1 KiB).

@@ -93,6 +93,9 @@ func ask(c *sdk.Call, req ipc.ToolExecuteRequest, payload []byte, provider strin
 		CallID: req.CallID, Tool: req.ToolName, Capsule: provider, Request: json.RawMessage(payload),
 		Deadline: c.Now().UnixNano() + int64(secs*1e9), TimeoutSecs: secs,
 	}
+	if replyTo, corr := c.Serving(); corr == req.CallID {
+		p.ReplyTo = replyTo
+	}
 	if err := savePending(c, id, p); err != nil {
 		return err
 	}
@@ -127,5 +130,6 @@ func refuse(c *sdk.Call, callID, tool, msg string) error {
 	if err := c.SetFailureReply(ipc.ToolExecuteResultTopic, out); err != nil {
 		c.Log(hostapi.LogWarn, fmt.Sprintf("approval: call %q: refusal not registered as the failure reply: %v", callID, err))
 	}
-	return c.Publish(ipc.ToolExecuteResultTopic, out)
+	// The answer to the caller's request, which the call id correlates.
+	return c.PublishReply(ipc.ToolExecuteResultTopic, callID, out)
 }

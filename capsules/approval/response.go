@@ -1,6 +1,8 @@
 package approval
 
 import (
+	"time"
+
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -87,7 +89,15 @@ func release(c *sdk.Call, p pending, decision string) error {
 	if err := c.KVSet(passPrefix+p.CallID, []byte(decision)); err != nil {
 		return refuseSettled(c, p, fmt.Sprintf("%s was approved but not run: %v", p.Tool, err))
 	}
-	if err := c.Publish(ipc.ToolRequestExecuteTopic, p.Request); err != nil {
+	var err error
+	if p.ReplyTo != "" {
+		// Still the caller's request: should the router not take it, the
+		// kernel answers the caller.
+		err = c.Request(ipc.ToolRequestExecuteTopic, p.Request, hostapi.Request{ReplyTo: p.ReplyTo, CorrelationID: p.CallID, Timeout: time.Hour})
+	} else {
+		err = c.Publish(ipc.ToolRequestExecuteTopic, p.Request)
+	}
+	if err != nil {
 		_ = c.KVDelete(passPrefix + p.CallID)
 		return refuseSettled(c, p, fmt.Sprintf("%s was approved but not run: %v", p.Tool, err))
 	}

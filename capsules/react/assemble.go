@@ -46,9 +46,14 @@ func assemble(c *sdk.Call, t *turn, history []ipc.Message) error {
 	if err := saveTurn(c, t); err != nil {
 		return publishFinal(c, t.SessionID, t.TurnID, ipc.OutcomeError, err.Error())
 	}
+	// The request id leads back to the session when the kernel answers
+	// for the prompt builder (its answer names no session).
+	if err := c.KVSet(keyRequest+t.RequestID, []byte(t.SessionID)); err != nil {
+		return finish(c, t, ipc.OutcomeError, fmt.Sprintf("The prompt request was not recorded: %v", err))
+	}
 	req, err := json.Marshal(assembleRequest{RequestID: t.RequestID, SessionID: t.SessionID, Messages: history, Model: t.Model, Provider: t.Provider})
 	if err == nil {
-		err = c.Publish(AssembleTopic, req)
+		err = c.Request(AssembleTopic, req, hostapi.Request{ReplyTo: AssembledTopic, CorrelationID: t.RequestID, Timeout: requestTimeout})
 	}
 	if err != nil {
 		return finish(c, t, ipc.OutcomeError, fmt.Sprintf("The prompt was not sent to the prompt builder: %v", err))
@@ -58,6 +63,18 @@ func assemble(c *sdk.Call, t *turn, history []ipc.Message) error {
 
 // handleAssembled takes the prompt builder's answer and asks the model.
 func handleAssembled(c *sdk.Call) error {
+	if f, ok := ipc.AsRequestFailed(c.Payload()); ok {
+		// The kernel answers for a prompt builder that could not.
+		session, known := sessionOf(c, keyRequest+f.CorrelationID)
+		if c.SourceID() != ipc.KernelSourceID || !known {
+			return nil
+		}
+		t, ok := loadTurn(c, session)
+		if !ok || t.Phase != phasePrompt || t.RequestID != f.CorrelationID {
+			return nil
+		}
+		return finish(c, t, ipc.OutcomeError, "The prompt builder did not answer: "+ipc.FailureText(f, "the prompt request")+".")
+	}
 	// The ids first: an answer whose other fields are garbage still ends
 	// its turn, with an error, instead of leaving it to time out.
 	var ids struct {

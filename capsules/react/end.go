@@ -33,7 +33,12 @@ func publishResponse(c *sdk.Call, r ipc.AgentResponse) error {
 	if err != nil {
 		return err
 	}
-	err = c.Publish(ipc.AgentResponseTopic, payload)
+	if turnID != "" {
+		// The answer to the prompt request the turn id correlates.
+		err = c.PublishReply(ipc.AgentResponseTopic, turnID, payload)
+	} else {
+		err = c.Publish(ipc.AgentResponseTopic, payload)
+	}
 	if err != nil && outcome != ipc.OutcomeError {
 		// Say so rather than end in silence (an answer over the bus's
 		// message limit, say); this one is short.

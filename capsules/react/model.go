@@ -65,7 +65,7 @@ func activeModel(c *sdk.Call) (ipc.RegistryReply, error) {
 	if err != nil {
 		return reply, err
 	}
-	payload, err := roundTrip(c, ipc.RegistryGetActiveModelTopic, registryReplyPrefix+corr, req, registries, registryWait, "registry")
+	payload, err := roundTrip(c, ipc.RegistryGetActiveModelTopic, registryReplyPrefix+corr, corr, req, registries, registryWait, "registry")
 	if err != nil {
 		return reply, err
 	}

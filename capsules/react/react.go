@@ -2,6 +2,7 @@ package react
 
 import (
 	_ "embed"
+	"time"
 
 	"github.com/astrid-go/astrid/ipc"
 	"github.com/astrid-go/astrid/sdk"
@@ -23,6 +24,11 @@ const (
 	// sessionReplyPrefix + correlation id is its scoped answer.
 	sessionReplyPrefix = "session.v1.response.get_messages."
 )
+
+// requestTimeout bounds the kernel's wait for an answer to the turn's
+// requests (a prompt, a model request, a tool call); the turn's own phase
+// limits end it sooner. Long, since a tool call may wait for a person.
+const requestTimeout = time.Hour
 
 // New returns the agent loop's code.
 func New() *sdk.Capsule {

@@ -46,7 +46,7 @@ func appendAndRead(c *sdk.Call, session string, msgs []ipc.Message) ([]ipc.Messa
 	if err != nil {
 		return nil, err
 	}
-	payload, err := roundTrip(c, sessionGetMessagesTopic, sessionReplyPrefix+corr, req, stores, sessionWait, "session store")
+	payload, err := roundTrip(c, sessionGetMessagesTopic, sessionReplyPrefix+corr, corr, req, stores, sessionWait, "session store")
 	if err != nil {
 		return nil, err
 	}

@@ -170,7 +170,7 @@ const maxKeyBytes = 1024
 // routing keys and results.
 func forget(c *sdk.Call, t *turn) {
 	keys := []string{keyTurn + t.SessionID, keyFrame + t.SessionID}
-	if t.Phase == phaseStream && t.RequestID != "" {
+	if (t.Phase == phaseStream || t.Phase == phasePrompt) && t.RequestID != "" {
 		keys = append(keys, keyRequest+t.RequestID)
 	}
 	for _, call := range t.Calls {

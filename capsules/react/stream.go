@@ -37,7 +37,7 @@ func generate(c *sdk.Call, t *turn, msgs []ipc.Message) error {
 	}
 	req, err := ipc.LLMRequest{RequestID: t.RequestID, Model: t.Model, Messages: msgs, Tools: f.Tools, System: f.System}.MarshalJSON()
 	if err == nil {
-		err = c.Publish(topic, req)
+		err = c.Request(topic, req, hostapi.Request{ReplyTo: ipc.LLMStreamTopic(t.Provider), CorrelationID: t.RequestID, Timeout: requestTimeout})
 	}
 	if err != nil {
 		return finish(c, t, ipc.OutcomeError, fmt.Sprintf("The request to provider %q was not sent: %v", t.Provider, err))
@@ -55,7 +55,13 @@ type streamMessage struct {
 // handleStream follows a provider's stream for the turn that asked.
 func handleStream(c *sdk.Call) error {
 	var m streamMessage
-	if err := json.Unmarshal(c.Payload(), &m); err != nil || m.RequestID == "" {
+	if f, ok := ipc.AsRequestFailed(c.Payload()); ok {
+		// The kernel's answer for a provider that did not take the
+		// request, failed, or whose event was lost at this capsule's
+		// queue: an error event of the request it names.
+		ev, _ := ipc.StreamEvent{Kind: ipc.StreamError, Text: ipc.FailureText(f, "the model request")}.MarshalJSON()
+		m = streamMessage{RequestID: f.CorrelationID, Event: ev}
+	} else if err := json.Unmarshal(c.Payload(), &m); err != nil || m.RequestID == "" {
 		c.Log(hostapi.LogDebug, "react: dropped a stream message without a request id")
 		return nil
 	}

@@ -60,7 +60,7 @@ func dispatch(c *sdk.Call, t *turn) error {
 		}
 		req, err := ipc.ToolExecuteRequest{CallID: call.CallID, ToolName: call.Name, Arguments: call.Args}.MarshalJSON()
 		if err == nil {
-			err = c.Publish(ipc.ToolRequestExecuteTopic, req)
+			err = c.Request(ipc.ToolRequestExecuteTopic, req, hostapi.Request{ReplyTo: ipc.ToolExecuteResultTopic, CorrelationID: call.CallID, Timeout: requestTimeout})
 		}
 		if err != nil {
 			msg := fmt.Sprintf("tool call %s was not sent: %v", call.Name, err)

@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/astrid-go/astrid/hostapi"
 	"github.com/astrid-go/astrid/ipc"
@@ -31,6 +32,10 @@ var Manifest []byte
 // more calls in flight than its volatile cap, the oldest record is evicted
 // and logged, and that call's result is refused as unknown.
 const pendingPrefix = "~pending/"
+
+// forwardTimeout bounds the kernel's wait for a provider's answer: long,
+// since a tool may wait for a person's approval of what it does.
+const forwardTimeout = time.Hour
 
 // New returns the router's code.
 func New() *sdk.Capsule {
@@ -75,7 +80,21 @@ func handleRequest(c *sdk.Call) error {
 	if err := c.KVSet(pendingPrefix+req.CallID, pendingValue(req.ToolName, owners)); err != nil {
 		return publishError(c, req.CallID, fmt.Sprintf("Failed to route tool request: %v", err))
 	}
-	if err := c.Publish(topic, payload); err != nil {
+	// A request: if the provider cannot answer it (its queue is full, it
+	// fails, its host is lost), the kernel does, on the result topic.
+	timeout := forwardTimeout
+	if replyTo, _ := c.Serving(); replyTo == "" {
+		timeout = 0 // the caller asked without a request: the kernel's default
+	}
+	var err2 error
+	if ipc.ValidateCorrelationID(req.CallID) == nil {
+		err2 = c.Request(topic, payload, hostapi.Request{ReplyTo: ipc.ToolResultTopic(req.ToolName), CorrelationID: req.CallID, Timeout: timeout})
+	} else {
+		// A call id no request can carry (over 1 KiB, a control
+		// character) is forwarded as a plain publish, as it always was.
+		err2 = c.Publish(topic, payload)
+	}
+	if err := err2; err != nil {
 		_ = c.KVDelete(pendingPrefix + req.CallID)
 		return publishError(c, req.CallID, fmt.Sprintf("Failed to route tool request: %v", err))
 	}
@@ -126,6 +145,11 @@ func handleResult(c *sdk.Call) error {
 	if !slices.Contains(forwardedTo, c.SourceID()) && !kernelFailure(c, out) {
 		return refuseStranger(c, name, forwardedTo)
 	}
+	if f, failed := ipc.AsRequestFailed(out); failed {
+		// The kernel answered for the provider: the caller reads why.
+		out = errorResult(callID, ipc.FailureText(f, "tool "+name))
+		res = ipc.ToolExecuteResult{}
+	}
 	if tool != name {
 		c.Log(hostapi.LogWarn, fmt.Sprintf("router: refused a result for call %q from %q: no pending call of tool %q with that id", callID, c.SourceID(), name))
 		c.Deny("no such pending call")
@@ -146,21 +170,22 @@ func handleResult(c *sdk.Call) error {
 	if err := c.SetFailureReply(ipc.ToolExecuteResultTopic, out); err != nil {
 		c.Log(hostapi.LogWarn, fmt.Sprintf("router: call %q: result not registered as the failure reply: %v", callID, err))
 	}
-	return c.Publish(ipc.ToolExecuteResultTopic, out)
+	// The answer to the caller's request, which the call id correlates.
+	return c.PublishReply(ipc.ToolExecuteResultTopic, callID, out)
 }
 
-// kernelFailure reports whether a result is the kernel's failure reply for
-// a call whose provider cannot answer: its host was lost mid-call (DESIGN
-// §9; the provider's own host could answer for it, the calling host
-// cannot). Only the kernel publishes as ipc.KernelSourceID, and kernel
-// events never cross hosts, so this is the calling host's own kernel. It
-// may end a call with a failure, never with a success.
+// kernelFailure reports whether a result is the kernel's answer to the
+// request the router forwarded, for a provider that cannot give one (it
+// never took the call, failed, or its host was lost: DESIGN §4b, §9). Only
+// the kernel publishes as ipc.KernelSourceID, and kernel events never
+// cross hosts, so this is the calling host's own kernel. It may end a call
+// with a failure, never with a success.
 func kernelFailure(c *sdk.Call, out []byte) bool {
 	if c.SourceID() != ipc.KernelSourceID {
 		return false
 	}
-	var res ipc.ToolExecuteResult
-	return res.UnmarshalJSON(out) == nil && res.Result.IsError
+	_, failed := ipc.AsRequestFailed(out)
+	return failed
 }
 
 // refuseStranger refuses a result from a capsule the call was not

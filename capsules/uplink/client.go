@@ -190,7 +190,17 @@ func (c *client) handle(f uplinkwire.Frame) (reply uplinkwire.Frame, after func(
 		if len(payload) == 0 {
 			payload = []byte("{}")
 		}
-		if err := c.srv.up.PublishIn(c.principal, c.currentScope(), f.Topic, payload); err != nil {
+		var err error
+		if f.CorrelationID != "" {
+			if !allowed(egress, f.ReplyTo) {
+				return uplinkwire.Errorf(f.ID, uplinkwire.CodeNotAllowed, "clients may not be answered on %q", f.ReplyTo), nil
+			}
+			err = c.srv.up.RequestIn(c.principal, c.currentScope(), f.Topic, payload,
+				hostapi.Request{ReplyTo: f.ReplyTo, CorrelationID: f.CorrelationID, Timeout: time.Duration(f.TimeoutMS) * time.Millisecond})
+		} else {
+			err = c.srv.up.PublishIn(c.principal, c.currentScope(), f.Topic, payload)
+		}
+		if err != nil {
 			code := uplinkwire.CodeFailed
 			if hostapi.CodeOf(err) == hostapi.CodeRateLimited {
 				code = uplinkwire.CodeBusy // the principal's CPU budget or rate: later, it may pass
@@ -445,8 +455,19 @@ func (c *client) teardown() {
 	c.h.Log(hostapi.LogInfo, "uplink: client of "+c.principal+" disconnected")
 }
 
-// matches reports whether payload has every member of match.
+// matches reports whether payload has every member of match. The kernel's
+// answer to a client's request (request_failed) matches when its
+// correlation id is one of match's values: a client correlates its
+// requests by the id it also matches its events with (a turn id).
 func matches(match map[string]string, payload []byte) bool {
+	if f, ok := ipc.AsRequestFailed(payload); ok {
+		for _, want := range match {
+			if f.CorrelationID == want {
+				return true
+			}
+		}
+		return false
+	}
 	for name, want := range match {
 		if !ipc.MemberEquals(payload, name, want) {
 			return false

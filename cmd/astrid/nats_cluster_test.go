@@ -249,7 +249,7 @@ func (c *cluster) killMidCallLost(t *testing.T, reason string) string {
 		t.Fatal(err)
 	}
 	finished, final := turnEvents(t, wait())
-	wantLost := "tool block: host " + host + ", which was running this call, was lost (" + reason + ")"
+	wantLost := "the answer to tool block was lost: host " + host + ", which was handling this request, was lost (" + reason + ")"
 	if !finished.IsError || finished.Name != "block" || !strings.Contains(finished.Summary, wantLost) {
 		t.Fatalf("the tool call finished as %+v, want a failure saying %q", finished, wantLost)
 	}

@@ -42,6 +42,9 @@ func ACL() dispatch.CapsuleACL {
 // topic T". The kernel's Frontend is one.
 type Kernel interface {
 	Publish(from dispatch.Caller, topic string, payload json.RawMessage) (dispatch.Result, error)
+	// PublishRequest publishes a request (DESIGN §4b): the kernel answers
+	// it on req.ReplyTo when the agent cannot.
+	PublishRequest(from dispatch.Caller, topic string, payload json.RawMessage, req dispatch.Request) (dispatch.Result, error)
 	Subscribe(from dispatch.Caller, pattern string, scoped bool) (bus.Subscription, error)
 	Interceptors(topic string) []string
 	Logger() *slog.Logger
@@ -61,6 +64,10 @@ type MatchingSubscriber interface {
 // NewSessionID returns a fresh session id: "s-" and 32 hex digits (128
 // random bits), within the session store's [A-Za-z0-9_-]{1,64}.
 func NewSessionID() string { return "s-" + randomHex() }
+
+// promptTimeout bounds the kernel's wait for the agent's final answer: a
+// turn may take long (tools, approvals), and ends on its own limits first.
+const promptTimeout = 24 * time.Hour
 
 // newTurnID returns a fresh turn id, "t-" and 32 hex digits.
 func newTurnID() string { return "t-" + randomHex() }
@@ -191,7 +198,10 @@ func Start(ctx context.Context, k Kernel, p Prompt) (*Turn, error) {
 	}
 	payload, err := userInput(p.Text, p.SessionID, p.Context)
 	if err == nil {
-		_, err = k.Publish(t.caller, ipc.UserPromptTopic, payload)
+		// A request correlated by the turn id: a prompt the agent never
+		// takes (its queue is full, it is unloaded, it fails) is answered
+		// at once by the kernel, and the turn ends with why.
+		_, err = k.PublishRequest(t.caller, ipc.UserPromptTopic, payload, dispatch.Request{ReplyTo: ipc.AgentResponseTopic, CorrelationID: t.turnID, Timeout: promptTimeout})
 	}
 	if err != nil {
 		t.closeRoutes()
@@ -289,6 +299,23 @@ func (t *Turn) accept(d bus.Delivery) (Event, bool) {
 		return t.acceptApproval(e.SourceID, body)
 	case ipc.ElicitRequestTopic:
 		return t.acceptElicit(e.SourceID, body)
+	}
+	if e.SourceID == ipc.KernelSourceID && e.Topic == ipc.AgentResponseTopic {
+		// The kernel's answer to the prompt, for an agent that did not
+		// give one.
+		f, ok := ipc.AsRequestFailed(body)
+		if !ok || f.CorrelationID != t.turnID {
+			return Event{}, false
+		}
+		outcome := ipc.OutcomeError
+		switch f.Reason {
+		case ipc.FailQueueFull, ipc.FailNoResponders, ipc.FailUnloaded:
+			outcome = ipc.OutcomeBusy
+		}
+		r := ipc.AgentResponse{Text: "The agent did not answer: " + ipc.FailureText(f, "the prompt") + ".", IsFinal: true, SessionID: t.session, Outcome: outcome, TurnID: t.turnID}
+		t.final = &r
+		t.held = nil
+		return Event{Kind: EventFinal, Final: r}, true
 	}
 	if !slices.Contains(t.k.Interceptors(ipc.UserPromptTopic), e.SourceID) {
 		return Event{}, false // only the agent speaks for a turn

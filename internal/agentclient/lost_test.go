@@ -22,6 +22,10 @@ func (goneKernel) Publish(dispatch.Caller, string, json.RawMessage) (dispatch.Re
 	return dispatch.Result{}, nil
 }
 
+func (goneKernel) PublishRequest(dispatch.Caller, string, json.RawMessage, dispatch.Request) (dispatch.Result, error) {
+	return dispatch.Result{}, nil
+}
+
 func (k goneKernel) Subscribe(dispatch.Caller, string, bool) (bus.Subscription, error) {
 	return goneSub(k), nil
 }

@@ -364,6 +364,15 @@ func (c *Client) Publish(_ dispatch.Caller, topic string, payload json.RawMessag
 	return dispatch.Result{}, err
 }
 
+// PublishRequest implements the client packages' Kernel: Publish as a
+// request (DESIGN §4b), whose answer, or the kernel's failure, comes on
+// req.ReplyTo for the connection's principal.
+func (c *Client) PublishRequest(_ dispatch.Caller, topic string, payload json.RawMessage, req dispatch.Request) (dispatch.Result, error) {
+	_, err := c.request(uplinkwire.Frame{Op: uplinkwire.OpPublish, Topic: topic, Payload: payload,
+		ReplyTo: req.ReplyTo, CorrelationID: req.CorrelationID, TimeoutMS: req.Timeout.Milliseconds()}, nil)
+	return dispatch.Result{}, err
+}
+
 // Subscribe implements the client packages' Kernel: a subscription to
 // pattern, always scoped to the connection's principal.
 func (c *Client) Subscribe(_ dispatch.Caller, pattern string, _ bool) (bus.Subscription, error) {

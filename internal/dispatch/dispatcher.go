@@ -2,7 +2,6 @@ package dispatch
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -24,13 +23,10 @@ type Options struct {
 	RateBytesPerSec int64
 	RateBurst       int64
 	// QueueDepth is the capacity of each (capsule, principal) interceptor
-	// queue; a call arriving at a full queue is dropped and counted. An
-	// answer a handler publishes (IsReply) may go past it, up to
+	// queue; a call arriving at a full queue is dropped and counted. A
+	// reply a handler publishes (PublishReply) may go past it, up to
 	// ReplyHeadroom times it.
 	QueueDepth int
-	// IsReply reports whether a topic carries answers to requests already
-	// made (ipc.IsReplyTopic, which the kernel passes; nil: none does).
-	IsReply func(topic string) bool
 	// IdleTimeout is how long a queue worker lingers without work.
 	IdleTimeout time.Duration
 	// UnregisterGrace bounds how long Unregister and Close wait for a
@@ -50,30 +46,10 @@ type Options struct {
 	// the limiter reads the bus's clock, once per publish for both the
 	// limiter and the envelope's stamp.
 	Now func() time.Time
-	// OnDrop, when set, hears of every interceptor call dropped because
-	// its capsule's queue for the principal was full, so that a caller
-	// waiting for that call's answer can be told at once why none will
-	// come (the kernel answers tool calls; DESIGN §4, every refusal
-	// answered). It reports whether the caller was answered (counted in
-	// Stats.DropsAnswered). It runs on the publishing goroutine, holding
-	// no lock of the dispatcher's, and must not block.
-	OnDrop func(Dropped) bool
 	// Transport, when set, carries this host's capsule publishes to other
 	// hosts and theirs to this one (DESIGN §9); nil keeps the bus on this
 	// host.
 	Transport Transport
-}
-
-// Dropped is an interceptor call that was never made.
-type Dropped struct {
-	Capsule string
-	Pattern string
-	Handler string
-	// Envelope is the event; Payload what this link would have been given
-	// (an earlier link may have replaced the envelope's).
-	Envelope *ipc.Envelope
-	Payload  json.RawMessage
-	Reason   string
 }
 
 // maxRateBurst keeps a bucket's scaled token count inside an int64.

@@ -7,8 +7,8 @@ import (
 // Notify delivers e to one interceptor of capsule id — the one bound to
 // pattern with handler — and to no other capsule or route: the kernel's
 // word to a capsule that an event it was waiting for was lost at that very
-// capsule's full queue (host.Capsule.AnswerDropped: a model stream's
-// event). A notice may go past the full queue by one more depth, and
+// capsule's full queue (a reply lost at its requester's queue:
+// request.go). A notice may go past the full queue by one more depth, and
 // nothing else may: a flood still cannot grow a queue past that bound.
 // e is not published (no bus route, no interceptor chain, no sequence
 // number); its source is the caller's to set (the kernel's). It reports

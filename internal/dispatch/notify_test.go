@@ -1,6 +1,7 @@
 package dispatch
 
 import (
+	"encoding/json"
 	"strconv"
 	"strings"
 	"testing"
@@ -69,18 +70,24 @@ func TestNotifyGoesPastAFullQueueToOneCapsule(t *testing.T) {
 	}
 }
 
-// TestAdmittedWorkHasHeadroom: answers a handler publishes (a stream
-// event, a tool's result: Options.IsReply) may fill a queue to
-// ReplyHeadroom times its depth; work that starts — and a request a
-// handler forwards — is held to the depth, even in a queue answers filled.
+// TestAdmittedWorkHasHeadroom: replies a handler publishes (a stream
+// event, a tool's result: PublishReply) may fill a queue to ReplyHeadroom
+// times its depth; work that starts — and a request a handler forwards —
+// is held to the depth, even in a queue replies filled.
 func TestAdmittedWorkHasHeadroom(t *testing.T) {
 	const depth = 2
-	d, _ := newTestDispatcher(t, Options{QueueDepth: depth, IsReply: func(topic string) bool { return topic == "s.x" }})
+	d, _ := newTestDispatcher(t, Options{QueueDepth: depth})
 	g := newGate()
 	register(t, d, CapsuleACL{ID: "pub", Publish: []string{"s.x", "s.request"}}, continueTarget)
 	register(t, d, interceptorACL("agent", "s.*", 100), g)
 	starts := Caller{Capsule: "pub", Principal: "alice"}
 	continues := Caller{Capsule: "pub", Principal: "alice", Continues: true}
+	reply := func(from Caller, payload string) {
+		t.Helper()
+		if _, err := d.PublishReply(from, "s.x", "corr", json.RawMessage(payload)); err != nil {
+			t.Fatal(err)
+		}
+	}
 
 	mustPublish(t, d, starts, "s.x", `0`)
 	g.waitStarted(t) // the worker holds call 0
@@ -95,25 +102,26 @@ func TestAdmittedWorkHasHeadroom(t *testing.T) {
 	if s := d.Stats(); s.QueueDrops != 2 {
 		t.Fatalf("QueueDrops = %d, want 2: a request a handler forwards is held to the depth", s.QueueDrops)
 	}
+	mustPublish(t, d, continues, "s.x", `"a handler's plain event, past the depth"`)
+	if s := d.Stats(); s.QueueDrops != 3 {
+		t.Fatalf("QueueDrops = %d, want 3: only a reply gets the headroom", s.QueueDrops)
+	}
 	for i := depth; i < ReplyHeadroom*depth; i++ {
-		mustPublish(t, d, continues, "s.x", strconv.Itoa(100+i))
+		reply(continues, strconv.Itoa(100+i))
 	}
-	if s := d.Stats(); s.QueueDrops != 2 {
-		t.Fatalf("QueueDrops = %d, want 2: answers fill the headroom", s.QueueDrops)
+	if s := d.Stats(); s.QueueDrops != 3 {
+		t.Fatalf("QueueDrops = %d, want 3: replies fill the headroom", s.QueueDrops)
 	}
-	mustPublish(t, d, continues, "s.x", `"continues, past the headroom"`)
+	reply(continues, `"continues, past the headroom"`)
 	mustPublish(t, d, starts, "s.x", `"starts, in a full headroom"`)
-	if s := d.Stats(); s.QueueDrops != 4 {
-		t.Fatalf("QueueDrops = %d, want 4", s.QueueDrops)
+	if s := d.Stats(); s.QueueDrops != 5 {
+		t.Fatalf("QueueDrops = %d, want 5", s.QueueDrops)
 	}
 	close(g.release)
 	for range ReplyHeadroom * depth {
 		g.waitStarted(t)
 	}
 	settle(t, d)
-	if s := d.Stats(); s.Invocations != uint64(ReplyHeadroom*depth+1) {
-		t.Fatalf("Invocations = %d, want %d", s.Invocations, ReplyHeadroom*depth+1)
-	}
 }
 
 // queued is the number of calls waiting in capsule id's queue for

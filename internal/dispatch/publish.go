@@ -167,12 +167,12 @@ func (d *Dispatcher) PublishKernelTraced(principal string, trace ipc.TraceContex
 // publishing capsule's remembered resolution of the topic (nil if none);
 // when it is missing or the bus's routes or the interceptors have changed
 // since, the topic is resolved again and, for a capsule (c not nil),
-// remembered. continues says a handler made the publish: on a reply topic,
-// its interceptor calls get the queues' headroom (run.reply).
+// remembered. continues says a handler made the publish: for a reply, its
+// interceptor calls get the queues' headroom (run.reply).
 func (d *Dispatcher) deliver(c *capsule, known *knownTopic, e *ipc.Envelope, rn *Runner, now int64, continues bool) (Result, error) {
 	interceptors := d.interceptors.Load()
 	if known == nil || known.interceptors != interceptors || !d.bus.Current(known.routes) {
-		known = &knownTopic{topic: e.Topic, routes: d.bus.Resolve(e.Topic), interceptors: interceptors, links: interceptors.match(e.Topic), reply: d.isReply(e.Topic)}
+		known = &knownTopic{topic: e.Topic, routes: d.bus.Resolve(e.Topic), interceptors: interceptors, links: interceptors.match(e.Topic)}
 		if c != nil {
 			c.published.remember(known)
 		}
@@ -196,7 +196,7 @@ func (d *Dispatcher) deliver(c *capsule, known *knownTopic, e *ipc.Envelope, rn 
 		d.answered(e)
 	}
 	if len(known.links) > 0 {
-		d.dispatch(e, known.links, rn, continues && (reply || known.reply))
+		d.dispatch(e, known.links, rn, continues && reply)
 	}
 	return Result{Routes: routes, Interceptors: len(known.links)}, nil
 }

@@ -219,17 +219,13 @@ func (d *Dispatcher) discardQueued(c *capsule) []job {
 }
 
 // answerDiscarded tells the callers of calls an unload discarded that they
-// will not run (Options.OnDrop), as it tells those of calls dropped at a
+// will not run (request.go), as it tells those of calls dropped at a
 // full queue. It runs without c.mu: an answer is a publish.
 func (d *Dispatcher) answerDiscarded(c *capsule, cut []job) {
 	for _, j := range cut {
 		l := j.run.links[j.idx]
 		reason := fmt.Sprintf("capsule %s was unloaded before it took the call", c.id)
 		if d.dropped(c, l, j.run.env, ipc.FailUnloaded, reason) {
-			d.stats.dropsAnswered.Add(1)
-		} else if d.opts.OnDrop != nil && d.opts.OnDrop(Dropped{
-			Capsule: c.id, Pattern: l.pattern, Handler: l.handler, Envelope: j.run.env, Payload: j.run.payload, Reason: reason,
-		}) {
 			d.stats.dropsAnswered.Add(1)
 		}
 	}

@@ -23,8 +23,10 @@ import (
 // Request is what makes a publish a request.
 type Request struct {
 	// ReplyTo is the topic the answer goes to. The requester must be
-	// allowed to subscribe to it: the kernel's failure answer lands only
-	// where the requester itself may listen.
+	// allowed to subscribe to it or publish on it: the kernel's failure
+	// answer lands only where the requester itself may listen or speak
+	// (the approval layer passes a call on as the caller's request, whose
+	// answer it may publish but not hear).
 	ReplyTo string
 	// CorrelationID ties the answers to the request (ipc.ValidateCorrelationID).
 	CorrelationID string
@@ -37,8 +39,9 @@ const (
 	// DefaultRequestTimeout is a request's wait when it names none: long
 	// enough for a tool call that waits on a person's approval.
 	DefaultRequestTimeout = 10 * time.Minute
-	// MaxRequestTimeout bounds any request's wait.
-	MaxRequestTimeout = time.Hour
+	// MaxRequestTimeout bounds any request's wait: a day, an agent turn's
+	// outer bound.
+	MaxRequestTimeout = 24 * time.Hour
 	// MaxPendingRequests bounds the requests one capsule may have waiting
 	// at once; past it a request is refused at publish (ErrTooManyRequests).
 	MaxPendingRequests = 4096
@@ -168,7 +171,7 @@ func (d *Dispatcher) Pending() int {
 
 // PublishRequest publishes payload on topic as a request (Publish's checks,
 // then the request's): the reply address must be a valid topic the capsule
-// may subscribe to, and the correlation id valid. From then on the request
+// may subscribe to or publish on, and the correlation id valid. From then on the request
 // is answered exactly once by the kernel if no handler answers it: at once
 // when nothing on this host or a transport took it (ipc.FailNoResponders),
 // and otherwise as the Request type says.
@@ -185,7 +188,7 @@ func (d *Dispatcher) PublishRequest(from Caller, topic string, payload json.RawM
 		d.stats.invalid.Add(1)
 		return Result{}, fmt.Errorf("dispatch: request %s from capsule %s: %w", topic, c.id, err)
 	}
-	if !c.subscribe.allows(req.ReplyTo) {
+	if !c.subscribe.allows(req.ReplyTo) && !c.publish.allows(req.ReplyTo) {
 		d.stats.subscribeDenied.Add(1)
 		return Result{}, fmt.Errorf("dispatch: request %s from capsule %s: reply address %s: %w", topic, c.id, req.ReplyTo, c.subscribe.deny("subscribe", req.ReplyTo, c.id))
 	}
@@ -306,6 +309,12 @@ func withRequest(ctx context.Context, e *ipc.Envelope) context.Context {
 		return ctx
 	}
 	return context.WithValue(ctx, requestCtxKey{}, e)
+}
+
+// WithRequest is the context of an interceptor call serving the request e,
+// as the dispatcher makes it: for an engine's or a test's own calls.
+func WithRequest(ctx context.Context, e *ipc.Envelope) context.Context {
+	return withRequest(ctx, e)
 }
 
 // RequestFrom returns the reply address and correlation id of the request

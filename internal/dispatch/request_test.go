@@ -197,13 +197,13 @@ func TestARequestCannotAimTheKernelElsewhere(t *testing.T) {
 		req  Request
 		want error
 	}{
-		{"a reply address it may not subscribe to", Request{ReplyTo: "tool.v1.execute.result", CorrelationID: "x"}, ErrDenied},
+		{"a reply address it may neither hear nor speak on", Request{ReplyTo: "tool.v1.execute.result", CorrelationID: "x"}, ErrDenied},
 		{"a wildcard reply address", Request{ReplyTo: "svc.v1.*", CorrelationID: "x"}, ipc.ErrInvalidTopic},
 		{"no reply address", Request{CorrelationID: "x"}, ipc.ErrInvalidTopic},
 		{"an injected segment", Request{ReplyTo: "svc.v1.answer.>", CorrelationID: "x"}, ipc.ErrInvalidTopic},
 		{"no correlation id", Request{ReplyTo: "svc.v1.answer"}, ipc.ErrInvalidCorrelationID},
 		{"a control character", Request{ReplyTo: "svc.v1.answer", CorrelationID: "a\nb"}, ipc.ErrInvalidCorrelationID},
-		{"an oversized id", Request{ReplyTo: "svc.v1.answer", CorrelationID: strings.Repeat("x", 300)}, ipc.ErrInvalidCorrelationID},
+		{"an oversized id", Request{ReplyTo: "svc.v1.answer", CorrelationID: strings.Repeat("x", ipc.MaxCorrelationID+1)}, ipc.ErrInvalidCorrelationID},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			if _, err := d.PublishRequest(from, "svc.v1.ask", json.RawMessage(`{}`), tt.req); !errors.Is(err, tt.want) {

@@ -20,7 +20,7 @@ type run struct {
 	links   []*link
 	chained bool
 	// reply says the event answers work already admitted: a handler
-	// published it (Caller.Continues) on a reply topic (Options.IsReply) —
+	// published it (Caller.Continues) as a reply (ipc.Envelope.IsReply) —
 	// a provider's stream event, a tool's result, the prompt builder's
 	// answer. Its calls may use the queues' headroom (limitFor).
 	reply bool
@@ -68,10 +68,6 @@ func (d *Dispatcher) send(r *run, i int, rn *Runner) bool {
 		l := r.links[i]
 		reason := fmt.Sprintf("capsule %s already has %d calls of principal %q waiting (its queue is full)", c.id, d.limitFor(r), r.env.Principal)
 		if d.dropped(c, l, r.env, ipc.FailQueueFull, reason) {
-			d.stats.dropsAnswered.Add(1)
-		} else if d.opts.OnDrop != nil && d.opts.OnDrop(Dropped{
-			Capsule: c.id, Pattern: l.pattern, Handler: l.handler, Envelope: r.env, Payload: r.payload, Reason: reason,
-		}) {
 			d.stats.dropsAnswered.Add(1)
 		}
 	case capsuleGone:
@@ -205,9 +201,4 @@ func intercept(ctx context.Context, t Target, inv Invocation) (v Verdict, err er
 		}
 	}()
 	return t.Intercept(ctx, inv)
-}
-
-// isReply reports whether topic carries answers (Options.IsReply).
-func (d *Dispatcher) isReply(topic string) bool {
-	return d.opts.IsReply != nil && d.opts.IsReply(topic)
 }

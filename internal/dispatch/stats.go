@@ -31,7 +31,8 @@ type Stats struct {
 
 	QueueDrops uint64 // invocations dropped because the target's queue was full
 	// DropsAnswered counts the QueueDrops whose caller was told at once
-	// (Options.OnDrop answered a tool call, model request or prompt).
+	// (the kernel answered the request, or told the requester its reply
+	// was lost: request.go).
 	DropsAnswered uint64
 	// RequestsFailed counts requests the kernel answered with a failure
 	// (request.go): dropped, refused, failed, unanswered or untaken.

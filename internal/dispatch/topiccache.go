@@ -27,9 +27,6 @@ type knownTopic struct {
 	// links are the interceptors matched in interceptors.
 	interceptors *table
 	links        []*link
-	// reply says the topic carries answers (Options.IsReply), decided
-	// once per resolution rather than per publish.
-	reply bool
 }
 
 type topicCache struct {

@@ -112,16 +112,22 @@ func (d *Dispatcher) DeliverRemote(e *ipc.Envelope, runs func(capsule string) bo
 	if _, err := d.bus.Deliver(e); err != nil {
 		return fmt.Errorf("dispatch: remote envelope on %s from %s: %w", e.Topic, e.SourceID, err)
 	}
+	reply := e.IsReply()
+	if reply {
+		// An answer from another host ends the wait of the request this
+		// host sent.
+		d.answered(e)
+	}
 	links := d.interceptors.Load().match(e.Topic)
 	if runs != nil && len(links) > 0 {
 		links = admitted(links, runs)
 	}
 	if len(links) > 0 {
 		// An answer from another host (a tool's result, a model's stream)
-		// gets the headroom answers get here (Options.IsReply): whether a
-		// handler published it is not carried, and the broker held its
-		// publisher to its grants.
-		d.dispatch(e, links, nil, d.isReply(e.Topic))
+		// gets the headroom answers get here: whether a handler published
+		// it is not carried, and the broker held its publisher to its
+		// grants.
+		d.dispatch(e, links, nil, reply)
 	}
 	return nil
 }

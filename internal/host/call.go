@@ -13,6 +13,7 @@ import (
 	"github.com/astrid-go/astrid/internal/dispatch"
 	"github.com/astrid-go/astrid/internal/gate"
 	"github.com/astrid-go/astrid/internal/store"
+	"github.com/astrid-go/astrid/ipc"
 )
 
 // Call is the hostapi.Host of one handler call: bound to the capsule, the
@@ -92,12 +93,19 @@ func (c *Capsule) Begin(ctx context.Context, principal string) (*Call, context.C
 
 // Fail publishes the call's registered failure reply, if any, on the
 // capsule's behalf; engines call it when the handler trapped, timed out or
-// was dropped. reason is logged.
+// was dropped. reason is logged. A call that serves a request and was
+// cancelled by its key answers that request as cancelled (the registered
+// reply, written before anyone knew, would say less); otherwise the
+// dispatcher answers a request the failure leaves unanswered.
 func (call *Call) Fail(reason error) {
-	call.mu.Lock()
 	if cause := call.keyCause.Load(); cause != nil && context.Cause(call.ctx) == *cause {
-		call.cancelledReply(*cause)
+		if call.failServed(ipc.FailCancelled, (*cause).Error()) {
+			call.mu.Lock()
+			call.dropFailureOn(call.replyTo)
+			call.mu.Unlock()
+		}
 	}
+	call.mu.Lock()
 	f := call.failure
 	call.failure, call.failed = failureReply{}, true
 	call.mu.Unlock()
@@ -123,6 +131,25 @@ func (call *Call) Fail(reason error) {
 	}
 	if _, err := call.c.deps.Dispatcher.PublishFailure(from, f.topic, corr, f.payload); err != nil {
 		call.c.log.Error("failure reply not published", "topic", f.topic, "err", err)
+	}
+}
+
+// failServed answers the request the call serves with a failure from the
+// kernel, if the call serves one still waiting; it reports whether it did.
+func (call *Call) failServed(reason ipc.FailureReason, msg string) bool {
+	if call.correlation == "" {
+		return false
+	}
+	e := &ipc.Envelope{Principal: call.caller.Principal, Scope: call.caller.Scope}
+	e.SetRequest(call.replyTo, call.correlation, 0)
+	return call.c.deps.Dispatcher.FailRequest(e, reason, msg)
+}
+
+// dropFailureOn forgets the registered failure reply if it goes to topic:
+// the request it stood in for is answered. The caller holds call.mu.
+func (call *Call) dropFailureOn(topic string) {
+	if call.failure.topic == topic {
+		call.failure = failureReply{}
 	}
 }
 

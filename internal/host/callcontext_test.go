@@ -197,9 +197,11 @@ func TestACancelThatArrivesFirstStillStopsTheCall(t *testing.T) {
 	}
 }
 
-// A tool call cancelled through its key answers, through its registered
-// failure reply, that it was cancelled; one that ends otherwise (the call's
-// end, as at an unload; its deadline) keeps the capsule's own wording.
+// A tool call cancelled through its key answers the request it serves
+// that it was cancelled (the kernel's failure, reason cancelled); one that
+// ends otherwise (the call's end, as at an unload; its deadline) answers
+// with its registered failure reply, in the capsule's own wording, as the
+// request's reply.
 func TestACancelledToolsFailureReplySaysCancelled(t *testing.T) {
 	const toolCapsule = `
 [package]
@@ -212,14 +214,21 @@ version = "0.1.0"
 `
 	f := newFixture(t)
 	c := f.capsule(t, toolCapsule)
-	if err := f.deps.Dispatcher.Register(dispatch.CapsuleACL{ID: "watcher", Subscribe: []string{"tool.v1.execute.x.result"}}, nopTarget{}); err != nil {
+	if err := f.deps.Dispatcher.Register(dispatch.CapsuleACL{ID: "watcher", Publish: []string{"tool.v1.execute.x"}, Subscribe: []string{"tool.v1.execute.x.result", "tool.v1.execute.x"}}, nopTarget{}); err != nil {
 		t.Fatal(err)
 	}
-	sub, err := f.deps.Dispatcher.Subscribe(dispatch.Caller{Capsule: "watcher", Principal: "default"}, "tool.v1.execute.x.result", false)
+	watcher := dispatch.Caller{Capsule: "watcher", Principal: "default"}
+	sub, err := f.deps.Dispatcher.Subscribe(watcher, "tool.v1.execute.x.result", false)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer sub.Close()
+	// The request's route: something takes it, so it waits for an answer.
+	asked, err := f.deps.Dispatcher.Subscribe(watcher, "tool.v1.execute.x", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer asked.Close()
 	own := `{"call_id":"k","result":{"call_id":"k","content":"tool x failed: the capsule trapped","is_error":true}}`
 	cases := []struct {
 		name string
@@ -228,7 +237,7 @@ version = "0.1.0"
 	}{
 		{"cancelled by its key", func(*Call, context.Context) {
 			f.deps.Cancels.CancelFor("", errors.New("stop"), "k-cancelled by its key")
-		}, "tool x was cancelled before it answered (stop)"},
+		}, "the tool call was cancelled before it answered (stop)"},
 		{"ended as at an unload", func(call *Call, _ context.Context) { call.End() }, "tool x failed: the capsule trapped"},
 		{"past its deadline", func(_ *Call, ctx context.Context) { <-ctx.Done() }, "tool x failed: the capsule trapped"},
 	}
@@ -240,7 +249,15 @@ version = "0.1.0"
 				parent, cancel = context.WithTimeout(parent, time.Millisecond)
 				defer cancel()
 			}
-			call, ctx := c.Begin(parent, "default")
+			// The call serves the watcher's request, as a dispatched call
+			// would.
+			req := dispatch.Request{ReplyTo: "tool.v1.execute.x.result", CorrelationID: "k"}
+			if _, err := f.deps.Dispatcher.PublishRequest(watcher, "tool.v1.execute.x", []byte(`{}`), req); err != nil {
+				t.Fatal(err)
+			}
+			served := &ipc.Envelope{Principal: "default"}
+			served.SetRequest(req.ReplyTo, req.CorrelationID, 0)
+			call, ctx := c.Begin(dispatch.WithRequest(parent, served), "default")
 			defer call.End()
 			if err := call.SetFailureReply("tool.v1.execute.x.result", []byte(own)); err != nil {
 				t.Fatal(err)
@@ -263,8 +280,11 @@ version = "0.1.0"
 			if err := res.UnmarshalJSON(ipc.GuestBytes(d.Envelope.Payload)); err != nil {
 				t.Fatal(err)
 			}
-			if !res.Result.IsError || !strings.HasPrefix(res.Result.Content, tc.want) {
-				t.Fatalf("failure reply %+v, want it to begin %q", res.Result, tc.want)
+			if !res.Result.IsError || !strings.HasPrefix(res.Result.Content, tc.want) || !d.Envelope.IsReply() || d.Envelope.CorrelationID() != "k" {
+				t.Fatalf("failure reply %+v (reply %v), want it to begin %q", res.Result, d.Envelope.IsReply(), tc.want)
+			}
+			if f.deps.Dispatcher.Pending() != 0 {
+				t.Fatal("the request still waits: it was not answered")
 			}
 		})
 	}

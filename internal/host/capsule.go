@@ -77,12 +77,6 @@ type Capsule struct {
 	// tools are the manifest's [[tool]] entries by name: what the
 	// operator reviewed, stamped on the capsule's describe answers.
 	tools map[string]manifest.Tool
-	// toolCalls are the interceptor patterns that take tool calls, for
-	// AnswerDropped.
-	toolCalls map[string]string // pattern → wit
-	// noticed is the model requests whose lost stream events this capsule
-	// was told of (stream_notice.go).
-	noticed noticed
 
 	// stream is the streaming HTTP client of HTTPClient, built once.
 	streamOnce sync.Once
@@ -140,7 +134,7 @@ func NewCapsule(deps Deps, m *manifest.Manifest, installDir string, config map[s
 	if ownBackground {
 		deps.Background = NewBackground(log)
 	}
-	c := &Capsule{deps: deps, id: id, gate: g, http: client, config: config, log: log.With("capsule", id), toolCalls: answersToolCalls(m),
+	c := &Capsule{deps: deps, id: id, gate: g, http: client, config: config, log: log.With("capsule", id),
 		procs: procSlots{n: make(chan struct{}, maxChildrenPerCapsule)}, runs: map[*run]bool{}, ownBackground: ownBackground}
 	for _, e := range m.Env {
 		if e.Type == manifest.EnvSecret {

@@ -3,6 +3,7 @@ package host
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/astrid-go/astrid/hostapi"
@@ -24,12 +25,19 @@ func (call *Call) Publish(topic string, payload []byte) error {
 		payload = call.c.stampDescribe(payload)
 	}
 	// The dispatcher checks the payload (JSON, UTF-8) once for every
-	// publisher; an invalid one comes back as CodeInvalid.
-	if _, err := call.c.deps.Dispatcher.Publish(call.caller, topic, payload); err != nil {
+	// publisher; an invalid one comes back as CodeInvalid. A publish on
+	// the reply address of the request the call serves is its reply:
+	// a handler answers a request the way it always has, and the wait
+	// ends (DESIGN §4b).
+	var err error
+	if call.correlation != "" && topic == call.replyTo {
+		_, err = call.c.deps.Dispatcher.PublishReply(call.caller, topic, call.correlation, payload)
+	} else {
+		_, err = call.c.deps.Dispatcher.Publish(call.caller, topic, payload)
+	}
+	if err != nil {
 		if errors.Is(err, bus.ErrTooLarge) {
-			call.mu.Lock()
-			call.tooLargeReply(topic, len(payload))
-			call.mu.Unlock()
+			call.tooLarge(topic, len(payload))
 		}
 		return hostapi.Errorf(codeOfDispatch(err), "publish", "%v", err)
 	}
@@ -64,9 +72,7 @@ func (call *Call) PublishReply(topic, correlationID string, payload []byte) erro
 	}
 	if _, err := call.c.deps.Dispatcher.PublishReply(call.caller, topic, correlationID, payload); err != nil {
 		if errors.Is(err, bus.ErrTooLarge) {
-			call.mu.Lock()
-			call.tooLargeReply(topic, len(payload))
-			call.mu.Unlock()
+			call.tooLarge(topic, len(payload))
 		}
 		return hostapi.Errorf(codeOfDispatch(err), "publish_reply", "%v", err)
 	}
@@ -78,8 +84,23 @@ func (call *Call) PublishReply(topic, correlationID string, payload []byte) erro
 	return nil
 }
 
+// tooLarge answers the request the call serves when its answer, on topic,
+// was refused as over the bus's message cap: the caller is told so, not
+// that the capsule "trapped" (issue 15.8).
+func (call *Call) tooLarge(topic string, size int) {
+	if topic != call.replyTo {
+		return
+	}
+	if call.failServed(ipc.FailTooLarge, fmt.Sprintf("it is %d bytes, over the largest message the bus carries; ask for less (a range of lines, a narrower pattern)", size)) {
+		call.mu.Lock()
+		call.dropFailureOn(topic)
+		call.mu.Unlock()
+	}
+}
+
 // Serving implements hostapi.IPC.
 func (call *Call) Serving() (replyTo, correlationID string) {
+	defer call.leave(call.enter(opServing))
 	return call.replyTo, call.correlation
 }
 

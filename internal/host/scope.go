@@ -14,6 +14,7 @@ import (
 	"sync"
 
 	"github.com/astrid-go/astrid/hostapi"
+	"github.com/astrid-go/astrid/internal/dispatch"
 	"github.com/astrid-go/astrid/internal/gate"
 )
 
@@ -208,6 +209,15 @@ func (call *Call) CloseScope(id uint64) {
 
 // PublishIn implements hostapi.Uplink.
 func (call *Call) PublishIn(principal string, scope uint64, topic string, payload []byte) error {
+	return call.publishIn(principal, scope, topic, payload, nil)
+}
+
+// RequestIn implements hostapi.Uplink.
+func (call *Call) RequestIn(principal string, scope uint64, topic string, payload []byte, req hostapi.Request) error {
+	return call.publishIn(principal, scope, topic, payload, &req)
+}
+
+func (call *Call) publishIn(principal string, scope uint64, topic string, payload []byte, req *hostapi.Request) error {
 	defer call.leave(call.enter(opPublish))
 	const op = "publish_as"
 	from, err := call.onBehalf(op, principal)
@@ -221,7 +231,12 @@ func (call *Call) PublishIn(principal string, scope uint64, topic string, payloa
 		}
 	}
 	from.Scope = scope
-	if _, err := call.c.deps.Dispatcher.Publish(from, topic, payload); err != nil {
+	if req != nil {
+		_, err = call.c.deps.Dispatcher.PublishRequest(from, topic, payload, dispatch.Request{ReplyTo: req.ReplyTo, CorrelationID: req.CorrelationID, Timeout: req.Timeout})
+	} else {
+		_, err = call.c.deps.Dispatcher.Publish(from, topic, payload)
+	}
+	if err != nil {
 		return hostapi.Errorf(codeOfDispatch(err), op, "%v", err)
 	}
 	return nil

@@ -9,7 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/astrid-go/astrid/internal/bus"
@@ -138,25 +137,14 @@ func Boot(ctx context.Context, opts Options) (*Kernel, error) {
 		return nil, err
 	}
 	b := bus.New(bus.Options{RouteBudget: cfg.Limits.RouteBudgetBytes, MaxMessage: cfg.Limits.MaxMessageBytes, Logger: log})
-	// The runtime, once it exists, answers dropped tool calls.
-	var answerer atomic.Pointer[runtime.Runtime]
 	d := dispatch.New(b, dispatch.Options{
 		RateBytesPerSec: int64(cfg.Limits.RateBytesPerSec),
 		RateBurst:       int64(cfg.Limits.RateBurstBytes),
 		QueueDepth:      cfg.Limits.QueueDepth,
-		// Answers to work already taken get headroom past the depth: a
-		// burst is refused at its requests, not by losing its answers.
-		IsReply: ipc.IsReplyTopic,
-		Logger:  log,
+		Logger:          log,
 		// The CPU budget refuses work when it starts (a frontend's
 		// publish), at once and with its reason; never a call continuing it.
-		Admit: led.Admit,
-		// A tool call, model request or prompt dropped at a full queue is
-		// answered at once.
-		OnDrop: func(dr dispatch.Dropped) bool {
-			rt := answerer.Load()
-			return rt != nil && rt.AnswerDropped(dr)
-		},
+		Admit:     led.Admit,
 		Transport: link.transport(),
 	})
 	if link != nil {
@@ -238,7 +226,6 @@ func Boot(ctx context.Context, opts Options) (*Kernel, error) {
 		Logger:        log,
 		Principals:    k.tickPrincipals,
 	})
-	answerer.Store(k.Runtime)
 	boot := k.Runtime.Boot
 	if opts.LoadInBackground {
 		boot = k.Runtime.Start

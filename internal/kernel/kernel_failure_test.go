@@ -45,6 +45,10 @@ func TestRouterTakesOnlyAKernelFailure(t *testing.T) {
 	publish := func(isError bool, content string) {
 		t.Helper()
 		payload, _ := ipc.ToolExecuteResult{CallID: callID, Result: ipc.ToolCallResult{CallID: callID, Content: content, IsError: isError}}.MarshalJSON()
+		if isError {
+			// The kernel's failure is a request_failed answer.
+			payload, _ = ipc.RequestFailed{CorrelationID: callID, Reason: ipc.FailHostLost, Message: content}.MarshalJSON()
+		}
 		if _, err := k.Dispatcher.PublishKernelFor(ipc.DefaultPrincipal, ipc.ToolResultTopic("read_file"), payload); err != nil {
 			t.Fatal(err)
 		}

@@ -89,22 +89,6 @@ type Runtime struct {
 	watching  *watcher // the running watcher, nil when none (Rescan settles it)
 }
 
-// AnswerDropped answers a call the dispatcher dropped, through the host of
-// the capsule it was meant for (host.Capsule.AnswerDropped); the kernel
-// passes it as dispatch.Options.OnDrop.
-func (r *Runtime) AnswerDropped(d dispatch.Dropped) bool {
-	r.mu.Lock()
-	var h *host.Capsule
-	if e := r.entries[d.Capsule]; e != nil {
-		h = e.host
-	}
-	if h == nil {
-		h = r.departing[d.Capsule]
-	}
-	r.mu.Unlock()
-	return h != nil && h.AnswerDropped(d)
-}
-
 // entry is one capsule the runtime knows: loaded, or failed with its error.
 type entry struct {
 	cand    *Candidate

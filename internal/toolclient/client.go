@@ -36,6 +36,9 @@ func ACL() dispatch.CapsuleACL {
 // kernel's *dispatch.Dispatcher is one.
 type Kernel interface {
 	Publish(from dispatch.Caller, topic string, payload json.RawMessage) (dispatch.Result, error)
+	// PublishRequest publishes a request (DESIGN §4b): the kernel answers
+	// it on req.ReplyTo when no handler does.
+	PublishRequest(from dispatch.Caller, topic string, payload json.RawMessage, req dispatch.Request) (dispatch.Result, error)
 	Subscribe(from dispatch.Caller, pattern string, scoped bool) (bus.Subscription, error)
 	Interceptors(topic string) []string
 	// HoldsToolMiddleware reports whether a capsule is loaded and holds
@@ -189,14 +192,17 @@ func (c *ToolClient) Call(ctx context.Context, callID, name string, args json.Ra
 		}
 		defer stopAnswering()
 	}
+	// A request correlated by the call id: a call no one takes or answers
+	// is answered by the kernel on the result topic (DESIGN §4b).
+	asked := dispatch.Request{ReplyTo: ipc.ToolExecuteResultTopic, CorrelationID: callID, Timeout: dispatch.MaxRequestTimeout}
 	if c.runner == nil {
-		if _, err := c.k.Publish(c.caller, ipc.ToolRequestExecuteTopic, req); err != nil {
+		if _, err := c.k.PublishRequest(c.caller, ipc.ToolRequestExecuteTopic, req, asked); err != nil {
 			return ipc.ToolCallResult{}, err
 		}
 		return c.await(ctx, callID, name)
 	}
 	c.runner.Open()
-	_, err = c.k.Publish(c.caller, ipc.ToolRequestExecuteTopic, req)
+	_, err = c.k.PublishRequest(c.caller, ipc.ToolRequestExecuteTopic, req, asked)
 	if err != nil {
 		c.runner.Close()
 		return ipc.ToolCallResult{}, err

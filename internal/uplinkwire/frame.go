@@ -90,6 +90,12 @@ type Frame struct {
 	// Args, on a query that takes them (QueryRevokeApprovals), is its
 	// arguments: a JSON object.
 	Args json.RawMessage `json:"args,omitempty"`
+	// ReplyTo, CorrelationID and TimeoutMS, on a publish, make it a
+	// request (DESIGN §4b): its answer, or the kernel's failure
+	// ({"type":"request_failed","correlation_id",…}), comes on ReplyTo.
+	ReplyTo       string `json:"reply_to,omitempty"`
+	CorrelationID string `json:"correlation_id,omitempty"`
+	TimeoutMS     int64  `json:"timeout_ms,omitempty"`
 }
 
 // Decode parses one frame body. A body that is not a JSON object with an
