@@ -18,6 +18,7 @@ import (
 	"github.com/astrid-go/astrid/capsules/session"
 	"github.com/astrid-go/astrid/capsules/shell"
 	"github.com/astrid-go/astrid/internal/agentclient"
+	"github.com/astrid-go/astrid/internal/testutil"
 	"github.com/astrid-go/astrid/ipc"
 	"github.com/astrid-go/astrid/sdk/sdktest"
 )
@@ -212,12 +213,7 @@ func TestCancelledThroughTheAgent(t *testing.T) {
 		}
 	}
 	// Cancel once the command runs (it wrote its pid).
-	for !exists(k, "pid") {
-		if ctx.Err() != nil {
-			t.Fatal("the command never started")
-		}
-		sleepBriefly()
-	}
+	testutil.WaitFor(t, time.Minute, "the command to start (its pid file)", func() bool { return exists(k, "pid") })
 	if err := tr.Cancel(); err != nil {
 		t.Fatal(err)
 	}
@@ -234,6 +230,3 @@ func TestCancelledThroughTheAgent(t *testing.T) {
 	}
 	gone(t, k, "pid")
 }
-
-// sleepBriefly paces a poll for something the command does.
-func sleepBriefly() { time.Sleep(10 * time.Millisecond) }

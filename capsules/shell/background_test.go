@@ -54,31 +54,23 @@ func spawnApproved(t *testing.T, command string) (*sdktest.Kernel, string, func(
 func TestBackgroundProcessIsReadAndKilled(t *testing.T) {
 	k, id, call := spawnApproved(t, "echo $$ > pid; echo first; while sleep 0.05; do [ -e go ] && echo second && rm go; done")
 	pids := testutil.PidFile(t, 30*time.Second, filepath.Join(k.Workspace, "pid"))
-	var logs ipc.ToolCallResult
-	for deadline := time.Now().Add(30 * time.Second); !strings.Contains(logs.Content, "first"); {
-		if time.Now().After(deadline) {
-			t.Fatalf("never printed first: %+v", logs)
-		}
-		logs = call("read_process_logs", procID{ID: id})
+	testutil.WaitForValue(t, time.Minute, "the command to print first", func() (ipc.ToolCallResult, bool) {
+		logs := call("read_process_logs", procID{ID: id})
 		if logs.IsError || !strings.HasPrefix(logs.Content, "Status: running") {
 			t.Fatalf("read: %+v", logs)
 		}
-	}
+		return logs, strings.Contains(logs.Content, "first")
+	})
 	if err := os.WriteFile(filepath.Join(k.Workspace, "go"), nil, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	for deadline := time.Now().Add(30 * time.Second); ; {
-		logs = call("read_process_logs", procID{ID: id})
+	testutil.WaitForValue(t, time.Minute, "the command to print second", func() (ipc.ToolCallResult, bool) {
+		logs := call("read_process_logs", procID{ID: id})
 		if strings.Contains(logs.Content, "first") {
 			t.Fatalf("a read repeated old output: %+v", logs)
 		}
-		if strings.Contains(logs.Content, "second") {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("never printed second: %+v", logs)
-		}
-	}
+		return logs, strings.Contains(logs.Content, "second")
+	})
 	res := call("kill_process", procID{ID: id})
 	if res.IsError || !strings.HasPrefix(res.Content, "Status: stopped") {
 		t.Fatalf("kill: %+v", res)

@@ -10,6 +10,7 @@ import (
 	"github.com/astrid-go/astrid/internal/config"
 	"github.com/astrid-go/astrid/internal/daemonclient"
 	"github.com/astrid-go/astrid/internal/store"
+	"github.com/astrid-go/astrid/internal/testutil"
 	"github.com/astrid-go/astrid/internal/toolclient"
 	"github.com/astrid-go/astrid/internal/uplinkwire"
 	"github.com/astrid-go/astrid/ipc"
@@ -48,7 +49,7 @@ func TestApprovalsListAndRevoke(t *testing.T) {
 	home, ws := t.TempDir(), t.TempDir()
 	startDaemonIn(t, home, ws)
 	var client *daemonclient.Client
-	waitFor(t, "the uplink to accept a client", func() bool {
+	testutil.WaitFor(t, daemonPatience, "the uplink to accept a client", func() bool {
 		c, err := dialDaemonFor(context.Background(), home, ws, nil)
 		if err == nil {
 			client = c

@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/astrid-go/astrid/internal/testutil"
 )
 
 // A capsule copied in by hand while a daemon runs is refused there until
@@ -26,7 +28,7 @@ func TestApproveReachesTheRunningDaemon(t *testing.T) {
 		}
 		return "", ""
 	}
-	waitFor(t, "the watcher to refuse the unapproved capsule", func() bool {
+	testutil.WaitFor(t, daemonPatience, "the watcher to refuse the unapproved capsule", func() bool {
 		state, errText := stateOf()
 		return state != "" && state != "ready" && strings.Contains(errText, "approve")
 	})

@@ -1,14 +1,15 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/astrid-go/astrid/internal/config"
 	"github.com/astrid-go/astrid/internal/store"
+	"github.com/astrid-go/astrid/internal/testutil"
 )
 
 // In a terminal, install shows the grants and asks; "n" installs nothing.
@@ -74,16 +75,17 @@ func TestCapsuleInstallAsksInATerminal(t *testing.T) {
 // of prompts, and returns that prompt.
 func (term *terminal) waitForAny(prompts ...string) string {
 	term.t.Helper()
-	var screen string
-	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
-		screen = term.run("capture-pane", "-p", "-J")
+	var asked string
+	testutil.WaitForValue(term.t, daemonPatience, fmt.Sprintf("the terminal to ask any of %q", prompts), func() (string, bool) {
+		screen := term.run("capture-pane", "-p", "-J")
 		last := strings.TrimRight(screen, " \n")
 		for _, p := range prompts {
 			if strings.HasSuffix(last, p) {
-				return p
+				asked = p
+				return screen, true
 			}
 		}
-	}
-	term.t.Fatalf("the terminal never asked any of %q; it shows:\n%s", prompts, screen)
-	return ""
+		return screen, false
+	})
+	return asked
 }

@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/astrid-go/astrid/internal/testutil"
 )
 
 // A third-party capsule, in its own Go module: built with `astrid capsule
@@ -71,7 +73,7 @@ func TestThirdPartyWasmCapsuleEndToEnd(t *testing.T) {
 	if out, errOut, code := runAstrid(t, "", "capsule", "remove", "greeter"); code != 0 {
 		t.Fatalf("remove while the daemon runs: exit %d\n%s%s", code, out, errOut)
 	}
-	waitFor(t, "the daemon to drop the removed tool", func() bool {
+	testutil.WaitFor(t, daemonPatience, "the daemon to drop the removed tool", func() bool {
 		_, errOut, code := runAstrid(t, "", "tool", "call", "greet", `{"name":"Ada"}`, "--workspace", ws)
 		return code == 1 && strings.Contains(errOut, "greet")
 	})

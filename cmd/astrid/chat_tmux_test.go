@@ -1,14 +1,15 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/astrid-go/astrid/internal/daemon"
+	"github.com/astrid-go/astrid/internal/testutil"
 )
 
 // stopDaemonAtCleanup stops the daemon a test's astrid chat starts.
@@ -30,19 +31,14 @@ var chatSession = regexp.MustCompile(`continue with astrid -p --session (s-[0-9a
 // screen that shows one of them may still show the frame before.
 func (term *terminal) waitForAll(want ...string) string {
 	term.t.Helper()
-	var screen string
-	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
-		screen = term.run("capture-pane", "-p", "-J")
+	return testutil.WaitForValue(term.t, daemonPatience, fmt.Sprintf("the terminal to show all of %q", want), func() (string, bool) {
+		screen := term.run("capture-pane", "-p", "-J")
 		all := true
 		for _, w := range want {
 			all = all && strings.Contains(screen, w)
 		}
-		if all {
-			return screen
-		}
-	}
-	term.t.Fatalf("the terminal never showed all of %q; it shows:\n%s", want, screen)
-	return ""
+		return screen, all
+	})
 }
 
 // In a real terminal, `astrid chat` starts a daemon (none runs) and runs a

@@ -13,6 +13,7 @@ import (
 	"github.com/astrid-go/astrid/internal/config"
 	"github.com/astrid-go/astrid/internal/daemon"
 	"github.com/astrid-go/astrid/internal/daemonclient"
+	"github.com/astrid-go/astrid/internal/testutil"
 	"github.com/astrid-go/astrid/internal/uplinkwire"
 )
 
@@ -67,7 +68,7 @@ func TestIdleDaemonStartedByChatStops(t *testing.T) {
 		t.Fatalf("the daemon stopped with a client connected; log:\n%s", tail(daemon.PathsOf(home).Log, 20))
 	}
 	c.Close()
-	waitFor(t, "the idle daemon to stop", func() bool { return stopped(home) })
+	testutil.WaitFor(t, daemonPatience, "the idle daemon to stop", func() bool { return stopped(home) })
 	if log := tail(daemon.PathsOf(home).Log, 30); !strings.Contains(log, "daemon idle: no client connected and no turn running") || !strings.Contains(log, `"started_by":"chat"`) {
 		t.Fatalf("the log does not say why it stopped:\n%s", log)
 	}

@@ -59,16 +59,6 @@ func statusOf(t *testing.T, home string) (statusReport, int) {
 	return rep, code
 }
 
-// waitFor polls cond until it holds, failing after daemonPatience.
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	for deadline := time.Now().Add(daemonPatience); !cond(); time.Sleep(20 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-	}
-}
-
 func writeCapsule(t *testing.T, dir string, files map[string]string) {
 	t.Helper()
 	if err := os.MkdirAll(dir, 0o700); err != nil {
@@ -128,7 +118,7 @@ func TestDaemonProcessLifecycle(t *testing.T) {
 		t.Fatal(err)
 	}
 	var client *daemonclient.Client
-	waitFor(t, "the uplink to accept a client", func() bool {
+	testutil.WaitFor(t, daemonPatience, "the uplink to accept a client", func() bool {
 		c, err := dialDaemon(context.Background(), home)
 		if err == nil {
 			client = c
@@ -149,7 +139,7 @@ func TestDaemonProcessLifecycle(t *testing.T) {
 	if err := syscall.Kill(pid, syscall.SIGHUP); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "the SIGHUP reload in the log", func() bool {
+	testutil.WaitFor(t, daemonPatience, "the SIGHUP reload in the log", func() bool {
 		b, _ := os.ReadFile(p.Log)
 		return strings.Contains(string(b), `"msg":"capsule reloaded","capsule":"notes","action":"reloaded"`)
 	})
@@ -162,7 +152,7 @@ func TestDaemonProcessLifecycle(t *testing.T) {
 	if _, errOut, code := runAstrid(t, "", "capsule", "install", src, "--yes"); code != 0 {
 		t.Fatalf("install later: exit %d: %s", code, errOut)
 	}
-	waitFor(t, "the watcher to load a capsule copied in", func() bool {
+	testutil.WaitFor(t, daemonPatience, "the watcher to load a capsule copied in", func() bool {
 		rep, _ := statusOf(t, home)
 		for _, c := range rep.Capsules {
 			if c.ID == "later" {
@@ -178,7 +168,7 @@ func TestDaemonProcessLifecycle(t *testing.T) {
 	if err := syscall.Kill(pid, syscall.SIGHUP); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "status to show the failed reload", func() bool {
+	testutil.WaitFor(t, daemonPatience, "status to show the failed reload", func() bool {
 		rep, _ := statusOf(t, home)
 		for _, c := range rep.Capsules {
 			if c.ID == "notes" {
@@ -192,7 +182,7 @@ func TestDaemonProcessLifecycle(t *testing.T) {
 	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "the killed daemon's lock to be free", func() bool {
+	testutil.WaitFor(t, daemonPatience, "the killed daemon's lock to be free", func() bool {
 		_, err := daemon.Running(home)
 		return err != nil
 	})
@@ -266,7 +256,7 @@ func TestDaemonForegroundInterrupt(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer func() { _ = cmd.Process.Kill() }()
-	waitFor(t, "the foreground daemon to be ready", func() bool {
+	testutil.WaitFor(t, daemonPatience, "the foreground daemon to be ready", func() bool {
 		pid, err := daemon.Running(home)
 		return err == nil && pid == cmd.Process.Pid
 	})

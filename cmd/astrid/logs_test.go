@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"fmt"
 	"strings"
 	"sync"
 	"syscall"
@@ -10,6 +11,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/astrid-go/astrid/internal/daemon"
+	"github.com/astrid-go/astrid/internal/testutil"
 )
 
 // A record is shown to a person as time, level, message and fields; a
@@ -139,23 +141,25 @@ func TestLogsOfARealDaemon(t *testing.T) {
 	if out, code := runProcess(t, home, "tool", "list"); code != 0 {
 		t.Fatalf("tool list: exit %d: %s", code, out)
 	}
-	deadline := time.After(daemonPatience)
-	for seen := 0; seen <= connects; {
-		select {
-		case line, ok := <-lines:
-			if !ok {
-				t.Fatal("logs -f ended by itself")
+	seen := 0
+	testutil.WaitFor(t, daemonPatience, fmt.Sprintf("logs -f to show the new client's record (the backlog had %d)", connects), func() bool {
+		for {
+			select {
+			case line, ok := <-lines:
+				if !ok {
+					t.Fatal("logs -f ended by itself")
+				}
+				if strings.Contains(line, "capsule=") || strings.Contains(line, "daemon ready") {
+					t.Fatalf("logs -f --capsule astrid-uplink printed %s", line)
+				}
+				if strings.Contains(line, "connected as default") {
+					seen++
+				}
+			default:
+				return seen > connects
 			}
-			if strings.Contains(line, "capsule=") || strings.Contains(line, "daemon ready") {
-				t.Fatalf("logs -f --capsule astrid-uplink printed %s", line)
-			}
-			if strings.Contains(line, "connected as default") {
-				seen++
-			}
-		case <-deadline:
-			t.Fatalf("logs -f never showed the new client's record (the backlog had %d)", connects)
 		}
-	}
+	})
 	if err := follower.Process.Signal(syscall.SIGINT); err != nil {
 		t.Fatal(err)
 	}

@@ -2,6 +2,8 @@
 
 package main
 
-import "syscall"
+import (
+	"syscall"
+)
 
 func mkfifo(path string) error { return syscall.Mkfifo(path, 0o644) }

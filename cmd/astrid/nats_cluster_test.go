@@ -17,7 +17,6 @@ import (
 	"sync"
 	"syscall"
 	"testing"
-	"time"
 
 	"github.com/astrid-go/astrid/internal/bus/natsbus"
 	"github.com/astrid-go/astrid/internal/kernel"
@@ -121,7 +120,7 @@ func startDaemonProcess(t *testing.T, home, ws, id string, args []string, env ..
 			t.Logf("daemon %s:\n%s", id, logs.String())
 		}
 	})
-	waitFor(t, "daemon "+id+" to accept a client", func() bool {
+	testutil.WaitFor(t, daemonPatience, "daemon "+id+" to accept a client", func() bool {
 		select {
 		case <-exited:
 			t.Fatalf("daemon %s exited:\n%s", id, logs.String())
@@ -186,7 +185,7 @@ func newCluster(t *testing.T, servers ...string) *cluster {
 		c.daemons[id] = startNATSDaemon(t, c.homes[id], t.TempDir(), id, c.route, secret, natsBlockEnv+"="+c.marker, natsHostEnv+"="+id)
 	}
 	for _, id := range servers {
-		waitFor(t, "host A to hear "+id+" serving block", func() bool { return servesBlock(t, c.homeA, id) })
+		testutil.WaitFor(t, daemonPatience, "host A to hear "+id+" serving block", func() bool { return servesBlock(t, c.homeA, id) })
 	}
 	return c
 }
@@ -213,14 +212,15 @@ func (c *cluster) prompt(t *testing.T) (wait func() string) {
 	})
 	return func() string {
 		t.Helper()
-		select {
-		case err := <-done:
-			ended = true
-			if err != nil {
-				t.Fatalf("astrid -p: %v:\n%s\n%s", err, out.String(), errOut.String())
+		defer func() {
+			if !ended {
+				t.Logf("astrid -p did not end:\n%s\n%s", out.String(), errOut.String())
 			}
-		case <-time.After(daemonPatience):
-			t.Fatalf("astrid -p did not end:\n%s\n%s", out.String(), errOut.String())
+		}()
+		err := testutil.WaitForRecv(t, daemonPatience, "astrid -p to end", done)
+		ended = true
+		if err != nil {
+			t.Fatalf("astrid -p: %v:\n%s\n%s", err, out.String(), errOut.String())
 		}
 		return out.String()
 	}
@@ -240,7 +240,7 @@ func (c *cluster) killMidCallLost(t *testing.T, reason string) string {
 	t.Helper()
 	wait := c.prompt(t)
 	var host string
-	waitFor(t, "the call to start on a host", func() bool {
+	testutil.WaitFor(t, daemonPatience, "the call to start on a host", func() bool {
 		b, err := os.ReadFile(c.marker)
 		host = string(b)
 		return err == nil && host != ""
@@ -306,7 +306,7 @@ func TestRemoteToolListedAndOfferedOnAnotherDaemon(t *testing.T) {
 	c := newCluster(t, "hostB")
 	// A capsule loaded on the asking host answers there only, which host
 	// B can tell once it has heard host A.
-	waitFor(t, "host B to hear host A describing tools", func() bool {
+	testutil.WaitFor(t, daemonPatience, "host B to hear host A describing tools", func() bool {
 		rep, _ := statusOf(t, c.homes["hostB"])
 		return rep.Status != nil && rep.NATS != nil && slices.ContainsFunc(rep.NATS.Hosts, func(h natsbus.HostInfo) bool {
 			return h.ID == "hostA" && slices.Contains(h.Intercepts["astrid-capsule-fs"], ipc.ToolRequestDescribeTopic)

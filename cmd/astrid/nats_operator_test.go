@@ -13,6 +13,7 @@ import (
 
 	"github.com/astrid-go/astrid/internal/bus/natsbus"
 	"github.com/astrid-go/astrid/internal/bus/natsbus/natsbustest"
+	"github.com/astrid-go/astrid/internal/testutil"
 )
 
 // mintDaemon runs `astrid nats creds --daemon` for host into a fresh
@@ -65,7 +66,7 @@ func TestDaemonsOnAnOperatorClusterWithMintedCredentials(t *testing.T) {
 	c := &cluster{homeA: homeA, wsA: wsA, marker: marker, daemons: map[string]*exec.Cmd{}}
 	c.daemons["hostA"] = startDaemonWith(t, homeA, wsA, "hostA", natsArgs(credsA))
 	c.daemons["hostB"] = startDaemonWith(t, t.TempDir(), t.TempDir(), "hostB", natsArgs(credsB), natsBlockEnv+"="+marker, natsHostEnv+"=hostB")
-	waitFor(t, "host A to hear host B serving block", func() bool { return servesBlock(t, homeA, "hostB") })
+	testutil.WaitFor(t, daemonPatience, "host A to hear host B serving block", func() bool { return servesBlock(t, homeA, "hostB") })
 
 	finished, final := turnEvents(t, c.prompt(t)())
 	if finished.IsError || !strings.Contains(finished.Summary, "served by hostB") || !strings.Contains(final.Text, "The tool answered.") {
@@ -112,7 +113,7 @@ func TestDaemonsOnAnOperatorClusterWithMintedCredentials(t *testing.T) {
 		if err := rogue.Flush(); err != nil {
 			t.Fatal(err)
 		}
-		waitFor(t, "the server to refuse each forgery with "+filepath.Base(tc.creds), func() bool {
+		testutil.WaitFor(t, daemonPatience, "the server to refuse each forgery with "+filepath.Base(tc.creds), func() bool {
 			return violations.Load() == int32(len(tc.subjects))
 		})
 		rogue.Close()

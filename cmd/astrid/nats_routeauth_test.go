@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/astrid-go/astrid/internal/config"
+	"github.com/astrid-go/astrid/internal/testutil"
 )
 
 // TestDaemonOnLoopbackRefusesRoutesWithoutTheSecret: `astrid daemon
@@ -58,7 +59,7 @@ func TestDaemonOnLoopbackRefusesRoutesWithoutTheSecret(t *testing.T) {
 	if !strings.Contains(string(got), "-ERR 'Authorization Violation'") || strings.Contains(string(got), "PONG") {
 		t.Fatalf("the daemon's node answered a route without the secret:\n%s", got)
 	}
-	waitFor(t, "status to count the refusal", func() bool {
+	testutil.WaitFor(t, daemonPatience, "status to count the refusal", func() bool {
 		rep, _ := statusOf(t, home)
 		return rep.Status != nil && rep.NATS != nil && rep.NATS.Stats.Node != nil && rep.NATS.Stats.Node.RoutesRefused >= 1
 	})
@@ -69,7 +70,7 @@ func TestDaemonOnLoopbackRefusesRoutesWithoutTheSecret(t *testing.T) {
 	if err := d.Process.Kill(); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "the daemon to stop", func() bool {
+	testutil.WaitFor(t, daemonPatience, "the daemon to stop", func() bool {
 		c, err := dialDaemon(t.Context(), home)
 		if err == nil {
 			c.Close()

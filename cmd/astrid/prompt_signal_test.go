@@ -48,12 +48,10 @@ func startPendingTurn(t *testing.T, extra ...string) (cmd *exec.Cmd, stderr *tes
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = cmd.Process.Kill() })
-	for deadline := time.Now().Add(30 * time.Second); !strings.Contains(stderr.String(), "→ read_file"); {
-		if time.Now().After(deadline) {
-			t.Fatalf("the tool call never started; stderr: %s", stderr.String())
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	testutil.WaitForValue(t, daemonPatience, "the tool call to start (stderr shown)", func() (string, bool) {
+		s := stderr.String()
+		return s, strings.Contains(s, "→ read_file")
+	})
 	return cmd, stderr, home
 }
 
@@ -61,17 +59,17 @@ func waitExit(t *testing.T, cmd *exec.Cmd, stderr *testutil.SyncBuffer) int {
 	t.Helper()
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
-	select {
-	case err := <-done:
-		var exit *exec.ExitError
-		if err != nil && !errors.As(err, &exit) {
-			t.Fatal(err)
+	defer func() {
+		if t.Failed() {
+			t.Logf("stderr: %s", stderr.String())
 		}
-		return cmd.ProcessState.ExitCode()
-	case <-time.After(30 * time.Second):
-		t.Fatalf("astrid did not exit; stderr: %s", stderr.String())
+	}()
+	err := testutil.WaitForRecv(t, daemonPatience, "astrid to exit", done)
+	var exit *exec.ExitError
+	if err != nil && !errors.As(err, &exit) {
+		t.Fatal(err)
 	}
-	return -1
+	return cmd.ProcessState.ExitCode()
 }
 
 // Ctrl-C during a tool call cancels the turn (and its call), says so, exits

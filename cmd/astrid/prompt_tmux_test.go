@@ -1,12 +1,12 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/astrid-go/astrid/internal/testutil"
 )
@@ -44,15 +44,10 @@ func (term *terminal) start(line string) {
 // waitFor returns the screen once it shows want.
 func (term *terminal) waitFor(want string) string {
 	term.t.Helper()
-	var screen string
-	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
-		screen = term.run("capture-pane", "-p", "-J")
-		if strings.Contains(screen, want) {
-			return screen
-		}
-	}
-	term.t.Fatalf("the terminal never showed %q; it shows:\n%s", want, screen)
-	return ""
+	return testutil.WaitForValue(term.t, daemonPatience, fmt.Sprintf("the terminal to show %q", want), func() (string, bool) {
+		screen := term.run("capture-pane", "-p", "-J")
+		return screen, strings.Contains(screen, want)
+	})
 }
 
 // astridLine is the shell command line running this test binary as astrid

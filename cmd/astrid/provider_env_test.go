@@ -1,6 +1,8 @@
 package main
 
-import "testing"
+import (
+	"testing"
+)
 
 func TestConfigFallbackReadsTheProvidersVariables(t *testing.T) {
 	env := map[string]string{"OPENAI_BASE_URL": "http://localhost:11434/v1", "ANTHROPIC_API_KEY": "sk-ant", "OPENAI_API_KEY": ""}

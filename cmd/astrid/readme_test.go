@@ -505,7 +505,7 @@ func (r *readmeRun) until(t *testing.T, line, want string, sig syscall.Signal) s
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, fmt.Sprintf("%q in the output of %s", want, line), func() bool { return strings.Contains(out.String(), want) })
+	testutil.WaitFor(t, daemonPatience, fmt.Sprintf("%q in the output of %s", want, line), func() bool { return strings.Contains(out.String(), want) })
 	// The whole group: bash and astrid under it.
 	if err := syscall.Kill(-cmd.Process.Pid, sig); err != nil {
 		t.Fatal(err)
@@ -542,7 +542,7 @@ func readmeForeground(t *testing.T, r *readmeRun, line string) {
 	}
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
-	waitFor(t, "the foreground daemon to run", func() bool {
+	testutil.WaitFor(t, daemonPatience, "the foreground daemon to run", func() bool {
 		select {
 		case err := <-done:
 			t.Fatalf("%s ended before it served: %v\n%s", line, err, out.String())

@@ -176,7 +176,7 @@ func startPipeTurn(t *testing.T, home, ws string) (*exec.Cmd, *testutil.SyncBuff
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = cmd.Process.Kill() })
-	waitFor(t, "the tool call to start through the daemon", func() bool { return strings.Contains(stderr.String(), "→ read_file") })
+	testutil.WaitFor(t, daemonPatience, "the tool call to start through the daemon", func() bool { return strings.Contains(stderr.String(), "→ read_file") })
 	return cmd, stderr
 }
 

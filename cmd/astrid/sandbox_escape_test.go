@@ -12,6 +12,7 @@ import (
 	"github.com/astrid-go/astrid/internal/admin"
 	"github.com/astrid-go/astrid/internal/engine/mcp/mcptest"
 	"github.com/astrid-go/astrid/internal/sandbox"
+	"github.com/astrid-go/astrid/internal/testutil"
 )
 
 // TestShellEscapesThroughTheDaemon runs what an attacker would ask an
@@ -39,9 +40,9 @@ func TestShellEscapesThroughTheDaemon(t *testing.T) {
 	must(os.WriteFile(filepath.Join(home, "config.toml"), []byte("# HOME-SECRET\n"), 0o600))
 	pid := startedPid(t, home, ws)
 	sock := filepath.Join(home, "run", "astrid.sock")
-	waitFor(t, "the daemon's socket", func() bool { _, err := os.Stat(sock); return err == nil })
+	testutil.WaitFor(t, daemonPatience, "the daemon's socket", func() bool { _, err := os.Stat(sock); return err == nil })
 	var adminPort string
-	waitFor(t, "the admin run file", func() bool {
+	testutil.WaitFor(t, daemonPatience, "the admin run file", func() bool {
 		b, err := os.ReadFile(filepath.Join(home, "run", "admin.json"))
 		var info admin.RunInfo
 		if err != nil || json.Unmarshal(b, &info) != nil {

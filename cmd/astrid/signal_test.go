@@ -2,6 +2,7 @@ package main
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -48,12 +49,12 @@ func TestInterruptDuringAToolCallUnloadsCleanly(t *testing.T) {
 	}
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
-	var err error
-	select {
-	case err = <-done:
-	case <-time.After(30 * time.Second):
-		t.Fatalf("astrid did not exit after SIGINT; stderr: %s", stderr.String())
-	}
+	defer func() {
+		if t.Failed() {
+			t.Logf("stderr: %s", stderr.String())
+		}
+	}()
+	err := testutil.WaitForRecv(t, daemonPatience, "astrid to exit after SIGINT", done)
 	var exit *exec.ExitError
 	if !errors.As(err, &exit) || exit.ExitCode() != 130 {
 		t.Errorf("exit after an interrupted call: %v, want status 130", err)
@@ -74,16 +75,13 @@ func TestInterruptDuringAToolCallUnloadsCleanly(t *testing.T) {
 func waitForOpenFile(t *testing.T, pid int, path string, stderr *testutil.SyncBuffer) {
 	t.Helper()
 	fdDir := filepath.Join("/proc", strconv.Itoa(pid), "fd")
-	for deadline := time.Now().Add(60 * time.Second); ; {
+	testutil.WaitForValue(t, daemonPatience, fmt.Sprintf("process %d to open %s (its stderr shown)", pid, path), func() (string, bool) {
 		fds, _ := os.ReadDir(fdDir)
 		for _, fd := range fds {
 			if target, err := os.Readlink(filepath.Join(fdDir, fd.Name())); err == nil && target == path {
-				return
+				return "", true
 			}
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("process %d never opened %s; stderr: %s", pid, path, stderr.String())
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return stderr.String(), false
+	})
 }

@@ -76,20 +76,16 @@ func TestRunDrivesAProgram(t *testing.T) {
 	if _, err := typed.Write([]byte("hello\r")); err != nil {
 		t.Fatal(err)
 	}
-	select {
-	case <-st.done:
-	case <-time.After(time.Minute):
-		t.Fatalf("the turn never ended; output:\n%s", out.String())
-	}
+	defer func() {
+		if t.Failed() {
+			t.Logf("output:\n%s", out.String())
+		}
+	}()
+	testutil.WaitForRecv(t, time.Minute, "the turn to end", st.done)
 	if _, err := typed.Write([]byte("\x03\x03")); err != nil {
 		t.Fatal(err)
 	}
-	var r result
-	select {
-	case r = <-ended:
-	case <-time.After(time.Minute):
-		t.Fatalf("two Ctrl-C did not leave; output:\n%s", out.String())
-	}
+	r := testutil.WaitForRecv(t, time.Minute, "two Ctrl-C to leave", ended)
 	_ = typed.Close()
 	if r.err != nil || r.session != "s-run" {
 		t.Fatalf("run: %q, %v", r.session, r.err)

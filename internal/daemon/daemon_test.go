@@ -22,6 +22,7 @@ import (
 	"github.com/astrid-go/astrid/internal/dispatch"
 	"github.com/astrid-go/astrid/internal/kernel"
 	"github.com/astrid-go/astrid/internal/store"
+	"github.com/astrid-go/astrid/internal/testutil"
 	"github.com/astrid-go/astrid/ipc"
 	"github.com/astrid-go/astrid/manifest"
 	"github.com/astrid-go/astrid/sdk"
@@ -120,13 +121,16 @@ func startDaemonWith(t *testing.T, script string, rep *Reporter, extra ...kernel
 			Reporter:  rep,
 		})
 	}()
-	select {
-	case d.k = <-ready:
-	case err := <-d.done:
-		t.Fatalf("daemon did not start: %v", err)
-	case <-time.After(patience):
-		t.Fatal("daemon not ready")
-	}
+	testutil.WaitFor(t, patience, "the daemon to be ready", func() bool {
+		select {
+		case d.k = <-ready:
+			return true
+		case err := <-d.done:
+			t.Fatalf("daemon did not start: %v", err)
+		default:
+		}
+		return false
+	})
 	t.Cleanup(func() {
 		stop()
 		<-d.done
@@ -146,11 +150,7 @@ func startBlockedTurn(t *testing.T) (*runningDaemon, *agentclient.Turn) {
 		t.Fatal(err)
 	}
 	t.Cleanup(turn.Close)
-	select {
-	case <-started:
-	case <-time.After(patience):
-		t.Fatal("the tool never ran")
-	}
+	testutil.WaitForRecv(t, patience, "the tool to run", started)
 	return d, turn
 }
 
@@ -158,14 +158,9 @@ func startBlockedTurn(t *testing.T) (*runningDaemon, *agentclient.Turn) {
 func (d *runningDaemon) shutdown(t *testing.T) error {
 	t.Helper()
 	d.stop()
-	select {
-	case err := <-d.done:
-		d.done <- err // for the cleanup
-		return err
-	case <-time.After(patience):
-		t.Fatal("daemon did not stop")
-		return nil
-	}
+	err := testutil.WaitForRecv(t, patience, "the daemon to stop", d.done)
+	d.done <- err // for the cleanup
+	return err
 }
 
 // The daemon owns its home while it runs: the pid file names it, a second

@@ -9,6 +9,8 @@ import (
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/astrid-go/astrid/internal/testutil"
 )
 
 // logHome is a home whose daemon log is written by the daemon's own
@@ -208,13 +210,8 @@ func TestLogReaderFollowUntilCancelled(t *testing.T) {
 	go func() { done <- r.Follow(ctx, time.Millisecond, func(rec []byte) { got <- string(rec) }) }()
 	h.write(6) // rotates once
 	for i := range 6 {
-		select {
-		case rec := <-got:
-			if rec != record(i) {
-				t.Fatalf("record %d: %q", i, rec)
-			}
-		case <-time.After(10 * time.Second):
-			t.Fatalf("record %d never came", i)
+		if rec := testutil.WaitForRecv(t, patience, fmt.Sprintf("record %d", i), got); rec != record(i) {
+			t.Fatalf("record %d: %q", i, rec)
 		}
 	}
 	cancel()

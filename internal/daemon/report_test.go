@@ -8,11 +8,11 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/astrid-go/astrid/internal/agentclient"
 	"github.com/astrid-go/astrid/internal/kernel"
 	"github.com/astrid-go/astrid/internal/runtime"
+	"github.com/astrid-go/astrid/internal/testutil"
 )
 
 // A principal's view of the capsule list keeps what using the daemon shows
@@ -60,23 +60,17 @@ func TestReporterViews(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer turn.Close()
-	select {
-	case <-started:
-	case <-time.After(patience):
-		t.Fatal("the tool never ran")
-	}
+	testutil.WaitForRecv(t, patience, "the tool to run", started)
 	socket := map[string]SocketTraffic{"alice": {Clients: 1, BytesIn: 10, BytesOut: 20}, "default": {Clients: 2, BytesIn: 30, BytesOut: 40}}
 	ownerView := Viewer{Principal: "default", Owner: true}
-	var owner Status
 	// The tracker learns of the turn from the bus, on its own goroutine.
-	for deadline := time.Now().Add(patience); owner.Turns != 1; time.Sleep(time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("the owner's status never showed alice's turn: %+v", owner)
-		}
-		if owner, err = rep.Status(ownerView, socket); err != nil {
+	owner := testutil.WaitForValue(t, patience, "the owner's status to show alice's turn", func() (Status, bool) {
+		owner, err := rep.Status(ownerView, socket)
+		if err != nil {
 			t.Fatal(err)
 		}
-	}
+		return owner, owner.Turns == 1
+	})
 	if owner.Scope != "" || owner.Bus == nil || owner.Dispatch == nil || owner.Workspace == "" || owner.Home == "" || owner.Clients != 3 {
 		t.Fatalf("the owner's view is cut: %+v", owner)
 	}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/astrid-go/astrid/capsules/uplink"
 	"github.com/astrid-go/astrid/internal/daemonclient"
+	"github.com/astrid-go/astrid/internal/testutil"
 	"github.com/astrid-go/astrid/internal/toolclient"
 	"github.com/astrid-go/astrid/internal/uplinkwire"
 	"github.com/astrid-go/astrid/ipc"
@@ -29,15 +30,11 @@ type raw struct {
 
 func (d *daemon) raw(t *testing.T) *raw {
 	t.Helper()
-	deadline := time.Now().Add(testWait)
-	conn, err := net.Dial("unix", daemonclient.SocketPath(d.home))
-	for err != nil && time.Now().Before(deadline) {
-		time.Sleep(time.Millisecond) // not listening yet (see dial)
-		conn, err = net.Dial("unix", daemonclient.SocketPath(d.home))
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
+	// Not listening yet at first (see dial).
+	conn := testutil.WaitForValue(t, testWait, "the daemon's socket to accept", func() (net.Conn, bool) {
+		conn, err := net.Dial("unix", daemonclient.SocketPath(d.home))
+		return conn, err == nil
+	})
 	t.Cleanup(func() { conn.Close() })
 	return &raw{t: t, conn: conn}
 }
@@ -117,11 +114,10 @@ func TestPeerUIDMapping(t *testing.T) {
 		// The daemon owner is someone else: this test's uid is "another
 		// user's".
 		d := boot(t, uplink.Settings{OwnerUID: me + 1})
-		_, err := daemonclient.Dial(context.Background(), d.home, daemonclient.Options{Timeout: testWait})
-		for errors.Is(err, daemonclient.ErrNoDaemon) {
-			time.Sleep(time.Millisecond) // not listening yet (see dial)
-			_, err = daemonclient.Dial(context.Background(), d.home, daemonclient.Options{Timeout: testWait})
-		}
+		err := testutil.WaitForValue(t, testWait, "the daemon to listen (see dial)", func() (error, bool) {
+			_, err := daemonclient.Dial(context.Background(), d.home, daemonclient.Options{Timeout: testWait})
+			return err, !errors.Is(err, daemonclient.ErrNoDaemon)
+		})
 		var de *daemonclient.Error
 		if !errors.As(err, &de) || de.Code != uplinkwire.CodeRefused {
 			t.Fatalf("err = %v, want a refusal", err)

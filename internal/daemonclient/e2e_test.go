@@ -120,21 +120,19 @@ func owner() uplink.Settings { return uplink.Settings{OwnerUID: os.Getuid()} }
 
 func (d *daemon) dial(t testing.TB) *daemonclient.Client {
 	t.Helper()
-	deadline := time.Now().Add(testWait)
-	for {
-		c, err := daemonclient.Dial(context.Background(), d.home, daemonclient.Options{Timeout: testWait})
-		// The uplink's service binds once the kernel has registered it,
-		// on its own goroutine: a first dial may come before.
-		if errors.Is(err, daemonclient.ErrNoDaemon) && time.Now().Before(deadline) {
-			time.Sleep(time.Millisecond)
-			continue
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { c.Close() })
-		return c
+	// The uplink's service binds once the kernel has registered it, on
+	// its own goroutine: a first dial may come before.
+	var c *daemonclient.Client
+	err := testutil.WaitForValue(t, testWait, "the uplink to listen", func() (error, bool) {
+		var err error
+		c, err = daemonclient.Dial(context.Background(), d.home, daemonclient.Options{Timeout: testWait})
+		return err, !errors.Is(err, daemonclient.ErrNoDaemon)
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
+	t.Cleanup(func() { c.Close() })
+	return c
 }
 
 func TestDialWithoutDaemonIsErrNoDaemon(t *testing.T) {

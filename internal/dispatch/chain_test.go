@@ -5,7 +5,8 @@ import (
 	"fmt"
 	"slices"
 	"testing"
-	"time"
+
+	"github.com/astrid-go/astrid/internal/testutil"
 )
 
 // TestChainOrderAndVerdicts covers a chain (distinct priorities): order by
@@ -180,14 +181,9 @@ func TestEqualPriorityFansOut(t *testing.T) {
 		t.Fatalf("Interceptors = %d, want %d", res.Interceptors, n)
 	}
 	var running []string
-	deadline := time.After(waitLimit)
 	for len(running) < n {
-		select {
-		case id := <-started:
-			running = append(running, id)
-		case <-deadline:
-			t.Fatalf("only %v started concurrently; equal priorities must fan out", running)
-		}
+		// Equal priorities must fan out: all n run at once.
+		running = append(running, testutil.WaitForRecv(t, waitLimit, fmt.Sprintf("call %d of %d to start concurrently (running %v)", len(running)+1, n, running), started))
 	}
 	close(release)
 	settle(t, d)

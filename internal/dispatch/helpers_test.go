@@ -3,6 +3,7 @@ package dispatch
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"sync"
@@ -10,6 +11,7 @@ import (
 	"time"
 
 	"github.com/astrid-go/astrid/internal/bus"
+	"github.com/astrid-go/astrid/internal/testutil"
 )
 
 // waitLimit bounds every wait in these tests so that a bug shows up as a
@@ -104,14 +106,8 @@ func (r *recorder) cont() Target {
 func (r *recorder) wait(t testing.TB, n int) []call {
 	t.Helper()
 	out := make([]call, 0, n)
-	deadline := time.After(waitLimit)
 	for len(out) < n {
-		select {
-		case c := <-r.calls:
-			out = append(out, c)
-		case <-deadline:
-			t.Fatalf("got %d interceptor calls, want %d: %v", len(out), n, out)
-		}
+		out = append(out, testutil.WaitForRecv(t, waitLimit, fmt.Sprintf("interceptor call %d of %d (after %v)", len(out)+1, n, out), r.calls))
 	}
 	return out
 }
@@ -131,13 +127,7 @@ func (r *recorder) quiet(t testing.TB, d *Dispatcher) {
 // settle waits until no queue of d holds work or runs a call.
 func settle(t testing.TB, d *Dispatcher) {
 	t.Helper()
-	deadline := time.Now().Add(waitLimit)
-	for d.busy() {
-		if time.Now().After(deadline) {
-			t.Fatal("dispatcher still busy")
-		}
-		time.Sleep(time.Millisecond)
-	}
+	testutil.WaitFor(t, waitLimit, "the dispatcher to go idle", func() bool { return !d.busy() })
 }
 
 // busy reports whether any queue has pending work or a worker mid-call.

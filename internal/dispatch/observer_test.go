@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/astrid-go/astrid/internal/testutil"
 	"github.com/astrid-go/astrid/ipc"
 )
 
@@ -65,13 +66,8 @@ func TestObserverCarriesTrace(t *testing.T) {
 	if _, err := d.Publish(Caller{Capsule: "pub", Principal: "default", Trace: root}, "a.req", []byte(`{}`)); err != nil {
 		t.Fatal(err)
 	}
-	select {
-	case got := <-done:
-		if got != obs.child {
-			t.Fatalf("the handler's publish carried %v, want the observer's child %v", got, obs.child)
-		}
-	case <-time.After(waitLimit):
-		t.Fatal("the relay never reached its end")
+	if got := testutil.WaitForRecv(t, waitLimit, "the relay to reach its end", done); got != obs.child {
+		t.Fatalf("the handler's publish carried %v, want the observer's child %v", got, obs.child)
 	}
 	d.Close()
 	obs.mu.Lock()

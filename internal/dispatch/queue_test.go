@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"go.uber.org/goleak"
+
+	"github.com/astrid-go/astrid/internal/testutil"
 )
 
 // gate is a Target that blocks every call until released (or its context
@@ -35,13 +37,7 @@ func (g *gate) Intercept(ctx context.Context, inv Invocation) (Verdict, error) {
 
 func (g *gate) waitStarted(t *testing.T) Invocation {
 	t.Helper()
-	select {
-	case inv := <-g.started:
-		return inv
-	case <-time.After(waitLimit):
-		t.Fatal("interceptor call never started")
-		return Invocation{}
-	}
+	return testutil.WaitForRecv(t, waitLimit, "the interceptor call to start", g.started)
 }
 
 func interceptorACL(id, pattern string, priority uint32) CapsuleACL {
@@ -164,7 +160,7 @@ func TestIdleWorkersExit(t *testing.T) {
 	if len(distinct) != principals {
 		t.Fatalf("%d distinct principals invoked, want %d", len(distinct), principals)
 	}
-	waitUntil(t, "idle queues to exit", func() bool { return d.queueCount("obs") == 0 })
+	testutil.WaitFor(t, waitLimit, "idle queues to exit", func() bool { return d.queueCount("obs") == 0 })
 	// A principal whose worker exited is served again.
 	mustPublish(t, d, Caller{Capsule: "pub", Principal: "p0"}, "a.b", `{}`)
 	rec.wait(t, 1)
@@ -238,17 +234,6 @@ func TestCloseStopsEverything(t *testing.T) {
 	}
 	d.Close() // idempotent
 	b.Close()
-}
-
-func waitUntil(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(waitLimit)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(time.Millisecond)
-	}
 }
 
 // A call that ignores its cancelled context (native code in a blocking

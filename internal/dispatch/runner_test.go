@@ -9,6 +9,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/astrid-go/astrid/internal/testutil"
 )
 
 // relay registers a three-step relay, as a tool call is: "req" is
@@ -187,11 +189,7 @@ func TestAHandlerThatWaitsForItsOwnPublishIsNotDeadlocked(t *testing.T) {
 		return Verdict{}, nil
 	}))
 	mustPublish(t, d, Caller{Capsule: "pub", Principal: "alice"}, "start", `{}`)
-	select {
-	case <-replied:
-	case <-time.After(waitLimit):
-		t.Fatal("the request a handler published was never served while it waited")
-	}
+	testutil.WaitForRecv(t, waitLimit, "the request a handler published to be served while it waited", replied)
 	settle(t, d)
 	if s := d.Stats(); s.Errors != 0 {
 		t.Fatalf("stats %+v: a handler failed", s)
@@ -273,11 +271,7 @@ func TestAWorkersQueueDoesNotWaitBehindItsRelay(t *testing.T) {
 	// it finds "first"'s queue empty of all but itself.
 	<-relaying
 	mustPublish(t, d, client, "req", `{}`)
-	select {
-	case <-secondHeard:
-	case <-time.After(waitLimit):
-		t.Fatal("the second message waited behind the relayed call")
-	}
+	testutil.WaitForRecv(t, waitLimit, "the second message, not behind the relayed call", secondHeard)
 	close(release)
 	settle(t, d)
 }

@@ -5,6 +5,7 @@ package host
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -14,6 +15,7 @@ import (
 	"time"
 
 	"github.com/astrid-go/astrid/hostapi"
+	"github.com/astrid-go/astrid/internal/testutil"
 )
 
 const procCapsule = `
@@ -124,13 +126,10 @@ func TestProcessRunCapsOutput(t *testing.T) {
 // waitForFile waits for a file the child writes (its pid, or a mark).
 func waitForFile(t *testing.T, path string) string {
 	t.Helper()
-	for deadline := time.Now().Add(testWait); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
-		if b, err := os.ReadFile(path); err == nil && strings.HasSuffix(string(b), "\n") {
-			return strings.TrimSpace(string(b))
-		}
-	}
-	t.Fatalf("%s never written", path)
-	return ""
+	return testutil.WaitForValue(t, testWait, path+" to be written", func() (string, bool) {
+		b, err := os.ReadFile(path)
+		return strings.TrimSpace(string(b)), err == nil && strings.HasSuffix(string(b), "\n")
+	})
 }
 
 // gone fails if any process named in pids still exists (kill -0).
@@ -192,15 +191,10 @@ func TestProcessCancelSIGINTThenSIGKILL(t *testing.T) {
 				// parent gone (re-parented to this process, the subreaper).
 				n, _ := strconv.Atoi(esc)
 				child, _ := strconv.Atoi(pid)
-				for deadline := time.Now().Add(testWait); ; time.Sleep(5 * time.Millisecond) {
+				testutil.WaitForValue(t, testWait, fmt.Sprintf("the grandchild to escape child %d", child), func() (any, bool) {
 					st, ok := readStat(n)
-					if ok && st.sid != child && st.pgid != child && st.ppid == os.Getpid() {
-						break
-					}
-					if time.Now().After(deadline) {
-						t.Fatalf("the grandchild never escaped: %+v (child %d)", st, child)
-					}
-				}
+					return st, ok && st.sid != child && st.pgid != child && st.ppid == os.Getpid()
+				})
 			}
 			if n := f.deps.Cancels.CancelFor("", errors.New("cancelled by the user"), "tool-call-1"); n != 1 {
 				t.Fatalf("cancel reached %d calls", n)
@@ -269,17 +263,11 @@ func TestProcessTimeoutAndUnload(t *testing.T) {
 		_, err := call.ProcessRun(hostapi.ProcessRequest{Program: "sleep", Args: []string{"600"}})
 		done <- err
 	}()
-	for deadline := time.Now().Add(testWait); ; time.Sleep(5 * time.Millisecond) {
+	testutil.WaitFor(t, testWait, "the run to start", func() bool {
 		c.runsMu.Lock()
-		n := len(c.runs)
-		c.runsMu.Unlock()
-		if n == 1 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the run never started")
-		}
-	}
+		defer c.runsMu.Unlock()
+		return len(c.runs) == 1
+	})
 	c.Close()
 	if err := <-done; hostapi.CodeOf(err) != hostapi.CodeCancelled {
 		t.Fatalf("after unload: %v", err)

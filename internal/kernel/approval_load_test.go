@@ -12,6 +12,7 @@ import (
 
 	"github.com/astrid-go/astrid/internal/config"
 	"github.com/astrid-go/astrid/internal/runtime"
+	"github.com/astrid-go/astrid/internal/testutil"
 )
 
 // Issue 19.6 on a real kernel: a capsule whose manifest is edited on disk
@@ -60,11 +61,10 @@ func TestAnEditedManifestIsRefusedOnReloadAndAtBoot(t *testing.T) {
 		t.Fatal(err)
 	}
 	const refusal = `capsule notes asks for fs_read = ["/"], which was not approved at install`
-	for deadline := time.Now().Add(time.Minute); !strings.Contains(status(k).Error, refusal); time.Sleep(20 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("the watcher never refused the edit: %+v", status(k))
-		}
-	}
+	testutil.WaitForValue(t, time.Minute, "the watcher to refuse the edit", func() (any, bool) {
+		s := status(k)
+		return s, strings.Contains(s.Error, refusal)
+	})
 	if s := status(k); s.State != "ready" || !strings.Contains(s.Error, "the running capsule is kept") {
 		t.Errorf("after the refused reload: %+v, want the approved instance still ready", s)
 	}

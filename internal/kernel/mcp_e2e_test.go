@@ -318,11 +318,6 @@ func wireCancelled(wire string, id json.RawMessage) bool {
 	return false
 }
 
-func waitUntil(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	testutil.WaitFor(t, mcpGuard, what, cond)
-}
-
 // startLongCall starts a long-running call of server-everything and waits
 // until its tools/call is on the wire; the result arrives on the channel.
 func (mk *mcpKernel) startLongCall(t *testing.T, wire *testutil.SyncBuffer, callID string) (json.RawMessage, <-chan ipc.ToolCallResult) {
@@ -338,7 +333,7 @@ func (mk *mcpKernel) startLongCall(t *testing.T, wire *testutil.SyncBuffer, call
 		done <- res
 	}()
 	var id json.RawMessage
-	waitUntil(t, "the tools/call on the wire", func() bool {
+	testutil.WaitFor(t, mcpGuard, "the tools/call on the wire", func() bool {
 		var ok bool
 		id, ok = wireCall(wire.String(), "trigger-long-running-operation")
 		return ok
@@ -367,7 +362,7 @@ func TestMCPCancelLongRunning(t *testing.T) {
 	if !res.IsError || !strings.Contains(res.Content, "cancelled") {
 		t.Fatalf("cancelled call's result: %+v", res)
 	}
-	waitUntil(t, "notifications/cancelled for request "+string(reqID), func() bool { return wireCancelled(wire.String(), reqID) })
+	testutil.WaitFor(t, mcpGuard, "notifications/cancelled for request "+string(reqID), func() bool { return wireCancelled(wire.String(), reqID) })
 	if res := mk.call(t, "c-after", "everything:echo", `{"message":"after cancel"}`); res.IsError || !strings.Contains(res.Content, "after cancel") {
 		t.Fatalf("echo after cancel: %+v", res)
 	}
@@ -388,7 +383,7 @@ func TestMCPServerKilledMidCall(t *testing.T) {
 	if !res.IsError || !strings.Contains(res.Content, "stopped during the call") {
 		t.Fatalf("result of the call whose server died: %+v", res)
 	}
-	waitUntil(t, "the restart", func() bool { return eng.Restarts() == 1 && eng.PID() != 0 })
+	testutil.WaitFor(t, mcpGuard, "the restart", func() bool { return eng.Restarts() == 1 && eng.PID() != 0 })
 	if eng.PID() == pid {
 		t.Fatal("the restarted server has the dead one's pid")
 	}

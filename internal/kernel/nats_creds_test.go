@@ -1,7 +1,6 @@
 package kernel
 
 import (
-	"context"
 	"errors"
 	"os"
 	"path/filepath"
@@ -18,6 +17,7 @@ import (
 	"github.com/astrid-go/astrid/internal/bus/natsbus/natsbustest"
 	"github.com/astrid-go/astrid/internal/config"
 	"github.com/astrid-go/astrid/internal/dispatch"
+	"github.com/astrid-go/astrid/internal/testutil"
 	"github.com/astrid-go/astrid/manifest"
 )
 
@@ -95,14 +95,10 @@ func TestToolAcrossHostsWithPerCapsuleCredentials(t *testing.T) {
 	if err := rogue.Flush(); err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
-	defer cancel()
-	for violations.Load() < int32(len(forgeries)) {
-		if ctx.Err() != nil {
-			t.Fatalf("the server refused %d of %d forgeries", violations.Load(), len(forgeries))
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	testutil.WaitForValue(t, testTimeout, "the server to refuse every forgery", func() (int32, bool) {
+		n := violations.Load()
+		return n, n >= int32(len(forgeries))
+	})
 	if n := a.NATSTransport().Stats().Drops; n[natsbus.DropDecode] != 0 || n[natsbus.DropDeliver] != 0 {
 		t.Fatalf("host A received a forgery: drops %v", n)
 	}

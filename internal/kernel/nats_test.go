@@ -17,6 +17,7 @@ import (
 	"github.com/astrid-go/astrid/capsules/router"
 	"github.com/astrid-go/astrid/internal/config"
 	"github.com/astrid-go/astrid/internal/dispatch"
+	"github.com/astrid-go/astrid/internal/testutil"
 	"github.com/astrid-go/astrid/sdk"
 )
 
@@ -130,16 +131,11 @@ func TestTwoKernelsShareTheBus(t *testing.T) {
 	if s := b.NATSTransport().Stats(); s.Received == 0 || len(s.Drops) != 0 {
 		t.Fatalf("host B's transport stats %+v", s)
 	}
-	for { // each host lists the other with the capsules it serves
+	// Each host lists the other with the capsules it serves.
+	testutil.WaitForValue(t, testTimeout, "host A to list host B with its capsules", func() (any, bool) {
 		hosts := a.NATSTransport().Hosts()
-		if len(hosts) == 2 && hosts[1].ID == "hostB" && slices.Equal(hosts[1].Capsules, []string{"sender", "watcher"}) {
-			break
-		}
-		if ctx.Err() != nil {
-			t.Fatalf("host A lists %+v", hosts)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		return hosts, len(hosts) == 2 && hosts[1].ID == "hostB" && slices.Equal(hosts[1].Capsules, []string{"sender", "watcher"})
+	})
 	if b.NATSTransport().HostID() != "hostB" {
 		t.Fatalf("host id %q", b.NATSTransport().HostID())
 	}
@@ -213,12 +209,9 @@ func expectRemoteEcho(t *testing.T, a *Kernel) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
 	defer cancel()
-	for !slices.Contains(a.Dispatcher.ExactInterceptors("tool.v1.execute.echo_remote"), "remote-echo") {
-		if ctx.Err() != nil {
-			t.Fatal("host A never learnt that host B provides echo_remote")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	testutil.WaitFor(t, testTimeout, "host A to learn that host B provides echo_remote", func() bool {
+		return slices.Contains(a.Dispatcher.ExactInterceptors("tool.v1.execute.echo_remote"), "remote-echo")
+	})
 	res, err := a.CallTool(ctx, "alice", "echo_remote", json.RawMessage(`{"text":"hello"}`), testTimeout)
 	if err != nil {
 		t.Fatal(err)

@@ -77,6 +77,8 @@ func newAsker() *sdk.Capsule {
 	})
 	sdk.Tool(c, "ask_poll", "asks, then polls", func(call *sdk.Call, _ struct{}) (string, error) {
 		return ask(call, func(sub hostapi.SubscriptionID) (string, error) {
+			// Polling is what this tool tests, from inside a capsule (no
+			// testing.T): the deadline only turns a lost answer into an error.
 			for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
 				m, ok, err := call.Poll(sub)
 				if err != nil {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"slices"
 	"testing"
-	"time"
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
@@ -12,6 +11,7 @@ import (
 
 	"github.com/astrid-go/astrid/internal/agentclient"
 	"github.com/astrid-go/astrid/internal/telemetry"
+	"github.com/astrid-go/astrid/internal/testutil"
 	"github.com/astrid-go/astrid/ipc"
 )
 
@@ -56,7 +56,7 @@ func TestTracingOneTracePerTurn(t *testing.T) {
 		byName map[string]int
 		ids    map[[8]byte]tracetest.SpanStub
 	)
-	for deadline := time.Now().Add(testTimeout); ; time.Sleep(10 * time.Millisecond) {
+	testutil.WaitFor(t, testTimeout, "every parent span named to have ended", func() bool {
 		spans, byName, ids = exp.GetSpans(), map[string]int{}, map[[8]byte]tracetest.SpanStub{}
 		for _, s := range spans {
 			byName[s.Name]++
@@ -68,10 +68,8 @@ func TestTracingOneTracePerTurn(t *testing.T) {
 				whole = false
 			}
 		}
-		if whole || time.Now().After(deadline) {
-			break
-		}
-	}
+		return whole
+	})
 	for name, want := range map[string]int{
 		telemetry.SpanTurn: 1, telemetry.SpanProviderRequest: 2, telemetry.SpanToolCall: 2, telemetry.SpanApprovalWait: 1,
 	} {

@@ -24,6 +24,7 @@ import (
 	"github.com/astrid-go/astrid/internal/config"
 	"github.com/astrid-go/astrid/internal/dispatch"
 	"github.com/astrid-go/astrid/internal/kernel"
+	"github.com/astrid-go/astrid/internal/testutil"
 	"github.com/astrid-go/astrid/internal/toolclient"
 	"github.com/astrid-go/astrid/ipc"
 )
@@ -120,21 +121,24 @@ func histogramTotal(fams map[string]*dto.MetricFamily, name string) uint64 {
 }
 
 // settle waits until the kernel's counters stop moving: every call the
-// load caused has run.
+// load caused has run, and answered.
 func settle(t *testing.T, k *kernel.Kernel) (bus.Stats, dispatch.Stats) {
 	t.Helper()
-	deadline := time.Now().Add(waitLimit)
-	prevB, prevD := k.Bus.Stats(), k.Dispatcher.Stats()
-	for time.Now().Before(deadline) {
-		time.Sleep(20 * time.Millisecond)
-		b, d := k.Bus.Stats(), k.Dispatcher.Stats()
-		if b.Published == prevB.Published && b.Delivered == prevB.Delivered && d.Invocations == prevD.Invocations && d.Continued+d.Finals+d.Denials+d.Skipped == prevD.Continued+prevD.Finals+prevD.Denials+prevD.Skipped {
-			return b, d
-		}
-		prevB, prevD = b, d
+	type counts struct {
+		b bus.Stats
+		d dispatch.Stats
 	}
-	t.Fatal("the kernel's counters never settled")
-	return bus.Stats{}, dispatch.Stats{}
+	var prev counts
+	c := testutil.WaitForValue(t, waitLimit, "the kernel's counters to settle", func() (counts, bool) {
+		now := counts{k.Bus.Stats(), k.Dispatcher.Stats()}
+		b, d := now.b, now.d
+		still := b.Published == prev.b.Published && b.Delivered == prev.b.Delivered && d.Invocations == prev.d.Invocations
+		prev = now
+		// Unchanged across a poll, and every invocation made has its
+		// verdict: not a quiet moment in calls still running.
+		return now, still && d.Invocations == d.Continued+d.Finals+d.Denials+d.Skipped
+	})
+	return c.b, c.d
 }
 
 // The Show test of issue 21: /metrics, served by httptest on loopback, is

@@ -6,10 +6,10 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/astrid-go/astrid/internal/bus"
 	"github.com/astrid-go/astrid/internal/dispatch"
+	"github.com/astrid-go/astrid/internal/testutil"
 	"github.com/astrid-go/astrid/ipc"
 	"github.com/astrid-go/astrid/sdk"
 )
@@ -109,14 +109,10 @@ func TestReloadServesThroughout(t *testing.T) {
 	go func() { reloaded <- f.rt.Reload(context.Background(), "slow") }()
 	// The second call must reach the new instance while the first still
 	// runs on the old one: wait until the registration has been swapped.
-	for deadline := time.Now().Add(waitLimit); ; time.Sleep(time.Millisecond) {
-		if now, _ := f.rt.opts.Registry.Get("slow"); now != before {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the reload never swapped the instances")
-		}
-	}
+	testutil.WaitFor(t, waitLimit, "the reload to swap the instances", func() bool {
+		now, _ := f.rt.opts.Registry.Get("slow")
+		return now != before
+	})
 	call("second")
 	got := map[string]ipc.ToolCallResult{}
 	got["second"] = nextResult(t, results)["second"]
