@@ -2,8 +2,6 @@ package agentclient
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -16,6 +14,7 @@ import (
 
 	"github.com/astrid-go/astrid/internal/bus"
 	"github.com/astrid-go/astrid/internal/dispatch"
+	"github.com/astrid-go/astrid/internal/request"
 	"github.com/astrid-go/astrid/ipc"
 )
 
@@ -63,20 +62,15 @@ type MatchingSubscriber interface {
 
 // NewSessionID returns a fresh session id: "s-" and 32 hex digits (128
 // random bits), within the session store's [A-Za-z0-9_-]{1,64}.
-func NewSessionID() string { return "s-" + randomHex() }
+func NewSessionID() string { return request.NewID("s-") }
 
 // promptTimeout bounds the kernel's wait for the agent's final answer: a
 // turn may take long (tools, approvals), and ends on its own limits first.
 const promptTimeout = 24 * time.Hour
 
 // newTurnID returns a fresh turn id, "t-" and 32 hex digits.
-func newTurnID() string { return "t-" + randomHex() }
+func newTurnID() string { return request.NewID("t-") }
 
-func randomHex() string {
-	var b [16]byte
-	_, _ = rand.Read(b[:])
-	return hex.EncodeToString(b[:])
-}
 
 // Prompt is one turn to run.
 type Prompt struct {

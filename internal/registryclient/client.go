@@ -2,8 +2,6 @@ package registryclient
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -12,6 +10,7 @@ import (
 
 	"github.com/astrid-go/astrid/internal/bus"
 	"github.com/astrid-go/astrid/internal/dispatch"
+	"github.com/astrid-go/astrid/internal/request"
 	"github.com/astrid-go/astrid/ipc"
 )
 
@@ -34,7 +33,7 @@ func ACL() dispatch.CapsuleACL {
 
 // Kernel is the part of the kernel a frontend reaches.
 type Kernel interface {
-	Publish(from dispatch.Caller, topic string, payload json.RawMessage) (dispatch.Result, error)
+	request.Kernel
 	Subscribe(from dispatch.Caller, pattern string, scoped bool) (bus.Subscription, error)
 	Interceptors(topic string) []string
 }
@@ -66,37 +65,25 @@ func Ask(ctx context.Context, k Kernel, principal, op string, req ipc.RegistryRe
 	if len(registries) == 0 {
 		return reply, ErrNoRegistry
 	}
-	req.CorrelationID = newCorrelationID()
+	req.CorrelationID = request.NewID("")
 	caller := dispatch.Caller{Capsule: ClientID, Principal: principal}
-	sub, err := k.Subscribe(caller, ipc.RegistryResponseTopic(op, req.CorrelationID), true)
-	if err != nil {
-		return reply, fmt.Errorf("registry %s: %w", op, err)
-	}
-	defer sub.Close()
 	body, err := json.Marshal(req)
 	if err != nil {
 		return reply, fmt.Errorf("registry %s: %w", op, err)
 	}
-	if _, err := k.Publish(caller, topic, body); err != nil {
+	answer, err := request.Ask(ctx, k, caller, topic, body, ipc.RegistryResponseTopic(op, req.CorrelationID), req.CorrelationID,
+		func(source string) bool { return slices.Contains(registries, source) })
+	if err != nil {
 		return reply, fmt.Errorf("registry %s: %w", op, err)
 	}
-	for {
-		d, err := sub.Recv(ctx)
-		if err != nil {
-			return reply, fmt.Errorf("registry %s: no answer from the registry: %w", op, err)
-		}
-		if !slices.Contains(registries, d.Envelope.SourceID) {
-			continue // not the registry's answer: someone else's words
-		}
-		if err := json.Unmarshal(ipc.GuestBytes(d.Envelope.Payload), &reply); err != nil {
-			return reply, fmt.Errorf("registry %s: malformed reply: %w", op, err)
-		}
-		if reply.Error != "" {
-			// The registry's error names the operation and the model.
-			return reply, fmt.Errorf("%w: %s", ErrRejected, strings.TrimPrefix(reply.Error, "registry: "))
-		}
-		return reply, nil
+	if err := json.Unmarshal(answer, &reply); err != nil {
+		return reply, fmt.Errorf("registry %s: malformed reply: %w", op, err)
 	}
+	if reply.Error != "" {
+		// The registry's error names the operation and the model.
+		return reply, fmt.Errorf("%w: %s", ErrRejected, strings.TrimPrefix(reply.Error, "registry: "))
+	}
+	return reply, nil
 }
 
 // List rediscovers the models and returns them with the principal's active
@@ -120,10 +107,4 @@ func Set(ctx context.Context, k Kernel, principal, id string) (ipc.RegistryReply
 // now applies.
 func Unset(ctx context.Context, k Kernel, principal string) (ipc.RegistryReply, error) {
 	return Ask(ctx, k, principal, ipc.RegistryOpUnsetActiveModel, ipc.RegistryRequest{})
-}
-
-func newCorrelationID() string {
-	var b [12]byte
-	_, _ = rand.Read(b[:])
-	return hex.EncodeToString(b[:])
 }

@@ -3,8 +3,6 @@ package sessionclient
 import (
 	"cmp"
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -13,6 +11,7 @@ import (
 
 	"github.com/astrid-go/astrid/internal/dispatch"
 	"github.com/astrid-go/astrid/internal/toolclient"
+	"github.com/astrid-go/astrid/internal/request"
 	"github.com/astrid-go/astrid/ipc"
 )
 
@@ -84,37 +83,30 @@ func SetWorkspace(ctx context.Context, k toolclient.Kernel, principal, id, works
 	return err
 }
 
-// Ask sends request (an object; its correlation_id is set here) to
+// Ask sends req (an object; its correlation_id is set here) to
 // session.v1.request.<op> for principal and returns the reply, or the
 // reply's error as an error. ctx bounds the wait.
-func Ask(ctx context.Context, k toolclient.Kernel, principal, op string, request map[string]any) (json.RawMessage, error) {
+func Ask(ctx context.Context, k toolclient.Kernel, principal, op string, req map[string]any) (json.RawMessage, error) {
 	topic := "session.v1.request." + op
-	if len(k.Interceptors(topic)) == 0 {
+	stores := k.Interceptors(topic)
+	if len(stores) == 0 {
 		return nil, ErrNoStore
 	}
-	corr := newCorrelationID()
+	corr := request.NewID("")
 	caller := dispatch.Caller{Capsule: ClientID, Principal: principal}
-	sub, err := k.Subscribe(caller, ipc.SessionResponseTopic(op, corr), true)
+	if req == nil {
+		req = map[string]any{}
+	}
+	req["correlation_id"] = corr
+	body, err := json.Marshal(req)
 	if err != nil {
 		return nil, fmt.Errorf("session %s: %w", op, err)
 	}
-	defer sub.Close()
-	if request == nil {
-		request = map[string]any{}
-	}
-	request["correlation_id"] = corr
-	body, err := json.Marshal(request)
+	reply, err := request.Ask(ctx, k, caller, topic, body, ipc.SessionResponseTopic(op, corr), corr,
+		func(source string) bool { return slices.Contains(stores, source) })
 	if err != nil {
 		return nil, fmt.Errorf("session %s: %w", op, err)
 	}
-	if _, err := k.Publish(caller, topic, body); err != nil {
-		return nil, fmt.Errorf("session %s: %w", op, err)
-	}
-	d, err := sub.Recv(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("session %s: no answer from the session store: %w", op, err)
-	}
-	reply := ipc.GuestBytes(d.Envelope.Payload)
 	var failed struct {
 		Error string `json:"error"`
 	}
@@ -213,8 +205,3 @@ func ValidSessionID(id string) error {
 	return nil
 }
 
-func newCorrelationID() string {
-	var b [12]byte
-	_, _ = rand.Read(b[:])
-	return strings.ToLower(hex.EncodeToString(b[:]))
-}

@@ -2,8 +2,6 @@ package toolclient
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -13,6 +11,7 @@ import (
 
 	"github.com/astrid-go/astrid/internal/bus"
 	"github.com/astrid-go/astrid/internal/dispatch"
+	"github.com/astrid-go/astrid/internal/request"
 	"github.com/astrid-go/astrid/ipc"
 )
 
@@ -50,11 +49,7 @@ type Kernel interface {
 }
 
 // NewCallID returns a random call id of 128 bits.
-func NewCallID() string {
-	var b [16]byte
-	_, _ = rand.Read(b[:])
-	return "call_" + hex.EncodeToString(b[:])
-}
+func NewCallID() string { return request.NewID("call_") }
 
 // ErrNoRouter is returned when no capsule intercepts tool.v1.request.execute.
 var ErrNoRouter = errors.New("no capsule routes tool calls (tool.v1.request.execute has no interceptor)")
