@@ -71,7 +71,6 @@ const promptTimeout = 24 * time.Hour
 // newTurnID returns a fresh turn id, "t-" and 32 hex digits.
 func newTurnID() string { return request.NewID("t-") }
 
-
 // Prompt is one turn to run.
 type Prompt struct {
 	// Principal the turn acts for; "" is ipc.DefaultPrincipal.

@@ -40,7 +40,9 @@ func setup(t *testing.T, serve func(d *dispatch.Dispatcher, inv dispatch.Invocat
 	b := bus.New(bus.Options{Logger: log})
 	d := dispatch.New(b, dispatch.Options{Logger: log})
 	t.Cleanup(func() { d.Close(); b.Close() })
-	if err := d.Register(dispatch.CapsuleACL{ID: "client", Publish: []string{"svc.v1.ask"}, Subscribe: []string{"svc.v1.answer"}}, answer(func(*dispatch.Dispatcher, dispatch.Invocation) (dispatch.Verdict, error) { return dispatch.Verdict{}, nil })); err != nil {
+	if err := d.Register(dispatch.CapsuleACL{ID: "client", Publish: []string{"svc.v1.ask"}, Subscribe: []string{"svc.v1.answer"}}, answer(func(*dispatch.Dispatcher, dispatch.Invocation) (dispatch.Verdict, error) {
+		return dispatch.Verdict{}, nil
+	})); err != nil {
 		t.Fatal(err)
 	}
 	for _, id := range []string{"svc", "impostor"} {

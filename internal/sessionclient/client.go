@@ -10,8 +10,8 @@ import (
 	"strings"
 
 	"github.com/astrid-go/astrid/internal/dispatch"
-	"github.com/astrid-go/astrid/internal/toolclient"
 	"github.com/astrid-go/astrid/internal/request"
+	"github.com/astrid-go/astrid/internal/toolclient"
 	"github.com/astrid-go/astrid/ipc"
 )
 
@@ -204,4 +204,3 @@ func ValidSessionID(id string) error {
 	}
 	return nil
 }
-
