@@ -29,7 +29,9 @@ func handleTick(c *sdk.Call) error {
 		if err != nil {
 			// A record that does not decode can never be answered: drop it.
 			c.Log(hostapi.LogWarn, "approval: dropped "+err.Error())
-			_ = c.KVDelete(key)
+			if err := c.KVDelete(key); err != nil {
+				c.Log(hostapi.LogWarn, fmt.Sprintf("approval: record %s not deleted: %v", key, err))
+			}
 			continue
 		}
 		if !ok || now < p.Deadline {

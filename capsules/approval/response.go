@@ -98,6 +98,8 @@ func release(c *sdk.Call, p pending, decision string) error {
 		err = c.Publish(ipc.ToolRequestExecuteTopic, p.Request)
 	}
 	if err != nil {
+		// A pass left behind lets only this call id through once more,
+		// and the call was refused: nothing it could admit.
 		_ = c.KVDelete(passPrefix + p.CallID)
 		return refuseSettled(c, p, fmt.Sprintf("%s was approved but not run: %v", p.Tool, err))
 	}

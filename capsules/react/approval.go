@@ -122,7 +122,7 @@ func release(c *sdk.Call, id string) {
 // clock runs again, the paused time not counted.
 func resume(c *sdk.Call, t *turn, id string, now int64) {
 	delete(t.Approvals, id)
-	_ = c.KVDelete(keyApproval + id)
+	dropKey(c, keyApproval+id)
 	if len(t.Approvals) == 0 && t.PausedAt > 0 {
 		t.PhaseStart += max(now-t.PausedAt, 0)
 		t.PausedAt = 0

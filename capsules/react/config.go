@@ -70,7 +70,7 @@ func positiveConfig(c *sdk.Call, key string, def int) int {
 	// Logged once per (key, value) in this kernel, not on every event.
 	marker := keyWarned + key
 	if seen, ok, _ := c.KVGet(marker); !ok || string(seen) != raw {
-		_ = c.KVSet(marker, []byte(raw))
+		_ = c.KVSet(marker, []byte(raw)) // not kept: the warning repeats on the next event, nothing worse
 		c.Log(hostapi.LogWarn, fmt.Sprintf("react: [env] %s = %q is not a whole number from 1 to %d; using %d", key, raw, maxConfigValue, def))
 	}
 	return def

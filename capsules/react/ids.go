@@ -18,6 +18,8 @@ func newID(c *sdk.Call, prefix string) string {
 		n, _ = strconv.ParseUint(string(raw), 36, 64)
 	}
 	n++
+	// A sequence not kept only repeats a number next time: the id also
+	// holds the clock's nanoseconds, so it stays unique.
 	_ = c.KVSet(keySeq, []byte(strconv.FormatUint(n, 36)))
 	return prefix + "_" + strconv.FormatInt(c.Now().UnixNano(), 36) + "_" + strconv.FormatUint(n, 36)
 }

@@ -113,7 +113,7 @@ func loadTurn(c *sdk.Call, session string) (*turn, bool) {
 	var t turn
 	if err := json.Unmarshal(raw, &t); err != nil || t.Version != stateVersion || t.SessionID != session {
 		c.Log(hostapi.LogWarn, fmt.Sprintf("react: session %q: dropped an unreadable turn record", session))
-		_ = c.KVDelete(keyTurn + session)
+		dropKey(c, keyTurn+session)
 		return nil, false
 	}
 	return &t, true
@@ -165,6 +165,15 @@ func sessionOf(c *sdk.Call, key string) (string, bool) {
 
 // maxKeyBytes is hostapi.KV's key limit.
 const maxKeyBytes = 1024
+
+// dropKey deletes a volatile bookkeeping key; a failure is logged, not
+// fatal: the keys are '~' keys in the kernel's memory, a lost one is at
+// worst a stale entry the turn's end or the next restart clears.
+func dropKey(c *sdk.Call, key string) {
+	if err := c.KVDelete(key); err != nil {
+		c.Log(hostapi.LogWarn, fmt.Sprintf("react: key %s not deleted: %v", key, err))
+	}
+}
 
 // forget removes every key of t's turn: the turn, its frame and its
 // routing keys and results.

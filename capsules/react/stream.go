@@ -130,7 +130,7 @@ func handleStream(c *sdk.Call) error {
 // streamDone ends a model request: tool calls go out, or the text is the
 // answer, or there was nothing.
 func streamDone(c *sdk.Call, t *turn, l limits) error {
-	_ = c.KVDelete(keyRequest + t.RequestID)
+	dropKey(c, keyRequest+t.RequestID)
 	if len(t.Streamed) > 0 {
 		if t.Iterations >= l.maxIterations {
 			// Checked before the calls run: their results could never be

@@ -65,7 +65,7 @@ func dispatch(c *sdk.Call, t *turn) error {
 		if err != nil {
 			msg := fmt.Sprintf("tool call %s was not sent: %v", call.Name, err)
 			call.Done, call.IsError, changed = true, true, true
-			_ = c.KVDelete(keyCall + call.CallID)
+			dropKey(c, keyCall+call.CallID)
 			if err := c.KVSet(keyResult+call.CallID, []byte(msg)); err != nil {
 				return finish(c, t, ipc.OutcomeError, fmt.Sprintf("A tool result was not kept: %v", err))
 			}
@@ -165,7 +165,7 @@ func handleToolResult(c *sdk.Call) error {
 	if err := c.KVSet(keyResult+call.CallID, []byte(res.Result.Content)); err != nil {
 		return finish(c, t, ipc.OutcomeError, fmt.Sprintf("The result of %s was not kept: %v", call.Name, err))
 	}
-	_ = c.KVDelete(keyCall + call.CallID)
+	dropKey(c, keyCall+call.CallID)
 	for id, callID := range t.Approvals {
 		if callID == call.CallID {
 			resume(c, t, id, now)
@@ -209,7 +209,7 @@ func finishRound(c *sdk.Call, t *turn) error {
 		return finish(c, t, ipc.OutcomeError, fmt.Sprintf("The tool results were not added to session %q: %v", t.SessionID, err))
 	}
 	for _, call := range t.Calls {
-		_ = c.KVDelete(keyResult + call.CallID)
+		dropKey(c, keyResult+call.CallID)
 	}
 	return generate(c, t, withPrefix(history, t.Prefix))
 }

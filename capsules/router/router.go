@@ -95,6 +95,8 @@ func handleRequest(c *sdk.Call) error {
 		err2 = c.Publish(topic, payload)
 	}
 	if err := err2; err != nil {
+		// Not deleted: the record is volatile, and a result for it later
+		// finds no forwarded call and is refused; nothing runs twice.
 		_ = c.KVDelete(pendingPrefix + req.CallID)
 		return publishError(c, req.CallID, fmt.Sprintf("Failed to route tool request: %v", err))
 	}
