@@ -59,3 +59,18 @@ colour = "blue"
 	// Capsule.toml:11:1: error: [publish] key "notes.v1..added" is not a valid topic pattern: pattern "notes.v1..added" has an empty segment (leading, trailing or doubled dot)
 	// loads: false id: notes
 }
+
+// A capsule's astrid-version is a Cargo-style requirement; String gives it
+// back as written, Matches says whether a kernel version satisfies it.
+func ExampleParseRequirement() {
+	r, err := manifest.ParseRequirement("^0.1")
+	if err != nil {
+		panic(err)
+	}
+	v, err := manifest.ParseVersion("0.1.7")
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println(r, r.Matches(v))
+	// Output: ^0.1 true
+}

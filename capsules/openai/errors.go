@@ -31,8 +31,6 @@ type failure struct {
 	wait        time.Duration
 }
 
-func (f *failure) Error() string { return f.msg }
-
 // classify turns what ended a stream abnormally into a readable message.
 func classify(err error, g *guard, ctx context.Context, s settings) *failure {
 	host := s.host()

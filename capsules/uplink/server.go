@@ -12,10 +12,6 @@ import (
 	"github.com/astrid-go/astrid/sdk"
 )
 
-// New is the uplink with Settings{} (no owner: every peer is refused unless
-// mapped); the daemon uses NewWith.
-func New() *sdk.Capsule { return NewWith(Settings{OwnerUID: -1})() }
-
 // NewWith returns the constructor of an uplink under s, for a
 // kernel.Builtin: {Manifest: uplink.Manifest, New: uplink.NewWith(s)}.
 func NewWith(s Settings) func() *sdk.Capsule {
