@@ -94,22 +94,16 @@ func validInterfacePart(s string) bool {
 
 func (c *checker) readImport(name string, v *value, path string) (Import, bool) {
 	imp := Import{Name: name}
-	var rv *value
-	switch v.kind {
-	case kindString:
-		imp.Requirement, rv = v.scalar, v
-	case kindTable:
-		t := c.table(v, path)
-		imp.Requirement, rv = t.str("version")
-		if rv == nil && !t.has("version") {
-			c.errorf(v.at, path, "import %s has no version; write { version = \"^1.0\" }", name)
-			return imp, false
-		}
+	req, rv, t, ok := c.shortOrLong(v, path, "version",
+		fmt.Sprintf("import %s has no version; write { version = \"^1.0\" }", name),
+		"import "+name+" must be a requirement string or { version, optional }, not ")
+	if !ok {
+		return imp, false
+	}
+	imp.Requirement = req
+	if t != nil {
 		imp.Optional, _ = t.boolean("optional")
 		t.rest(nil)
-	default:
-		c.errorf(v.at, path, "import %s must be a requirement string or { version, optional }, not %s", name, v.kind)
-		return imp, false
 	}
 	if rv == nil {
 		return imp, false
@@ -123,21 +117,15 @@ func (c *checker) readImport(name string, v *value, path string) (Import, bool) 
 
 func (c *checker) readExport(name string, v *value, path string) (Export, bool) {
 	exp := Export{Name: name}
-	var vv *value
-	switch v.kind {
-	case kindString:
-		exp.Version, vv = v.scalar, v
-	case kindTable:
-		t := c.table(v, path)
-		exp.Version, vv = t.str("version")
-		if vv == nil && !t.has("version") {
-			c.errorf(v.at, path, "export %s has no version; write { version = \"1.0.0\" }", name)
-			return exp, false
-		}
-		t.rest(nil)
-	default:
-		c.errorf(v.at, path, "export %s must be a version string, not %s", name, v.kind)
+	version, vv, t, ok := c.shortOrLong(v, path, "version",
+		fmt.Sprintf("export %s has no version; write { version = \"1.0.0\" }", name),
+		"export "+name+" must be a version string, not ")
+	if !ok {
 		return exp, false
+	}
+	exp.Version = version
+	if t != nil {
+		t.rest(nil)
 	}
 	if vv == nil {
 		return exp, false

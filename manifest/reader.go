@@ -103,6 +103,30 @@ func (t *table) str(key string) (string, *value) {
 	return v.scalar, v
 }
 
+// shortOrLong reads a value written either as a bare string (the short
+// form) or as a table whose field holds that string (the long form). It
+// returns the string and the value it came from (nil when absent or of the
+// wrong type), and the long form's table (nil for the short form, whose
+// caller has nothing more to read). A value of another kind is reported
+// as notKind followed by the kind found, a table without field as
+// missing; ok is then false (and t, for a table, still returned).
+func (c *checker) shortOrLong(v *value, path, field, missing, notKind string) (s string, sv *value, t *table, ok bool) {
+	switch v.kind {
+	case kindString:
+		return v.scalar, v, nil, true
+	case kindTable:
+		t = c.table(v, path)
+		s, sv = t.str(field)
+		if sv == nil && !t.has(field) {
+			c.errorf(v.at, path, "%s", missing)
+			return s, nil, t, false
+		}
+		return s, sv, t, true
+	}
+	c.errorf(v.at, path, "%s%s", notKind, v.kind)
+	return "", nil, nil, false
+}
+
 // required reads a string that must be present and non-empty.
 func (t *table) required(key string) (string, *value) {
 	s, v := t.str(key)

@@ -1,6 +1,7 @@
 package manifest
 
 import (
+	"fmt"
 	"strings"
 
 	"github.com/astrid-go/astrid/ipc"
@@ -36,17 +37,17 @@ func (c *checker) readTopicEntry(section *table, key string, subscribe bool) (To
 		c.errorf(v.keyAt, path, "[%s] key %q is not a valid topic pattern: %s", name, key, strings.TrimPrefix(err.Error(), ipc.ErrInvalidTopic.Error()+": "))
 		ok = false
 	}
-	var witAt *value
-	switch v.kind {
-	case kindString:
-		e.WIT, witAt = v.scalar, v
-	case kindTable:
-		t := c.table(v, path)
-		e.WIT, witAt = t.str("wit")
-		if witAt == nil && !t.has("wit") {
-			c.errorf(v.at, path, "[%s] %q has no wit: name its payload type (a local record, \"@scope/repo/<iface>/<record>\") or write wit = \"opaque\"", name, key)
-			ok = false
+	wit, witAt, t, found := c.shortOrLong(v, path, "wit",
+		fmt.Sprintf("[%s] %q has no wit: name its payload type (a local record, \"@scope/repo/<iface>/<record>\") or write wit = \"opaque\"", name, key),
+		fmt.Sprintf("[%s] %q must be a wit string or an inline table, not ", name, key))
+	e.WIT = wit
+	if !found {
+		ok = false
+		if t == nil {
+			return e, false
 		}
+	}
+	if t != nil {
 		var pins []string
 		for _, pin := range sourcePins {
 			var s string
@@ -100,9 +101,6 @@ func (c *checker) readTopicEntry(section *table, key string, subscribe bool) (To
 			}
 			return ""
 		})
-	default:
-		c.errorf(v.at, path, "[%s] %q must be a wit string or an inline table, not %s", name, key, v.kind)
-		return e, false
 	}
 	if witAt != nil {
 		c.checkWIT(name, key, e.WIT, witAt, path)
