@@ -7,5 +7,7 @@ set -euo pipefail
 out="${1:-bin/astrid}"
 case "$out" in /*) ;; *) out="$PWD/$out" ;; esac
 cd "$(dirname "$0")/.."
+. scripts/progress.sh
 mkdir -p "$(dirname "$out")"
-CGO_ENABLED=0 go build -o "$out" ./cmd/astrid
+echo "== building astrid ($COLD_BUILD_NOTE)"
+CGO_ENABLED=0 compile -o "$out" ./cmd/astrid

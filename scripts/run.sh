@@ -14,10 +14,11 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export ASTRID_HOME="${ASTRID_HOME:-${XDG_CACHE_HOME:-$HOME/.cache}/astrid-demo-home}"
+. scripts/progress.sh
 scripts/build.sh bin/astrid
 ./bin/astrid version
-echo "== astrid capsule build examples/hello (a third-party capsule, to wasm)"
-./bin/astrid capsule build examples/hello
+echo "== astrid capsule build examples/hello (a third-party capsule, to wasm; the first time compiles Go's runtime and the SDK for wasip1)"
+heartbeat "astrid capsule build" ./bin/astrid capsule build examples/hello
 echo "== astrid capsule install examples/hello --yes (its grants shown, then approved: --yes stands for you)"
 ./bin/astrid capsule install examples/hello --yes
 echo "== astrid capsule list"

@@ -5,15 +5,20 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 export GOFLAGS="${GOFLAGS:-} -buildvcs=false"
 STATICCHECK_VERSION=v0.8.2
+. scripts/progress.sh
 
+# A first run compiles every package twice (plain, then for the race
+# detector) and prints a line every 15 s while it does.
+echo "== compiling the packages (go build ./...; $COLD_BUILD_NOTE)"
+compile ./...
 echo "== go vet"
-go vet ./...
+heartbeat "go vet" go vet ./...
 (cd bench && go vet ./...) # the benchmark peers' module (bench/): kept compiling
 echo "== staticcheck"
 # Pinned, and run outside go.mod's graph: `go run pkg@version` builds it
 # from its own module, so the product's go.mod holds only what it uses.
 staticcheck=(go run "honnef.co/go/tools/cmd/staticcheck@$STATICCHECK_VERSION")
-"${staticcheck[@]}" ./...
+heartbeat staticcheck "${staticcheck[@]}" ./...
 (cd bench && "${staticcheck[@]}" ./...)
 echo "== gofmt"
 unformatted=$(gofmt -l $(git ls-files '*.go'))
@@ -26,5 +31,10 @@ echo "== install test dependencies (MCP servers from npm, tmux)"
 ./scripts/npm-ci.sh
 ./scripts/install-test-tools.sh
 
+echo "== compiling for the race detector (go build -race ./...; the first time compiles every package again)"
+compile -race ./...
 echo "== go test -race"
-go test -race -count=1 -timeout 15m ./...
+heartbeat "go test -race" go test -race -count=1 -timeout 15m ./...
+
+echo "== go test -race under load (a CPU hog on every core): the timing-sensitive tests"
+./scripts/test-loaded.sh
