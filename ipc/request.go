@@ -191,7 +191,9 @@ func FailureText(f RequestFailed, what string) string {
 		return fmt.Sprintf("%s was refused: %s", what, f.Message)
 	case FailTimeout:
 		return fmt.Sprintf("%s was not answered in time: %s", what, f.Message)
-	case FailReplyLost, FailHostLost:
+	case FailReplyLost:
+		return fmt.Sprintf("the answer to %s was lost: %s", what, f.Message)
+	case FailHostLost:
 		return fmt.Sprintf("the answer to %s was lost: %s; it may have acted, check before asking again", what, f.Message)
 	case FailCancelled:
 		return fmt.Sprintf("%s was cancelled before it answered (%s); whatever it had started was stopped", what, f.Message)

@@ -103,7 +103,7 @@ func TestAFailureReadsAsTheConventionsError(t *testing.T) {
 	if ev.RequestID != "call-9" || ev.Event.Kind != StreamError || !strings.Contains(ev.Event.Text, "capsule fs is busy") {
 		t.Fatalf("stream event %+v", ev)
 	}
-	for reason, want := range map[FailureReason]string{FailHandler: "failed", FailRefused: "refused", FailTimeout: "in time", FailHostLost: "may have acted", FailReplyLost: "may have acted", FailUnloaded: "nothing ran"} {
+	for reason, want := range map[FailureReason]string{FailHandler: "failed", FailRefused: "refused", FailTimeout: "in time", FailHostLost: "may have acted", FailReplyLost: "was lost", FailUnloaded: "nothing ran"} {
 		if got := FailureText(RequestFailed{Reason: reason, Message: "m"}, "x"); !strings.Contains(got, want) {
 			t.Errorf("%s: %q lacks %q", reason, got, want)
 		}

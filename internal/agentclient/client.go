@@ -300,12 +300,12 @@ func (t *Turn) accept(d bus.Delivery) (Event, bool) {
 		if !ok || f.CorrelationID != t.turnID {
 			return Event{}, false
 		}
-		outcome := ipc.OutcomeError
+		outcome, text := ipc.OutcomeError, "The agent did not answer: "+ipc.FailureText(f, "the prompt")+"."
 		switch f.Reason {
 		case ipc.FailQueueFull, ipc.FailNoResponders, ipc.FailUnloaded:
-			outcome = ipc.OutcomeBusy
+			outcome, text = ipc.OutcomeBusy, "The agent did not take this prompt: "+f.Message+". Nothing ran; try again later."
 		}
-		r := ipc.AgentResponse{Text: "The agent did not answer: " + ipc.FailureText(f, "the prompt") + ".", IsFinal: true, SessionID: t.session, Outcome: outcome, TurnID: t.turnID}
+		r := ipc.AgentResponse{Text: text, IsFinal: true, SessionID: t.session, Outcome: outcome, TurnID: t.turnID}
 		t.final = &r
 		t.held = nil
 		return Event{Kind: EventFinal, Final: r}, true

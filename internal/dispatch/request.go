@@ -289,7 +289,7 @@ func (d *Dispatcher) dropped(c *capsule, l *link, e *ipc.Envelope, reason ipc.Fa
 			return false
 		}
 		payload, err := ipc.RequestFailed{CorrelationID: e.CorrelationID(), Reason: ipc.FailReplyLost,
-			Message: fmt.Sprintf("an answer on %s was lost before capsule %s took it: %s; the answer is incomplete", e.Topic, c.id, msg)}.MarshalJSON()
+			Message: fmt.Sprintf("an answer on %s was lost before capsule %s took it: %s; the answer is incomplete (for bursts of one principal's work, raise [limits] queue_depth)", e.Topic, c.id, msg)}.MarshalJSON()
 		if err != nil {
 			return false
 		}
