@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/astrid-go/astrid/internal/host/ask"
 	"github.com/astrid-go/astrid/ipc"
 )
 
@@ -18,18 +19,33 @@ func TestApprovalCallAllowancesListAndRevoke(t *testing.T) {
 	bob := listen(t, f, "bob")
 	before := time.Now().UTC().Add(-time.Second)
 
-	session := ask(c, "alice", "ls", "ls -la")
+	session := askApproval(c, "alice", "ls", "ls -la")
 	alice.answer(testFrontend, "alice", alice.next().RequestID, ipc.DecisionApproveSession)
 	wantAnswer(t, session, true)
-	always := ask(c, "alice", "make", "make test\n(in sub)")
+	always := askApproval(c, "alice", "make", "make test\n(in sub)")
 	alice.answer(testFrontend, "alice", alice.next().RequestID, ipc.DecisionApproveAlways)
 	wantAnswer(t, always, true)
-	bobs := ask(c, "bob", "rm", "rm x")
+	bobs := askApproval(c, "bob", "rm", "rm x")
 	bob.answer(testFrontend, "bob", bob.next().RequestID, ipc.DecisionApproveAlways)
 	wantAnswer(t, bobs, true)
-	// An "always" written before the kernel kept names: the decision alone.
-	oldKey := allowanceKey("asker", "echo", "echo old")
-	if err := st.KV("alice", approvalsNamespace).Set(oldKey, []byte(ipc.DecisionApproveAlways)); err != nil {
+	// An "always" written before the kernel kept names: the decision
+	// alone, under the key the approval gave it (in the kernel's reserved
+	// namespace of the principal).
+	echo := askApproval(c, "alice", "echo", "echo old")
+	alice.answer(testFrontend, "alice", alice.next().RequestID, ipc.DecisionApproveAlways)
+	wantAnswer(t, echo, true)
+	oldKey := ""
+	if list, err := a.Allowances(st, "alice"); err == nil {
+		for _, al := range list {
+			if al.Action == "echo" {
+				oldKey = al.Key
+			}
+		}
+	}
+	if oldKey == "" {
+		t.Fatal("the echo allowance is not listed")
+	}
+	if err := st.KV("alice", ipc.KernelSourceID).Set(oldKey, []byte(ipc.DecisionApproveAlways)); err != nil {
 		t.Fatal(err)
 	}
 
@@ -40,7 +56,7 @@ func TestApprovalCallAllowancesListAndRevoke(t *testing.T) {
 	if len(list) != 3 {
 		t.Fatalf("alice's allowances: %+v", list)
 	}
-	got := map[string]Allowance{}
+	got := map[string]ask.Allowance{}
 	for _, al := range list {
 		got[al.Resource] = al
 	}
@@ -59,10 +75,11 @@ func TestApprovalCallAllowancesListAndRevoke(t *testing.T) {
 	}
 
 	// Alice cannot revoke bob's; nor a key she does not hold.
-	if ok, err := a.Revoke(st, "alice", allowanceKey("asker", "rm", "rm x"), false); ok || err != nil {
+	bobList, _ := a.Allowances(st, "bob")
+	if ok, err := a.Revoke(st, "alice", bobList[0].Key, false); ok || err != nil {
 		t.Fatalf("alice revoked bob's: %v %v", ok, err)
 	}
-	for _, r := range []Allowance{s, al, old} {
+	for _, r := range []ask.Allowance{s, al, old} {
 		if ok, err := a.Revoke(st, "alice", r.Key, r.Session); !ok || err != nil {
 			t.Fatalf("revoke %+v: %v %v", r, ok, err)
 		}
@@ -75,10 +92,10 @@ func TestApprovalCallAllowancesListAndRevoke(t *testing.T) {
 	}
 	// Asked again, each.
 	for _, r := range [][2]string{{"ls", "ls -la"}, {"make", "make test\n(in sub)"}, {"echo", "echo old"}} {
-		again := ask(c, "alice", r[0], r[1])
+		again := askApproval(c, "alice", r[0], r[1])
 		alice.answer(testFrontend, "alice", alice.next().RequestID, ipc.DecisionDeny)
 		wantAnswer(t, again, false)
 	}
 	// Bob's still stands.
-	wantAnswer(t, ask(c, "bob", "rm", "rm x"), true)
+	wantAnswer(t, askApproval(c, "bob", "rm", "rm x"), true)
 }

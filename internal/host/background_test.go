@@ -3,9 +3,7 @@
 package host
 
 import (
-	"bytes"
 	"context"
-	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"
@@ -13,6 +11,7 @@ import (
 	"time"
 
 	"github.com/astrid-go/astrid/hostapi"
+	"github.com/astrid-go/astrid/internal/host/proc"
 	"github.com/astrid-go/astrid/internal/testutil"
 	"github.com/astrid-go/astrid/manifest"
 )
@@ -136,7 +135,7 @@ func TestBackgroundKillSIGINTThenSIGKILL(t *testing.T) {
 // guessed id all get not found, for reads and kills; the owner still can.
 func TestBackgroundBelongsToItsOwner(t *testing.T) {
 	f := newFixture(t)
-	f.deps.Background = NewBackground(nil)
+	f.deps.Background = proc.NewBackground(nil)
 	t.Cleanup(f.deps.Background.Close)
 	c, alice := bgCall(t, f, procCapsule, "alice")
 	id := spawnSh(t, alice, `echo mine; exec sleep 600`, false)
@@ -218,36 +217,6 @@ func TestBackgroundEscapeEndsWithItsCapsule(t *testing.T) {
 	testutil.NoProcess(t, append(pids, esc...)...)
 }
 
-// TestBackgroundLogsOfAGiB: a child writing 1 GiB is drained into a bounded
-// buffer; the read says how much was dropped and keeps the newest bytes.
-func TestBackgroundLogsOfAGiB(t *testing.T) {
-	f := newFixture(t)
-	c, call := bgCall(t, f, procCapsule, "default")
-	h, err := call.ProcessSpawn(hostapi.ProcessSpawnRequest{ProcessRequest: hostapi.ProcessRequest{Program: "sh", Args: []string{"-c", `head -c 1073741823 /dev/zero; echo`}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, ok := c.deps.Background.lookup(c.id, "default", h.ID)
-	if !ok {
-		t.Fatal("not registered")
-	}
-	testutil.WaitForRecv(t, time.Minute, "1 GiB to be drained", p.finished)
-	p.stdout.mu.Lock()
-	held := len(p.stdout.buf)
-	p.stdout.mu.Unlock()
-	if held > hostapi.MaxProcessLogBuffer {
-		t.Fatalf("the buffer holds %d bytes", held)
-	}
-	l, err := call.ProcessLogs(h.ID)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if l.Running || l.ExitCode != 0 || l.StdoutBytes != 1<<30 || len(l.Stdout) != hostapi.MaxProcessLogBuffer ||
-		l.StdoutDropped != 1<<30-hostapi.MaxProcessLogBuffer || l.Stdout[len(l.Stdout)-1] != '\n' {
-		t.Fatalf("kept %d, dropped %d, counted %d, exit %d, running %v", len(l.Stdout), l.StdoutDropped, l.StdoutBytes, l.ExitCode, l.Running)
-	}
-}
-
 // TestBackgroundTimeout: a spawn's Timeout ends it, and its logs say so.
 func TestBackgroundTimeout(t *testing.T) {
 	f := newFixture(t)
@@ -268,7 +237,7 @@ func TestBackgroundTimeout(t *testing.T) {
 // instance; an unload for good and the kernel's stop end persistent ones.
 func TestBackgroundPersistentOutlivesAReload(t *testing.T) {
 	f := newFixture(t)
-	f.deps.Background = NewBackground(nil)
+	f.deps.Background = proc.NewBackground(nil)
 	old, call := bgCall(t, f, persistentCapsule, "alice")
 	keep := spawnSh(t, call, `echo $$ > keep.tmp; mv keep.tmp keep; echo kept; exec sleep 600`, true)
 	spawnSh(t, call, `echo $$ > plain.tmp; mv plain.tmp plain; exec sleep 600`, false)
@@ -312,44 +281,6 @@ func TestBackgroundPersistentOutlivesAReload(t *testing.T) {
 	testutil.NoProcess(t, lastPid...)
 	if _, err := third.ProcessSpawn(hostapi.ProcessSpawnRequest{ProcessRequest: hostapi.ProcessRequest{Program: "sleep", Args: []string{"1"}}, Persistent: true}); hostapi.CodeOf(err) != hostapi.CodeUnavailable {
 		t.Fatalf("spawn after the stop: %v", err)
-	}
-}
-
-// TestLogRingMatchesAModel: random writes and reads against the obvious
-// model (keep the newest max unread bytes, count the rest).
-func TestLogRingMatchesAModel(t *testing.T) {
-	rng := rand.New(rand.NewPCG(1, 2))
-	for round := range 200 {
-		max := 1 + rng.IntN(64)
-		r := newLogRing(max)
-		var model []byte
-		var dropped, total int64
-		next := byte(0)
-		for step := range 50 {
-			if rng.IntN(4) == 0 {
-				out, d, tot := r.read()
-				if !bytes.Equal(out, model) || d != dropped || tot != total {
-					t.Fatalf("round %d step %d (max %d): read %v dropped %d total %d, want %v %d %d", round, step, max, out, d, tot, model, dropped, total)
-				}
-				model, dropped = nil, 0
-				continue
-			}
-			p := make([]byte, rng.IntN(3*max))
-			for i := range p {
-				p[i] = next
-				next++
-			}
-			_, _ = r.Write(p)
-			total += int64(len(p))
-			model = append(model, p...)
-			if over := len(model) - max; over > 0 {
-				model = model[over:]
-				dropped += int64(over)
-			}
-			if len(r.buf) > max {
-				t.Fatalf("the ring grew to %d past %d", len(r.buf), max)
-			}
-		}
 	}
 }
 

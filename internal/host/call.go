@@ -204,7 +204,7 @@ func (call *Call) Principal() string {
 func (call *Call) Config(key string) (string, bool) {
 	defer call.leave(call.enter(opConfig))
 	if key == hostapi.ConfinedShellKey {
-		return call.c.deps.Sandbox.confinedShell(), true
+		return call.c.deps.Sandbox.ConfinedShell(), true
 	}
 	if key == hostapi.RequestSettingsKey {
 		return settingsFingerprint(call.scope()), true

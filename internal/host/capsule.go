@@ -11,6 +11,9 @@ import (
 	"github.com/astrid-go/astrid/internal/dispatch"
 	"github.com/astrid-go/astrid/internal/egress"
 	"github.com/astrid-go/astrid/internal/gate"
+	"github.com/astrid-go/astrid/internal/host/ask"
+	"github.com/astrid-go/astrid/internal/host/netio"
+	"github.com/astrid-go/astrid/internal/host/proc"
 	"github.com/astrid-go/astrid/internal/ledger"
 	"github.com/astrid-go/astrid/internal/store"
 	"github.com/astrid-go/astrid/manifest"
@@ -51,18 +54,18 @@ type Deps struct {
 	// who may give them, how long a question waits and the session
 	// allowances. Without both the approval call is unavailable.
 	Bus       *bus.Bus
-	Approvals *Approvals
+	Approvals *ask.Approvals
 	// Background holds the background processes of every capsule, so
 	// that a persistent one outlives a reload of its capsule; the
 	// kernel closes it when it stops. Nil gives each capsule a registry
 	// of its own that ends with it (tests).
-	Background *Background
-	// Sandbox confines the processes capsules start (confine.go); the
-	// zero value enforces.
-	Sandbox Sandbox
+	Background *proc.Background
+	// Sandbox confines the processes capsules start (internal/host/proc);
+	// the zero value enforces.
+	Sandbox proc.Sandbox
 	// Elicits holds who may answer the elicit call and how long a question
 	// waits; without it (and Bus) the elicit call is unavailable.
-	Elicits *Elicits
+	Elicits *ask.Elicits
 }
 
 // Capsule is the host side of one loaded capsule.
@@ -86,17 +89,17 @@ type Capsule struct {
 	kvMu sync.Mutex
 	kvs  map[string]*store.KV // by principal, see kvOf
 
-	// procs bounds the capsule's running process calls; runs are
-	// those calls' children, killed when the capsule unloads.
-	procs  procSlots
-	runsMu sync.Mutex
-	runs   map[*run]bool
+	// procs are the processes the capsule's calls started: the process
+	// calls' children and the background processes of this instance.
+	procs *proc.Instance
 
-	// nets are the capsule's open streams and listeners (net.go).
-	nets netTable
-	// ownBackground: deps.Background is this capsule's alone, and
-	// ends with it.
-	ownBackground bool
+	// nets are the capsule's open streams and listeners
+	// (internal/host/netio); dialer, built once, is how its streams
+	// reach the network (net.go).
+	nets     *netio.Table
+	dialOnce sync.Once
+	dialer   *egress.Dialer
+	dialErr  error
 	// uplink is [capabilities] uplink: the capsule may act for other
 	// principals (uplink.go) and hold more sockets.
 	uplink bool
@@ -130,12 +133,10 @@ func NewCapsule(deps Deps, m *manifest.Manifest, installDir string, config map[s
 	if deps.Cancels == nil {
 		deps.Cancels = NewCancels()
 	}
-	ownBackground := deps.Background == nil
-	if ownBackground {
-		deps.Background = NewBackground(log)
-	}
-	c := &Capsule{deps: deps, id: id, gate: g, http: client, config: config, log: log.With("capsule", id),
-		procs: procSlots{n: make(chan struct{}, maxChildrenPerCapsule)}, runs: map[*run]bool{}, ownBackground: ownBackground}
+	c := &Capsule{deps: deps, id: id, gate: g, http: client, config: config, log: log.With("capsule", id)}
+	// Without the kernel's Background the instance keeps a registry of
+	// its own that ends with it (tests).
+	c.procs = proc.NewInstance(id, c.log, deps.Background)
 	for _, e := range m.Env {
 		if e.Type == manifest.EnvSecret {
 			if c.secrets == nil {
@@ -144,10 +145,12 @@ func NewCapsule(deps Deps, m *manifest.Manifest, installDir string, config map[s
 			c.secrets[e.Key] = true
 		}
 	}
+	netLimit := 0 // hostapi.MaxNetHandles
 	if m.Capabilities.Uplink {
 		c.uplink = true
-		c.nets.limit = hostapi.MaxUplinkNetHandles
+		netLimit = hostapi.MaxUplinkNetHandles
 	}
+	c.nets = netio.NewTable(netLimit, c.log)
 	if len(m.Tools) > 0 {
 		c.tools = make(map[string]manifest.Tool, len(m.Tools))
 		for _, t := range m.Tools {
@@ -168,40 +171,15 @@ func (c *Capsule) Gate() *gate.Gate { return c.gate }
 // call made after Close still works, opening what it needs for itself.
 func (c *Capsule) Close() {
 	c.roots.close()
-	c.nets.closeAll()
-	c.runsMu.Lock()
-	for r := range c.runs {
-		r.kill()
-	}
-	c.runsMu.Unlock()
-	if c.ownBackground {
-		c.deps.Background.Close()
-	} else {
-		c.deps.Background.endInstance(c)
-	}
+	c.nets.CloseAll()
+	c.procs.Close()
 }
 
 // Discard ends what the capsule leaves behind when it is unloaded for good
 // rather than reloaded: its persistent background processes. Call it
 // after Close.
 func (c *Capsule) Discard() {
-	c.deps.Background.endCapsule(c.id)
-}
-
-// addRun records r as a child of the capsule until done is called; a run
-// added after Close is killed at once.
-func (c *Capsule) addRun(r *run) (done func()) {
-	c.runsMu.Lock()
-	defer c.runsMu.Unlock()
-	if c.roots.isClosed() {
-		r.kill()
-	}
-	c.runs[r] = true
-	return func() {
-		c.runsMu.Lock()
-		delete(c.runs, r)
-		c.runsMu.Unlock()
-	}
+	c.procs.Discard()
 }
 
 // Ledger is the kernel's CPU ledger, which engines charge a call's guest time

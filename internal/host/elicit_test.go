@@ -13,6 +13,7 @@ import (
 	"github.com/astrid-go/astrid/hostapi"
 	"github.com/astrid-go/astrid/internal/bus"
 	"github.com/astrid-go/astrid/internal/dispatch"
+	"github.com/astrid-go/astrid/internal/host/ask"
 	"github.com/astrid-go/astrid/ipc"
 )
 
@@ -42,7 +43,7 @@ func elicitFixture(t *testing.T, window time.Duration) (fixture, *Capsule, *lock
 	f := newFixture(t)
 	logs := &lockedBuffer{}
 	f.deps.Logger = slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	f.deps.Elicits = NewElicits([]string{testFrontend}, window)
+	f.deps.Elicits = ask.NewElicits([]string{testFrontend}, window)
 	for _, id := range []string{testFrontend, rogueCapsule} {
 		err := f.deps.Dispatcher.Register(dispatch.CapsuleACL{ID: id,
 			Publish: []string{ipc.ElicitResponseTopic("*")}, Subscribe: []string{ipc.ElicitRequestTopic}}, nopTarget{})
@@ -266,7 +267,7 @@ func TestElicitFailures(t *testing.T) {
 	}
 	alice.next()
 
-	f.deps.Elicits = NewElicits([]string{testFrontend}, time.Minute)
+	f.deps.Elicits = ask.NewElicits([]string{testFrontend}, time.Minute)
 	c = f.capsule(t, strings.Replace(askerCapsule, "asker", "asker-two", 1))
 	got := elicit(c, "alice", q)
 	asked := alice.next()

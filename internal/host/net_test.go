@@ -115,7 +115,7 @@ func TestNetConnectEscapes(t *testing.T) {
 	if len(fn.dialled) != 0 {
 		t.Fatalf("refused connects reached the dialer: %v", fn.dialled)
 	}
-	if n := c.nets.count(); n != 0 {
+	if n := c.nets.Len(); n != 0 {
 		t.Fatalf("refused connects left %d handles", n)
 	}
 
@@ -248,7 +248,7 @@ net_bind = ["127.0.0.1:*", "localhost:8080", "0.0.0.0:*", "10.0.0.1:*"]
 			}
 		})
 	}
-	if n := c.nets.count(); n != 0 {
+	if n := c.nets.Len(); n != 0 {
 		t.Fatalf("refused binds left %d handles", n)
 	}
 }
@@ -318,7 +318,7 @@ func TestNetHandlesBelongToTheCapsuleAndPrincipal(t *testing.T) {
 	if _, err := alice.NetBind("127.0.0.1:0"); hostapi.CodeOf(err) != hostapi.CodeClosed {
 		t.Errorf("a bind after unload: %v, want closed", err)
 	}
-	if n := c.nets.count(); n != 0 {
+	if n := c.nets.Len(); n != 0 {
 		t.Errorf("%d handles open after unload", n)
 	}
 	if l, err := net.Listen("tcp", ln.Addr); err != nil {

@@ -179,7 +179,7 @@ net_bind = ["unix:`+dir+`/ok/*", "unix:`+dir+`/ok/sub/*", "unix:`+dir+`/missing/
 	if es, _ := os.ReadDir(outside); len(es) != 0 {
 		t.Fatalf("a refused bind created %v", es)
 	}
-	if n := c.nets.count(); n != 0 {
+	if n := c.nets.Len(); n != 0 {
 		t.Fatalf("refused binds left %d handles", n)
 	}
 }

@@ -87,13 +87,6 @@ func (rs *roots) stale(dir string, r *os.Root) bool {
 	return true
 }
 
-// isClosed reports whether close has run (the capsule unloaded).
-func (rs *roots) isClosed() bool {
-	rs.mu.Lock()
-	defer rs.mu.Unlock()
-	return rs.closed
-}
-
 // close closes every cached root; later operations open their base afresh.
 func (rs *roots) close() {
 	rs.mu.Lock()

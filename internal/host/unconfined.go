@@ -13,12 +13,12 @@ import (
 // question says what is at stake, and frontends do not answer it from
 // --yes (ipc.ApprovalRequired.Unconfined).
 func (call *Call) askUnconfined(op, program string, args []string) error {
-	a, b := call.c.deps.Approvals, call.c.deps.Bus
-	if a == nil || b == nil {
+	a := call.c.deps.Approvals
+	if a == nil || call.c.deps.Bus == nil {
 		return hostapi.Errorf(hostapi.CodeDenied, op, "running %s outside the sandbox needs a person to approve it, and this kernel has no frontend to ask", program)
 	}
 	resource := strings.TrimSpace(program + " " + strings.Join(args, " "))
-	decision, err := call.askQuestion(a, b, "run outside the sandbox", resource,
+	decision, err := a.Ask(call.asker(), "run outside the sandbox", resource,
 		"Capsule '"+call.c.id+"' asks to run a process OUTSIDE the sandbox, with your full authority: every file, the network, other processes. This is asked every time.", true)
 	if err != nil {
 		return err

@@ -11,6 +11,7 @@ import (
 
 	"github.com/astrid-go/astrid/hostapi"
 	"github.com/astrid-go/astrid/internal/dispatch"
+	"github.com/astrid-go/astrid/internal/host/ask"
 	"github.com/astrid-go/astrid/ipc"
 	"github.com/astrid-go/astrid/manifest"
 )
@@ -143,7 +144,7 @@ func TestHostApprovalAcceptsAnUplinkRelay(t *testing.T) {
 	}{{"uplink", true, true}, {"plain capsule", false, false}} {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newFixture(t)
-			f.deps.Approvals = NewApprovals([]string{"astrid-cli"}, 200*time.Millisecond)
+			f.deps.Approvals = ask.NewApprovals([]string{"astrid-cli"}, 200*time.Millisecond)
 			toml := uplinkCapsule
 			if !tc.uplink {
 				toml = strings.Replace(toml, "uplink = true\n", "", 1)

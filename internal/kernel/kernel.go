@@ -20,6 +20,8 @@ import (
 	"github.com/astrid-go/astrid/internal/engine/wasm"
 	"github.com/astrid-go/astrid/internal/grants"
 	"github.com/astrid-go/astrid/internal/host"
+	"github.com/astrid-go/astrid/internal/host/ask"
+	"github.com/astrid-go/astrid/internal/host/proc"
 	"github.com/astrid-go/astrid/internal/ledger"
 	"github.com/astrid-go/astrid/internal/runtime"
 	"github.com/astrid-go/astrid/internal/store"
@@ -104,8 +106,27 @@ type Kernel struct {
 	closed sync.Once
 }
 
-// Boot starts a kernel and loads the built-in capsules.
+// Boot starts a kernel and loads the built-in capsules. It constructs
+// every piece first, each from the options and the pieces before it, then
+// wires them in order (construct, then wire): no piece is handed a
+// reference to one that does not exist yet, so nothing is bound late.
 func Boot(ctx context.Context, opts Options) (*Kernel, error) {
+	k, err := construct(opts)
+	if err != nil {
+		return nil, err
+	}
+	if err := k.wire(ctx); err != nil {
+		k.Close()
+		return nil, err
+	}
+	return k, nil
+}
+
+// construct builds the kernel's pieces in dependency order: the store, the
+// ledger, the bus, the NATS link (an embedded server, no transport yet), the
+// dispatcher over them, the host services, the tracer, the registry and the
+// runtime. Nothing runs yet: no goroutine, no subscription, no capsule.
+func construct(opts Options) (*Kernel, error) {
 	if opts.Home == "" || opts.Workspace == "" {
 		return nil, errors.New("kernel: Home and Workspace are required")
 	}
@@ -144,22 +165,20 @@ func Boot(ctx context.Context, opts Options) (*Kernel, error) {
 		Logger:          log,
 		// The CPU budget refuses work when it starts (a frontend's
 		// publish), at once and with its reason; never a call continuing it.
-		Admit:     led.Admit,
+		Admit: led.Admit,
+		// The link reaches the other hosts once wire has connected it.
 		Transport: link.transport(),
 	})
-	if link != nil {
-		link.dispatcher.Store(d)
-	}
 	eg := egress.Options{AllowLocal: cfg.Egress.Allow, Logger: log}
 	if opts.Egress != nil {
 		eg = *opts.Egress
 	}
 	k := &Kernel{
-		opts: opts, log: log, Bus: b, Dispatcher: d, Store: st, nats: link,
+		opts: opts, log: log, Bus: b, Dispatcher: d, Store: st, nats: link, Ledger: led,
 		Registry: capsule.NewRegistry(), Cancels: host.NewCancels(),
 	}
 	k.hostDeps = host.Deps{
-		Dispatcher: d, Store: st, Cancels: k.Cancels, Logger: log,
+		Dispatcher: d, Store: st, Cancels: k.Cancels, Logger: log, Ledger: led,
 		Workspace: ws, HomesDir: filepath.Join(opts.Home, "home"), RunDir: config.Layout(opts.Home).Run, Egress: eg,
 		Home:   opts.Home, // never inside an fs grant (DESIGN §4a)
 		Grants: k.grantsOf,
@@ -169,45 +188,30 @@ func Boot(ctx context.Context, opts Options) (*Kernel, error) {
 		// The host approval call counts answers from frontends only.
 		// $ASTRID_HOME is out of every confined process's reach,
 		// whatever its grants say (DESIGN §11).
-		Sandbox: host.Sandbox{Off: cfg.Sandbox.Off(), SystemRead: cfg.Sandbox.Read, Devices: cfg.Sandbox.Devices, Protected: []string{opts.Home},
+		Sandbox: proc.Sandbox{Off: cfg.Sandbox.Off(), SystemRead: cfg.Sandbox.Read, Devices: cfg.Sandbox.Devices, Protected: []string{opts.Home},
 			ConfinedAuto: cfg.Approval.Auto()},
-		Bus: b, Approvals: host.NewApprovals(frontendIDs(opts.Frontends), 0),
+		Bus: b, Approvals: ask.NewApprovals(frontendIDs(opts.Frontends), 0),
 		// Background processes outlive capsule instances (a persistent
 		// one survives a reload), never the kernel (Close).
-		Background: host.NewBackground(log),
-		Elicits:    host.NewElicits(frontendIDs(opts.Frontends), 0),
+		Background: proc.NewBackground(log),
+		Elicits:    ask.NewElicits(frontendIDs(opts.Frontends), 0),
 	}
-	tracer := opts.Tracer
-	if tracer == nil {
-		if tracer, err = telemetry.New(cfg.Telemetry, opts.Home, log); err != nil {
+	k.Tracer = opts.Tracer
+	if k.Tracer == nil {
+		if k.Tracer, err = telemetry.New(cfg.Telemetry, opts.Home, log); err != nil {
 			k.Close()
 			return nil, fmt.Errorf("kernel: %w", err)
 		}
 	}
-	if tracer != nil {
-		k.Tracer = tracer
-		d.AddObserver(tracer)
-	}
-	runCtx, stop := context.WithCancel(context.WithoutCancel(ctx))
-	k.stop = stop
+	// No capsule takes the kernel's id or a frontend's.
 	reserved := []string{ipc.KernelSourceID}
 	for _, acl := range opts.Frontends {
-		if err := d.Register(acl, frontendTarget{}); err != nil {
-			k.Close()
-			return nil, fmt.Errorf("kernel: register frontend %s: %w", acl.ID, err)
-		}
 		reserved = append(reserved, acl.ID)
-	}
-	if err := k.startCancelListener(runCtx); err != nil {
-		k.Close()
-		return nil, err
 	}
 	rb := make([]runtime.Builtin, len(opts.Builtins))
 	for i, b := range opts.Builtins {
 		rb[i] = runtime.Builtin(b)
 	}
-	k.Ledger = led
-	k.hostDeps.Ledger = k.Ledger
 	k.Runtime = runtime.New(runtime.Options{
 		Dispatcher:   d,
 		Registry:     k.Registry,
@@ -226,22 +230,46 @@ func Boot(ctx context.Context, opts Options) (*Kernel, error) {
 		Logger:        log,
 		Principals:    k.tickPrincipals,
 	})
+	return k, nil
+}
+
+// wire connects the constructed pieces and starts them, in order: the
+// dispatcher to the other hosts (the NATS transport opens, delivering to
+// it), the tracer to the dispatcher, the frontends to the dispatcher
+// (before any capsule, whose ids they reserve), the cancel listener to the
+// bus, then the runtime loads the capsules, and the watchdog and the
+// capsules-directory watcher start.
+func (k *Kernel) wire(ctx context.Context) error {
+	if err := k.nats.connect(k.Dispatcher); err != nil {
+		return err
+	}
+	if k.Tracer != nil {
+		k.Dispatcher.AddObserver(k.Tracer)
+	}
+	runCtx, stop := context.WithCancel(context.WithoutCancel(ctx))
+	k.stop = stop
+	for _, acl := range k.opts.Frontends {
+		if err := k.Dispatcher.Register(acl, frontendTarget{}); err != nil {
+			return fmt.Errorf("kernel: register frontend %s: %w", acl.ID, err)
+		}
+	}
+	if err := k.startCancelListener(runCtx); err != nil {
+		return err
+	}
 	boot := k.Runtime.Boot
-	if opts.LoadInBackground {
+	if k.opts.LoadInBackground {
 		boot = k.Runtime.Start
 	}
 	if err := boot(ctx); err != nil {
-		k.Close()
-		return nil, fmt.Errorf("kernel: %w", err)
+		return fmt.Errorf("kernel: %w", err)
 	}
-	k.startWatchdog(runCtx, cfg.WatchdogInterval.Duration)
-	if opts.WatchCapsules {
+	k.startWatchdog(runCtx, k.opts.Config.WatchdogInterval.Duration)
+	if k.opts.WatchCapsules {
 		if err := k.Runtime.Watch(runtime.WatchOptions{}); err != nil {
-			k.Close()
-			return nil, fmt.Errorf("kernel: %w", err)
+			return fmt.Errorf("kernel: %w", err)
 		}
 	}
-	return k, nil
+	return nil
 }
 
 // frontendIDs lists the frontends' ids.

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net/url"
-	"sync/atomic"
 
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
@@ -20,22 +19,27 @@ import (
 type natsLink struct {
 	Transport *natsbus.Transport
 	server    *server.Server
-	// dispatcher receives the other hosts' envelopes; set once the
-	// dispatcher exists, before any capsule is attached.
-	dispatcher atomic.Pointer[dispatch.Dispatcher]
-	log        *slog.Logger
+	// cfg and opts are what startNATS made of the configuration;
+	// connect opens the transport with them.
+	cfg  config.NATS
+	opts natsbus.Options
+	// d receives the other hosts' envelopes: the dispatcher, wired in by
+	// connect before the transport starts, so never absent.
+	d   *dispatch.Dispatcher
+	log *slog.Logger
 }
 
 // startNATS starts what cfg asks for: an embedded server (a cluster node
-// when it listens for routes or has some) or a connection to an existing
-// cluster. It returns nil when the bus stays on this host. An embedded node
-// of this machine only with neither a cluster secret nor route TLS
+// when it listens for routes or has some) or the options of a connection
+// to an existing cluster; the transport opens once the dispatcher exists
+// (connect). It returns nil when the bus stays on this host. An embedded
+// node of this machine only with neither a cluster secret nor route TLS
 // configured uses the one under home, created on first start.
 func startNATS(cfg config.NATS, home string, log *slog.Logger) (*natsLink, error) {
 	if !cfg.Enabled() {
 		return nil, nil
 	}
-	l := &natsLink{log: log}
+	l := &natsLink{log: log, cfg: cfg}
 	opts := natsbus.Options{HostID: cfg.HostID, Logger: log, Deliver: l.deliver, RequestLost: l.requestLost,
 		// A cancel reaches the host running the call (DESIGN §9).
 		KernelSubscribe: []string{ipc.ToolRequestCancelTopic}}
@@ -63,15 +67,28 @@ func startNATS(cfg config.NATS, home string, log *slog.Logger) (*natsLink, error
 			log.Warn("kernel: on an external NATS cluster without [nats] creds_dir the broker enforces the credentials file's permissions, shared by every capsule of this host; set creds_dir to per-capsule credentials (docs/nats.md)")
 		}
 	}
-	tr, err := natsbus.New(opts)
+	l.cfg, l.opts = cfg, opts
+	return l, nil
+}
+
+// connect opens the transport, delivering the other hosts' envelopes to
+// d from then on. Boot wires it once d exists and before any frontend or
+// capsule is registered: nothing is attached, forwarded or received
+// earlier. Nil l (no NATS) does nothing.
+func (l *natsLink) connect(d *dispatch.Dispatcher) error {
+	if l == nil {
+		return nil
+	}
+	l.d = d
+	tr, err := natsbus.New(l.opts)
 	if err != nil {
-		l.close()
-		return nil, fmt.Errorf("kernel: %w", err)
+		return fmt.Errorf("kernel: %w", err)
 	}
 	l.Transport = tr
-	log.Info("bus spans hosts over NATS", "host", tr.HostID(), "embedded", cfg.Embedded(), "listen", cfg.Listen, "routes", cfg.Routes, "url", redactedURL(cfg.URL),
+	cfg := l.cfg
+	l.log.Info("bus spans hosts over NATS", "host", tr.HostID(), "embedded", cfg.Embedded(), "listen", cfg.Listen, "routes", cfg.Routes, "url", redactedURL(cfg.URL),
 		"route_secret", cfg.ClusterSecretFile != "", "route_tls", cfg.ClusterTLSCA != "")
-	return l, nil
+	return nil
 }
 
 // defaultClusterSecret points cfg at $ASTRID_HOME/nats/cluster.secret,
@@ -122,20 +139,33 @@ func externalOptions(cfg config.NATS) []nats.Option {
 }
 
 func (l *natsLink) deliver(e *ipc.Envelope, runs func(capsule string) bool) error {
-	d := l.dispatcher.Load()
-	if d == nil {
-		return fmt.Errorf("kernel: envelope on %s from another host before the dispatcher exists", e.Topic)
-	}
-	return d.DeliverRemote(e, runs)
+	return l.d.DeliverRemote(e, runs)
 }
 
-// transport is the dispatcher's Transport, nil without NATS (an interface
-// holding a nil *Transport would not be nil).
+// transport is the dispatcher's Transport: the link, which exists before
+// the dispatcher and reaches the other hosts once connect has run; nil
+// without NATS (an interface holding a nil *natsLink would not be nil).
 func (l *natsLink) transport() dispatch.Transport {
 	if l == nil {
 		return nil
 	}
-	return l.Transport
+	return l
+}
+
+// Attach, Detach and Forward make the link the dispatcher's Transport,
+// and ExactInterceptors its RemoteProviders: each is the transport's. The
+// dispatcher calls them for registered frontends and capsules only, all
+// registered after connect.
+func (l *natsLink) Attach(id string, publish, subscribe, intercepts []string) error {
+	return l.Transport.Attach(id, publish, subscribe, intercepts)
+}
+
+func (l *natsLink) Detach(id string) { l.Transport.Detach(id) }
+
+func (l *natsLink) Forward(e *ipc.Envelope) { l.Transport.Forward(e) }
+
+func (l *natsLink) ExactInterceptors(topic string) []string {
+	return l.Transport.ExactInterceptors(topic)
 }
 
 // close stops the transport, then the embedded server.

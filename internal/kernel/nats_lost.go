@@ -15,10 +15,7 @@ import (
 // alone can do this: the request waits in its dispatcher, and kernel
 // events never cross hosts.
 func (l *natsLink) requestLost(r natsbus.LostRequest) {
-	d := l.dispatcher.Load()
-	if d == nil {
-		return
-	}
+	d := l.d
 	// The reason (ipc.FailHostLost) tells the requester that the work may
 	// have been done there (ipc.FailureText says so); the message names the
 	// host and how it was lost.

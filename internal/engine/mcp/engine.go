@@ -13,6 +13,7 @@ import (
 
 	"github.com/astrid-go/astrid/internal/capsule"
 	"github.com/astrid-go/astrid/internal/host"
+	"github.com/astrid-go/astrid/internal/host/proc"
 	"github.com/astrid-go/astrid/ipc"
 	"github.com/astrid-go/astrid/manifest"
 )
@@ -243,7 +244,7 @@ func (e *Engine) start(ctx context.Context, k scopeKey) (*server, error) {
 		timeout: e.opts.StartTimeout,
 		// The server's own files (the install directory) are readable
 		// to it besides the capsule's grants.
-		confine: func(cmd *exec.Cmd) (*host.Confined, error) {
+		confine: func(cmd *exec.Cmd) (*proc.Confined, error) {
 			return e.host.ConfineIn(k.workspace, "mcp_server", cmd, k.principal, e.dir, cmd.Path)
 		},
 	})

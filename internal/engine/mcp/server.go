@@ -5,7 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/astrid-go/astrid/internal/host"
+	"github.com/astrid-go/astrid/internal/host/proc"
 	"io"
 	"log/slog"
 	"os"
@@ -69,7 +69,7 @@ type spawnSpec struct {
 	// confine starts the process inside its capsule's grants (the host's
 	// one spawning place); nil starts it as it is (tests of the protocol
 	// layer alone).
-	confine func(cmd *exec.Cmd) (*host.Confined, error)
+	confine func(cmd *exec.Cmd) (*proc.Confined, error)
 }
 
 // startServer starts the process in its own group and connects the client

@@ -16,6 +16,7 @@ import (
 	"github.com/astrid-go/astrid/internal/capsulebuild"
 	"github.com/astrid-go/astrid/internal/dispatch"
 	"github.com/astrid-go/astrid/internal/host"
+	"github.com/astrid-go/astrid/internal/host/ask"
 	"github.com/astrid-go/astrid/internal/store"
 	"github.com/astrid-go/astrid/manifest"
 )
@@ -113,7 +114,7 @@ func newHarness(t testing.TB, logs *syncBuffer) (*harness, string) {
 	d := dispatch.New(b, dispatch.Options{Logger: logger})
 	h := &harness{bus: b, d: d, cancels: host.NewCancels(), log: logger}
 	h.deps = host.Deps{Dispatcher: d, Store: st, Cancels: h.cancels, Logger: logger, Workspace: ws, HomesDir: filepath.Join(home, "home"),
-		Bus: b, Approvals: host.NewApprovals([]string{testFrontend}, 0), Elicits: host.NewElicits([]string{testFrontend}, 0)}
+		Bus: b, Approvals: ask.NewApprovals([]string{testFrontend}, 0), Elicits: ask.NewElicits([]string{testFrontend}, 0)}
 	t.Cleanup(func() {
 		d.Close()
 		b.Close()

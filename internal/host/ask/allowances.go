@@ -1,4 +1,4 @@
-package host
+package ask
 
 import (
 	"encoding/json"

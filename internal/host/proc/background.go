@@ -1,4 +1,4 @@
-package host
+package proc
 
 import (
 	"bytes"
@@ -6,6 +6,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"log/slog"
+	"os/exec"
 	"sync"
 	"time"
 
@@ -36,9 +37,9 @@ func NewBackground(log *slog.Logger) *Background {
 // bgProc is one background process.
 type bgProc struct {
 	id         string
-	capsule    string   // the capsule id: what owns it across instances
-	principal  string   // who spawned it: the only one who may read or kill it
-	instance   *Capsule // the instance a non-persistent one dies with (nil when persistent)
+	capsule    string    // the capsule id: what owns it across instances
+	principal  string    // who spawned it: the only one who may read or kill it
+	instance   *Instance // the instance a non-persistent one dies with (nil when persistent)
 	persistent bool
 	program    string
 
@@ -133,10 +134,10 @@ func (b *Background) killWhere(match func(*bgProc) bool) {
 	}
 }
 
-// endInstance ends the non-persistent processes capsule instance c
+// endInstance ends the non-persistent processes capsule instance in
 // spawned (it unloads or reloads).
-func (b *Background) endInstance(c *Capsule) {
-	b.killWhere(func(p *bgProc) bool { return p.instance == c && !p.persistent })
+func (b *Background) endInstance(in *Instance) {
+	b.killWhere(func(p *bgProc) bool { return p.instance == in && !p.persistent })
 }
 
 // endCapsule ends every process of capsule id (it is unloaded for good).
@@ -153,32 +154,22 @@ func (b *Background) Close() {
 	b.killWhere(func(*bgProc) bool { return true })
 }
 
-// ProcessSpawn implements hostapi.Process.
-func (call *Call) ProcessSpawn(req hostapi.ProcessSpawnRequest) (hostapi.ProcessHandle, error) {
-	defer call.leave(call.enter(opProcessSpawn))
-	const op = "process_spawn"
-	if err := call.live(op); err != nil {
-		return hostapi.ProcessHandle{}, err
-	}
-	if req.Persistent {
-		if err := call.c.gate.Persistent(req.Program); err != nil {
-			return hostapi.ProcessHandle{}, hostapi.Errorf(hostapi.CodeDenied, op, "%v", err)
-		}
-	}
-	cmd, dir, cf, err := call.prepareProcess(op, req.ProcessRequest)
-	if err != nil {
-		return hostapi.ProcessHandle{}, err
-	}
-	defer dir.Close()
-	bg := call.c.deps.Background
+// Spawn starts cmd, confined by cf and prepared by Command, as a
+// background process of the instance for principal (hostapi.Process's
+// ProcessSpawn; the caller checked a persistent one's grant): held in the
+// kernel's Background under an unguessable id, its output kept in bounded
+// rings, ended by its Timeout, ProcessKill, its instance's Close (unless
+// persistent), Discard or the kernel's stop.
+func (in *Instance) Spawn(op string, req hostapi.ProcessSpawnRequest, principal string, cmd *exec.Cmd, cf *Confined) (hostapi.ProcessHandle, error) {
+	bg := in.bg
 	p := &bgProc{
-		id: newBackgroundID(), capsule: call.c.id, principal: orDefault(call.principal),
+		id: newBackgroundID(), capsule: in.id, principal: principal,
 		persistent: req.Persistent, program: req.Program,
 		stdout: newLogRing(hostapi.MaxProcessLogBuffer), stderr: newLogRing(hostapi.MaxProcessLogBuffer),
 		finished: make(chan struct{}),
 	}
 	if !p.persistent {
-		p.instance = call.c
+		p.instance = in
 	}
 	switch ok, closed := bg.reserve(p); {
 	case closed:
@@ -190,7 +181,7 @@ func (call *Call) ProcessSpawn(req hostapi.ProcessSpawnRequest) (hostapi.Process
 	}
 	cmd.Stdin = bytes.NewReader(req.Stdin)
 	cmd.Stdout, cmd.Stderr = p.stdout, p.stderr
-	r, err := startTracked(cmd, cf, "background:"+p.id, call.c.id, call.c.log)
+	r, err := startTracked(cmd, cf, "background:"+p.id, in.id, in.log)
 	if err != nil {
 		bg.drop(p)
 		close(p.finished)
@@ -211,7 +202,7 @@ func (call *Call) ProcessSpawn(req hostapi.ProcessSpawnRequest) (hostapi.Process
 	// closed now (Close marks it before it ends its processes), and the
 	// child dies at once.
 	gone := bg.procs[p.id] != p
-	if !gone && !p.persistent && call.c.roots.isClosed() {
+	if !gone && !p.persistent && in.isClosed() {
 		delete(bg.procs, p.id)
 		gone = true
 	}
@@ -220,7 +211,7 @@ func (call *Call) ProcessSpawn(req hostapi.ProcessSpawnRequest) (hostapi.Process
 		r.kill()
 	}
 	go p.supervise(ctx)
-	call.c.log.Info("background process started", "id", p.id, "program", req.Program, "principal", p.principal, "persistent", p.persistent)
+	in.log.Info("background process started", "id", p.id, "program", req.Program, "principal", p.principal, "persistent", p.persistent)
 	return hostapi.ProcessHandle{ID: p.id, Persistent: p.persistent}, nil
 }
 
@@ -245,29 +236,28 @@ func (p *bgProc) supervise(ctx context.Context) {
 	}
 }
 
-// ProcessLogs implements hostapi.Process.
-func (call *Call) ProcessLogs(id string) (hostapi.ProcessLogs, error) {
-	defer call.leave(call.enter(opProcessLogs))
-	const op = "process_logs"
-	p, err := call.backgroundProcess(op, id)
+// Logs reads the unread output of principal's background process id
+// (hostapi.Process's ProcessLogs); a read of one that ended is its last,
+// and forgets it.
+func (in *Instance) Logs(op, principal, id string) (hostapi.ProcessLogs, error) {
+	p, err := in.background(op, principal, id)
 	if err != nil {
 		return hostapi.ProcessLogs{}, err
 	}
 	select {
 	case <-p.finished:
 		// It ended: this read is its last; the id is collected.
-		call.c.deps.Background.drop(p)
+		in.bg.drop(p)
 		return p.logs(false), nil
 	default:
 		return p.logs(true), nil
 	}
 }
 
-// ProcessKill implements hostapi.Process.
-func (call *Call) ProcessKill(id string) (hostapi.ProcessLogs, error) {
-	defer call.leave(call.enter(opProcessKill))
-	const op = "process_kill"
-	p, err := call.backgroundProcess(op, id)
+// Kill ends principal's background process id (SIGINT, the grace,
+// SIGKILL) and returns its last output (hostapi.Process's ProcessKill).
+func (in *Instance) Kill(op, principal, id string) (hostapi.ProcessLogs, error) {
+	p, err := in.background(op, principal, id)
 	if err != nil {
 		return hostapi.ProcessLogs{}, err
 	}
@@ -275,16 +265,13 @@ func (call *Call) ProcessKill(id string) (hostapi.ProcessLogs, error) {
 	// by the grace, and a half-killed process would be worse.
 	p.end()
 	<-p.finished
-	call.c.deps.Background.drop(p)
+	in.bg.drop(p)
 	return p.logs(false), nil
 }
 
-// backgroundProcess finds id for the calling capsule and principal.
-func (call *Call) backgroundProcess(op, id string) (*bgProc, error) {
-	if err := call.live(op); err != nil {
-		return nil, err
-	}
-	p, ok := call.c.deps.Background.lookup(call.c.id, orDefault(call.principal), id)
+// background finds id for the capsule and principal.
+func (in *Instance) background(op, principal, id string) (*bgProc, error) {
+	p, ok := in.bg.lookup(in.id, principal, id)
 	if !ok {
 		return nil, hostapi.Errorf(hostapi.CodeNotFound, op, "no background process %q of this capsule and principal", clip(id, 64))
 	}

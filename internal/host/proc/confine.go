@@ -1,7 +1,8 @@
-package host
+package proc
 
 import (
 	"fmt"
+	"log/slog"
 	"os"
 	"os/exec"
 	"strings"
@@ -34,9 +35,9 @@ type Sandbox struct {
 	ConfinedAuto bool
 }
 
-// confinedShell answers hostapi.ConfinedShellKey: "auto" only when the operator
-// chose it and this machine confines processes.
-func (sb Sandbox) confinedShell() string {
+// ConfinedShell answers hostapi.ConfinedShellKey: "auto" only when the
+// operator chose it and this machine confines processes.
+func (sb Sandbox) ConfinedShell() string {
 	if sb.ConfinedAuto && !sb.Off && sandbox.Need(sandbox.ABI()) == nil {
 		return "auto"
 	}
@@ -54,24 +55,19 @@ type Confined struct {
 	release func()
 }
 
-// Confine prepares cmd to run inside this capsule's grants for principal:
-// readable what fs_read resolves to plus the system set and extraRead (the
-// program itself, an MCP server's install directory), writable fs_write
-// plus a private temporary directory, no network unless the capsule holds
-// a net grant, and never $ASTRID_HOME. It sets TMPDIR and HOME in cmd.Env.
-// Start starts cmd; Done must follow Wait.
-func (c *Capsule) Confine(op string, cmd *exec.Cmd, principal string, extraRead ...string) (*Confined, error) {
-	return c.confine(c.gate, op, cmd, principal, extraRead...)
-}
-
-// confine is Confine inside g's grants: a call's gate, whose `*` is its
-// request's workspace (scope.go).
-func (c *Capsule) confine(g *gate.Gate, op string, cmd *exec.Cmd, principal string, extraRead ...string) (*Confined, error) {
-	cf, err := withPrivateTemp(op, cmd)
+// Confine prepares cmd to run inside g's grants (a capsule's, `*` its
+// call's workspace) for principal: readable what fs_read resolves to plus
+// the system set and extraRead (the program itself, an MCP server's
+// install directory), writable fs_write plus a private temporary
+// directory, no network unless g holds a net grant (then only through an
+// egress proxy built from eo, checking g's net and net_connect grants),
+// and never the Protected directories. It sets TMPDIR and HOME in
+// cmd.Env. Start starts cmd; Done must follow Wait.
+func (sb Sandbox) Confine(g *gate.Gate, eo egress.Options, log *slog.Logger, op string, cmd *exec.Cmd, principal string, extraRead ...string) (*Confined, error) {
+	cf, err := PrivateTemp(op, cmd)
 	if err != nil {
 		return nil, err
 	}
-	sb := c.deps.Sandbox
 	if sb.Off {
 		return cf, nil
 	}
@@ -83,7 +79,7 @@ func (c *Capsule) confine(g *gate.Gate, op string, cmd *exec.Cmd, principal stri
 		Exclude: sb.Protected,
 	}
 	if g.HasNetwork() {
-		proxy, err := c.egressProxy()
+		proxy, err := egressProxy(g, eo, log)
 		if err != nil {
 			cf.Done()
 			return nil, hostapi.Errorf(hostapi.CodeUnavailable, op, "egress proxy: %v", err)
@@ -101,26 +97,25 @@ func (c *Capsule) confine(g *gate.Gate, op string, cmd *exec.Cmd, principal stri
 }
 
 // egressProxy starts the loopback proxy one confined process reaches the
-// network through: each connection it asks for is checked against net
+// network through: each connection it asks for is checked against g's net
 // (any port of a granted host: a process names its own port) or
 // net_connect, and the SSRF guard.
-func (c *Capsule) egressProxy() (*egress.Proxy, error) {
-	eo := c.deps.Egress
+func egressProxy(g *gate.Gate, eo egress.Options, log *slog.Logger) (*egress.Proxy, error) {
 	eo.CheckHost = nil
 	eo.CheckConn = func(host string, port int) error {
-		if err := c.gate.Net(host); err == nil {
+		if err := g.Net(host); err == nil {
 			return nil
 		}
-		return c.gate.NetConnect(host, port)
+		return g.NetConnect(host, port)
 	}
 	if eo.Logger == nil {
-		eo.Logger = c.log
+		eo.Logger = log
 	}
 	d, err := egress.NewDialer(eo)
 	if err != nil {
 		return nil, err
 	}
-	return egress.NewProxy(d, c.log)
+	return egress.NewProxy(d, log)
 }
 
 // summarize says in a line what a confined process may reach, for the
@@ -144,9 +139,10 @@ func summarize(read, write []string, net bool) string {
 // Summary says what the process may reach, "" when it is unconfined.
 func (cf *Confined) Summary() string { return cf.summary }
 
-// withPrivateTemp is an unconfined Confined for cmd: a private temporary
-// directory made for it, as its TMPDIR and HOME.
-func withPrivateTemp(op string, cmd *exec.Cmd) (*Confined, error) {
+// PrivateTemp is an unconfined Confined for cmd: a private temporary
+// directory made for it, as its TMPDIR and HOME (a process the person
+// approved to run outside the sandbox).
+func PrivateTemp(op string, cmd *exec.Cmd) (*Confined, error) {
 	tmp, err := os.MkdirTemp("", "astrid-proc-")
 	if err != nil {
 		return nil, hostapi.Errorf(hostapi.CodeIO, op, "private temporary directory: %v", err)

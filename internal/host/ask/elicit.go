@@ -1,4 +1,4 @@
-package host
+package ask
 
 import (
 	"encoding/json"
@@ -35,17 +35,12 @@ func NewElicits(frontends []string, window time.Duration) *Elicits {
 	return &Elicits{frontends: slices.Clone(frontends), window: window}
 }
 
-// Elicit implements hostapi.Elicit.
-func (call *Call) Elicit(q hostapi.ElicitRequest) (hostapi.ElicitAnswer, error) {
-	defer call.leave(call.enter(opElicit))
+// Ask is the host elicit call (hostapi.Elicit) for s: q checked and asked
+// of the person through a frontend, whose answer must fit it. A question
+// asked inside a tool call tells whoever times that call that it waits
+// (ipc.ElicitPendingTopic) and when it no longer does.
+func (e *Elicits) Ask(s Asker, q hostapi.ElicitRequest) (hostapi.ElicitAnswer, error) {
 	const op = "elicit"
-	if err := call.live(op); err != nil {
-		return hostapi.ElicitAnswer{}, err
-	}
-	e, b := call.c.deps.Elicits, call.c.deps.Bus
-	if e == nil || b == nil {
-		return hostapi.ElicitAnswer{}, hostapi.Errorf(hostapi.CodeUnavailable, op, "this kernel has no frontend to ask")
-	}
 	field, err := elicitField(q)
 	if err != nil {
 		return hostapi.ElicitAnswer{}, err
@@ -54,10 +49,7 @@ func (call *Call) Elicit(q hostapi.ElicitRequest) (hostapi.ElicitAnswer, error) 
 	if err != nil {
 		return hostapi.ElicitAnswer{}, hostapi.Errorf(hostapi.CodeInternal, op, "request id: %v", err)
 	}
-	call.mu.Lock()
-	callID := call.cancelKey
-	call.mu.Unlock()
-	payload, err := ipc.ElicitRequest{RequestID: id, CapsuleID: call.c.id, Field: field, CallID: callID}.MarshalJSON()
+	payload, err := ipc.ElicitRequest{RequestID: id, CapsuleID: s.Capsule, Field: field, CallID: s.CallID}.MarshalJSON()
 	if err != nil {
 		return hostapi.ElicitAnswer{}, hostapi.Errorf(hostapi.CodeInternal, op, "question: %v", err)
 	}
@@ -65,26 +57,26 @@ func (call *Call) Elicit(q hostapi.ElicitRequest) (hostapi.ElicitAnswer, error) 
 	asked := false
 	defer func() {
 		if asked {
-			call.noticeElicit(ipc.ElicitSettledTopic, id, callID)
+			s.noticeElicit(ipc.ElicitSettledTopic, id)
 		}
 	}()
-	err = call.askFrontend(b, frontendQuestion{
+	err = s.ask(question{
 		op: op, id: id, topic: ipc.ElicitRequestTopic, payload: payload, answers: ipc.ElicitResponseTopic(id),
 		trusted: e.frontends, window: e.window,
 		asked: func() {
 			asked = true
-			call.noticeElicit(ipc.ElicitPendingTopic, id, callID)
+			s.noticeElicit(ipc.ElicitPendingTopic, id)
 		},
 		take: func(p []byte) bool {
 			var r ipc.ElicitResponse
 			// Neither the answer nor the decoder's error (which may
 			// quote it) is logged: it may be a secret.
 			if r.UnmarshalJSON(p) != nil || r.RequestID != id {
-				call.c.log.Warn("elicit: ignored an answer that is not this question's", "request_id", id)
+				s.Log.Warn("elicit: ignored an answer that is not this question's", "request_id", id)
 				return false
 			}
 			if err := field.CheckAnswer(r); err != nil {
-				call.c.log.Warn("elicit: ignored an answer that does not fit the question", "request_id", id, "key", field.Key, "problem", err.Error())
+				s.Log.Warn("elicit: ignored an answer that does not fit the question", "request_id", id, "key", field.Key, "problem", err.Error())
 				return false
 			}
 			ans = r
@@ -103,21 +95,21 @@ func (call *Call) Elicit(q hostapi.ElicitRequest) (hostapi.ElicitAnswer, error) 
 	return hostapi.ElicitAnswer{Values: ans.Values}, nil
 }
 
-// noticeElicit tells whoever times the tool call callID (the agent loop)
+// noticeElicit tells whoever times the tool call s.CallID (the agent loop)
 // that question id holds it up (ipc.ElicitPendingTopic) or no longer does
 // (ipc.ElicitSettledTopic). A question outside a tool call has no one to
 // tell. A notice that cannot be published is logged: the call goes on, its
 // clock merely not paused.
-func (call *Call) noticeElicit(topic, id, callID string) {
-	if callID == "" {
+func (s Asker) noticeElicit(topic, id string) {
+	if s.CallID == "" {
 		return
 	}
-	payload, err := json.Marshal(ipc.ElicitNotice{RequestID: id, CallID: callID})
+	payload, err := json.Marshal(ipc.ElicitNotice{RequestID: id, CallID: s.CallID})
 	if err == nil {
-		_, err = call.c.deps.Dispatcher.PublishKernelFor(call.principal, topic, payload)
+		_, err = s.Dispatcher.PublishKernelFor(s.Principal, topic, payload)
 	}
 	if err != nil {
-		call.c.log.Warn("elicit: notice not published", "topic", topic, "request_id", id, "error", err)
+		s.Log.Warn("elicit: notice not published", "topic", topic, "request_id", id, "error", err)
 	}
 }
 

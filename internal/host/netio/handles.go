@@ -1,15 +1,15 @@
-package host
+package netio
 
 import (
+	"log/slog"
 	"net"
 	"sync"
 
 	"github.com/astrid-go/astrid/hostapi"
-	"github.com/astrid-go/astrid/internal/egress"
 )
 
-// netHandle is one open stream or listener of a capsule.
-type netHandle struct {
+// handle is one open stream or listener of a capsule.
+type handle struct {
 	principal string // who opened it: only their calls may use it
 	conn      net.Conn
 	ln        net.Listener
@@ -18,7 +18,7 @@ type netHandle struct {
 	cleanup func()
 }
 
-func (h *netHandle) close() error {
+func (h *handle) close() error {
 	var err error
 	if h.conn != nil {
 		err = h.conn.Close()
@@ -32,25 +32,31 @@ func (h *netHandle) close() error {
 	return err
 }
 
-// netTable holds a capsule's open handles. Numbers are never reused within
+// Table holds a capsule's open handles. Numbers are never reused within
 // a capsule, so a stale number names nothing rather than someone's new
 // stream.
-type netTable struct {
+type Table struct {
 	mu       sync.Mutex
 	closed   bool
 	next     hostapi.NetHandle
 	reserved int // slots taken by opens in progress
 	limit    int // open handles allowed; 0 is hostapi.MaxNetHandles
-	open     map[hostapi.NetHandle]*netHandle
+	open     map[hostapi.NetHandle]*handle
+	log      *slog.Logger
+}
 
-	dialOnce sync.Once
-	dialer   *egress.Dialer
-	dialErr  error
+// NewTable returns an empty table that holds at most limit handles
+// (hostapi.MaxNetHandles when 0), logging to log.
+func NewTable(limit int, log *slog.Logger) *Table {
+	if log == nil {
+		log = slog.Default()
+	}
+	return &Table{limit: limit, log: log}
 }
 
 // reserve takes a slot for a handle about to be opened; release gives it
 // back if the open fails, add fills it.
-func (t *netTable) reserve(op string) error {
+func (t *Table) reserve(op string) error {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.closed {
@@ -67,7 +73,7 @@ func (t *netTable) reserve(op string) error {
 	return nil
 }
 
-func (t *netTable) release() {
+func (t *Table) release() {
 	t.mu.Lock()
 	t.reserved--
 	t.mu.Unlock()
@@ -75,7 +81,7 @@ func (t *netTable) release() {
 
 // add fills a reserved slot with h and returns its number. After unload it
 // closes h instead: nothing the capsule opened outlives it.
-func (t *netTable) add(op string, h *netHandle) (hostapi.NetHandle, error) {
+func (t *Table) add(op string, h *handle) (hostapi.NetHandle, error) {
 	t.mu.Lock()
 	t.reserved--
 	if t.closed {
@@ -84,7 +90,7 @@ func (t *netTable) add(op string, h *netHandle) (hostapi.NetHandle, error) {
 		return 0, hostapi.Errorf(hostapi.CodeClosed, op, "the capsule has unloaded")
 	}
 	if t.open == nil {
-		t.open = map[hostapi.NetHandle]*netHandle{}
+		t.open = map[hostapi.NetHandle]*handle{}
 	}
 	t.next++
 	id := t.next
@@ -94,7 +100,7 @@ func (t *netTable) add(op string, h *netHandle) (hostapi.NetHandle, error) {
 }
 
 // get finds id for principal.
-func (t *netTable) get(op string, id hostapi.NetHandle, principal string) (*netHandle, error) {
+func (t *Table) get(op string, id hostapi.NetHandle, principal string) (*handle, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return t.find(op, id, principal)
@@ -103,7 +109,7 @@ func (t *netTable) get(op string, id hostapi.NetHandle, principal string) (*netH
 // find looks id up for principal. A handle of another principal is
 // reported as absent: a call learns nothing about streams it does not own.
 // t.mu must be held.
-func (t *netTable) find(op string, id hostapi.NetHandle, principal string) (*netHandle, error) {
+func (t *Table) find(op string, id hostapi.NetHandle, principal string) (*handle, error) {
 	if t.closed {
 		return nil, hostapi.Errorf(hostapi.CodeClosed, op, "the capsule has unloaded")
 	}
@@ -116,7 +122,7 @@ func (t *netTable) find(op string, id hostapi.NetHandle, principal string) (*net
 
 // remove takes id out of the table for principal, in one step, so two
 // closes of one handle cannot both succeed.
-func (t *netTable) remove(op string, id hostapi.NetHandle, principal string) (*netHandle, error) {
+func (t *Table) remove(op string, id hostapi.NetHandle, principal string) (*handle, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	h, err := t.find(op, id, principal)
@@ -126,9 +132,9 @@ func (t *netTable) remove(op string, id hostapi.NetHandle, principal string) (*n
 	return h, err
 }
 
-// closeAll closes every handle; later opens are refused. The capsule calls
+// CloseAll closes every handle; later opens are refused. The capsule calls
 // it as it unloads.
-func (t *netTable) closeAll() {
+func (t *Table) CloseAll() {
 	t.mu.Lock()
 	t.closed = true
 	open := t.open
@@ -139,8 +145,8 @@ func (t *netTable) closeAll() {
 	}
 }
 
-// count is how many handles are open (for tests).
-func (t *netTable) count() int {
+// Len is how many handles are open.
+func (t *Table) Len() int {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return len(t.open)
