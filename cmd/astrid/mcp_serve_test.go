@@ -241,8 +241,15 @@ func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
 // (extra flags added) and returns its URL and the token it printed.
 func mcpServeHTTP(t *testing.T, home, ws string, extra ...string) (url, token string) {
 	t.Helper()
+	return mcpServeHTTPEnv(t, home, ws, nil, extra...)
+}
+
+// mcpServeHTTPEnv is mcpServeHTTP with env added to the server's
+// environment.
+func mcpServeHTTPEnv(t *testing.T, home, ws string, env []string, extra ...string) (url, token string) {
+	t.Helper()
 	cmd := astridProcess(home, append([]string{"mcp", "serve", "--http", "127.0.0.1:0", "--workspace", ws}, extra...)...)
-	cmd.Env = append(cmd.Env, noProviderEnv...)
+	cmd.Env = append(append(cmd.Env, noProviderEnv...), env...)
 	stderr := &testutil.SyncBuffer{}
 	cmd.Stderr = stderr
 	if err := cmd.Start(); err != nil {
