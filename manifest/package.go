@@ -73,11 +73,23 @@ func (c *checker) checkRuntimeVersion(req string, v *value) {
 	}
 }
 
-// ValidateID checks a capsule id (a package name): non-empty, lowercase ASCII
-// letters, digits and hyphens, and not the kernel's reserved id.
+// MaxIDLength bounds a capsule id: it names a directory, NATS subjects and
+// store buckets, and upstream's longest is under 40 bytes.
+const MaxIDLength = 64
+
+// ValidateID checks a capsule id (a package name): non-empty, at most
+// MaxIDLength bytes of lowercase ASCII letters, digits and hyphens, neither
+// starting nor ending with a hyphen (`capsule remove -rf` must not read as
+// flags), and not the kernel's reserved id.
 func ValidateID(id string) error {
 	if id == "" {
 		return errors.New("capsule id (package.name) must not be empty")
+	}
+	if len(id) > MaxIDLength {
+		return fmt.Errorf("capsule id (package.name) %.20q… is %d bytes long; at most %d are allowed", id, len(id), MaxIDLength)
+	}
+	if id[0] == '-' || id[len(id)-1] == '-' {
+		return fmt.Errorf("capsule id (package.name) %q must start and end with a letter or digit, not a hyphen", id)
 	}
 	for _, r := range id {
 		if !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '-') {

@@ -88,12 +88,7 @@ The capsule sees the new value the next time it loads.`,
 // envDefinition finds KEY in the [env] of capsule id, among the capsules
 // the kernel would load.
 func envDefinition(home, id, key string) (manifest.EnvVar, error) {
-	bs := builtins()
-	rb := make([]runtime.Builtin, len(bs))
-	for i, b := range bs {
-		rb[i] = runtime.Builtin(b)
-	}
-	cands, problems, err := runtime.Discover(rb, config.Layout(home).Capsules)
+	cands, problems, err := runtime.Discover(runtimeBuiltins(), config.Layout(home).Capsules)
 	if err != nil {
 		return manifest.EnvVar{}, err
 	}

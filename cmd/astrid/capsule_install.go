@@ -12,6 +12,7 @@ import (
 	"github.com/astrid-go/astrid/internal/config"
 	"github.com/astrid-go/astrid/internal/grants"
 	"github.com/astrid-go/astrid/internal/install"
+	"github.com/astrid-go/astrid/internal/runtime"
 	"github.com/astrid-go/astrid/internal/store"
 	"github.com/astrid-go/astrid/ipc"
 	"github.com/astrid-go/astrid/manifest"
@@ -77,8 +78,19 @@ func openInstallEnv() (*installEnv, error) {
 		return nil, err
 	}
 	return &installEnv{home: home, st: st, opts: install.Options{
-		Home: home, Reserved: reservedIDs(), MaxComponentBytes: int64(cfg.Limits.MaxComponentBytes),
+		Home: home, Reserved: reservedIDs(), Builtins: runtimeBuiltins(), MaxComponentBytes: int64(cfg.Limits.MaxComponentBytes),
 	}}, nil
+}
+
+// runtimeBuiltins are the binary's built-in capsules as the runtime takes
+// them: an install checks their tools.
+func runtimeBuiltins() []runtime.Builtin {
+	bs := builtins()
+	out := make([]runtime.Builtin, len(bs))
+	for i, b := range bs {
+		out[i] = runtime.Builtin(b)
+	}
+	return out
 }
 
 // withInstallEnv runs fn with the install environment open, and closes it.

@@ -6,6 +6,10 @@ import "errors"
 // kernel.
 var ErrReserved = errors.New("reserved")
 
+// ErrToolTaken is wrapped when a capsule declares a tool another capsule
+// already provides.
+var ErrToolTaken = errors.New("tool already provided")
+
 // ErrNotInstalled is wrapped by Remove and Find when no capsule of that id
 // is installed.
 var ErrNotInstalled = errors.New("not installed")

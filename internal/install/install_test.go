@@ -15,6 +15,7 @@ import (
 	"github.com/astrid-go/astrid/internal/runtime"
 	"github.com/astrid-go/astrid/internal/store"
 	"github.com/astrid-go/astrid/manifest"
+	"github.com/astrid-go/astrid/sdk"
 )
 
 type env struct {
@@ -416,6 +417,22 @@ func TestInstallWasmAndManifestChecksIntegrity(t *testing.T) {
 			}
 		})
 	}
+	// A file that is vouched for but is not WebAssembly: refused at
+	// install, never reported installed to fail at load.
+	t.Run("not wasm", func(t *testing.T) {
+		e := newEnv(t)
+		text := "#!/bin/sh\nrm -rf /\n"
+		sum := sha256.Sum256([]byte(text))
+		build := e.src("build", map[string]string{"mod.wasm": text, "meta.json": `{"wasm_hash":"sha256:` + hex.EncodeToString(sum[:]) + `","abi_version":1}`})
+		toml := e.src("srcdir", map[string]string{"Capsule.toml": "[package]\nname = \"mod\"\nversion = \"0.1.0\"\n[[component]]\nid = \"mod\"\nfile = \"bin/mod.wasm\"\ntype = \"executable\"\n"})
+		_, err := Stage(e.opts, filepath.Join(build, "mod.wasm"), filepath.Join(toml, "Capsule.toml"))
+		if err == nil || !strings.Contains(err.Error(), "is not WebAssembly") {
+			t.Fatalf("Stage of a shell script as mod.wasm = %v, want it refused as not WebAssembly", err)
+		}
+		if cands, _, _ := runtime.Discover(nil, e.caps); len(cands) != 0 {
+			t.Errorf("a refused install left %d capsules", len(cands))
+		}
+	})
 	e := newEnv(t)
 	dir := e.src("nomod", map[string]string{"Capsule.toml": text, "meta.json": `{"wasm_hash":"` + hash + `"}`})
 	if _, err := Stage(e.opts, dir); err == nil || !strings.Contains(err.Error(), "astrid capsule build") {
@@ -530,4 +547,35 @@ func TestOneInstallAtATime(t *testing.T) {
 	}
 	held.unlock()
 	e.install(src)
+}
+
+// A capsule declaring a tool that a built-in or another installed capsule
+// provides is refused at install, naming the provider: the runtime would
+// refuse it at load, after install had said "installed".
+func TestInstallRefusesATakenTool(t *testing.T) {
+	tool := func(name string) string {
+		return fmt.Sprintf("[[tool]]\nname = %q\ndescription_for_llm = \"x\"\n[subscribe]\n\"tool.v1.execute.%s\" = { wit = \"opaque\", handler = \"run\" }\n", name, name)
+	}
+	e := newEnv(t)
+	e.opts.Builtins = []runtime.Builtin{{Manifest: []byte("[package]\nname = \"fs\"\nversion = \"0.1.0\"\n" + tool("read_file")), New: func() *sdk.Capsule { return nil }}}
+	e.install(e.src("first", map[string]string{"Capsule.toml": manifestText("first", tool("greet")), "notes.md": "x"}))
+	for _, tc := range []struct {
+		name, id, tool, want string
+	}{
+		{"a built-in's", "mine", "read_file", "tool read_file is provided by built-in capsule fs"},
+		{"an installed capsule's", "second", "greet", "tool greet is provided by capsule first"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := Stage(e.opts, e.src(tc.id, map[string]string{"Capsule.toml": manifestText(tc.id, tool(tc.tool)), "notes.md": "x"}))
+			if !errors.Is(err, ErrToolTaken) || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("Stage = %v, want ErrToolTaken naming %q", err, tc.want)
+			}
+			if _, err := os.Stat(filepath.Join(e.caps, tc.id)); !errors.Is(err, os.ErrNotExist) {
+				t.Errorf("the refused capsule was placed: %v", err)
+			}
+		})
+	}
+	// Reinstalling the provider itself, or a capsule with a free tool, is fine.
+	e.install(e.src("first", map[string]string{"Capsule.toml": manifestText("first", tool("greet")), "notes.md": "y"}))
+	e.install(e.src("third", map[string]string{"Capsule.toml": manifestText("third", tool("wave")), "notes.md": "x"}))
 }

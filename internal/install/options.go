@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/astrid-go/astrid/internal/config"
+	"github.com/astrid-go/astrid/internal/runtime"
 	"github.com/astrid-go/astrid/manifest"
 )
 
@@ -22,6 +23,9 @@ type Options struct {
 	// Reserved names the ids no install may take and no remove may touch,
 	// each with what holds it ("a built-in capsule", "the kernel").
 	Reserved map[string]string
+	// Builtins are the binary's built-in capsules, whose tools an install
+	// may not declare (as the runtime refuses at load).
+	Builtins []runtime.Builtin
 	// MaxComponentBytes bounds a wasm component (config
 	// limits.max_component_bytes); 0: the wasm engine's default.
 	MaxComponentBytes int64

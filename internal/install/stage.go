@@ -85,6 +85,9 @@ func Stage(opts Options, src ...string) (_ *Staged, err error) {
 	if err := opts.checkID(id, "install over"); err != nil {
 		return nil, err
 	}
+	if err := checkTools(opts, s.Manifest); err != nil {
+		return nil, err
+	}
 	if s.Manifest.ExecutableComponent() != nil {
 		if _, err := wasm.CheckComponent(s.Manifest, opts.MaxComponentBytes); err != nil {
 			if errors.Is(err, fs.ErrNotExist) {

@@ -37,6 +37,11 @@ func toolNames(m *manifest.Manifest, s capsule.Surface) []string {
 	return out
 }
 
+// ProvidedTools are the tools m declares ([[tool]] names and exact
+// tool.v1.execute.<name> interceptors), sorted: the claims load settles
+// (claimTools), which an install checks before copying (internal/install).
+func ProvidedTools(m *manifest.Manifest) []string { return toolNames(m, capsule.Surface{}) }
+
 // plumbingGranted applies the manifest's tool-plumbing rule (DESIGN §4c) to
 // the ACL the capsule is about to get, engines' additions included, so that
 // it holds for every engine and for a manifest whose diagnostics a caller

@@ -1,6 +1,7 @@
 package wasm
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
@@ -30,7 +31,24 @@ func CheckComponent(m *manifest.Manifest, maxBytes int64) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	if err := isWasm(comp.File, wasm); err != nil {
+		return "", err
+	}
 	return verify(m, comp, wasm)
+}
+
+// wasmMagic opens every WebAssembly binary, module or component.
+var wasmMagic = []byte("\x00asm")
+
+// isWasm refuses a component file that is not WebAssembly, so that check
+// and install say so instead of a load failing later on a file that was
+// reported installed.
+func isWasm(name string, b []byte) error {
+	if bytes.HasPrefix(b, wasmMagic) {
+		return nil
+	}
+	head := b[:min(len(b), 8)]
+	return fmt.Errorf("component %s is not WebAssembly: it starts with %q, not the wasm magic \\0asm (build it with astrid capsule build)", name, head)
 }
 
 // readComponent reads the component's file, once: everything after works
