@@ -5,8 +5,10 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/astrid-go/astrid/internal/store"
 	"github.com/spf13/cobra"
+
+	"github.com/astrid-go/astrid/internal/store"
+	"github.com/astrid-go/astrid/manifest"
 )
 
 // exitError carries a process exit status through cobra without printing
@@ -76,6 +78,9 @@ answer or the iteration cap; 2 a usage error (an unknown --session included); 12
 	pf.register(root)
 	root.PersistentFlags().BoolP(verboseFlag, "v", false, "show the in-process kernel's warnings and log on standard error (always kept in $ASTRID_HOME/logs/cli.log)")
 	root.PersistentFlags().Bool(noDaemonFlag, false, "boot a kernel in-process even when a daemon runs for $ASTRID_HOME")
+	// --version is what people try first; it prints what `version` does.
+	root.Version = manifest.RuntimeVersion
+	root.SetVersionTemplate("astrid {{.Version}}\n")
 	root.AddCommand(newVersionCmd())
 	root.AddCommand(newCapsuleCmd())
 	root.AddCommand(newToolCmd())
