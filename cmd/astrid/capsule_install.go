@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"path/filepath"
 	"slices"
 
 	"github.com/spf13/cobra"
@@ -135,6 +136,7 @@ func runInstallIn(cmd *cobra.Command, e *installEnv, args []string, yes bool) er
 	out, errOut := cmd.OutOrStdout(), cmd.ErrOrStderr()
 	report := newCheckReport(staged.Dir, false)
 	report.Path = staged.Source
+	report.Diagnostics = sourceDiagnostics(report.Diagnostics, staged.Dir, args)
 	report.writeText(out)
 	if !report.Loads || staged.Manifest == nil {
 		fmt.Fprintln(errOut, "astrid: not installed: the capsule does not load (see the report above)")
@@ -410,4 +412,29 @@ func forgetAlwaysAllowed(st *store.Store, id string) (int, error) {
 		}
 	}
 	return total, nil
+}
+
+// sourceDiagnostics points diagnostics about the staged copy (a hidden
+// directory under capsules/ that is gone once install ends) at the files
+// the operator gave, so that file:line leads to something to edit.
+func sourceDiagnostics(ds manifest.Diagnostics, stagedDir string, src []string) manifest.Diagnostics {
+	toml := ""
+	for _, s := range src {
+		switch {
+		case filepath.Base(s) == manifest.FileName:
+			toml = s
+		case len(src) == 1:
+			toml = filepath.Join(s, manifest.FileName)
+		}
+	}
+	if toml == "" {
+		return ds
+	}
+	out := slices.Clone(ds)
+	for i, d := range out {
+		if d.File == filepath.Join(stagedDir, manifest.FileName) {
+			out[i].File = toml
+		}
+	}
+	return out
 }

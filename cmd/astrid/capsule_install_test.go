@@ -201,6 +201,11 @@ func TestCapsuleInstallRefusesACapsuleThatDoesNotLoad(t *testing.T) {
 	if code != 1 || !strings.Contains(out, "does not load") || !strings.Contains(errOut, "not installed") {
 		t.Fatalf("exit %d\n%s%s", code, out, errOut)
 	}
+	// file:line names the operator's file, not the staged copy that is
+	// gone once install ends.
+	if !strings.Contains(out, filepath.Join(src, "Capsule.toml")+":") || strings.Contains(out, ".install-") {
+		t.Errorf("the diagnostics do not point at %s:\n%s", filepath.Join(src, "Capsule.toml"), out)
+	}
 	entries, _ := os.ReadDir(filepath.Join(home, "capsules"))
 	for _, e := range entries {
 		if e.Name() != ".install.lock" {
