@@ -140,8 +140,11 @@ func readReaches(p string, own []string) []string {
 	}
 	// The consolidated answer, by its exact topic, stays open: it is how an
 	// orchestrator (react, the CLI frontend) takes the results of the calls
-	// it made, and frontends accept it only from a tool_middleware holder.
-	// A wildcard reaching it reaches the calls to other tools too.
+	// it made, and the kernel delivers a reply only to the capsules whose
+	// request it answers (dispatch.deliverReply), so subscribing to it
+	// reads no other capsule's results. Frontends accept it only from a
+	// tool_middleware holder. A wildcard reaching it reaches the calls to
+	// other tools too.
 	if name, ok := ipc.ToolNameFromExecuteTopic(p); p != plumbingConsolidated && !(ok && slices.Contains(own, name)) && overlaps(p, ipc.RouteMatcher, plumbingExecute) {
 		reaches = append(reaches, "tool.v1.execute.<name> of tools it does not provide (calls on their way to another capsule's tool, arguments included)")
 	}

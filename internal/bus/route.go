@@ -19,6 +19,10 @@ type RouteSpec struct {
 	// it (the empty principal then means system events only).
 	Principal string
 	Scoped    bool
+	// Operator marks a kernel-side route of the operator's own views (the
+	// web view's turns): it receives envelopes addressed to some capsules
+	// too (PublishTo). The dispatcher never sets it for a capsule.
+	Operator bool
 }
 
 // Delivery is one received envelope. Lost is how many envelopes this

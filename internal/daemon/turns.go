@@ -23,6 +23,9 @@ func ACL() dispatch.CapsuleACL {
 		ID:        ClientID,
 		Publish:   []string{ipc.UserPromptTopic},
 		Subscribe: []string{ipc.UserPromptTopic, ipc.AgentResponseTopic},
+		// A final response is a reply to the frontend that asked; the
+		// tracker hears every principal's.
+		ReadsReplies: true,
 	}
 }
 

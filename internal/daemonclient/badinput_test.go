@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/astrid-go/astrid/capsules/uplink"
+	"github.com/astrid-go/astrid/internal/config"
 	"github.com/astrid-go/astrid/internal/daemonclient"
 	"github.com/astrid-go/astrid/internal/testutil"
 	"github.com/astrid-go/astrid/internal/toolclient"
@@ -256,7 +257,12 @@ func TestClientThatNeverReadsIsDropped(t *testing.T) {
 // waiting (the kernel would otherwise evict quietly behind it), while
 // another client keeps working.
 func TestSubscriberThatNeverReadsIsDropped(t *testing.T) {
-	d := boot(t, uplink.Settings{OwnerUID: os.Getuid(), ClientQueue: 4})
+	// The router's byte budget would refuse the calls (2,000 results of
+	// 32 KiB) before the uplink's stall timer hands the stalled write on
+	// on a fast machine: the test is about the uplink, not the budget.
+	cfg := config.Default()
+	cfg.Limits.RateBytesPerSec, cfg.Limits.RateBurstBytes = 1<<30, 1<<30
+	d := bootConfigured(t, uplink.Settings{OwnerUID: os.Getuid(), ClientQueue: 4}, cfg, writeScript, nil)
 	// A result of 32 KiB: the socket's buffer fills after a few.
 	if err := os.WriteFile(filepath.Join(d.ws, "big.txt"), []byte(strings.Repeat("x", 32<<10)), 0o600); err != nil {
 		t.Fatal(err)

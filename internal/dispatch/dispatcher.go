@@ -114,6 +114,12 @@ type CapsuleACL struct {
 	// Interceptors are the [subscribe] entries that name a handler. Each
 	// pattern must be one the capsule may subscribe to.
 	Interceptors []Interceptor
+	// ReadsReplies lets a kernel frontend that tracks every principal's
+	// turns (the daemon's turn tracker) receive the replies on what it
+	// subscribes to, though it did not ask them; any other capsule
+	// receives only the replies to its own requests (DESIGN §4c). The
+	// runtime never sets it from a manifest.
+	ReadsReplies bool
 }
 
 // Result says how far a publish reached.
@@ -137,6 +143,8 @@ type Dispatcher struct {
 	// interceptors is the copy-on-write interceptor table read by every
 	// publish without locking.
 	interceptors atomic.Pointer[table]
+	// replyReaders are the registered capsules with ReadsReplies.
+	replyReaders atomic.Pointer[[]string]
 
 	mu       sync.Mutex // serialises registry changes and Close
 	capsules atomic.Pointer[map[string]*capsule]
@@ -161,6 +169,8 @@ type Dispatcher struct {
 type busPort interface {
 	PublishResolved(e *ipc.Envelope, now int64, res *bus.Resolution) (int, error)
 	Deliver(e *ipc.Envelope) (int, error)
+	PublishTo(e *ipc.Envelope, now int64, owners []string) (int, error)
+	DeliverTo(e *ipc.Envelope, owners []string) (int, error)
 	Resolve(topic string) *bus.Resolution
 	Current(res *bus.Resolution) bool
 	Now() int64
@@ -176,6 +186,7 @@ type capsule struct {
 	publish      acl
 	subscribe    acl
 	interceptors []Interceptor
+	readsReplies bool
 	limiter      *limiter
 	// published remembers the topics this capsule published last, all
 	// valid and allowed by its [publish] ACL, with their routes and
@@ -279,6 +290,7 @@ func (d *Dispatcher) newCapsule(a CapsuleACL, t Target) (*capsule, error) {
 		publish:      pub,
 		subscribe:    sub,
 		interceptors: append([]Interceptor(nil), a.Interceptors...),
+		readsReplies: a.ReadsReplies,
 		limiter:      newLimiter(d.opts.RateBytesPerSec, d.opts.RateBurst),
 		ctx:          ctx,
 		cancel:       cancel,
@@ -292,6 +304,13 @@ func (d *Dispatcher) newCapsule(a CapsuleACL, t Target) (*capsule, error) {
 func (d *Dispatcher) publishRegistry(next map[string]*capsule) {
 	d.capsules.Store(&next)
 	d.interceptors.Store(buildTable(next))
+	var readers []string
+	for id, c := range next {
+		if c.readsReplies {
+			readers = append(readers, id)
+		}
+	}
+	d.replyReaders.Store(&readers)
 }
 
 // Stopping tells the dispatcher that the kernel is shutting down: the

@@ -78,8 +78,17 @@ func TestAdmittedWorkHasHeadroom(t *testing.T) {
 	const depth = 2
 	d, _ := newTestDispatcher(t, Options{QueueDepth: depth})
 	g := newGate()
-	register(t, d, CapsuleACL{ID: "pub", Publish: []string{"s.x", "s.request"}}, continueTarget)
-	register(t, d, interceptorACL("agent", "s.*", 100), g)
+	register(t, d, CapsuleACL{ID: "pub", Publish: []string{"s.x", "s.request"}, Subscribe: []string{"t.ask"}}, continueTarget)
+	if _, err := d.Subscribe(Caller{Capsule: "pub"}, "t.ask", false); err != nil {
+		t.Fatal(err)
+	}
+	acl := interceptorACL("agent", "s.*", 100)
+	acl.Publish = []string{"t.ask"}
+	register(t, d, acl, g)
+	// The replies below answer agent's request: only its askers read them.
+	if _, err := d.PublishRequest(Caller{Capsule: "agent", Principal: "alice"}, "t.ask", json.RawMessage(`{}`), Request{ReplyTo: "s.x", CorrelationID: "corr"}); err != nil {
+		t.Fatal(err)
+	}
 	starts := Caller{Capsule: "pub", Principal: "alice"}
 	continues := Caller{Capsule: "pub", Principal: "alice", Continues: true}
 	reply := func(from Caller, payload string) {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 
 	"github.com/astrid-go/astrid/internal/bus"
 	"github.com/astrid-go/astrid/ipc"
@@ -170,6 +171,9 @@ func (d *Dispatcher) PublishKernelTraced(principal string, trace ipc.TraceContex
 // remembered. continues says a handler made the publish: for a reply, its
 // interceptor calls get the queues' headroom (run.reply).
 func (d *Dispatcher) deliver(c *capsule, known *knownTopic, e *ipc.Envelope, rn *Runner, now int64, continues bool) (Result, error) {
+	if e.IsReply() {
+		return d.deliverReply(c, e, nil, rn, now, continues)
+	}
 	interceptors := d.interceptors.Load()
 	if known == nil || known.interceptors != interceptors || !d.bus.Current(known.routes) {
 		known = &knownTopic{topic: e.Topic, routes: d.bus.Resolve(e.Topic), interceptors: interceptors, links: interceptors.match(e.Topic)}
@@ -191,14 +195,65 @@ func (d *Dispatcher) deliver(c *capsule, known *knownTopic, e *ipc.Envelope, rn 
 	if c != nil && d.opts.Transport != nil {
 		d.opts.Transport.Forward(e)
 	}
-	reply := e.IsReply()
-	if reply {
-		d.answered(e)
-	}
 	if len(known.links) > 0 {
-		d.dispatch(e, known.links, rn, continues && reply)
+		d.dispatch(e, known.links, rn, false)
 	}
 	return Result{Routes: routes, Interceptors: len(known.links)}, nil
+}
+
+// deliverReply delivers the reply e to askers alone, the capsules whose
+// request it answers (answered): their routes and their interceptors of
+// its topic. A reply can carry a person's data (a file a tool read), so a
+// capsule that merely subscribes to the reply address — the consolidated
+// tool.v1.execute.result, say — reads only the answers to its own
+// requests (DESIGN §4c). A reply no request of this host waits for reaches
+// no capsule here; a transport still forwards it to the host that asked.
+//
+// askers is nil for a handler's reply: the request it answers is looked
+// up, and ends its wait only once the reply is on the bus (a reply refused
+// as too large leaves the request to its failure answer). The kernel's
+// own failure answer passes the askers it took.
+func (d *Dispatcher) deliverReply(c *capsule, e *ipc.Envelope, askers []string, rn *Runner, now int64, continues bool) (Result, error) {
+	if now == 0 {
+		now = d.bus.Now()
+	}
+	d.observePublishing(e)
+	lookup := askers == nil
+	if lookup {
+		askers = d.requests.peek(keyOfReply(e))
+	}
+	if readers := d.replyReaders.Load(); readers != nil && len(*readers) > 0 {
+		askers = append(slices.Clip(askers), *readers...)
+	}
+	routes, err := d.bus.PublishTo(e, now, askers)
+	if err != nil {
+		if errors.Is(err, bus.ErrTooLarge) {
+			d.stats.tooLarge.Add(1)
+		}
+		return Result{}, err
+	}
+	if lookup {
+		d.answered(e)
+	}
+	if c != nil && d.opts.Transport != nil {
+		d.opts.Transport.Forward(e)
+	}
+	links := addressed(d.interceptors.Load().match(e.Topic), askers)
+	if len(links) > 0 {
+		d.dispatch(e, links, rn, continues)
+	}
+	return Result{Routes: routes, Interceptors: len(links)}, nil
+}
+
+// addressed is the links of askers' capsules, in order.
+func addressed(links []*link, askers []string) []*link {
+	var out []*link
+	for _, l := range links {
+		if slices.Contains(askers, l.capsule.id) {
+			out = append(out, l)
+		}
+	}
+	return out
 }
 
 // Subscribe opens a bus route for a capsule after the [subscribe] ACL check,

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sync"
 	"time"
 
@@ -58,9 +59,35 @@ type requestKey struct {
 }
 
 type pendingRequest struct {
+	// requester is the capsule the request counts against (the latest to
+	// send it); askers every capsule that sent it (a capsule relaying a
+	// request, as the approval capsule does, sends it again): the reply is
+	// delivered to them alone.
 	requester string
+	askers    []string
+	expires   time.Time // the request's deadline
 	timer     *time.Timer
 }
+
+// answeredRequest is a request answered once, until its deadline: a
+// request may have several replies (a stream), and each goes to its
+// askers.
+type answeredRequest struct {
+	askers  []string
+	expires time.Time
+	seq     uint64 // which answer of k this is, for order
+}
+
+// answeredKey is an entry of requests.order.
+type answeredKey struct {
+	key requestKey
+	seq uint64
+}
+
+// MaxAnsweredRequests bounds the answered requests whose later replies
+// (a stream's) are still addressed; past it the oldest is forgotten, and
+// a reply to it reaches no capsule (counted: Stats.RepliesUnaddressed).
+const MaxAnsweredRequests = 1 << 16
 
 // asked is what the kernel needs of a request to answer it: a copy, since
 // the envelope itself is still being stamped when it becomes pending.
@@ -81,6 +108,12 @@ type requests struct {
 	byCap    map[string]int
 	closed   bool
 	lostSeen map[string][]string // capsule id → correlation ids told lost, oldest first
+	// answered holds the requests answered once, until their deadline,
+	// with their keys in the order they were answered (order, a FIFO that
+	// may hold keys already gone from the map).
+	answered map[requestKey]answeredRequest
+	order    []answeredKey
+	seq      uint64
 }
 
 func keyOf(e *ipc.Envelope) requestKey {
@@ -101,32 +134,96 @@ func (rq *requests) add(requester string, a asked, wait time.Duration, expire fu
 		return fmt.Errorf("%w: capsule %s has %d", ErrTooManyRequests, requester, MaxPendingRequests)
 	}
 	k := a.key
+	p := &pendingRequest{requester: requester, askers: []string{requester}, expires: time.Now().Add(wait)}
+	delete(rq.answered, k) // a new request of that key: its own askers
 	if old, ok := rq.pending[k]; ok {
-		// The same request again (a retry): the new one's deadline holds.
+		// The same request again (a retry, or a relay's): the new one's
+		// deadline holds, and whoever asked before still gets the reply.
 		old.timer.Stop()
 		rq.byCap[old.requester]--
+		for _, a := range old.askers {
+			if !slices.Contains(p.askers, a) {
+				p.askers = append(p.askers, a)
+			}
+		}
 	}
-	p := &pendingRequest{requester: requester}
 	p.timer = time.AfterFunc(wait, func() { expire(a) })
 	rq.pending[k] = p
 	rq.byCap[requester]++
 	return nil
 }
 
-// take removes the request k if it is still pending, reporting whether it was.
-func (rq *requests) take(k requestKey) bool {
+// take removes the request k if it is still pending, reporting whether it
+// was and who asked it (the capsules its reply is delivered to).
+func (rq *requests) take(k requestKey) (askers []string, ok bool) {
 	rq.mu.Lock()
 	defer rq.mu.Unlock()
 	p, ok := rq.pending[k]
 	if !ok {
-		return false
+		return nil, false
 	}
 	p.timer.Stop()
 	delete(rq.pending, k)
 	if rq.byCap[p.requester]--; rq.byCap[p.requester] <= 0 {
 		delete(rq.byCap, p.requester)
 	}
-	return true
+	return p.askers, true
+}
+
+// addressees returns who a reply to k goes to: the askers of the request
+// it answers, which the first reply takes from pending (reporting first)
+// and which stay addressed, for the replies after it, until the request's
+// deadline. None when no request of this host is waiting or streaming.
+func (rq *requests) addressees(k requestKey) (askers []string, first bool) {
+	rq.mu.Lock()
+	defer rq.mu.Unlock()
+	now := time.Now()
+	if p, ok := rq.pending[k]; ok {
+		p.timer.Stop()
+		delete(rq.pending, k)
+		if rq.byCap[p.requester]--; rq.byCap[p.requester] <= 0 {
+			delete(rq.byCap, p.requester)
+		}
+		rq.remember(k, answeredRequest{askers: p.askers, expires: p.expires}, now)
+		return p.askers, true
+	}
+	a, ok := rq.answered[k]
+	if !ok {
+		return nil, false
+	}
+	if now.After(a.expires) {
+		delete(rq.answered, k)
+		return nil, false
+	}
+	return a.askers, false
+}
+
+// remember keeps a answered under k, forgetting expired entries at the
+// front and the oldest past MaxAnsweredRequests.
+//
+// rq.mu must be held.
+func (rq *requests) remember(k requestKey, a answeredRequest, now time.Time) {
+	if rq.closed {
+		return
+	}
+	if rq.answered == nil {
+		rq.answered = map[requestKey]answeredRequest{}
+	}
+	for len(rq.order) > 0 {
+		front := rq.order[0]
+		e, ok := rq.answered[front.key]
+		if ok && e.seq == front.seq && now.Before(e.expires) && len(rq.answered) < MaxAnsweredRequests {
+			break
+		}
+		if ok && e.seq == front.seq {
+			delete(rq.answered, front.key) // expired, or the oldest past the bound
+		}
+		rq.order = rq.order[1:]
+	}
+	rq.seq++
+	a.seq = rq.seq
+	rq.answered[k] = a
+	rq.order = append(rq.order, answeredKey{key: k, seq: a.seq})
 }
 
 // firstLoss reports whether capsule was not yet told it lost an answer for
@@ -160,6 +257,7 @@ func (rq *requests) close() {
 		delete(rq.pending, k)
 	}
 	rq.byCap = nil
+	rq.answered, rq.order = nil, nil
 }
 
 // Pending is the number of requests waiting for an answer.
@@ -231,9 +329,34 @@ func (d *Dispatcher) PublishReply(from Caller, topic, correlationID string, payl
 	return d.publish(from, e, publishOpts{})
 }
 
-// answered ends the wait of the request e (a reply) answers, if any.
-func (d *Dispatcher) answered(e *ipc.Envelope) {
-	d.requests.take(requestKey{principal: e.Principal, replyTo: e.Topic, correlation: e.CorrelationID()})
+// keyOfReply is the key of the request the reply e answers.
+func keyOfReply(e *ipc.Envelope) requestKey {
+	return requestKey{principal: e.Principal, replyTo: e.Topic, correlation: e.CorrelationID()}
+}
+
+// peek returns who a reply to k would go to (addressees), changing
+// nothing.
+func (rq *requests) peek(k requestKey) []string {
+	rq.mu.Lock()
+	defer rq.mu.Unlock()
+	if p, ok := rq.pending[k]; ok {
+		return p.askers
+	}
+	if a, ok := rq.answered[k]; ok && time.Now().Before(a.expires) {
+		return a.askers
+	}
+	return nil
+}
+
+// answered ends the wait of the request e (a reply) answers, if any, and
+// returns the capsules that asked it: the only ones e is delivered to
+// (none when no request of this host waits for it).
+func (d *Dispatcher) answered(e *ipc.Envelope) []string {
+	askers, _ := d.requests.addressees(keyOfReply(e))
+	if len(askers) == 0 {
+		d.stats.repliesUnaddressed.Add(1)
+	}
+	return askers
 }
 
 // failRequest answers the request e with a failure from the kernel, if it
@@ -257,7 +380,8 @@ func (d *Dispatcher) FailRequest(e *ipc.Envelope, reason ipc.FailureReason, msg 
 }
 
 func (d *Dispatcher) fail(a asked, reason ipc.FailureReason, msg string) bool {
-	if !d.requests.take(a.key) {
+	askers, ok := d.requests.take(a.key)
+	if !ok {
 		return false
 	}
 	payload, err := ipc.RequestFailed{CorrelationID: a.key.correlation, Reason: reason, Message: msg}.MarshalJSON()
@@ -266,7 +390,7 @@ func (d *Dispatcher) fail(a asked, reason ipc.FailureReason, msg string) bool {
 	}
 	ans := &ipc.Envelope{Topic: a.key.replyTo, Payload: payload, SourceID: ipc.KernelSourceID, Principal: a.key.principal, Scope: a.scope}
 	ans.SetReply(a.key.correlation)
-	if _, err := d.deliver(nil, nil, ans, nil, 0, true); err != nil {
+	if _, err := d.deliverReply(nil, ans, askers, nil, 0, true); err != nil {
 		d.log.Warn("dispatch: the failure answer to a request was not delivered", slog.String("topic", a.topic), slog.String("reply_to", a.key.replyTo), slog.Any("error", err))
 		return false
 	}

@@ -247,8 +247,15 @@ func TestPendingRequestsAreBounded(t *testing.T) {
 func TestALostReplyIsToldOnce(t *testing.T) {
 	d, _ := newTestDispatcher(t, Options{QueueDepth: 1})
 	g := newGate()
-	register(t, d, CapsuleACL{ID: "asker", Subscribe: []string{"svc.v1.answer"}, Interceptors: []Interceptor{{Pattern: "svc.v1.answer", Handler: "h"}}}, g)
-	register(t, d, CapsuleACL{ID: "svc", Publish: []string{"svc.v1.answer"}}, continueTarget)
+	register(t, d, CapsuleACL{ID: "asker", Publish: []string{"svc.v1.ask"}, Subscribe: []string{"svc.v1.answer"}, Interceptors: []Interceptor{{Pattern: "svc.v1.answer", Handler: "h"}}}, g)
+	register(t, d, CapsuleACL{ID: "svc", Publish: []string{"svc.v1.answer"}, Subscribe: []string{"svc.v1.ask"}}, continueTarget)
+	if _, err := d.Subscribe(Caller{Capsule: "svc"}, "svc.v1.ask", false); err != nil {
+		t.Fatal(err)
+	}
+	// The stream answers asker's request: only its askers read replies.
+	if _, err := d.PublishRequest(Caller{Capsule: "asker", Principal: "alice"}, "svc.v1.ask", json.RawMessage(`{}`), req("stream-1")); err != nil {
+		t.Fatal(err)
+	}
 	svc := Caller{Capsule: "svc", Principal: "alice", Continues: true}
 	reply := func(n int) {
 		if _, err := d.PublishReply(svc, "svc.v1.answer", "stream-1", json.RawMessage(fmt.Sprint(n))); err != nil {

@@ -37,6 +37,10 @@ type Stats struct {
 	// RequestsFailed counts requests the kernel answered with a failure
 	// (request.go): dropped, refused, failed, unanswered or untaken.
 	RequestsFailed uint64
+	// RepliesUnaddressed counts replies no request of this host waited
+	// for (late, or to another host's request): delivered to no capsule
+	// here, since only a request's askers may read its replies.
+	RepliesUnaddressed uint64
 	// Expired counts interceptor calls not made because the request they
 	// served was past its deadline.
 	Expired   uint64
@@ -61,7 +65,7 @@ type counters struct {
 	notAdmitted                                                    atomic.Uint64
 	invocations, continued, finals, denials, errors, skipped       atomic.Uint64
 	queueDrops, dropsAnswered, orphaned, discarded, chainsCut      atomic.Uint64
-	remote, requestsFailed, expired                                atomic.Uint64
+	remote, requestsFailed, expired, repliesUnaddressed            atomic.Uint64
 
 	reasonsMu sync.Mutex
 	reasons   map[string]uint64
@@ -88,27 +92,28 @@ func (c *counters) snapshot() Stats {
 	reasons := maps.Clone(c.reasons)
 	c.reasonsMu.Unlock()
 	return Stats{
-		PublishDenied:   c.publishDenied.Load(),
-		SubscribeDenied: c.subscribeDenied.Load(),
-		RateLimited:     c.rateLimited.Load(),
-		NotAdmitted:     c.notAdmitted.Load(),
-		TooLarge:        c.tooLarge.Load(),
-		Invalid:         c.invalid.Load(),
-		Invocations:     c.invocations.Load(),
-		Continued:       c.continued.Load(),
-		Finals:          c.finals.Load(),
-		Denials:         c.denials.Load(),
-		DenialsByReason: reasons,
-		Errors:          c.errors.Load(),
-		Skipped:         c.skipped.Load(),
-		QueueDrops:      c.queueDrops.Load(),
-		DropsAnswered:   c.dropsAnswered.Load(),
-		Orphaned:        c.orphaned.Load(),
-		Discarded:       c.discarded.Load(),
-		ChainsCut:       c.chainsCut.Load(),
-		Remote:          c.remote.Load(),
-		RequestsFailed:  c.requestsFailed.Load(),
-		Expired:         c.expired.Load(),
+		PublishDenied:      c.publishDenied.Load(),
+		SubscribeDenied:    c.subscribeDenied.Load(),
+		RateLimited:        c.rateLimited.Load(),
+		NotAdmitted:        c.notAdmitted.Load(),
+		TooLarge:           c.tooLarge.Load(),
+		Invalid:            c.invalid.Load(),
+		Invocations:        c.invocations.Load(),
+		Continued:          c.continued.Load(),
+		Finals:             c.finals.Load(),
+		Denials:            c.denials.Load(),
+		DenialsByReason:    reasons,
+		Errors:             c.errors.Load(),
+		Skipped:            c.skipped.Load(),
+		QueueDrops:         c.queueDrops.Load(),
+		DropsAnswered:      c.dropsAnswered.Load(),
+		Orphaned:           c.orphaned.Load(),
+		Discarded:          c.discarded.Load(),
+		ChainsCut:          c.chainsCut.Load(),
+		Remote:             c.remote.Load(),
+		RequestsFailed:     c.requestsFailed.Load(),
+		RepliesUnaddressed: c.repliesUnaddressed.Load(),
+		Expired:            c.expired.Load(),
 	}
 }
 

@@ -109,16 +109,26 @@ func (d *Dispatcher) DeliverRemote(e *ipc.Envelope, runs func(capsule string) bo
 	// failed 1 in ~30 under load); a failure to deliver is the
 	// transport's drop.
 	d.stats.remote.Add(1)
-	if _, err := d.bus.Deliver(e); err != nil {
-		return fmt.Errorf("dispatch: remote envelope on %s from %s: %w", e.Topic, e.SourceID, err)
-	}
 	reply := e.IsReply()
+	var askers []string
 	if reply {
 		// An answer from another host ends the wait of the request this
-		// host sent.
-		d.answered(e)
+		// host sent, and reaches only the capsules that sent it
+		// (deliverReply).
+		askers = d.answered(e)
+		if readers := d.replyReaders.Load(); readers != nil && len(*readers) > 0 {
+			askers = append(slices.Clip(askers), *readers...)
+		}
+		if _, err := d.bus.DeliverTo(e, askers); err != nil {
+			return fmt.Errorf("dispatch: remote envelope on %s from %s: %w", e.Topic, e.SourceID, err)
+		}
+	} else if _, err := d.bus.Deliver(e); err != nil {
+		return fmt.Errorf("dispatch: remote envelope on %s from %s: %w", e.Topic, e.SourceID, err)
 	}
 	links := d.interceptors.Load().match(e.Topic)
+	if reply {
+		links = addressed(links, askers)
+	}
 	if runs != nil && len(links) > 0 {
 		links = admitted(links, runs)
 	}

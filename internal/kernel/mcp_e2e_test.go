@@ -13,7 +13,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/astrid-go/astrid/internal/bus"
 	"github.com/astrid-go/astrid/internal/capsule"
 	"github.com/astrid-go/astrid/internal/config"
 	"github.com/astrid-go/astrid/internal/dispatch"
@@ -114,21 +113,12 @@ args = [%s]
 // resultWatch records every tool result on the bus, per-tool and
 // consolidated, with who sent it.
 type resultWatch struct {
-	perTool, consolidated *bus.Route
+	perTool, consolidated *observer
 }
 
 func watchResults(t *testing.T, k *Kernel) *resultWatch {
 	t.Helper()
-	per, err := k.Bus.Subscribe(bus.RouteSpec{Owner: "test-observer", Pattern: ipc.ToolResultPattern})
-	if err != nil {
-		t.Fatal(err)
-	}
-	all, err := k.Bus.Subscribe(bus.RouteSpec{Owner: "test-observer", Pattern: ipc.ToolExecuteResultTopic})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { per.Close(); all.Close() })
-	return &resultWatch{perTool: per, consolidated: all}
+	return &resultWatch{perTool: observe(t, k, ipc.ToolResultPattern), consolidated: observe(t, k, ipc.ToolExecuteResultTopic)}
 }
 
 type seenResult struct{ topic, source string }
@@ -136,7 +126,7 @@ type seenResult struct{ topic, source string }
 // drain returns what each route holds, by call id.
 func (w *resultWatch) drain(t *testing.T) (perTool, consolidated map[string][]seenResult) {
 	t.Helper()
-	read := func(r *bus.Route) map[string][]seenResult {
+	read := func(r *observer) map[string][]seenResult {
 		out := map[string][]seenResult{}
 		for {
 			d, ok := r.TryRecv()

@@ -170,11 +170,9 @@ func servesBlock(k *Kernel, host string) bool {
 // tool's result (heard on the consolidated topic) and Run's error.
 func runTurn(t *testing.T, a *Kernel, s *blockerSignals, during func(host string, interrupt func())) (ipc.AgentResponse, ipc.ToolCallResult, error) {
 	t.Helper()
-	results, err := a.Dispatcher.Subscribe(dispatch.Caller{Capsule: toolWatcher, Principal: ipc.DefaultPrincipal}, ipc.ToolExecuteResultTopic, true)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer results.Close()
+	// The consolidated result answers react, not this test: an observer
+	// sees it (a route of a capsule that did not ask would not).
+	results := observe(t, a, ipc.ToolExecuteResultTopic)
 	ctx, interrupt := context.WithCancel(context.Background())
 	defer interrupt()
 	go func() {

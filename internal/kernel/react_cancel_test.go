@@ -136,12 +136,9 @@ func bootAgentCore(t *testing.T, cfg config.Config, script string, builtins ...B
 // tool's own result, heard on the consolidated topic, and Run's error.
 func interruptedTurn(t *testing.T, k *Kernel, started func()) (ipc.AgentResponse, ipc.ToolCallResult, error) {
 	t.Helper()
-	watcher := dispatch.Caller{Capsule: toolWatcher, Principal: ipc.DefaultPrincipal}
-	results, err := k.Dispatcher.Subscribe(watcher, ipc.ToolExecuteResultTopic, true)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer results.Close()
+	// The consolidated result answers react, not this test: an observer
+	// sees it (a route of a capsule that did not ask would not).
+	results := observe(t, k, ipc.ToolExecuteResultTopic)
 	ctx, interrupt := context.WithCancel(context.Background())
 	defer interrupt()
 	sawStart := false

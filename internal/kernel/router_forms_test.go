@@ -54,7 +54,8 @@ func TestRouterRewritesRequestsAndResultsNotInCodecForm(t *testing.T) {
 	if canon, err := (ipc.ToolExecuteRequest{CallID: "odd-1", ToolName: "odd", Arguments: []byte(`{}`)}).MarshalJSON(); err != nil || string(canon) == req {
 		t.Fatalf("the test request is in the codec's form (%v); it must not be", err)
 	}
-	if _, err := k.Dispatcher.Publish(caller, ipc.ToolRequestExecuteTopic, []byte(req)); err != nil {
+	if _, err := k.Dispatcher.PublishRequest(caller, ipc.ToolRequestExecuteTopic, []byte(req),
+		dispatch.Request{ReplyTo: ipc.ToolExecuteResultTopic, CorrelationID: "odd-1", Timeout: testTimeout}); err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)

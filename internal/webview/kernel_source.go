@@ -105,7 +105,7 @@ func (s KernelSource) Observe() bus.Subscription { return s.Kernel.Bus.Observe()
 func (s KernelSource) TurnEvents() ([]bus.Subscription, error) {
 	var subs []bus.Subscription
 	for _, topic := range turnTopics {
-		r, err := s.Kernel.Bus.Subscribe(bus.RouteSpec{Owner: ObserverID, Pattern: topic})
+		r, err := s.Kernel.Bus.Subscribe(bus.RouteSpec{Owner: ObserverID, Pattern: topic, Operator: true})
 		if err != nil {
 			for _, r := range subs {
 				r.Close()

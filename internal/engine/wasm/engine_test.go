@@ -417,7 +417,7 @@ func TestAGuestServesAndSendsRequests(t *testing.T) {
 		t.Fatalf("the trapped request was answered %+v (%v)", fail, ok)
 	}
 
-	noop, err := f.bus.Subscribe(bus.RouteSpec{Owner: "test", Pattern: "hostile.v1.noop"})
+	noop, err := f.bus.Subscribe(bus.RouteSpec{Owner: "hostile", Pattern: "hostile.v1.noop"}) // as the asker: a reply reaches its askers only
 	if err != nil {
 		t.Fatal(err)
 	}
