@@ -149,34 +149,45 @@ func TestARemoteReplyReachesOnlyItsAskers(t *testing.T) {
 }
 
 // The answered requests kept for their streams are bounded: past
-// MaxAnsweredRequests the oldest is forgotten.
+// MaxAnsweredRequests the one that went longest without a reply is
+// forgotten, so a live stream, renewed by each of its replies, outlives
+// thousands of single answers.
 func TestAnsweredRequestsAreBounded(t *testing.T) {
 	var rq requests
 	now := time.Now()
 	key := func(i int) requestKey {
 		return requestKey{principal: "alice", replyTo: "a", correlation: fmt.Sprint(i)}
 	}
-	rq.mu.Lock()
-	for i := range MaxAnsweredRequests + 10 {
-		rq.remember(key(i), answeredRequest{askers: []string{"x"}, expires: now.Add(time.Hour)}, now)
+	remember := func(k requestKey, expires time.Time) {
+		rq.mu.Lock()
+		rq.remember(&pendingRequest{key: k, askers: []string{"x"}, expires: expires}, now)
+		rq.mu.Unlock()
 	}
-	rq.mu.Unlock()
-	if len(rq.answered) > MaxAnsweredRequests {
-		t.Fatalf("%d answered requests kept, bound %d", len(rq.answered), MaxAnsweredRequests)
+	stream := requestKey{principal: "alice", replyTo: "a", correlation: "stream"}
+	remember(stream, now.Add(time.Hour))
+	for i := range 3 * MaxAnsweredRequests {
+		remember(key(i), now.Add(time.Hour))
+		if i%(MaxAnsweredRequests/2) == 0 { // an event of the stream
+			if askers, _ := rq.addressees(stream); len(askers) != 1 {
+				t.Fatalf("the live stream was forgotten after %d single answers", i)
+			}
+		}
 	}
-	if _, first := rq.addressees(key(0)); first {
-		t.Fatal("the oldest answered request came back as pending")
+	linked := 0
+	for p := rq.oldest; p != nil; p = p.next {
+		linked++
 	}
-	if askers, _ := rq.addressees(key(0)); len(askers) != 0 {
-		t.Fatal("the oldest answered request is still addressed past the bound")
+	if len(rq.answered) > MaxAnsweredRequests || linked != len(rq.answered) {
+		t.Fatalf("%d answered requests kept (%d linked), bound %d", len(rq.answered), linked, MaxAnsweredRequests)
 	}
-	if askers, _ := rq.addressees(key(MaxAnsweredRequests + 9)); len(askers) != 1 {
+	if askers, first := rq.addressees(key(0)); len(askers) != 0 || first {
+		t.Fatal("the least recently answered request is still addressed past the bound")
+	}
+	if askers, _ := rq.addressees(key(3*MaxAnsweredRequests - 1)); len(askers) != 1 {
 		t.Fatal("the newest answered request was forgotten")
 	}
-	// Expired ones go first.
-	rq.mu.Lock()
-	rq.remember(key(-1), answeredRequest{askers: []string{"x"}, expires: now.Add(-time.Second)}, now)
-	rq.mu.Unlock()
+	// Expired ones go first, and are not addressed.
+	remember(key(-1), now.Add(-time.Second))
 	if askers, _ := rq.addressees(key(-1)); len(askers) != 0 {
 		t.Fatal("an expired answered request is still addressed")
 	}

@@ -245,15 +245,22 @@ func (d *Dispatcher) deliverReply(c *capsule, e *ipc.Envelope, askers []string, 
 	return Result{Routes: routes, Interceptors: len(links)}, nil
 }
 
-// addressed is the links of askers' capsules, in order.
+// addressed is the links of askers' capsules, in order; links itself
+// (shared by every publish of its topic) when they all are.
 func addressed(links []*link, askers []string) []*link {
-	var out []*link
-	for _, l := range links {
+	for i, l := range links {
 		if slices.Contains(askers, l.capsule.id) {
-			out = append(out, l)
+			continue
 		}
+		out := append(make([]*link, 0, len(links)-1), links[:i]...)
+		for _, l := range links[i+1:] {
+			if slices.Contains(askers, l.capsule.id) {
+				out = append(out, l)
+			}
+		}
+		return out
 	}
-	return out
+	return links
 }
 
 // Subscribe opens a bus route for a capsule after the [subscribe] ACL check,

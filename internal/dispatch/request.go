@@ -59,35 +59,28 @@ type requestKey struct {
 }
 
 type pendingRequest struct {
+	key requestKey
 	// requester is the capsule the request counts against (the latest to
 	// send it); askers every capsule that sent it (a capsule relaying a
 	// request, as the approval capsule does, sends it again): the reply is
-	// delivered to them alone.
+	// delivered to them alone. first holds the usual single asker.
 	requester string
+	first     [1]string
 	askers    []string
 	expires   time.Time // the request's deadline
 	timer     *time.Timer
-}
-
-// answeredRequest is a request answered once, until its deadline: a
-// request may have several replies (a stream), and each goes to its
-// askers.
-type answeredRequest struct {
-	askers  []string
-	expires time.Time
-	seq     uint64 // which answer of k this is, for order
-}
-
-// answeredKey is an entry of requests.order.
-type answeredKey struct {
-	key requestKey
-	seq uint64
+	// prev and next link the request, once answered, into requests'
+	// list of answered requests (a stream's later replies still go to
+	// its askers until its deadline), the least recently answered first.
+	prev, next *pendingRequest
 }
 
 // MaxAnsweredRequests bounds the answered requests whose later replies
-// (a stream's) are still addressed; past it the oldest is forgotten, and
-// a reply to it reaches no capsule (counted: Stats.RepliesUnaddressed).
-const MaxAnsweredRequests = 1 << 16
+// are still addressed. Past it the one that went longest without a reply
+// is forgotten (a finished tool call before a live stream, whose every
+// event renews it), and a reply to it reaches no capsule (counted:
+// Stats.RepliesUnaddressed).
+const MaxAnsweredRequests = 4096
 
 // asked is what the kernel needs of a request to answer it: a copy, since
 // the envelope itself is still being stamped when it becomes pending.
@@ -109,11 +102,47 @@ type requests struct {
 	closed   bool
 	lostSeen map[string][]string // capsule id → correlation ids told lost, oldest first
 	// answered holds the requests answered once, until their deadline,
-	// with their keys in the order they were answered (order, a FIFO that
-	// may hold keys already gone from the map).
-	answered map[requestKey]answeredRequest
-	order    []answeredKey
-	seq      uint64
+	// linked from oldest (least recently answered) to newest.
+	answered       map[requestKey]*pendingRequest
+	oldest, newest *pendingRequest
+}
+
+// link appends p to the answered list as its newest.
+//
+// rq.mu must be held.
+func (rq *requests) link(p *pendingRequest) {
+	p.prev, p.next = rq.newest, nil
+	if rq.newest != nil {
+		rq.newest.next = p
+	} else {
+		rq.oldest = p
+	}
+	rq.newest = p
+}
+
+// unlink removes p from the answered list.
+//
+// rq.mu must be held.
+func (rq *requests) unlink(p *pendingRequest) {
+	if p.prev != nil {
+		p.prev.next = p.next
+	} else {
+		rq.oldest = p.next
+	}
+	if p.next != nil {
+		p.next.prev = p.prev
+	} else {
+		rq.newest = p.prev
+	}
+	p.prev, p.next = nil, nil
+}
+
+// forget removes the answered request p.
+//
+// rq.mu must be held.
+func (rq *requests) forget(p *pendingRequest) {
+	rq.unlink(p)
+	delete(rq.answered, p.key)
 }
 
 func keyOf(e *ipc.Envelope) requestKey {
@@ -134,8 +163,12 @@ func (rq *requests) add(requester string, a asked, wait time.Duration, expire fu
 		return fmt.Errorf("%w: capsule %s has %d", ErrTooManyRequests, requester, MaxPendingRequests)
 	}
 	k := a.key
-	p := &pendingRequest{requester: requester, askers: []string{requester}, expires: time.Now().Add(wait)}
-	delete(rq.answered, k) // a new request of that key: its own askers
+	p := &pendingRequest{key: k, requester: requester, expires: time.Now().Add(wait)}
+	p.first[0] = requester
+	p.askers = p.first[:]
+	if old, ok := rq.answered[k]; ok { // a new request of that key: its own askers
+		rq.forget(old)
+	}
 	if old, ok := rq.pending[k]; ok {
 		// The same request again (a retry, or a relay's): the new one's
 		// deadline holds, and whoever asked before still gets the reply.
@@ -184,7 +217,7 @@ func (rq *requests) addressees(k requestKey) (askers []string, first bool) {
 		if rq.byCap[p.requester]--; rq.byCap[p.requester] <= 0 {
 			delete(rq.byCap, p.requester)
 		}
-		rq.remember(k, answeredRequest{askers: p.askers, expires: p.expires}, now)
+		rq.remember(p, now)
 		return p.askers, true
 	}
 	a, ok := rq.answered[k]
@@ -192,38 +225,34 @@ func (rq *requests) addressees(k requestKey) (askers []string, first bool) {
 		return nil, false
 	}
 	if now.After(a.expires) {
-		delete(rq.answered, k)
+		rq.forget(a)
 		return nil, false
 	}
+	rq.unlink(a)
+	rq.link(a)
 	return a.askers, false
 }
 
-// remember keeps a answered under k, forgetting expired entries at the
-// front and the oldest past MaxAnsweredRequests.
+// remember keeps p, just answered, addressed: forgetting the expired
+// requests at the front and, past MaxAnsweredRequests, the least recently
+// answered.
 //
 // rq.mu must be held.
-func (rq *requests) remember(k requestKey, a answeredRequest, now time.Time) {
+func (rq *requests) remember(p *pendingRequest, now time.Time) {
 	if rq.closed {
 		return
 	}
 	if rq.answered == nil {
-		rq.answered = map[requestKey]answeredRequest{}
+		rq.answered = map[requestKey]*pendingRequest{}
 	}
-	for len(rq.order) > 0 {
-		front := rq.order[0]
-		e, ok := rq.answered[front.key]
-		if ok && e.seq == front.seq && now.Before(e.expires) && len(rq.answered) < MaxAnsweredRequests {
+	for old := rq.oldest; old != nil; old = rq.oldest {
+		if len(rq.answered) < MaxAnsweredRequests && now.Before(old.expires) {
 			break
 		}
-		if ok && e.seq == front.seq {
-			delete(rq.answered, front.key) // expired, or the oldest past the bound
-		}
-		rq.order = rq.order[1:]
+		rq.forget(old)
 	}
-	rq.seq++
-	a.seq = rq.seq
-	rq.answered[k] = a
-	rq.order = append(rq.order, answeredKey{key: k, seq: a.seq})
+	rq.answered[p.key] = p
+	rq.link(p)
 }
 
 // firstLoss reports whether capsule was not yet told it lost an answer for
@@ -257,7 +286,7 @@ func (rq *requests) close() {
 		delete(rq.pending, k)
 	}
 	rq.byCap = nil
-	rq.answered, rq.order = nil, nil
+	rq.answered, rq.oldest, rq.newest = nil, nil, nil
 }
 
 // Pending is the number of requests waiting for an answer.
