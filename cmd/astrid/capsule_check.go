@@ -75,9 +75,10 @@ type checkReport struct {
 	Imports      []manifest.Import      `json:"imports,omitempty"`
 	Exports      []manifest.Export      `json:"exports,omitempty"`
 	Capabilities manifest.Capabilities  `json:"capabilities"`
-	// HighRisk names the grants that hand the capsule more than its own
-	// resources (tool_middleware: every tool call), shown first.
+	// HighRisk names the high-risk grants (manifest.RiskHigh), shown
+	// first; Risks ranks every grant with its reason.
 	HighRisk    []string             `json:"high_risk,omitempty"`
+	Risks       []manifest.Risk      `json:"risks,omitempty"`
 	Tools       []manifest.Tool      `json:"tools,omitempty"`
 	Env         []manifest.EnvVar    `json:"env,omitempty"`
 	Diagnostics manifest.Diagnostics `json:"diagnostics"`
@@ -104,8 +105,11 @@ func newCheckReport(path string, strict bool) checkReport {
 	}
 	r.Imports, r.Exports = m.Imports, m.Exports
 	r.Capabilities, r.granted = m.Capabilities, m.Capabilities.Granted()
-	if m.Capabilities.ToolMiddleware {
-		r.HighRisk = append(r.HighRisk, "tool_middleware")
+	r.Risks = m.Capabilities.Risks()
+	for _, risk := range r.Risks {
+		if risk.Level == manifest.RiskHigh {
+			r.HighRisk = append(r.HighRisk, risk.Grant)
+		}
 	}
 	r.Tools = m.Tools
 	r.Env = m.Env
@@ -155,11 +159,11 @@ func (r checkReport) writeText(w io.Writer) {
 		status = "does not load"
 	}
 	fmt.Fprintf(w, "%s %s  %s\n", id, r.Version, r.Path)
-	for _, g := range r.HighRisk {
-		// First and loud: this grant decides what every tool call does.
-		if g == "tool_middleware" {
-			fmt.Fprintln(w, "  !! HIGH RISK: tool_middleware = true: this capsule may see, rewrite and answer every tool call")
-			fmt.Fprintln(w, "  !!            (their arguments, file contents included, and results); grant it only to tool plumbing you trust")
+	for _, risk := range r.Risks {
+		// First and loud: what these grants allow goes beyond the
+		// capsule's own resources.
+		if risk.Level == manifest.RiskHigh {
+			fmt.Fprintf(w, "  !! HIGH RISK: %s: %s\n", risk.Grant, risk.Reason)
 		}
 	}
 	counts := plural(r.errs, "error") + ", " + plural(r.warns, "warning")
@@ -194,6 +198,11 @@ func (r checkReport) writeText(w io.Writer) {
 	}
 	list(w, "exports", exps, "none")
 	list(w, "capabilities", r.granted, "none")
+	var risks []string
+	for _, risk := range r.Risks {
+		risks = append(risks, fmt.Sprintf("%-6s %s: %s", risk.Level, risk.Grant, risk.Reason))
+	}
+	list(w, "risks", risks, "none: it may use only its own state")
 	var tools []string
 	for _, t := range r.Tools {
 		s := t.Name

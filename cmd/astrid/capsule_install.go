@@ -6,6 +6,7 @@ import (
 	"io"
 	"path/filepath"
 	"slices"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -41,6 +42,11 @@ capsule serves, naming its tools, or says why it did not load. Every load of the
 capsule is held to the grants approved here: a manifest edited afterwards to ask for
 more does not load until it is installed or approved again.
 
+Each grant is ranked (high, medium, low) with what it allows. High-risk grants (writes
+outside the workspace, any program, any host, the uplink, prompt injection, tool
+middleware) are accepted only by typing the capsule's name, or with --yes --accept-risk:
+a bare --yes refuses them.
+
 Without a terminal, pass --yes to install what the report shows (nothing is asked then;
 set [env] values with ` + "`astrid capsule env set`" + `).
 
@@ -54,6 +60,7 @@ daemon could not load it (it stays installed).`,
 		},
 	}
 	cmd.Flags().BoolVar(&yes, "yes", false, "install without asking (you reviewed the grants); [env] values are not asked for")
+	cmd.Flags().Bool(acceptRiskFlag, false, "with --yes, also accept the high-risk grants the report lists first (without it --yes refuses them)")
 	return cmd
 }
 
@@ -149,7 +156,7 @@ func runInstallIn(cmd *cobra.Command, e *installEnv, args []string, yes bool) er
 	if staged.Replaces {
 		what = "Replace the installed"
 	}
-	if ok, err := confirmGrants(cmd, yes, fmt.Sprintf("%s capsule %s with the grants above?", what, m.ID())); err != nil || !ok {
+	if ok, err := confirmGrants(cmd, yes, m, fmt.Sprintf("%s capsule %s with the grants above?", what, m.ID())); err != nil || !ok {
 		return err
 	}
 	missing, err := askEnv(cmd, e.st, m, yes)
@@ -195,26 +202,54 @@ func showApprovalChange(w io.Writer, st *store.Store, m *manifest.Manifest) {
 	fmt.Fprintf(w, "  approval:     within what was approved for %s before\n", m.ID())
 }
 
-// confirmGrants asks the person to approve; --yes approves. Nobody to ask
-// and no --yes is a refusal that says how to proceed.
-func confirmGrants(cmd *cobra.Command, yes bool, question string) (bool, error) {
+// acceptRiskFlag, with --yes, accepts high-risk grants (manifest.RiskHigh).
+const acceptRiskFlag = "accept-risk"
+
+// confirmGrants asks the person to approve m's grants; --yes approves.
+// High-risk grants need more than a keystroke: typing the capsule's name on
+// the terminal, or --yes with --accept-risk; a bare --yes refuses them, so
+// a script written for a harmless capsule cannot install a dangerous one.
+// Nobody to ask and no --yes is a refusal that says how to proceed.
+func confirmGrants(cmd *cobra.Command, yes bool, m *manifest.Manifest, question string) (bool, error) {
+	high := m.Capabilities.HighRisks()
+	accept, _ := cmd.Flags().GetBool(acceptRiskFlag)
+	refuse := func(format string, a ...any) (bool, error) {
+		cmd.SilenceErrors = true
+		fmt.Fprintf(cmd.ErrOrStderr(), "astrid: "+format+"\n", a...)
+		return false, exitError{code: 1}
+	}
 	if yes {
+		if len(high) > 0 && !accept {
+			return refuse("not approved: capsule %s asks for %s (listed first above); --yes alone does not accept them: review them and pass --yes --%s, or run in a terminal and type the capsule's name",
+				m.ID(), plural(len(high), "high-risk grant"), acceptRiskFlag)
+		}
 		return true, nil
 	}
 	t := terminalOf(cmd)
 	if t == nil {
-		cmd.SilenceErrors = true
-		fmt.Fprintln(cmd.ErrOrStderr(), "astrid: not approved: approving grants the capsule everything listed above, and nobody can confirm it here (standard input is not a terminal); review the report and run again with --yes, or run it in a terminal")
-		return false, exitError{code: 1}
+		how := "--yes"
+		if len(high) > 0 {
+			how = "--yes --" + acceptRiskFlag
+		}
+		return refuse("not approved: approving grants the capsule everything listed above, and nobody can confirm it here (standard input is not a terminal); review the report and run again with %s, or run it in a terminal", how)
+	}
+	if len(high) > 0 {
+		fmt.Fprintf(t.out, "%s\nIt asks for %s (the HIGH RISK lines above). Type its name, %s, to accept them: ", question, plural(len(high), "high-risk grant"), m.ID())
+		answer, err := t.line()
+		if err != nil {
+			return false, err
+		}
+		if strings.TrimSpace(answer) != m.ID() {
+			return refuse("not approved (the name was not typed); nothing was changed")
+		}
+		return true, nil
 	}
 	ok, err := t.confirm(question)
 	if err != nil {
 		return false, err
 	}
 	if !ok {
-		cmd.SilenceErrors = true
-		fmt.Fprintln(cmd.ErrOrStderr(), "astrid: not approved; nothing was changed")
-		return false, exitError{code: 1}
+		return refuse("not approved; nothing was changed")
 	}
 	return true, nil
 }
@@ -312,6 +347,7 @@ daemon could not load it.`,
 		},
 	}
 	cmd.Flags().BoolVar(&yes, "yes", false, "approve without asking (you reviewed the grants)")
+	cmd.Flags().Bool(acceptRiskFlag, false, "with --yes, also accept the high-risk grants the report lists first (without it --yes refuses them)")
 	return cmd
 }
 
@@ -356,7 +392,7 @@ func runApprove(cmd *cobra.Command, e *installEnv, id string, yes bool) error {
 		return nil
 	}
 	showApprovalChange(out, e.st, c.Manifest)
-	if ok, err := confirmGrants(cmd, yes, fmt.Sprintf("Approve capsule %s with the grants above?", c.ID())); err != nil || !ok {
+	if ok, err := confirmGrants(cmd, yes, c.Manifest, fmt.Sprintf("Approve capsule %s with the grants above?", c.ID())); err != nil || !ok {
 		return err
 	}
 	// What is approved is what was shown: a manifest changed while the

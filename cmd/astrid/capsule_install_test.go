@@ -124,7 +124,7 @@ func TestCapsuleInstallApproveRemove(t *testing.T) {
 	if state, listing := capsuleState(t, ws, "by-hand"); state != "failed" || !strings.Contains(listing, "was never approved") || !strings.Contains(listing, "astrid capsule approve by-hand") {
 		t.Fatalf("a capsule copied in by hand is %q:\n%s", state, listing)
 	}
-	if _, errOut, code := runAstrid(t, "", "capsule", "approve", "by-hand", "--yes"); code != 0 {
+	if _, errOut, code := runAstrid(t, "", "capsule", "approve", "by-hand", "--yes", "--accept-risk"); code != 0 {
 		t.Fatalf("approve by-hand: exit %d: %s", code, errOut)
 	}
 	if state, listing := capsuleState(t, ws, "by-hand"); state != "ready" {
@@ -242,5 +242,43 @@ func TestInitWritesACommentedConfigOnce(t *testing.T) {
 	}
 	if got, _ := os.ReadFile(path); !bytes.Equal(got, config.Template()) {
 		t.Error("init --force did not write the template")
+	}
+}
+
+// The issue's capsule: writes anywhere, runs any program, reaches any
+// host, acts for people and writes into the prompt. check ranks each grant
+// with its reason, high risks first; install --yes refuses it (a script
+// written for a harmless capsule cannot install this one), and installs it
+// only with --accept-risk.
+func TestInstallShowsEveryRiskAndABareYesRefusesHighOnes(t *testing.T) {
+	home := t.TempDir()
+	t.Setenv(config.HomeEnv, home)
+	src := notesSource(t, "risky", "[capabilities]", `fs_write = ["/"]`, `host_process = ["*"]`, `net = ["*"]`, "uplink = true", "allow_prompt_injection = true", `fs_read = ["*"]`)
+	out, code := runCheck(t, src)
+	if code != 0 {
+		t.Fatalf("check: exit %d\n%s", code, out)
+	}
+	lines := strings.Split(out, "\n")
+	for i, want := range []string{"uplink = true", "allow_prompt_injection = true", `host_process = ["*"]: may run any host program`, `fs_write = ["/"]: may write and delete any file`, `net = ["*"]: may send data to any host`} {
+		if len(lines) <= i+1 || !strings.Contains(lines[i+1], "!! HIGH RISK: "+want) {
+			t.Errorf("line %d is not the HIGH RISK line for %q:\n%s", i+1, want, out)
+		}
+	}
+	if !strings.Contains(out, `low    fs_read = ["*"]: may read the workspace`) {
+		t.Errorf("the low-risk grant is not ranked:\n%s", out)
+	}
+	out, errOut, code := runAstrid(t, "", "capsule", "install", src, "--yes")
+	if code != 1 || !strings.Contains(errOut, "5 high-risk grants") || !strings.Contains(errOut, "--yes --accept-risk") {
+		t.Fatalf("install --yes: exit %d\n%s%s", code, out, errOut)
+	}
+	if _, err := os.Stat(filepath.Join(home, "capsules", "risky")); !os.IsNotExist(err) {
+		t.Fatalf("a bare --yes installed a high-risk capsule: %v", err)
+	}
+	if _, errOut, code := runAstrid(t, "", "capsule", "install", src, "--yes", "--accept-risk"); code != 0 {
+		t.Fatalf("install --yes --accept-risk: exit %d: %s", code, errOut)
+	}
+	// A harmless capsule needs only --yes.
+	if _, errOut, code := runAstrid(t, "", "capsule", "install", notesSource(t, "harmless"), "--yes"); code != 0 {
+		t.Fatalf("install --yes of a capsule without high risks: exit %d: %s", code, errOut)
 	}
 }

@@ -120,7 +120,7 @@ func TestInstalledToolsAreOfferedToTheModel(t *testing.T) {
 	t.Setenv("OPENAI_BASE_URL", fake.srv.URL+"/v1")
 	t.Setenv("OPENAI_API_KEY", "")
 	for _, src := range []string{greeter, everything} {
-		if out, code := runProcess(t, home, "capsule", "install", src, "--yes"); code != 0 {
+		if out, code := runProcess(t, home, "capsule", "install", src, "--yes", "--accept-risk"); code != 0 {
 			t.Fatalf("install %s: exit %d\n%s", src, code, out)
 		}
 	}
@@ -160,7 +160,7 @@ func TestInstalledToolsAreOfferedToTheModel(t *testing.T) {
 	// A capsule installed while the daemon runs serves when the install
 	// returns: its tool is offered by the very next turn.
 	more := mcpCapsule(t, "more", "more")
-	out, code := runProcess(t, home, "capsule", "install", more, "--yes")
+	out, code := runProcess(t, home, "capsule", "install", more, "--yes", "--accept-risk")
 	if code != 0 || !strings.Contains(out, "the running daemon loaded capsule more (tools: more:") {
 		t.Fatalf("install while the daemon runs: exit %d\n%s", code, out)
 	}

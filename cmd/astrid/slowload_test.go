@@ -29,7 +29,7 @@ func TestToolCallDoesNotWaitForAHungMCPServer(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Copied in by hand, so approved as an operator would.
-	if _, errOut, code := runAstrid(t, "", "capsule", "approve", "hung", "--yes"); code != 0 {
+	if _, errOut, code := runAstrid(t, "", "capsule", "approve", "hung", "--yes", "--accept-risk"); code != 0 {
 		t.Fatalf("approve: exit %d: %s", code, errOut)
 	}
 	ws := t.TempDir()

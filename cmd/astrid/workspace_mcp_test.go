@@ -52,7 +52,7 @@ args = [%q, "."]
 			t.Fatal(err)
 		}
 	}
-	if out, code := runProcess(t, home, "capsule", "install", src, "--yes"); code != 0 {
+	if out, code := runProcess(t, home, "capsule", "install", src, "--yes", "--accept-risk"); code != 0 {
 		t.Fatalf("install (exit %d): %s", code, out)
 	}
 	startDaemonIn(t, home, daemonWS)
