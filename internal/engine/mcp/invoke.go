@@ -52,6 +52,9 @@ func (e *Engine) callTool(ctx context.Context, inv hostapi.Invocation, t tool) (
 	}
 	call, cctx := e.host.Begin(ctx, inv.Principal)
 	defer call.End()
+	if e.remote != nil {
+		defer e.remote.calls.add(call)()
+	}
 	topic := ipc.ToolResultTopic(t.busName)
 	setFailure := func(reason string) {
 		if err := call.SetFailureReply(topic, errorResult(req.CallID, reason)); err != nil {

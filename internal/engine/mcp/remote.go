@@ -40,6 +40,7 @@ type remote struct {
 	headers http.Header  // expanded; never logged
 	client  *http.Client // MCP traffic: egress + headers + caps
 	auth    *storedAuth  // OAuth state (oauth.go); nil for "sse"
+	calls   calls        // tool calls in flight, for a server's questions (elicit.go)
 	// changed is closed (and replaced) whenever a new session becomes
 	// current, for calls waiting to retry on it; guarded by Engine.mu.
 	changed chan struct{}

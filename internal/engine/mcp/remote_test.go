@@ -23,6 +23,7 @@ import (
 	"github.com/astrid-go/astrid/internal/dispatch"
 	"github.com/astrid-go/astrid/internal/egress"
 	"github.com/astrid-go/astrid/internal/host"
+	"github.com/astrid-go/astrid/internal/host/ask"
 	"github.com/astrid-go/astrid/internal/testutil"
 	"github.com/astrid-go/astrid/ipc"
 	"github.com/astrid-go/astrid/manifest"
@@ -70,6 +71,31 @@ func remoteTools(b *blocking) *mcp.Server {
 			case <-b.release:
 				return text("released"), nil
 			}
+		})
+	// ask elicits fields fields from the person and says what it got.
+	for name, fields := range map[string]int{"ask": 1, "ask_huge": 10000} {
+		s.AddTool(&mcp.Tool{Name: name, Description: "Asks the person", InputSchema: obj},
+			func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+				props := map[string]any{}
+				for i := range fields {
+					props[fmt.Sprintf("f%d", i)] = map[string]any{"type": "string", "title": "Your name"}
+				}
+				res, err := req.Session.Elicit(ctx, &mcp.ElicitParams{Message: "Who are you?", RequestedSchema: map[string]any{"type": "object", "properties": props}})
+				if err != nil {
+					return text("elicit failed: " + err.Error()), nil
+				}
+				got, _ := json.Marshal(res.Content)
+				return text(res.Action + " " + string(got)), nil
+			})
+	}
+	s.AddTool(&mcp.Tool{Name: "sample", Description: "Asks the client's model", InputSchema: obj},
+		func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			//lint:ignore SA1019 a server that still samples (deprecated, SEP-2577) must be refused
+			_, err := req.Session.CreateMessage(ctx, &mcp.CreateMessageParams{MaxTokens: 10, Messages: []*mcp.SamplingMessage{{Role: "user", Content: &mcp.TextContent{Text: "hi"}}}})
+			if err != nil {
+				return text("sampling failed: " + err.Error()), nil
+			}
+			return text("sampled"), nil
 		})
 	for _, name := range []string{"html", "huge", "endless", "redirect_meta", "redirect_loopback", "expire", "a/b", strings.Repeat("x", 200)} {
 		s.AddTool(&mcp.Tool{Name: name, Description: "answered by the middleware", InputSchema: obj},
@@ -213,14 +239,18 @@ url = %q
 
 // newRemoteRig is newRig for a remote server: the operator allows the
 // server's loopback endpoint ([egress] allow), nothing else local.
-func newRemoteRig(t *testing.T, m *manifest.Manifest, allow []string, deadline time.Duration, opts Options) (*rig, error) {
+func newRemoteRig(t *testing.T, m *manifest.Manifest, allow []string, deadline time.Duration, opts Options, more ...func(*rig, *host.Deps)) (*rig, error) {
 	t.Helper()
 	r := &rig{t: t, wire: &testutil.SyncBuffer{}, logs: &testutil.SyncBuffer{}, cancels: host.NewCancels(), scopes: host.NewScopes(), ws: realTempDir(t)}
 	log := slog.New(slog.NewTextHandler(r.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	r.bus = bus.New(bus.Options{Logger: log})
 	r.d = dispatch.New(r.bus, dispatch.Options{Logger: log})
 	t.Cleanup(func() { r.d.Close(); r.bus.Close() })
-	h, err := host.NewCapsule(host.Deps{Dispatcher: r.d, Cancels: r.cancels, Scopes: r.scopes, Logger: log, Workspace: r.ws, Egress: egress.Options{AllowLocal: allow}}, m, m.Dir, opts.Env)
+	deps := host.Deps{Dispatcher: r.d, Cancels: r.cancels, Scopes: r.scopes, Logger: log, Workspace: r.ws, Egress: egress.Options{AllowLocal: allow}}
+	for _, f := range more {
+		f(r, &deps)
+	}
+	h, err := host.NewCapsule(deps, m, m.Dir, opts.Env)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -457,4 +487,79 @@ func TestRemoteRefused(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "net") {
 		t.Fatalf("New without a net grant = %v", err)
 	}
+}
+
+// TestRemoteElicitationRefused: a server's elicitation with 10,000 fields
+// is refused before anyone is asked, and in a run with no frontend
+// (headless) any elicitation is refused; so is a sampling request. The
+// capsule keeps serving.
+func TestRemoteElicitationRefused(t *testing.T) {
+	_, u := remoteServer(t, streamableTools(t, newBlocking(t)))
+	r := mustRemoteRig(t, remoteManifest(t, "http", u, ""), []string{hostPort(t, u)}, 0, Options{})
+	tests := []struct{ tool, want string }{
+		{"rem:ask_huge", "it asks for 10000 fields; at most 16 are asked"},
+		{"rem:ask", "there is no person to ask (a headless run)"},
+	}
+	for i, tt := range tests {
+		res := r.roundTrip(tt.tool, fmt.Sprintf("e%d", i), `{}`)
+		contains(t, tt.tool, res.Content, "elicit failed")
+		contains(t, tt.tool, res.Content, tt.want)
+	}
+	// Sampling is not offered, so the server's request is refused.
+	contains(t, "sample", r.roundTrip("rem:sample", "e8", `{}`).Content, "sampling failed")
+	if res := r.roundTrip("rem:echo", "e9", `{"text":"still here"}`); res.IsError || res.Content != "still here" {
+		t.Fatalf("echo after the refusals = %+v", res)
+	}
+}
+
+// TestRemoteElicitationAsksThePerson: a server's elicitation during a call
+// is asked through the frontend question env elicitation uses, and the
+// person's answer goes back to the server.
+func TestRemoteElicitationAsksThePerson(t *testing.T) {
+	const frontend = "test-frontend"
+	_, u := remoteServer(t, streamableTools(t, newBlocking(t)))
+	withFrontend := func(r *rig, d *host.Deps) {
+		d.Bus = r.bus
+		d.Elicits = ask.NewElicits([]string{frontend}, 0)
+		if err := r.d.Register(dispatch.CapsuleACL{ID: frontend, Publish: []string{ipc.ElicitResponseTopic("*")}, Subscribe: []string{ipc.ElicitRequestTopic}}, nopTarget{}); err != nil {
+			t.Fatal(err)
+		}
+		sub, err := r.d.Subscribe(dispatch.Caller{Capsule: frontend, Principal: ipc.DefaultPrincipal}, ipc.ElicitRequestTopic, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			for {
+				d, err := sub.Recv(ctx)
+				if err != nil {
+					return
+				}
+				var q ipc.ElicitRequest
+				if q.UnmarshalJSON(ipc.GuestBytes(d.Envelope.Payload)) != nil {
+					continue
+				}
+				name := "Astrid"
+				b, _ := ipc.ElicitResponse{RequestID: q.RequestID, Value: &name}.MarshalJSON()
+				_, _ = r.d.Publish(dispatch.Caller{Capsule: frontend, Principal: ipc.DefaultPrincipal}, ipc.ElicitResponseTopic(q.RequestID), b)
+			}
+		}()
+		t.Cleanup(func() { cancel(); <-done; sub.Close() })
+	}
+	r := mustRemoteRigWith(t, remoteManifest(t, "http", u, ""), []string{hostPort(t, u)}, Options{}, withFrontend)
+	res := r.roundTrip("rem:ask", "a1", `{}`)
+	if res.IsError || res.Content != `accept {"f0":"Astrid"}` {
+		t.Fatalf("ask = %+v", res)
+	}
+}
+
+func mustRemoteRigWith(t *testing.T, m *manifest.Manifest, allow []string, opts Options, more ...func(*rig, *host.Deps)) *rig {
+	t.Helper()
+	r, err := newRemoteRig(t, m, allow, 0, opts, more...)
+	if err != nil {
+		t.Fatalf("load: %v", err)
+	}
+	return r
 }
