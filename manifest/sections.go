@@ -92,8 +92,12 @@ func (c *checker) readMCPServers(top *table, m *Manifest) {
 		s.Command, cv = t.str("command")
 		s.Args, _ = t.strs("args")
 		s.Description, _ = t.str("description")
+		if s.Remote() {
+			c.readRemoteMCP(t, m, &s, cv)
+		}
 		t.rest(nil)
 		switch {
+		case s.Remote():
 		case s.Type == "stdio" && cv == nil:
 			c.errorf(t.v.at, t.path, "mcp_server %q is stdio but has no command; add command = \"…\"", s.ID)
 		case s.Type == "stdio":
@@ -101,9 +105,9 @@ func (c *checker) readMCPServers(top *table, m *Manifest) {
 				c.errorf(cv.at, t.keyPath("command"), "mcp_server %q runs %q, which capabilities.host_process does not grant; add it there", s.ID, s.Command)
 			}
 		case tv == nil:
-			c.warnf(t.v.at, t.path, "mcp_server %q has no type, so it starts nothing; set type = \"stdio\" to run it", s.ID)
+			c.warnf(t.v.at, t.path, "mcp_server %q has no type, so it starts nothing; set type = \"stdio\" to run it, or \"http\" with a url to connect to it", s.ID)
 		default:
-			c.warnf(tv.at, t.keyPath("type"), "mcp_server %q has type %q, which starts nothing here; only \"stdio\" runs a server", s.ID, s.Type)
+			c.warnf(tv.at, t.keyPath("type"), "mcp_server %q has type %q, which starts nothing here; \"stdio\" runs a server, \"http\" (or the legacy \"sse\") connects to one", s.ID, s.Type)
 		}
 		m.MCPServers = append(m.MCPServers, s)
 	}

@@ -155,13 +155,26 @@ type Command struct {
 	Kind        string `json:"kind"` // CommandSlash (default) or CommandCLI
 }
 
-// MCPServer is one [[mcp_server]]; only Type "stdio" gets an engine.
+// MCPServer is one [[mcp_server]]; Type "stdio" (a process) and the
+// remote "http" and "sse" get an engine (Runs).
 type MCPServer struct {
 	ID          string   `json:"id"`
 	Type        string   `json:"type,omitempty"`
 	Command     string   `json:"command,omitempty"`
 	Args        []string `json:"args,omitempty"`
 	Description string   `json:"description,omitempty"`
+	// URL is a remote server's endpoint (http, sse).
+	URL string `json:"url,omitempty"`
+	// Headers are sent with every request to a remote server; values may
+	// name the capsule's [env] values as ${secret:KEY} or ${env:KEY}
+	// (ParseTemplate), filled in when the engine connects.
+	Headers map[string]string `json:"headers,omitempty"`
+	// OAuthClientID and OAuthClientSecret name a client registered with
+	// the server's authorization server beforehand (templates as Headers;
+	// the secret only as ${secret:KEY}). Without them `astrid mcp login`
+	// registers a client dynamically.
+	OAuthClientID     string `json:"oauth_client_id,omitempty"`
+	OAuthClientSecret string `json:"oauth_client_secret,omitempty"`
 }
 
 // Skill is one [[skill]], served by the static engine.

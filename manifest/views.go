@@ -42,15 +42,15 @@ func (m *Manifest) ExecutableComponent() *Component {
 }
 
 // Engines names the engines the capsule gets, in load order: "wasm" when it
-// has an executable component, "mcp:<id>" per stdio MCP server, and
-// "static" always.
+// has an executable component, "mcp:<id>" per MCP server that runs (stdio,
+// http or sse), and "static" always.
 func (m *Manifest) Engines() []string {
 	var out []string
 	if m.ExecutableComponent() != nil {
 		out = append(out, "wasm")
 	}
 	for _, s := range m.MCPServers {
-		if s.Type == "stdio" {
+		if s.Runs() {
 			out = append(out, "mcp:"+s.ID)
 		}
 	}

@@ -6,8 +6,8 @@ import "github.com/spf13/cobra"
 func newMCPCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "mcp",
-		Short: "Astrid and the Model Context Protocol: serve Astrid's tools to MCP clients",
+		Short: "Astrid and the Model Context Protocol: serve Astrid's tools to MCP clients, log in to remote MCP servers",
 	}
-	cmd.AddCommand(newMCPServeCmd())
+	cmd.AddCommand(newMCPServeCmd(), newMCPLoginCmd(), newMCPLogoutCmd())
 	return cmd
 }

@@ -76,6 +76,12 @@ func Of(m *manifest.Manifest) Record {
 		add("interceptor " + strconv.Quote(i.Pattern))
 	}
 	for _, s := range m.MCPServers {
+		if s.Remote() {
+			// The endpoint is what the operator approves: the headers
+			// name [env] values the operator sets anyway.
+			add("[[mcp_server]] " + strconv.Quote(s.ID) + " connects to " + strconv.Quote(s.URL))
+			continue
+		}
 		if s.Type != "stdio" {
 			continue
 		}

@@ -306,9 +306,10 @@ func (k *Kernel) wasmEngine(m *manifest.Manifest, h *host.Capsule) (capsule.Engi
 	return k.wasm.Engine(m, h)
 }
 
-// mcpEngine builds the engine of one stdio MCP server.
+// mcpEngine builds the engine of one MCP server (stdio or remote); a
+// remote one reads its OAuth login from the store.
 func (k *Kernel) mcpEngine(srv manifest.MCPServer, m *manifest.Manifest, h *host.Capsule, env map[string]string) (capsule.Engine, error) {
-	return mcp.New(srv, m, h, mcp.Options{Logger: k.log, Env: env, StartTimeout: k.opts.Config.MCPHandshakeTimeout.Duration})
+	return mcp.New(srv, m, h, mcp.Options{Logger: k.log, Env: env, StartTimeout: k.opts.Config.MCPHandshakeTimeout.Duration, Tokens: k.Store.MCPTokens(m.ID())})
 }
 
 // LoadNative loads one sdk capsule in-process under its manifest.

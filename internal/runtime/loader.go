@@ -46,7 +46,7 @@ func (r *Runtime) engineFactory(c *Candidate, env map[string]string) EngineFacto
 			es = append(es, e)
 		}
 		for _, srv := range m.MCPServers {
-			if srv.Type != "stdio" {
+			if !srv.Runs() {
 				continue
 			}
 			if r.opts.Engines.MCP == nil {

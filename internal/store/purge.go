@@ -40,7 +40,12 @@ func (s *Store) Purge(capsule string) error {
 				}
 			}
 		}
-		return errors.Join(drop(tx.Bucket(bucketConfig)), drop(tx.Bucket(bucketSecrets)))
+		secrets := tx.Bucket(bucketSecrets)
+		var tokens error
+		if secrets != nil && secrets.Bucket([]byte(mcpTokensPrefix+capsule)) != nil {
+			tokens = secrets.DeleteBucket([]byte(mcpTokensPrefix + capsule))
+		}
+		return errors.Join(drop(tx.Bucket(bucketConfig)), drop(secrets), tokens)
 	})
 	if err != nil {
 		return fmt.Errorf("store: purge %s: %w", capsule, err)

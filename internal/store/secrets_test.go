@@ -316,3 +316,24 @@ func TestKeyFileIsADirectory(t *testing.T) {
 		t.Fatalf("Set: err = %v, want ErrKeyFile", err)
 	}
 }
+
+// TestMCPTokensApart: a capsule's MCP tokens are sealed apart from its
+// secrets (which the capsule reads), and Purge forgets both.
+func TestMCPTokensApart(t *testing.T) {
+	s := openTemp(t)
+	if err := s.MCPTokens("gh").Set("srv", []byte("tok")); err != nil {
+		t.Fatal(err)
+	}
+	if keys, err := s.Secrets("gh").List(); err != nil || len(keys) != 0 {
+		t.Fatalf("the capsule's secrets list %v, %v; want none", keys, err)
+	}
+	if v, ok, err := s.MCPTokens("gh").Get("srv"); err != nil || !ok || string(v) != "tok" {
+		t.Fatalf("Get = %q, %v, %v", v, ok, err)
+	}
+	if err := s.Purge("gh"); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok, err := s.MCPTokens("gh").Get("srv"); err != nil || ok {
+		t.Fatalf("after Purge: found %v, %v", ok, err)
+	}
+}

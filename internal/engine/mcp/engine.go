@@ -44,6 +44,13 @@ type Options struct {
 	// IdleTimeout stops a request workspace's server after that long
 	// without a call. Zero means DefaultIdleTimeout.
 	IdleTimeout time.Duration
+	// Tokens holds the capsule's sealed MCP OAuth logins (a remote
+	// server's token, oauth.go); nil: a server that asks for
+	// authorization is told to log in.
+	Tokens TokenStore
+	// MaxResponseBytes caps a remote server's response bodies and events
+	// (remote.go). Zero means DefaultMaxResponseBytes.
+	MaxResponseBytes int
 }
 
 // Defaults for Options.
@@ -77,6 +84,7 @@ type Engine struct {
 	opts        Options
 	log         *slog.Logger
 	hooks       map[string]bool // handlers of the manifest's interceptors
+	remote      *remote         // a remote server's state (remote.go); nil for stdio
 
 	mu     sync.Mutex
 	health capsule.Health
@@ -105,16 +113,21 @@ var (
 	_ capsule.SurfaceProvider = (*Engine)(nil)
 )
 
-// ErrNotStdio is returned by New for a server whose type is not "stdio":
-// such entries get no engine (seed 003).
-var ErrNotStdio = errors.New(`only type = "stdio" MCP servers get an engine`)
+// ErrNotStdio is returned by New for a server whose type is neither
+// "stdio" nor a remote one ("http", "sse"): such entries get no engine
+// (seed 003).
+var ErrNotStdio = errors.New(`only type = "stdio", "http" or "sse" MCP servers get an engine`)
 
-// New prepares the engine for server srv of capsule m, hosted by h. The
-// command is checked against host_process exactly as declared, before
-// anything is resolved, and then resolved inside the capsule directory
-// (m.Dir); nothing is started until Load.
+// New prepares the engine for server srv of capsule m, hosted by h. For a
+// stdio server the command is checked against host_process exactly as
+// declared, before anything is resolved, and then resolved inside the
+// capsule directory (m.Dir); a remote one (http, sse) has its url checked
+// against `net` (remote.go). Nothing is started until Load.
 func New(srv manifest.MCPServer, m *manifest.Manifest, h *host.Capsule, opts Options) (*Engine, error) {
 	id := m.ID()
+	if srv.Remote() {
+		return newRemote(srv, m, h, opts)
+	}
 	if srv.Type != "stdio" {
 		return nil, fmt.Errorf("mcp: capsule %s: server %s: type %q: %w", id, srv.ID, srv.Type, ErrNotStdio)
 	}
@@ -128,6 +141,13 @@ func New(srv manifest.MCPServer, m *manifest.Manifest, h *host.Capsule, opts Opt
 	if err != nil {
 		return nil, fmt.Errorf("mcp: capsule %s: server %s: %w", id, srv.ID, err)
 	}
+	return newEngine(srv, m, h, command, opts)
+}
+
+// newEngine fills opts' defaults and builds the engine; command is what
+// it runs, or (remote) the endpoint it connects to.
+func newEngine(srv manifest.MCPServer, m *manifest.Manifest, h *host.Capsule, command string, opts Options) (*Engine, error) {
+	id := m.ID()
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
@@ -229,6 +249,9 @@ func (e *Engine) home() scopeKey {
 // resolved for that workspace and principal, as a process a call of that
 // request starts would be.
 func (e *Engine) start(ctx context.Context, k scopeKey) (*server, error) {
+	if e.remote != nil {
+		return e.startRemote(ctx)
+	}
 	env, skipped := environ(e.opts.Env)
 	if len(skipped) > 0 {
 		e.log.Warn("capsule [env] values left out of the server's environment: their names cannot be environment variables", "keys", skipped)

@@ -52,6 +52,9 @@ func (e *Engine) callTool(ctx context.Context, inv hostapi.Invocation, t tool) (
 	}
 	call, cctx := e.host.Begin(ctx, inv.Principal)
 	defer call.End()
+	if e.remote != nil {
+		defer e.remote.calls.add(call)()
+	}
 	topic := ipc.ToolResultTopic(t.busName)
 	setFailure := func(reason string) {
 		if err := call.SetFailureReply(topic, errorResult(req.CallID, reason)); err != nil {
@@ -76,14 +79,17 @@ func (e *Engine) callTool(ctx context.Context, inv hostapi.Invocation, t tool) (
 		return e.answer(call, topic, ipc.ToolCallError(req.CallID, err.Error()))
 	}
 	defer release()
-	// The call ends at once when its server dies, not when the session
-	// notices.
-	callCtx, cancel := context.WithCancelCause(cctx)
-	defer cancel(nil)
-	unwatch := context.AfterFunc(s.done, func() { cancel(context.Cause(s.done)) })
-	defer unwatch()
-
-	res, err := s.session.CallTool(callCtx, &mcp.CallToolParams{Name: t.mcpName, Arguments: arguments(req.Arguments)})
+	params := &mcp.CallToolParams{Name: t.mcpName, Arguments: arguments(req.Arguments)}
+	res, callCtx, err := e.run(cctx, s, params)
+	if err != nil && e.remote != nil && sessionExpired(err) && cctx.Err() == nil {
+		// The server forgot the session (404): it never ran the call, so
+		// the call goes again on the session the supervisor opens next.
+		e.log.Info("mcp: the server expired the session; calling again on a new one", "tool", t.busName, "call_id", req.CallID)
+		if ns, werr := e.awaitNewSession(cctx, s); werr == nil {
+			s = ns
+			res, callCtx, err = e.run(cctx, s, params)
+		}
+	}
 	if err == nil {
 		return e.answer(call, topic, ipc.ToolCallResult{CallID: req.CallID, Content: resultText(res), IsError: res.IsError})
 	}
@@ -96,6 +102,17 @@ func (e *Engine) callTool(ctx context.Context, inv hostapi.Invocation, t tool) (
 	// The server answered with a protocol error (unknown tool, invalid
 	// arguments): that is an answer, given to the caller as an error result.
 	return e.answer(call, topic, ipc.ToolCallError(req.CallID, fmt.Sprintf("MCP tool %s failed: %v", t.busName, err)))
+}
+
+// run makes one tool call on s. The call ends at once when its server dies,
+// not when the session notices; callCtx is the context it ran under.
+func (e *Engine) run(cctx context.Context, s *server, params *mcp.CallToolParams) (*mcp.CallToolResult, context.Context, error) {
+	callCtx, cancel := context.WithCancelCause(cctx)
+	defer cancel(nil)
+	unwatch := context.AfterFunc(s.done, func() { cancel(context.Cause(s.done)) })
+	defer unwatch()
+	res, err := s.session.CallTool(callCtx, params)
+	return res, callCtx, err
 }
 
 // interruption says whether a failed call was interrupted rather than

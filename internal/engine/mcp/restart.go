@@ -30,16 +30,25 @@ func (e *Engine) supervise(ctx context.Context, s *server, done chan<- struct{})
 		if lived >= stableAfter {
 			backoff = e.opts.RestartBackoff
 		}
+		// A remote session the server expired (404 on its id) is opened
+		// again at once: the server is there, it just forgot us.
+		wait := backoff
+		if s.cmd == nil && sessionExpired(s.exitErr) {
+			wait = 0
+		}
 		for {
-			e.log.Warn("mcp server is down; restarting", "exit", s.exitErr, "lived", lived.Round(time.Millisecond), "restart_in", backoff)
-			t := time.NewTimer(backoff)
+			e.log.Warn("mcp server is down; restarting", "exit", s.exitErr, "lived", lived.Round(time.Millisecond), "restart_in", wait)
+			t := time.NewTimer(wait)
 			select {
 			case <-ctx.Done():
 				t.Stop()
 				return
 			case <-t.C:
 			}
-			backoff = min(2*backoff, MaxRestartBackoff)
+			if wait == backoff {
+				backoff = min(2*backoff, MaxRestartBackoff)
+			}
+			wait = backoff
 			ns, err := e.start(ctx, e.home())
 			if err != nil {
 				if ctx.Err() != nil {
@@ -55,6 +64,7 @@ func (e *Engine) supervise(ctx context.Context, s *server, done chan<- struct{})
 				return
 			}
 			e.cur = ns
+			e.notifyCurLocked()
 			e.restarts++
 			n := e.restarts
 			e.mu.Unlock()

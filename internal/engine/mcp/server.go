@@ -47,6 +47,9 @@ type server struct {
 
 // next says what follows the server's death, for a caller.
 func (s *server) next() string {
+	if s.cmd == nil {
+		return "the engine is connecting again"
+	}
 	if s.scoped {
 		return "the next call starts it again"
 	}
@@ -208,6 +211,10 @@ func (s *server) logStderr(log *slog.Logger) {
 // exit), then after grace the group gets SIGTERM, then SIGKILL. It waits
 // for the child and the stderr reader, and is idempotent.
 func (s *server) stop(grace time.Duration) {
+	if s.cmd == nil {
+		s.closeRemote()
+		return
+	}
 	s.closeOnce.Do(func() {
 		_ = s.stdin.Close()
 		if !s.waitExit(grace) {
@@ -223,6 +230,10 @@ func (s *server) stop(grace time.Duration) {
 
 // kill ends the generation at once (the server is already dead or useless).
 func (s *server) kill() {
+	if s.cmd == nil {
+		s.closeRemote()
+		return
+	}
 	s.closeOnce.Do(func() {
 		_ = signalGroup(s.pid, sigKill)
 		<-s.exited

@@ -23,6 +23,9 @@ const (
 	describeHandler   = "mcp_describe"
 )
 
+// maxMCPToolName is the longest tool name MCP allows (SEP-986).
+const maxMCPToolName = 128
+
 // tool is one MCP tool as the bus sees it.
 type tool struct {
 	mcpName string // the name the server knows it by
@@ -43,6 +46,12 @@ func (e *Engine) listTools(ctx context.Context, s *server) (tools []tool, hasHoo
 		}
 		if t.Name == hookTool {
 			hasHook = true
+			continue
+		}
+		if len(t.Name) > maxMCPToolName {
+			// The bus would take a longer name (ipc.MaxToolNameBytes), but
+			// MCP does not, and no model API takes one half as long.
+			e.log.Warn("mcp tool left off the bus: its name is longer than MCP allows", "tool", fmt.Sprintf("%.40s…", t.Name), "bytes", len(t.Name), "limit", maxMCPToolName)
 			continue
 		}
 		name := e.srv.ID + ":" + t.Name

@@ -90,6 +90,11 @@ func (e *Engine) serverOf(ctx context.Context, k scopeKey) (*server, func(), err
 
 // keyOf is the server call needs: its request's workspace and principal.
 func (e *Engine) keyOf(call *host.Call, principal string) (scopeKey, error) {
+	if e.remote != nil {
+		// A remote server runs in no workspace: every call shares the
+		// engine's one session (remote.go).
+		return e.home(), nil
+	}
 	if principal == "" {
 		principal = ipc.DefaultPrincipal
 	}
