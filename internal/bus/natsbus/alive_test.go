@@ -148,3 +148,17 @@ func TestHostCredentialsAllowProbes(t *testing.T) {
 		t.Errorf("may publish %v, want only its presence and probes", claims.Pub.Allow)
 	}
 }
+
+// TestARequestNoHostTookIsAskedAfterOnItsHosts: a host may go down as it
+// takes a request, before its answer that it took it leaves. A request no
+// host said it took is asked after on the hosts announcing its
+// interceptor, and answered once they are all gone.
+func TestARequestNoHostTookIsAskedAfterOnItsHosts(t *testing.T) {
+	ns, auth := embedded(t)
+	a, lost := callerHost(t, ns, auth, "hostA")
+	b := providerHost(t, ns, auth, "hostB")
+	testutil.WaitFor(t, guard, "host A to hear host B's provider", func() bool { return hearsProvider(a, "hostB") })
+	b.abandon() // still announced for three presence intervals
+	call(a, "c1", 1)
+	checkLost(t, lostRequests(t, lost, 1)[0], "c1", "hostB", LostGone)
+}

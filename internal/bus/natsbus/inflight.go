@@ -121,9 +121,12 @@ type requestKey struct {
 }
 
 type remoteRequest struct {
-	req     *ipc.Envelope
-	token   string
+	req   *ipc.Envelope
+	token string
+	// hosts are the host that took the request or, until one says so,
+	// the hosts announcing an interceptor of its topic (askAlive).
 	hosts   []string
+	taken   bool
 	expires time.Time
 }
 
@@ -255,8 +258,8 @@ func (t *Transport) requestTaken(token, host string) {
 	c := &t.requests
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if r := c.pending[c.tokens[token]]; r != nil && !slices.Contains(r.hosts, host) {
-		r.hosts = append(r.hosts, host)
+	if r := c.pending[c.tokens[token]]; r != nil && !r.taken {
+		r.hosts, r.taken = []string{host}, true
 	}
 }
 
@@ -310,19 +313,42 @@ func (t *Transport) aliveAnswered(host string, gone bool) {
 }
 
 // requestHosts is the hosts holding at least one tracked request, each
-// once.
+// once. A request no host has said it took yet (the answer may never come:
+// the host went down as it took it) is taken to be held by the hosts that
+// announce an interceptor of its topic, so that it is answered once they
+// are all gone.
 func (t *Transport) requestHosts() []string {
+	peers := t.peers()
 	c := &t.requests
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	var hosts []string
 	for _, r := range c.pending {
+		if !r.taken && len(r.hosts) == 0 {
+			r.hosts = interceptingHosts(peers, r.req.Topic)
+		}
 		for _, h := range r.hosts {
 			if !slices.Contains(hosts, h) {
 				hosts = append(hosts, h)
 			}
 		}
 	}
+	return hosts
+}
+
+// interceptingHosts is the hosts of peers announcing an interceptor of
+// topic, sorted.
+func interceptingHosts(peers map[string]HostInfo, topic string) []string {
+	var hosts []string
+	for id, h := range peers {
+		for _, patterns := range h.Intercepts {
+			if slices.ContainsFunc(patterns, func(p string) bool { return ipc.MatchInterceptor(p, topic) }) {
+				hosts = append(hosts, id)
+				break
+			}
+		}
+	}
+	slices.Sort(hosts)
 	return hosts
 }
 

@@ -92,6 +92,13 @@ func (t *Transport) replaceReceiverLocked(wanted map[subKey]int) error {
 		Subscribe: &server.SubjectPermission{Allow: subjects},
 		Response:  responseGrant(),
 	}
+	if t.recv != nil {
+		// Both receivers share the queue groups until the old one has
+		// drained, each handed part of a publisher's stream: the consumer
+		// puts what arrives meanwhile back in publish order (handover.go).
+		t.mark(handoverStart)
+		defer t.mark(handoverEnd)
+	}
 	closed := make(chan struct{})
 	conn, err := t.dial(user, perms, "receiver", nats.ClosedHandler(func(*nats.Conn) { close(closed) }))
 	if err != nil {

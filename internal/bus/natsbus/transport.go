@@ -406,15 +406,29 @@ func putFrame(b *[]byte) {
 }
 
 // consume hands received envelopes to the local dispatcher, in the order
-// the receiver's connection read them.
+// the receiver's connection read them, or, across a receiver's replacement,
+// in their publishers' order (handover.go).
 func (t *Transport) consume() {
 	defer t.wg.Done()
+	var held []*nats.Msg // non-nil during a handover
 	for {
 		select {
 		case <-t.done:
 			return
 		case m := <-t.in:
-			t.receive(m)
+			switch {
+			case m == handoverStart:
+				held = make([]*nats.Msg, 0, 64)
+			case m == handoverEnd:
+				for _, m := range inPublishOrder(held) {
+					t.receive(m)
+				}
+				held = nil
+			case held != nil:
+				held = append(held, m)
+			default:
+				t.receive(m)
+			}
 		}
 	}
 }
@@ -475,14 +489,16 @@ func (t *Transport) receive(m *nats.Msg) {
 	if intercept == nil {
 		intercept = t.opts.Deliver
 	}
+	if e.IsRequest() {
+		// Before the handler starts: the requester learns which host to
+		// ask after as early as it can (inflight.go).
+		t.took(m)
+	}
 	if err := intercept(e, runs); err != nil {
 		t.dropped(DropDeliver, 1, "natsbus: received envelope not intercepted", "topic", e.Topic, "source_id", e.SourceID, "group", m.Sub.Queue, "error", err)
 		return
 	}
 	t.stats.intercepted.Add(1)
-	if e.IsRequest() {
-		t.took(m)
-	}
 }
 
 // asyncError counts what the server or the client library reports about a
