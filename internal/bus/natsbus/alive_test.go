@@ -28,8 +28,8 @@ func (t *Transport) abandon() {
 }
 
 // noLostCall fails if a request is answered as lost within a second (four
-// rounds of probes). A negative, so the wait is the thing under test: a
-// slow machine only makes fewer probes fit in it.
+// rounds of liveness questions). A negative, so the wait is the thing under test: a
+// slow machine only makes fewer questions fit in it.
 func noLostCall(t *testing.T, lost chan LostRequest, why string) {
 	t.Helper()
 	select {
@@ -39,13 +39,13 @@ func noLostCall(t *testing.T, lost chan LostRequest, why string) {
 	}
 }
 
-// TestAKilledHostIsTakenAsLostByProbes: on an external cluster in operator
-// mode there is no route to watch. Host A probes host B, which runs its
+// TestAKilledHostIsTakenAsLostByNoResponders: on an external cluster in operator
+// mode there is no route to watch. Host A asks after host B, which runs its
 // call: while B answers, nothing happens; once B's connections close
-// without a word (a SIGKILLed daemon), the cluster answers A's probes "no
+// without a word (a SIGKILLed daemon), the cluster answers A's questions "no
 // responders" and the call is answered as lost, naming the closed
 // connection — not three presence intervals of silence later.
-func TestAKilledHostIsTakenAsLostByProbes(t *testing.T) {
+func TestAKilledHostIsTakenAsLostByNoResponders(t *testing.T) {
 	ns, acc := natsbustest.OperatorServer(t)
 	dirA, dirB := t.TempDir(), t.TempDir()
 	mintInto(t, acc, dirA, "hostA", "router", []string{"tool.v1.execute.*", ipc.ToolExecuteResultTopic}, nil)
@@ -58,7 +58,7 @@ func TestAKilledHostIsTakenAsLostByProbes(t *testing.T) {
 	testutil.WaitFor(t, guard, "host A to hear host B's provider", func() bool { return hearsProvider(a.Transport, "hostB") })
 	call(a.Transport, "c1", 1)
 	taken(t, a.Transport, 1)
-	noLostCall(t, lost, "host B answers its probes")
+	noLostCall(t, lost, "host B answers A's liveness questions")
 
 	b.abandon()
 	checkLost(t, lostRequests(t, lost, 1)[0], "c1", "hostB", LostGone)
@@ -67,25 +67,25 @@ func TestAKilledHostIsTakenAsLostByProbes(t *testing.T) {
 	}
 }
 
-// TestProbesOnTheEmbeddedServer: the in-process authenticator gives the
+// TestLivenessOnTheEmbeddedServer: the in-process authenticator gives the
 // presence connection the same subjects: a host whose connections close
-// is taken as lost by probes there too.
-func TestProbesOnTheEmbeddedServer(t *testing.T) {
+// is taken as lost by liveness questions there too.
+func TestLivenessOnTheEmbeddedServer(t *testing.T) {
 	ns, auth := embedded(t)
 	a, lost := callerHost(t, ns, auth, "hostA")
 	b := providerHost(t, ns, auth, "hostB")
 	call(a, "c1", 1)
 	taken(t, a, 1)
-	noLostCall(t, lost, "host B answers its probes")
+	noLostCall(t, lost, "host B answers A's liveness questions")
 	b.abandon()
 	checkLost(t, lostRequests(t, lost, 1)[0], "c1", "hostB", LostGone)
 }
 
-// TestAProbeAnswersOnlyIntoAProbeInbox: a host holding its own presence
-// credentials sends host B a probe whose reply subject is a capsule's
+// TestALivenessAnswerGoesOnlyIntoAHostInbox: a host holding its own presence
+// credentials sends host B a liveness question whose reply subject is a capsule's
 // subject, hoping B's answer (which the broker's response permission lets
-// out) lands there as a forgery. B answers only into a probe inbox.
-func TestAProbeAnswersOnlyIntoAProbeInbox(t *testing.T) {
+// out) lands there as a forgery. B answers only into a host's inbox.
+func TestALivenessAnswerGoesOnlyIntoAHostInbox(t *testing.T) {
 	ns, acc := natsbustest.OperatorServer(t)
 	dirB, dirC := t.TempDir(), t.TempDir()
 	b := newExternalHost(t, ns, "hostB", hostCreds(t, acc, dirB, "hostB"), dirB)
@@ -99,25 +99,25 @@ func TestAProbeAnswersOnlyIntoAProbeInbox(t *testing.T) {
 	// the order the server sent.
 	landed := make(chan *nats.Msg, 8)
 	forged := SubjectPrefix + ".router." + ipc.ToolExecuteResultTopic
-	inbox := probeInbox("hostC") + ".alive.hostB"
+	inbox := hostInbox("hostC") + ".alive.hostB"
 	for _, subject := range []string{forged, inbox} {
 		if _, err := rogue.ChanSubscribe(subject, landed); err != nil {
 			t.Fatal(err)
 		}
 	}
 	must(t, rogue.Flush())
-	// The forged reply first, then a true probe: B answers in order, so once
+	// The forged reply first, then a true question: B answers in order, so once
 	// the true answer is in, a forged one would have come before it.
 	must(t, rogue.PublishMsg(&nats.Msg{Subject: aliveSubject("hostB"), Reply: forged}))
 	must(t, rogue.PublishMsg(&nats.Msg{Subject: aliveSubject("hostB"), Reply: inbox}))
-	if m := testutil.WaitForRecv(t, guard, "host B to answer the true probe", landed); m.Subject != inbox {
+	if m := testutil.WaitForRecv(t, guard, "host B to answer the true question", landed); m.Subject != inbox {
 		t.Fatalf("host B answered on %s", m.Subject)
 	}
 }
 
-// TestHostCredentialsAllowProbes: what astrid nats creds --host-only mints
-// lets the host answer probes and hear the answers, and no more.
-func TestHostCredentialsAllowProbes(t *testing.T) {
+// TestHostCredentialsAllowLivenessQuestions: what astrid nats creds --host-only mints
+// lets the host answer liveness questions and hear the answers, and no more.
+func TestHostCredentialsAllowLivenessQuestions(t *testing.T) {
 	acc, _ := nkeys.CreateAccount()
 	creds, err := MintHostCreds(acc, "hostA", 0)
 	if err != nil {
@@ -145,7 +145,7 @@ func TestHostCredentialsAllowProbes(t *testing.T) {
 		}
 	}
 	if len(claims.Pub.Allow) != 2 {
-		t.Errorf("may publish %v, want only its presence and probes", claims.Pub.Allow)
+		t.Errorf("may publish %v, want only its presence and liveness questions", claims.Pub.Allow)
 	}
 }
 

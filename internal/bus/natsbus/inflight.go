@@ -82,12 +82,12 @@ func responseGrant() *server.ResponsePermission {
 // presence connection alone may subscribe to it.
 func aliveSubject(host string) string { return PresencePrefix + "." + host + ".alive" }
 
-// probeInbox is where the answers to host's questions come back: the
+// hostInbox is where the answers to host's questions come back: the
 // hosts that took its requests (.took.<token>) and the liveness answers
 // (.alive.<host>). Only host may subscribe there, and a host publishes
 // there only as the answer to a message it received (the broker's response
 // permission).
-func probeInbox(host string) string { return PresencePrefix + "." + host + ".inbox" }
+func hostInbox(host string) string { return PresencePrefix + "." + host + ".inbox" }
 
 // presenceSubjects are what a host's presence connection may publish and
 // subscribe to (dialPresence, MintHostCreds): its own presence subject and
@@ -96,7 +96,7 @@ func probeInbox(host string) string { return PresencePrefix + "." + host + ".inb
 // permission.
 func presenceSubjects(host string) (publish, subscribe []string) {
 	return []string{PresencePrefix + "." + host, aliveSubject("*")},
-		[]string{PresencePrefix + ".*", aliveSubject(host), probeInbox(host) + ".>"}
+		[]string{PresencePrefix + ".*", aliveSubject(host), hostInbox(host) + ".>"}
 }
 
 // inflight is the requests published on this host whose handlers are all
@@ -182,7 +182,7 @@ func (t *Transport) trackRequest(e *ipc.Envelope) string {
 	token := strconv.FormatUint(c.next, 36)
 	c.pending[k] = &remoteRequest{req: req, token: token, expires: expires}
 	c.tokens[token] = k
-	return probeInbox(t.opts.HostID) + ".took." + token
+	return hostInbox(t.opts.HostID) + ".took." + token
 }
 
 func keyOf(principal, replyTo, correlation string) requestKey {
@@ -239,7 +239,7 @@ func (t *Transport) took(m *nats.Msg) {
 // inboxed handles an answer in this host's inbox: a host that took a
 // request, or a liveness answer.
 func (t *Transport) inboxed(m *nats.Msg) {
-	rest, ok := strings.CutPrefix(m.Subject, probeInbox(t.opts.HostID)+".")
+	rest, ok := strings.CutPrefix(m.Subject, hostInbox(t.opts.HostID)+".")
 	if !ok {
 		return
 	}
@@ -281,7 +281,7 @@ func answerAlive(m *nats.Msg) {
 // whether it is still there. Called by the announcing goroutine.
 func (t *Transport) askAlive(nc *nats.Conn) {
 	for _, h := range t.requestHosts() {
-		msg := &nats.Msg{Subject: aliveSubject(h), Reply: probeInbox(t.opts.HostID) + ".alive." + h, Header: nats.Header{}}
+		msg := &nats.Msg{Subject: aliveSubject(h), Reply: hostInbox(t.opts.HostID) + ".alive." + h, Header: nats.Header{}}
 		_ = nc.PublishMsg(msg) // a failed publish is retried next tick
 	}
 }

@@ -111,9 +111,9 @@ func (t *Transport) dialPresence() (*nats.Conn, error) {
 		return nil, fmt.Errorf("natsbus: presence: %w", err)
 	}
 	for subject, handler := range map[string]nats.MsgHandler{
-		PresencePrefix + ".*":            t.heard,
-		aliveSubject(t.opts.HostID):      answerAlive,
-		probeInbox(t.opts.HostID) + ".>": t.inboxed,
+		PresencePrefix + ".*":           t.heard,
+		aliveSubject(t.opts.HostID):     answerAlive,
+		hostInbox(t.opts.HostID) + ".>": t.inboxed,
 	} {
 		if _, err := nc.Subscribe(subject, handler); err != nil {
 			nc.Close()
