@@ -63,9 +63,8 @@ type Options struct {
 	// serves to the others (Hosts); DefaultPresenceInterval if zero.
 	PresenceInterval time.Duration
 	// RequestLost, if set, answers a request published on this host whose
-	// handlers were all on other hosts, lost before it was answered, or
-	// that no one on the bus took (inflight.go): the kernel fails the
-	// request. It must not block.
+	// handlers were all on other hosts, lost before it was answered
+	// (inflight.go): the kernel fails the request. It must not block.
 	RequestLost func(LostRequest)
 	// KernelSubscribe are topics this host's kernel itself listens to from
 	// every host (its tool-call cancel listener): the host receives them
