@@ -228,11 +228,12 @@ func (c *cluster) prompt(t *testing.T) (wait func() string) {
 
 // killMidCall runs a turn on host A, SIGKILLs the daemon whose block call
 // started, and checks that the call failed at once naming that host and
-// the closed route (not the silence of three presence intervals), and that
+// its closed connection — NATS answering "no responders" on the host's
+// liveness subject, not the silence of three presence intervals — and that
 // the turn went on and answered. It returns the killed host's id.
 func (c *cluster) killMidCall(t *testing.T) string {
 	t.Helper()
-	return c.killMidCallLost(t, natsbus.LostRoute)
+	return c.killMidCallLost(t, natsbus.LostGone)
 }
 
 // killMidCallLost is killMidCall with the loss named reason.
@@ -267,7 +268,7 @@ func (c *cluster) killMidCallLost(t *testing.T, reason string) string {
 // node in this process, the seed). `astrid -p` on A has react call tool
 // block, which only host B serves; B's process is killed with SIGKILL
 // mid-call, so it sends no word and no shutdown event. The call fails at
-// once, naming host B and the closed route, and the turn goes on and
+// once, naming host B and its closed connection, and the turn goes on and
 // answers. Every daemon loads the router: A's holds the call, and B's
 // leaves the result to it. The rogue-client half of the Show line is not
 // here: an embedded node takes no client from outside its daemon's

@@ -89,6 +89,19 @@ func (d *Dispatcher) detach(id string) {
 // made of the links of the capsules it admits, in the usual order. Route
 // subscribers receive e whatever runs says.
 func (d *Dispatcher) DeliverRemote(e *ipc.Envelope, runs func(capsule string) bool) error {
+	return d.remote(e, runs, true)
+}
+
+// InterceptRemote runs, for an envelope published on another host, the
+// interceptors of this host's capsules runs admits, and delivers it to no
+// route: a transport that hands each envelope to one of the hosts serving
+// a capsule (a NATS queue group per capsule) delivers the routes' copy
+// through DeliverRemote apart, on every host.
+func (d *Dispatcher) InterceptRemote(e *ipc.Envelope, runs func(capsule string) bool) error {
+	return d.remote(e, runs, false)
+}
+
+func (d *Dispatcher) remote(e *ipc.Envelope, runs func(capsule string) bool, routes bool) error {
 	if d.closed.Load() {
 		return fmt.Errorf("dispatch: remote envelope on %s: %w", e.Topic, ErrClosed)
 	}
@@ -108,7 +121,6 @@ func (d *Dispatcher) DeliverRemote(e *ipc.Envelope, runs func(capsule string) bo
 	// reads a count that includes it (TestPublishingHostKeepsItsOwnCapsule
 	// failed 1 in ~30 under load); a failure to deliver is the
 	// transport's drop.
-	d.stats.remote.Add(1)
 	reply := e.IsReply()
 	var askers []string
 	if reply {
@@ -119,11 +131,18 @@ func (d *Dispatcher) DeliverRemote(e *ipc.Envelope, runs func(capsule string) bo
 		if readers := d.replyReaders.Load(); readers != nil && len(*readers) > 0 {
 			askers = append(slices.Clip(askers), *readers...)
 		}
-		if _, err := d.bus.DeliverTo(e, askers); err != nil {
+	}
+	if routes {
+		d.stats.remote.Add(1)
+		var err error
+		if reply {
+			_, err = d.bus.DeliverTo(e, askers)
+		} else {
+			_, err = d.bus.Deliver(e)
+		}
+		if err != nil {
 			return fmt.Errorf("dispatch: remote envelope on %s from %s: %w", e.Topic, e.SourceID, err)
 		}
-	} else if _, err := d.bus.Deliver(e); err != nil {
-		return fmt.Errorf("dispatch: remote envelope on %s from %s: %w", e.Topic, e.SourceID, err)
 	}
 	links := d.interceptors.Load().match(e.Topic)
 	if reply {

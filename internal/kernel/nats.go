@@ -40,7 +40,7 @@ func startNATS(cfg config.NATS, home string, log *slog.Logger) (*natsLink, error
 		return nil, nil
 	}
 	l := &natsLink{log: log, cfg: cfg}
-	opts := natsbus.Options{HostID: cfg.HostID, Logger: log, Deliver: l.deliver, RequestLost: l.requestLost,
+	opts := natsbus.Options{HostID: cfg.HostID, Logger: log, Deliver: l.deliver, Intercept: l.intercept, RequestLost: l.requestLost,
 		// A cancel reaches the host running the call (DESIGN §9).
 		KernelSubscribe: []string{ipc.ToolRequestCancelTopic}}
 	if cfg.Embedded() {
@@ -140,6 +140,10 @@ func externalOptions(cfg config.NATS) []nats.Option {
 
 func (l *natsLink) deliver(e *ipc.Envelope, runs func(capsule string) bool) error {
 	return l.d.DeliverRemote(e, runs)
+}
+
+func (l *natsLink) intercept(e *ipc.Envelope, runs func(capsule string) bool) error {
+	return l.d.InterceptRemote(e, runs)
 }
 
 // transport is the dispatcher's Transport: the link, which exists before

@@ -144,8 +144,8 @@ func meshOfThree(t *testing.T, script string, both bool) (a, b, c *Kernel, s *bl
 				served++
 			}
 		}
-		// B and C must know each other's provider too: each elects for
-		// itself, and one that does not know the other runs every call.
+		// B and C must know each other's provider too, so that the
+		// tool's queue group holds both when the calls start.
 		if served == want && slices.Contains(a.Dispatcher.ExactInterceptors("tool.v1.execute.block"), "remote-wait") &&
 			(!both || servesBlock(b, "hostC") && servesBlock(c, "hostB")) {
 			return a, b, c, s
@@ -232,7 +232,7 @@ func TestHostLostMidCallTheOtherHostServesTheNext(t *testing.T) {
 	left := map[string]string{"hostB": "hostC", "hostC": "hostB"}[lost]
 	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
 	defer cancel()
-	for i := range 8 { // each call elects afresh: all land on the host left
+	for i := range 8 { // NATS hands each call to the group's members left
 		res, err := a.CallTool(ctx, ipc.DefaultPrincipal, "block", json.RawMessage(`{"wait":false}`), testTimeout)
 		if err != nil || res.IsError || res.Content != "served by "+left {
 			t.Fatalf("call %d after %s was lost: %+v %v", i, lost, res, err)

@@ -211,7 +211,7 @@ func blockForger() Builtin {
 }
 
 // remoteCaller publishes tool requests on host k as the CLI would, with no
-// router on k: whichever host's router the election picks takes each call.
+// router on k: whichever host's router NATS hands it to takes each call.
 type remoteCaller struct {
 	t       *testing.T
 	k       *Kernel
@@ -273,7 +273,7 @@ func (rc *remoteCaller) next() ipc.ToolExecuteResult {
 }
 
 // (b) The router on hosts A and B, the tool on C, the calls made on C: the
-// election sends each request to A's router or B's, and each call's result
+// router's queue group sends each request to A's router or B's, and each call's result
 // comes back to the router that holds it — whichever host that is — once.
 // A result forged by another capsule for a pending call is refused by the
 // router holding the call.

@@ -62,8 +62,6 @@ func (a *Authenticator) NodeStats() NodeStats {
 type credential struct {
 	secret []byte
 	perms  *server.Permissions
-	// account is the account the connection joins; nil is the global one.
-	account *server.Account
 }
 
 // NewAuthenticator returns an authenticator that admits no one yet.
@@ -78,17 +76,11 @@ func NewAuthenticator(log *slog.Logger) *Authenticator {
 // as its password. Issuing again for the same user replaces the secret and
 // permissions (connections already open keep what they were given).
 func (a *Authenticator) Issue(user string, perms *server.Permissions) string {
-	return a.IssueIn(user, perms, nil)
-}
-
-// IssueIn is Issue for a connection joining account acc (the server's
-// system account, for the host's watch of its cluster's nodes).
-func (a *Authenticator) IssueIn(user string, perms *server.Permissions, acc *server.Account) string {
 	raw := make([]byte, 32)
 	_, _ = rand.Read(raw) // crypto/rand.Read never fails (Go 1.24+)
 	secret := hex.EncodeToString(raw)
 	a.mu.Lock()
-	a.users[user] = credential{secret: []byte(secret), perms: perms, account: acc}
+	a.users[user] = credential{secret: []byte(secret), perms: perms}
 	a.mu.Unlock()
 	return secret
 }
@@ -121,7 +113,7 @@ func (a *Authenticator) Check(c server.ClientAuthentication) bool {
 		a.refuse(c, opts.Username, "wrong secret")
 		return false
 	}
-	c.RegisterUser(&server.User{Username: opts.Username, Permissions: cred.perms, Account: cred.account})
+	c.RegisterUser(&server.User{Username: opts.Username, Permissions: cred.perms})
 	return true
 }
 

@@ -8,12 +8,13 @@ import (
 	"github.com/astrid-go/astrid/ipc"
 )
 
-// A message body is the publishing host's id, the ids of the other hosts
-// it knew of (its view: the receivers elect among them, view.go) and the
-// envelope's binary form (ipc.Envelope.AppendBinary):
+// A message body is the publishing host's id, the ids of the capsules
+// whose interceptors already ran it there (ran: no other host runs them
+// again, transport.go) and the envelope's binary form
+// (ipc.Envelope.AppendBinary):
 //
-//	uvarint(len(host)) | host | uvarint(len(view)) | view | envelope
-//	view = { uvarint(len(id)) | id }
+//	uvarint(len(host)) | host | uvarint(len(ran)) | ran | envelope
+//	ran = { uvarint(len(id)) | id }, sorted
 //
 // The binary form carries every field of the envelope but the two the
 // subject carries (topic and source_id, left empty), payload bytes last and
@@ -27,15 +28,15 @@ import (
 // segment (checkCapsuleID), so no longer than a topic.
 const maxHostBytes = ipc.MaxTopicBytes
 
-// appendFrame appends the frame of e, published on host knowing of the
-// hosts view encodes (peerView.ids), to dst. The envelope's topic and
+// appendFrame appends the frame of e, published on host where the
+// capsules ran lists intercepted it, to dst. The envelope's topic and
 // source_id are left out: the subject carries them, and the receiver takes
 // them from there only (decodeEnvelope).
-func appendFrame(dst []byte, host string, view []byte, e *ipc.Envelope) ([]byte, error) {
+func appendFrame(dst []byte, host string, ran []byte, e *ipc.Envelope) ([]byte, error) {
 	dst = binary.AppendUvarint(dst, uint64(len(host)))
 	dst = append(dst, host...)
-	dst = binary.AppendUvarint(dst, uint64(len(view)))
-	dst = append(dst, view...)
+	dst = binary.AppendUvarint(dst, uint64(len(ran)))
+	dst = append(dst, ran...)
 	bare := *e
 	bare.Topic, bare.SourceID = "", ""
 	out, err := bare.AppendBinary(dst)
@@ -45,17 +46,17 @@ func appendFrame(dst []byte, host string, view []byte, e *ipc.Envelope) ([]byte,
 	return out, nil
 }
 
-// splitFrame returns the publishing host's id, its view and the encoded
-// envelope; all alias data.
-func splitFrame(subject string, data []byte) (host, view, envelope []byte, err error) {
+// splitFrame returns the publishing host's id, the capsules that ran the
+// envelope there and the encoded envelope; all alias data.
+func splitFrame(subject string, data []byte) (host, ran, envelope []byte, err error) {
 	n, k := binary.Uvarint(data)
 	if k <= 0 || n > maxHostBytes || n > uint64(len(data)-k) {
 		return nil, nil, nil, fmt.Errorf("natsbus: envelope on %s: %w", subject, errBadFrame)
 	}
 	host, data = data[k:k+int(n)], data[k+int(n):]
 	n, k = binary.Uvarint(data)
-	if k <= 0 || n > maxViewBytes || n > uint64(len(data)-k) {
-		return nil, nil, nil, fmt.Errorf("natsbus: envelope on %s: %w", subject, errBadView)
+	if k <= 0 || n > maxRanBytes || n > uint64(len(data)-k) {
+		return nil, nil, nil, fmt.Errorf("natsbus: envelope on %s: %w", subject, errBadRan)
 	}
 	return host, data[k : k+int(n)], data[k+int(n):], nil
 }
@@ -83,16 +84,35 @@ func decodeEnvelope(subject string, data []byte) (*ipc.Envelope, error) {
 }
 
 // decode is splitFrame then decodeEnvelope, for tests and the fuzz target.
-func decode(subject string, data []byte) (host string, view []byte, e *ipc.Envelope, err error) {
-	h, view, body, err := splitFrame(subject, data)
+func decode(subject string, data []byte) (host string, ran []byte, e *ipc.Envelope, err error) {
+	h, ran, body, err := splitFrame(subject, data)
 	if err != nil {
 		return "", nil, nil, err
 	}
 	e, err = decodeEnvelope(subject, body)
-	return string(h), view, e, err
+	return string(h), ran, e, err
+}
+
+// maxRanBytes bounds a frame's list of capsules that ran the envelope.
+const maxRanBytes = 1 << 18
+
+// listed reports whether ran, as a frame carries it, names capsule. A
+// malformed list names none.
+func listed(ran []byte, capsule string) bool {
+	for len(ran) > 0 {
+		n, k := binary.Uvarint(ran)
+		if k <= 0 || n > uint64(len(ran)-k) {
+			return false
+		}
+		if string(ran[k:k+int(n)]) == capsule {
+			return true
+		}
+		ran = ran[k+int(n):]
+	}
+	return false
 }
 
 var (
 	errBadFrame = errors.New("not an envelope frame (host id length out of range)")
-	errBadView  = errors.New("not an envelope frame (host view length out of range)")
+	errBadRan   = errors.New("not an envelope frame (intercepting capsules' length out of range)")
 )

@@ -65,7 +65,8 @@ func hostDispatcher(t testing.TB, ns *server.Server, auth *Authenticator, hostID
 		var d atomic.Pointer[dispatch.Dispatcher]
 		var err error
 		tr, err = New(Options{HostID: hostID, Server: ns, Auth: auth, Logger: quiet(),
-			Deliver: func(e *ipc.Envelope, runs func(string) bool) error { return d.Load().DeliverRemote(e, runs) }})
+			Deliver:   func(e *ipc.Envelope, runs func(string) bool) error { return d.Load().DeliverRemote(e, runs) },
+			Intercept: func(e *ipc.Envelope, runs func(string) bool) error { return d.Load().InterceptRemote(e, runs) }})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -179,7 +179,7 @@ func (t *Transport) warnExpiry(cf *credsFile, who string, now time.Time) {
 func (t *Transport) renewHostConnsLocked() error {
 	var errs []error
 	if t.recv != nil {
-		if err := t.replaceReceiverLocked(); err != nil {
+		if err := t.replaceReceiverLocked(t.wantedLocked()); err != nil {
 			errs = append(errs, err)
 		}
 	}

@@ -4,16 +4,18 @@
 // dispatcher (dispatch.Dispatcher.DeliverRemote), which routes them and
 // runs this host's interceptors. It also owns the topic ↔ subject mapping,
 // the embedded nats-server, its in-process authenticator and the
-// authentication of its routes to the other nodes (routeauth.go), the hosts'
-// presence (each host announces the capsules it serves; Hosts), and the
-// choice of the one host on which a capsule loaded on several intercepts
-// each envelope (elect.go). It tracks the requests published here
-// (ipc.Envelope.IsRequest) that only other hosts handle and reports those
-// whose host is lost (the host left, its node shut down, this host's node
-// lost its routes to that node, it fell silent, or this host lost NATS) to
-// Options.RequestLost, which the kernel answers (inflight.go, nodes.go,
-// routes.go); and, from those requests, which host intercepts a reply: the
-// one that published its request, where the requester waits (results.go).
+// authentication of its routes to the other nodes (routeauth.go), and the
+// hosts' presence: each host announces the capsules and interceptors it
+// serves, which NATS cannot tell (Hosts, ExactInterceptors). NATS does the
+// distribution: a capsule loaded on several hosts intercepts in a queue
+// group those hosts share, and NATS hands each envelope to one of them
+// (intercepts.go). A request published here (ipc.Envelope.IsRequest) that
+// only other hosts handle travels as a NATS request; the host that takes it
+// answers, and this host tracks it until its reply, reporting it to
+// Options.RequestLost, which the kernel answers, once NATS answers "no
+// responders" on that host's liveness subject or this host loses NATS
+// (inflight.go). A reply runs the interceptors of the host that published
+// its request, where the requester waits.
 // It knows no topic's convention: a request is what its envelope says.
 //
 // Subjects carry the publisher: astrid.<capsule id>.<topic>. Each capsule
@@ -22,9 +24,10 @@
 // only astrid.*.<each [subscribe] key> (a trailing `.*` becomes `>`). The
 // receiving host takes source_id and topic from the subject, never from
 // the encoded envelope, so no connection can speak as another capsule. A
-// message's body is the publishing host's id and the envelope's compact
-// binary form (ipc.Envelope.AppendBinary), which keeps every field; the
-// subject supplies topic and source_id (codec.go).
+// message's body is the publishing host's id, the capsules that ran it
+// there, and the envelope's compact binary form (ipc.Envelope.AppendBinary),
+// which keeps every field; the subject supplies topic and source_id
+// (codec.go).
 //
 // On the embedded server the in-process authenticator sets those
 // permissions; on an external cluster in operator mode they are in each
@@ -33,9 +36,10 @@
 // (creds_dir.go).
 //
 // A host receives through one more connection (receiver.go), allowed the
-// union of its capsules' subscribe grants, whose subscriptions share a
-// queue group named by the host id: each envelope reaches each host once
-// and in its publisher's order, whatever number of the host's keys match.
+// union of its capsules' subscribe grants, whose route subscriptions share
+// a queue group named by the host id: each envelope reaches each host's
+// routes once and in its publisher's order, whatever number of the host's
+// keys match.
 //
 // What it must not do: check ACLs or rate limits (dispatch did, on the
 // publishing host; the broker checks the grants again), route, buffer or

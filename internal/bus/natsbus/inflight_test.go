@@ -108,94 +108,102 @@ func checkLost(t *testing.T, r LostRequest, id, host, reason string) {
 	}
 }
 
-// TestRequestsOfALostHostAreAnswered: the requesting host tracks each
-// request forwarded to a handler on other hosts with the host elected to
-// handle it; when that host leaves, exactly its requests still unanswered
-// are answered as lost, naming it; a host forgotten for its silence gets
-// the same.
+// taken waits until n of tr's tracked requests were each taken by a host,
+// and returns, by correlation id, the host that took each.
+func taken(t *testing.T, tr *Transport, n int) map[string]string {
+	t.Helper()
+	var by map[string]string
+	testutil.WaitFor(t, guard, fmt.Sprintf("%d requests to be taken", n), func() bool {
+		by = map[string]string{}
+		c := &tr.requests
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		for k, r := range c.pending {
+			if len(r.hosts) > 0 {
+				by[k.correlation] = r.hosts[0]
+			}
+		}
+		return len(by) == n
+	})
+	return by
+}
+
+// TestRequestsOfALostHostAreAnswered: NATS hands each request to one of
+// the hosts serving the tool (their queue group), which tells the
+// requesting host it took it; when that host's connections close without
+// a word, exactly its requests still unanswered are answered as lost,
+// naming it, once NATS answers "no responders" on its liveness subject;
+// a host closing its transport gets the same.
 func TestRequestsOfALostHostAreAnswered(t *testing.T) {
 	ns, auth := embedded(t)
 	a, lost := callerHost(t, ns, auth, "hostA")
 	b := providerHost(t, ns, auth, "hostB")
-	providerHost(t, ns, auth, "hostC")
-	testutil.WaitFor(t, guard, "host A to hear both providers", func() bool { return hearsProvider(a, "hostB", "hostC") })
+	c := providerHost(t, ns, auth, "hostC")
 
 	const n = 32
-	view := a.peers()
-	byHost := map[string][]string{}
 	for i := range n {
+		call(a, fmt.Sprintf("call%02d", i), uint64(i+1))
+	}
+	took := taken(t, a, n)
+	byHost := map[string][]string{}
+	for i := 1; i < n; i++ { // call00 is answered below
 		id := fmt.Sprintf("call%02d", i)
-		call(a, id, uint64(i+1))
-		h := electedIn(view.ids, view, "tool", "hostA", uint64(i+1), "")
-		if i > 0 { // call00 is answered below
-			byHost[h] = append(byHost[h], id)
-		}
+		byHost[took[id]] = append(byHost[took[id]], id)
 	}
 	if len(byHost["hostB"]) == 0 || len(byHost["hostC"]) == 0 {
 		t.Fatalf("the requests did not spread over both hosts: %v", byHost)
-	}
-	if got := a.RemoteRequests(); got != n {
-		t.Fatalf("%d requests tracked, want %d", got, n)
 	}
 	replied(a, "call00")
 	if got := a.RemoteRequests(); got != n-1 {
 		t.Fatalf("%d requests tracked after one was answered, want %d", got, n-1)
 	}
 
-	b.Close() // announces that it leaves
+	b.abandon()
 	for i, r := range lostRequests(t, lost, len(byHost["hostB"])) {
-		checkLost(t, r, byHost["hostB"][i], "hostB", LostLeft)
+		checkLost(t, r, byHost["hostB"][i], "hostB", LostGone)
 	}
 	if got := a.RemoteRequests(); got != len(byHost["hostC"]) {
 		t.Fatalf("%d requests still tracked, want host C's %d", got, len(byHost["hostC"]))
 	}
-	// Host C falls silent: once forgotten, its requests are answered too.
-	a.forgetSilent(time.Now().Add(4 * DefaultPresenceInterval))
+	c.Close()
 	for i, r := range lostRequests(t, lost, len(byHost["hostC"])) {
-		checkLost(t, r, byHost["hostC"][i], "hostC", LostSilent)
+		checkLost(t, r, byHost["hostC"][i], "hostC", LostGone)
 	}
-	if a.RemoteRequests() != 0 || hearsProvider(a, "hostC") {
-		t.Fatalf("host C not forgotten: %d requests, hosts %+v", a.RemoteRequests(), a.Hosts())
+	if a.RemoteRequests() != 0 || hearsProvider(a, "hostC") || hearsProvider(a, "hostB") {
+		t.Fatalf("hosts B and C not forgotten: %d requests, hosts %+v", a.RemoteRequests(), a.Hosts())
 	}
 }
 
-// TestOnlyRequestsHandledElsewhereAreTracked: a plain publish on a topic
-// another host handles, a request no host handles, a request a capsule here
-// handles, and a request past its deadline are not tracked (or not for
-// long); a request on any topic some other host intercepts, by a wildcard
-// too, is: the transport reads the envelope, never the topic's meaning.
-func TestOnlyRequestsHandledElsewhereAreTracked(t *testing.T) {
+// TestOnlyRequestsTakenElsewhereAreAnswered: a plain publish is not
+// tracked, nor a request a capsule here handles; a request no host takes
+// is tracked, but no host's loss answers it (its deadline does); a request
+// on any topic another host intercepts, by a wildcard too, is answered
+// when that host is lost: the transport reads the envelope, never the
+// topic's meaning.
+func TestOnlyRequestsTakenElsewhereAreAnswered(t *testing.T) {
 	ns, auth := embedded(t)
 	a, lost := callerHost(t, ns, auth, "hostA")
 	b := providerHost(t, ns, auth, "hostB")
 	must(t, b.Attach("asked", nil, []string{"mesh.v1.*"}, []string{"mesh.v1.*"}))
-	testutil.WaitFor(t, guard, "host A to hear host B's capsules", func() bool {
-		return hearsProvider(a, "hostB") && slices.ContainsFunc(a.Hosts(), func(h HostInfo) bool { return len(h.Intercepts["asked"]) > 0 })
-	})
 
 	a.Forward(&ipc.Envelope{Topic: "tool.v1.execute.echo", Payload: []byte(`{}`), SourceID: "router", Principal: "alice", Seq: 1})
-	request(a, "tool.v1.execute.other", "tool.v1.execute.other.result", "x", 2)
 	if n := a.RemoteRequests(); n != 0 {
-		t.Fatalf("a plain publish or a request no host handles is tracked (%d)", n)
+		t.Fatalf("a plain publish is tracked (%d)", n)
 	}
-
+	request(a, "tool.v1.execute.other", "tool.v1.execute.other.result", "x", 2)
 	request(a, "mesh.v1.ask", "mesh.v1.ask.reply", "m1", 3)
-	if n := a.RemoteRequests(); n != 1 {
-		t.Fatalf("a request another host intercepts by a wildcard is not tracked (%d)", n)
-	}
-	expired := &ipc.Envelope{Topic: "mesh.v1.ask", Payload: []byte(`{}`), SourceID: "router", Principal: "alice", Seq: 4}
-	expired.SetRequest("mesh.v1.ask.reply", "m2", time.Now().Add(-time.Second).UnixNano())
-	a.Forward(expired)
-	b.Close()
+	taken(t, a, 1)
+	b.abandon()
 	r := lostRequests(t, lost, 1)[0]
 	if r.Request.CorrelationID() != "m1" || r.Request.ReplyTo() != "mesh.v1.ask.reply" || r.Host != "hostB" {
-		t.Fatalf("lost request %+v (%+v), want m1 (the one past its deadline is dispatch's to answer)", r, r.Request)
+		t.Fatalf("lost request %+v (%+v), want m1 (the one no host took is dispatch's to answer)", r, r.Request)
 	}
 
 	must(t, a.Attach("local", nil, []string{"tool.v1.execute.echo"}, []string{"tool.v1.execute.echo"}))
+	before := a.RemoteRequests()
 	call(a, "y", 5)
-	if n := a.RemoteRequests(); n != 0 {
-		t.Fatalf("a request this host's own handler takes is tracked (%d)", n)
+	if n := a.RemoteRequests(); n != before {
+		t.Fatalf("a request this host's own handler takes is tracked (%d, was %d)", n, before)
 	}
 }
 
@@ -206,9 +214,9 @@ func TestOwnLinkLostAnswersEveryRemoteRequest(t *testing.T) {
 	ns, auth := embedded(t)
 	a, lost := callerHost(t, ns, auth, "hostA")
 	providerHost(t, ns, auth, "hostB")
-	testutil.WaitFor(t, guard, "host A to hear the provider", func() bool { return hearsProvider(a, "hostB") })
 	call(a, "c1", 1)
 	call(a, "c2", 2)
+	taken(t, a, 2)
 	ns.Shutdown()
 	for i, r := range lostRequests(t, lost, 2) {
 		checkLost(t, r, fmt.Sprintf("c%d", i+1), "hostB", LostOwnLink)
@@ -217,16 +225,18 @@ func TestOwnLinkLostAnswersEveryRemoteRequest(t *testing.T) {
 
 // TestNodeShutdownAnswersItsHostsRequests: on a cluster of three embedded
 // nodes, the node of the host handling a request shuts down without its
-// host saying it leaves: the requesting host hears the node's shutdown
-// event and answers the request at once, naming the host.
+// host saying it leaves: NATS answers "no responders" on the host's
+// liveness subject, and the requesting host answers the request at once,
+// naming the host.
 func TestNodeShutdownAnswersItsHostsRequests(t *testing.T) {
 	nodes, auths := cluster(t, 3)
 	a, lost := callerHost(t, nodes[0], auths[0], "hostA")
 	providerHost(t, nodes[1], auths[1], "hostB")
 	testutil.WaitFor(t, guard, "host A to hear host B's provider", func() bool { return hearsProvider(a, "hostB") })
 	call(a, "c1", 1)
+	taken(t, a, 1)
 	nodes[1].Shutdown()
-	checkLost(t, lostRequests(t, lost, 1)[0], "c1", "hostB", LostShutdown)
+	checkLost(t, lostRequests(t, lost, 1)[0], "c1", "hostB", LostGone)
 	if hearsProvider(a, "hostB") {
 		t.Fatal("host B still listed after its node shut down")
 	}

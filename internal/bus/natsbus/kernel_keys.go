@@ -11,13 +11,13 @@ func (t *Transport) receiveForKernel(topics []string) error {
 	if len(topics) == 0 {
 		return nil
 	}
-	subjects := make([]string, 0, len(topics))
+	subjects := make([]subKey, 0, len(topics))
 	for _, topic := range topics {
 		s, err := SubscribeGrant(topic)
 		if err != nil {
 			return fmt.Errorf("natsbus: the kernel's key: %w", err)
 		}
-		subjects = append(subjects, s)
+		subjects = append(subjects, subKey{subject: s, queue: t.opts.HostID})
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()

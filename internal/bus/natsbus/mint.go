@@ -59,7 +59,7 @@ func MintHostCreds(account nkeys.KeyPair, host string, ttl time.Duration) (Capsu
 	perms := &server.Permissions{
 		Publish:   &server.SubjectPermission{Allow: publish},
 		Subscribe: &server.SubjectPermission{Allow: append([]string{SubjectPrefix + ".>"}, subscribe...)},
-		Response:  &server.ResponsePermission{MaxMsgs: 1, Expires: time.Minute},
+		Response:  responseGrant(),
 	}
 	creds, err := mintUser(account, "host:"+host, perms, ttl)
 	if err != nil {

@@ -4,53 +4,68 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 )
 
 // receiver is the host's one receiving connection. It subscribes to the
-// subjects of every attached capsule's [subscribe] keys, each subscription
-// in the queue group named by the host id, and all of them feed one
-// channel. The queue group makes the server deliver each message once per
-// host however many of the host's subscriptions match it, and one
-// connection read in order keeps each publisher's order: the host then
-// delivers it to its routes and runs its interceptor chain exactly as for a
-// local publish. Its broker permissions are the union of the attached
-// capsules' subscribe grants, fixed when it connects; when a capsule brings
-// a key outside them, a new receiver replaces it (see resubscribeLocked).
+// subjects of every attached capsule's [subscribe] keys in the queue group
+// named by the host id, and to each capsule's interceptor patterns in the
+// capsule's group (intercepts.go); all of them feed one channel. The host's
+// group makes the server deliver each message once per host however many
+// of its subscriptions match it, for its routes; a capsule's group, once
+// among the hosts serving the capsule. One connection read in order keeps
+// each publisher's order. Its broker permissions are the union of the
+// attached capsules' subscribe grants, fixed when it connects; when a
+// capsule brings a key outside them, a new receiver replaces it (see
+// resubscribeLocked). It may publish nothing but the answer to a request
+// it takes (inflight.go).
 type receiver struct {
 	conn *nats.Conn
 	// closed is closed once conn is (a drain has finished).
 	closed chan struct{}
 	user   string
 	grants map[string]bool
-	subs   map[string]*nats.Subscription
+	subs   map[subKey]*nats.Subscription
+}
+
+// subKey is one subscription of the receiver: a subject in a queue group.
+type subKey struct{ subject, queue string }
+
+// wantedLocked is every subscription the host wants: its capsules' routes'
+// and its interceptors'. t.mu must be held.
+func (t *Transport) wantedLocked() map[subKey]int {
+	wanted := t.interceptKeysLocked()
+	maps.Copy(wanted, t.wanted)
+	return wanted
 }
 
 // resubscribeLocked makes the receiver subscribe to exactly the wanted
 // subjects, replacing it when they outgrow its permissions. t.mu must be
 // held.
 func (t *Transport) resubscribeLocked() error {
-	if t.recv == nil || !t.recv.covers(t.wanted) {
-		if len(t.wanted) == 0 {
+	wanted := t.wantedLocked()
+	if t.recv == nil || !t.recv.covers(wanted) {
+		if len(wanted) == 0 {
 			return nil
 		}
-		return t.replaceReceiverLocked()
+		return t.replaceReceiverLocked(wanted)
 	}
 	r := t.recv
-	for _, subject := range sortedKeys(t.wanted) {
-		if r.subs[subject] != nil {
+	for _, k := range wantedKeys(wanted) {
+		if r.subs[k] != nil {
 			continue
 		}
-		if err := t.subscribe(r, subject); err != nil {
+		if err := t.subscribe(r, k); err != nil {
 			return err
 		}
 	}
-	for subject, sub := range r.subs {
-		if t.wanted[subject] == 0 {
+	for k, sub := range r.subs {
+		if wanted[k] == 0 {
 			t.retireSubLocked(sub)
-			delete(r.subs, subject)
+			delete(r.subs, k)
 		}
 	}
 	if err := flushIfConnected(r.conn); err != nil {
@@ -63,22 +78,38 @@ func (t *Transport) resubscribeLocked() error {
 // subscribes it, and only then retires the old one: both share the host's
 // queue group meanwhile, so each message still reaches the host once. t.mu
 // must be held.
-func (t *Transport) replaceReceiverLocked() error {
-	subjects := sortedKeys(t.wanted)
+func (t *Transport) replaceReceiverLocked(wanted map[subKey]int) error {
+	keys := wantedKeys(wanted)
+	var subjects []string
+	for _, k := range keys {
+		if !slices.Contains(subjects, k.subject) {
+			subjects = append(subjects, k.subject)
+		}
+	}
 	user := "host:" + t.opts.HostID
 	perms := &server.Permissions{
 		Publish:   &server.SubjectPermission{Deny: []string{">"}},
 		Subscribe: &server.SubjectPermission{Allow: subjects},
+		Response:  responseGrant(),
+	}
+	if t.recv != nil {
+		// Both receivers share the queue groups until the old one has
+		// drained, each handed part of a publisher's stream: the consumer
+		// puts what arrives meanwhile back in publish order (handover.go).
+		t.mark(handoverStart)
+		defer t.mark(handoverEnd)
 	}
 	closed := make(chan struct{})
 	conn, err := t.dial(user, perms, "receiver", nats.ClosedHandler(func(*nats.Conn) { close(closed) }))
 	if err != nil {
 		return fmt.Errorf("receiver: %w", err)
 	}
-	r := &receiver{conn: conn, closed: closed, user: user, grants: make(map[string]bool, len(subjects)), subs: make(map[string]*nats.Subscription, len(subjects))}
+	r := &receiver{conn: conn, closed: closed, user: user, grants: make(map[string]bool, len(subjects)), subs: make(map[subKey]*nats.Subscription, len(keys))}
 	for _, s := range subjects {
 		r.grants[s] = true
-		if err := t.subscribe(r, s); err != nil {
+	}
+	for _, k := range keys {
+		if err := t.subscribe(r, k); err != nil {
 			conn.Close()
 			return err
 		}
@@ -96,12 +127,12 @@ func (t *Transport) replaceReceiverLocked() error {
 	return nil
 }
 
-func (t *Transport) subscribe(r *receiver, subject string) error {
-	sub, err := r.conn.ChanQueueSubscribe(subject, t.opts.HostID, t.in)
+func (t *Transport) subscribe(r *receiver, k subKey) error {
+	sub, err := r.conn.ChanQueueSubscribe(k.subject, k.queue, t.in)
 	if err != nil {
-		return fmt.Errorf("receive %s: %w", subject, err)
+		return fmt.Errorf("receive %s in %s: %w", k.subject, k.queue, err)
 	}
-	r.subs[subject] = sub
+	r.subs[k] = sub
 	return nil
 }
 
@@ -128,9 +159,9 @@ func (t *Transport) retireSubLocked(sub *nats.Subscription) {
 }
 
 // covers reports whether r's permissions allow every wanted subject.
-func (r *receiver) covers(wanted map[string]int) bool {
-	for s := range wanted {
-		if !r.grants[s] {
+func (r *receiver) covers(wanted map[subKey]int) bool {
+	for k := range wanted {
+		if !r.grants[k.subject] {
 			return false
 		}
 	}
@@ -150,4 +181,14 @@ func (r *receiver) dropped() uint64 {
 
 func sortedKeys[V any](m map[string]V) []string {
 	return slices.Sorted(maps.Keys(m))
+}
+
+// wantedKeys is the wanted subscriptions in a fixed order.
+func wantedKeys(m map[subKey]int) []subKey {
+	return slices.SortedFunc(maps.Keys(m), func(a, b subKey) int {
+		if c := strings.Compare(a.subject, b.subject); c != 0 {
+			return c
+		}
+		return strings.Compare(a.queue, b.queue)
+	})
 }

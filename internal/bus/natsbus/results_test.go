@@ -1,98 +1,94 @@
 package natsbus
 
 import (
-	"slices"
 	"testing"
+	"time"
+
+	"github.com/nats-io/nats-server/v2/server"
 
 	"github.com/astrid-go/astrid/internal/testutil"
 	"github.com/astrid-go/astrid/ipc"
 )
 
-// TestReplyGoesToTheHostHoldingTheRequest: a reply from another host is
-// intercepted here by every interceptor while this host holds the request
-// it answers (it published the request to another host and has seen no
-// reply to it; for the request's principal and reply address only);
-// otherwise only by a capsule the election picks and no other host serves.
-// The first reply ends the request. Any envelope that is no reply keeps the
-// election.
+// delivery is how a host was handed an envelope: to its routes (with
+// whether every interceptor runs there, or none) or to one capsule's
+// interceptor from its queue group.
+type delivery struct {
+	id      string
+	all     bool
+	capsule string
+	routes  bool
+	topic   string
+}
+
+// routerHost is host id with a router intercepting the echo tool's
+// replies, recording each delivery.
+func routerHost(t *testing.T, ns *server.Server, auth *Authenticator, id string) (*Transport, chan delivery) {
+	t.Helper()
+	got := make(chan delivery, 64)
+	tr, err := New(Options{HostID: id, Server: ns, Auth: auth, RequestLost: func(LostRequest) {},
+		Deliver: func(e *ipc.Envelope, runs func(string) bool) error {
+			got <- delivery{id: e.CorrelationID(), all: runs == nil, routes: true, topic: e.Topic}
+			return nil
+		},
+		Intercept: func(e *ipc.Envelope, runs func(string) bool) error {
+			got <- delivery{id: e.CorrelationID(), capsule: "router", topic: e.Topic}
+			return nil
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(tr.Close)
+	must(t, tr.Attach("router", []string{"tool.v1.execute.*"}, []string{echoReplyTo}, []string{echoReplyTo}))
+	return tr, got
+}
+
+// TestReplyGoesToTheHostHoldingTheRequest: a router on hosts A and C; A
+// forwards a call to host B's tool. B's reply runs every interceptor on A,
+// which holds the request, and none on C, where it only reaches the
+// routes; no host runs it from the router's queue group. The first reply
+// ends the request: a second one (a replay) runs no interceptor on A
+// either.
 func TestReplyGoesToTheHostHoldingTheRequest(t *testing.T) {
 	ns, auth := embedded(t)
-	a, _ := callerHost(t, ns, auth, "hostA")
-	providerHost(t, ns, auth, "hostB")
-	testutil.WaitFor(t, guard, "host A to hear the provider", func() bool { return hearsProvider(a, "hostB") })
+	a, gotA := routerHost(t, ns, auth, "hostA")
+	_, gotC := routerHost(t, ns, auth, "hostC")
+	b := providerHost(t, ns, auth, "hostB")
 
-	reply := func(topic, principal, id string) *ipc.Envelope {
-		e := &ipc.Envelope{Topic: topic, Payload: []byte(`"x"`), SourceID: "tool", Principal: principal}
-		if id != "" {
-			e.SetReply(id)
+	req := &ipc.Envelope{Topic: "tool.v1.execute.echo", Payload: []byte(`{}`), SourceID: "router", Principal: "alice", Seq: 1}
+	req.SetRequest(echoReplyTo, "held", ipc.DeadlineAfter(time.Now(), time.Minute))
+	a.Forward(req)
+	taken(t, a, 1)
+	for i := range 2 {
+		reply := &ipc.Envelope{Topic: echoReplyTo, Payload: []byte(`"done"`), SourceID: "tool", Principal: "alice", Seq: uint64(2 + i)}
+		reply.SetReply("held")
+		b.Forward(reply)
+		must(t, b.Flush())
+		want := delivery{id: "held", all: i == 0, routes: true, topic: echoReplyTo}
+		if d := testutil.WaitForRecv(t, guard, "host A's delivery", gotA); d != want {
+			t.Fatalf("reply %d on host A: %+v, want %+v", i, d, want)
 		}
-		return e
-	}
-	// The election picks "router" and "audit" here, not "other".
-	elected := func(capsule string) bool { return capsule != "other" }
-	type runsOf struct{ router, audit, other bool }
-	check := func(name string, e *ipc.Envelope, want runsOf) {
-		t.Helper()
-		runs := a.replyRuns(e, elected)
-		if got := (runsOf{runs("router"), runs("audit"), runs("other")}); got != want {
-			t.Errorf("%s: runs %+v, want %+v", name, got, want)
+		want.all = false
+		if d := testutil.WaitForRecv(t, guard, "host C's delivery", gotC); d != want {
+			t.Fatalf("reply %d on host C: %+v, want %+v", i, d, want)
 		}
 	}
-	notHeld := []struct {
-		name string
-		e    *ipc.Envelope
-	}{
-		{"a reply to another request", reply(echoReplyTo, "alice", "other")},
-		{"the held request's id for another principal", reply(echoReplyTo, "bob", "held")},
-		{"the held request's id on another address", reply("mesh.v1.ask.reply", "alice", "held")},
-	}
-	notReplies := []struct {
-		name string
-		e    *ipc.Envelope
-	}{
-		{"a plain envelope on the reply address", reply(echoReplyTo, "alice", "")},
-		{"another plain envelope", reply("mesh.result", "alice", "")},
-	}
-	for _, tc := range append(notHeld, notReplies...) {
-		// No other host serves a router: this host's runs as elected.
-		check(tc.name+", the router only here", tc.e, runsOf{true, true, false})
-	}
-
-	// Host C runs the router too: a reply this host does not hold is C's
-	// to take, whatever the election says here.
-	callerHost(t, ns, auth, "hostC")
-	testutil.WaitFor(t, guard, "host A to hear host C's router", func() bool {
-		return slices.ContainsFunc(a.Hosts(), func(h HostInfo) bool { return h.ID == "hostC" && slices.Contains(h.Capsules, "router") })
-	})
-	for _, tc := range notHeld {
-		check(tc.name+", a router on C too", tc.e, runsOf{false, true, false})
-	}
-	for _, tc := range notReplies {
-		check(tc.name+" keeps the election", tc.e, runsOf{true, true, false})
-	}
-
-	call(a, "held", 1)
-	if a.RemoteRequests() != 1 {
-		t.Fatal("the request is not tracked")
-	}
-	held := reply(echoReplyTo, "alice", "held")
-	check("the held request's reply, a router on C too", held, runsOf{true, true, true})
 	if a.RemoteRequests() != 0 {
 		t.Fatal("the reply did not end the request")
 	}
-	// Answered, the request is no longer held: a second reply (a replay,
-	// or a handler answering twice) is not the router's here.
-	check("a reply to a request already answered", held, runsOf{false, true, false})
-}
-
-// TestReplyRunsWithoutRequestTracking: a transport that tracks no requests
-// (no RequestLost) keeps the election for replies too.
-func TestReplyRunsWithoutRequestTracking(t *testing.T) {
-	ns, auth := embedded(t)
-	h := newTestHost(t, ns, auth, "hostA")
-	e := &ipc.Envelope{Topic: echoReplyTo, Payload: []byte(`"x"`), Principal: "alice"}
-	e.SetReply("c")
-	if runs := h.replyRuns(e, func(string) bool { return true }); !runs("router") {
-		t.Fatal("without request tracking a reply does not keep the election")
+	// Nothing came from the router's queue group: a marker after the
+	// replies reaches each host's routes next.
+	mark := &ipc.Envelope{Topic: echoReplyTo, Payload: []byte(`"mark"`), SourceID: "tool", Principal: "alice", Seq: 9}
+	b.Forward(mark)
+	for name, got := range map[string]chan delivery{"A": gotA, "C": gotC} {
+		for {
+			d := testutil.WaitForRecv(t, guard, "the marker", got)
+			if d.id != "" {
+				t.Fatalf("host %s was handed %+v before the marker", name, d)
+			}
+			if d.routes {
+				break
+			}
+		}
 	}
 }

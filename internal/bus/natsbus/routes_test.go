@@ -1,43 +1,15 @@
 package natsbus
 
 import (
-	"encoding/json"
 	"io"
 	"net"
-	"slices"
 	"sync"
 	"testing"
 
 	"github.com/nats-io/nats-server/v2/server"
-	"github.com/nats-io/nats.go"
-)
 
-func TestRouteChanges(t *testing.T) {
-	set := func(ids ...string) map[string]struct{} {
-		m := map[string]struct{}{}
-		for _, id := range ids {
-			m[id] = struct{}{}
-		}
-		return m
-	}
-	for _, tc := range []struct {
-		name           string
-		before, now    map[string]struct{}
-		closed, opened []string
-	}{
-		{"no change", set("a", "b"), set("a", "b"), nil, nil},
-		{"one closed", set("a", "b", "c"), set("a"), []string{"b", "c"}, nil},
-		{"one opened", set("a"), set("c", "a", "b"), nil, []string{"b", "c"}},
-		{"one replaced", set("a", "b"), set("a", "c"), []string{"b"}, []string{"c"}},
-		{"from none", nil, set("a"), nil, []string{"a"}},
-		{"to none", set("a"), set(), []string{"a"}, nil},
-	} {
-		closed, opened := routeChanges(tc.before, tc.now)
-		if !slices.Equal(closed, tc.closed) || !slices.Equal(opened, tc.opened) {
-			t.Errorf("%s: closed %v opened %v, want %v and %v", tc.name, closed, opened, tc.closed, tc.opened)
-		}
-	}
-}
+	"github.com/astrid-go/astrid/internal/testutil"
+)
 
 // routeProxy carries one node's routes to another, so that a test can
 // break them as a killed process or a failed network would, with no
@@ -122,7 +94,7 @@ func proxiedPair(t *testing.T) (a, b *server.Server, authA, authB *Authenticator
 	proxy = startRouteProxy(t, a.ClusterAddr().String())
 	b, authB = startEmbedded(t, ServerOptions{Name: "nodeB", ClusterName: "test", ClusterListen: "127.0.0.1:0", ClusterSecretFile: secret, Routes: []string{proxy.url()}})
 	for _, ns := range []*server.Server{a, b} {
-		waitFor(t, "the routes to open", func() bool { return ns.NumRoutes() >= 1 })
+		testutil.WaitFor(t, guard, "the routes to open", func() bool { return ns.NumRoutes() >= 1 })
 	}
 	return a, b, authA, authB, proxy
 }
@@ -134,26 +106,15 @@ func proxiedPair(t *testing.T) (a, b *server.Server, authA, authB *Authenticator
 // while the node is unreachable. When a route to that node opens again (the
 // node was up all along), the host is heard again.
 func TestRouteClosedAnswersItsHostsCalls(t *testing.T) {
-	a, lost, nodeB, proxy := callAcrossProxiedPair(t)
+	a, lost, _, proxy := callAcrossProxiedPair(t)
 	proxy.cut(true)
-	expectLostC1(t, lost, LostRoute)
+	expectLostC1(t, lost, LostGone)
 	if hearsProvider(a, "hostB") {
 		t.Fatal("host B still listed after the routes to its node closed")
 	}
-	// An announcement host B sent before its routes closed, arriving now,
-	// does not bring it back.
-	late, err := json.Marshal(announcement{Capsules: []string{"tool"},
-		Intercepts: map[string][]string{"tool": {"tool.v1.execute.echo"}}, Server: nodeB.ID()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	a.heard(&nats.Msg{Subject: PresencePrefix + ".hostB", Data: late})
-	if hearsProvider(a, "hostB") {
-		t.Fatal("a late announcement brought host B back while its node is unreachable")
-	}
 
 	proxy.cut(false) // node B's next route attempt gets through
-	waitFor(t, "host B to be heard again once a route to its node opens", func() bool { return hearsProvider(a, "hostB") })
+	testutil.WaitFor(t, guard, "host B to be heard again once a route to its node opens", func() bool { return hearsProvider(a, "hostB") })
 	call(a, "c2", 2)
 	replied(a, "c2")
 	if n := a.RemoteRequests(); n != 0 {
@@ -178,8 +139,9 @@ func callAcrossProxiedPair(t *testing.T) (a *Transport, lost chan LostRequest, n
 	nodeA, nodeB, authA, authB, proxy := proxiedPair(t)
 	a, lost = callerHost(t, nodeA, authA, "hostA")
 	providerHost(t, nodeB, authB, "hostB")
-	waitFor(t, "host A to hear host B's provider", func() bool { return hearsProvider(a, "hostB") })
+	testutil.WaitFor(t, guard, "host A to hear host B's provider", func() bool { return hearsProvider(a, "hostB") })
 	call(a, "c1", 1)
+	taken(t, a, 1)
 	return a, lost, nodeB, proxy
 }
 

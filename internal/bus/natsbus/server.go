@@ -50,6 +50,13 @@ type ServerOptions struct {
 	MaxPayload int32
 }
 
+// A route is pinged every routePingInterval and closed after
+// routeMaxPingsOut pings in a row went unanswered.
+const (
+	routePingInterval = time.Second
+	routeMaxPingsOut  = 3
+)
+
 // StartServer starts an embedded nats-server whose clients are
 // authenticated by auth, and waits until it accepts connections. Stop it
 // with Shutdown and WaitForShutdown.
@@ -90,6 +97,13 @@ func StartServer(o ServerOptions, auth *Authenticator) (*server.Server, error) {
 			return nil, fmt.Errorf("natsbus: cluster listen address: %w", err)
 		}
 		opts.Cluster = server.ClusterOpts{Name: o.ClusterName, Host: host, Port: port}
+	}
+	if clustered {
+		// A peer that falls silent without closing its sockets (a
+		// partition, a link down) is let go within seconds, not minutes:
+		// its routes close, and NATS then answers "no responders" for its
+		// hosts (inflight.go).
+		opts.Cluster.PingInterval, opts.Cluster.MaxPingsOut = routePingInterval, routeMaxPingsOut
 	}
 	if len(o.Routes) > 0 {
 		routes, err := routeURLs(o.Routes)

@@ -38,6 +38,9 @@ type Stats struct {
 	Forwarded uint64
 	// Received counts envelopes from other hosts handed to the local bus.
 	Received uint64
+	// Intercepted counts envelopes from other hosts NATS handed to this
+	// host in a capsule's queue group, whose interceptor ran here.
+	Intercepted uint64
 	// Echoes counts this host's own envelopes coming back, skipped.
 	Echoes uint64
 	// Drops counts lost envelopes and refused operations by reason.
@@ -56,6 +59,7 @@ type Stats struct {
 
 type counters struct {
 	forwarded, received, echoes atomic.Uint64
+	intercepted                 atomic.Uint64
 	credsRenewed, credsExpired  atomic.Uint64
 	mu                          sync.Mutex
 	drops                       map[string]uint64
@@ -81,6 +85,7 @@ func (c *counters) snapshot() Stats {
 	s := Stats{
 		Forwarded:    c.forwarded.Load(),
 		Received:     c.received.Load(),
+		Intercepted:  c.intercepted.Load(),
 		Echoes:       c.echoes.Load(),
 		CredsRenewed: c.credsRenewed.Load(),
 		CredsExpired: c.credsExpired.Load(),

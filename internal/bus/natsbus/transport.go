@@ -48,20 +48,23 @@ type Options struct {
 	// the host's receiver and presence connections.
 	CredsDir string
 	// Deliver hands an envelope published on another host to this host's
-	// dispatcher (dispatch.Dispatcher.DeliverRemote), with runs, which
-	// says which of this host's capsules intercept it (elect.go). It must
-	// not block, and must not keep runs past its return: the transport
-	// reuses it for the next envelope.
+	// routes (dispatch.Dispatcher.DeliverRemote), with runs, which says
+	// which of this host's capsules intercept it there: none, but every
+	// one for a reply to a request published here. It must not block.
 	Deliver func(e *ipc.Envelope, runs func(capsule string) bool) error
+	// Intercept runs, for an envelope published on another host, the
+	// interceptors of the capsules runs admits and delivers it to no route
+	// (dispatch.Dispatcher.InterceptRemote): NATS handed it to this host
+	// in a capsule's queue group. It must not block. Nil: Deliver.
+	Intercept func(e *ipc.Envelope, runs func(capsule string) bool) error
 	// ReceiveQueue is the capacity of the host's receive queue.
 	ReceiveQueue int
-	// PresenceInterval is how often the host announces its capsules to
-	// the others (Hosts); DefaultPresenceInterval if zero.
+	// PresenceInterval is how often the host announces the capsules it
+	// serves to the others (Hosts); DefaultPresenceInterval if zero.
 	PresenceInterval time.Duration
 	// RequestLost, if set, answers a request published on this host whose
 	// handlers were all on other hosts, lost before it was answered
-	// (inflight.go): the kernel fails the request (ipc.FailHostLost). It
-	// must not block.
+	// (inflight.go): the kernel fails the request. It must not block.
 	RequestLost func(LostRequest)
 	// KernelSubscribe are topics this host's kernel itself listens to from
 	// every host (its tool-call cancel listener): the host receives them
@@ -84,9 +87,9 @@ type Transport struct {
 	mu       sync.Mutex // serialises Attach, Detach, Close and the receiver
 	closed   bool
 	capsules map[string]*attachment
-	// wanted counts, per receive subject, the attached capsules whose
-	// [subscribe] keys map to it.
-	wanted map[string]int
+	// wanted counts, per receive subscription, the attached capsules
+	// whose keys map to it.
+	wanted map[subKey]int
 	recv   *receiver
 	// retiredDropped is the slow-consumer drops of closed subscriptions.
 	retiredDropped uint64
@@ -96,18 +99,13 @@ type Transport struct {
 	wg   sync.WaitGroup
 
 	presenceConn *nats.Conn
-	// nodesConn hears the cluster's nodes shut down (nodes.go).
-	nodesConn *nats.Conn
-	presence  presence
+	presence     presence
 	// presenceDue asks the announcing goroutine for an announcement now.
 	presenceDue chan struct{}
-	// intercepted is the set of patterns this host's capsules intercept,
-	// copy-on-write: Forward reads it without t.mu.
-	intercepted atomic.Pointer[map[string]bool]
+	// locals is what this host's capsules intercept (intercepts.go).
+	locals atomic.Pointer[localIntercepts]
 	// requests are the requests handled on other hosts (inflight.go).
 	requests inflight
-	// probes are the liveness probes of those hosts (probe.go).
-	probes probes
 	// closing is set when Close starts: losing the connections then is
 	// no host's loss.
 	closing atomic.Bool
@@ -119,9 +117,11 @@ type Transport struct {
 }
 
 type attachment struct {
-	conn       *nats.Conn
-	user       string
-	subscribe  []string
+	conn *nats.Conn
+	user string
+	// receives are the host's subscriptions for the capsule's routes: its
+	// [subscribe] grants in the host's group (interceptors: intercepts.go).
+	receives   []subKey
 	intercepts []string
 	// creds is the capsule's own credentials file, if it has one.
 	creds *credsFile
@@ -157,7 +157,7 @@ func New(opts Options) (*Transport, error) {
 		opts:        opts,
 		log:         opts.Logger.With("host", opts.HostID),
 		capsules:    make(map[string]*attachment),
-		wanted:      make(map[string]int),
+		wanted:      make(map[subKey]int),
 		in:          make(chan *nats.Msg, opts.ReceiveQueue),
 		presenceDue: make(chan struct{}, 1),
 		done:        make(chan struct{}),
@@ -197,6 +197,10 @@ func (t *Transport) Attach(id string, publish, subscribe, intercepts []string) e
 	if err != nil {
 		return fmt.Errorf("natsbus: capsule %s: %w", id, err)
 	}
+	receives, err := t.receives(subGrants, intercepts)
+	if err != nil {
+		return fmt.Errorf("natsbus: capsule %s: %w", id, err)
+	}
 	user := "capsule:" + t.opts.HostID + ":" + id
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -216,20 +220,20 @@ func (t *Transport) Attach(id string, publish, subscribe, intercepts []string) e
 		return fmt.Errorf("natsbus: attach capsule %s: %w", id, err)
 	}
 	old := t.capsules[id]
-	t.capsules[id] = &attachment{conn: conn, user: user, subscribe: subGrants, intercepts: slices.Clone(intercepts), creds: cf}
+	t.capsules[id] = &attachment{conn: conn, user: user, receives: receives, intercepts: slices.Clone(intercepts), creds: cf}
 	t.storeConnsLocked()
-	t.want(subGrants, 1)
+	t.want(receives, 1)
 	if old != nil {
-		t.want(old.subscribe, -1)
+		t.want(old.receives, -1)
 	}
 	if err := t.resubscribeLocked(); err != nil {
 		// The capsule could publish but the host would not receive what
 		// it subscribes to: refuse it rather than run it half-connected,
 		// and keep the registration it replaced, if any.
-		t.want(subGrants, -1)
+		t.want(receives, -1)
 		closeConn(conn)
 		if old != nil {
-			t.want(old.subscribe, 1)
+			t.want(old.receives, 1)
 			t.capsules[id] = old
 		} else {
 			delete(t.capsules, id)
@@ -269,6 +273,23 @@ func grants(id string, publish, subscribe []string) (pub, sub []string, err erro
 	return pub, sub, nil
 }
 
+// receives is the host's subscriptions for capsule id's routes: its
+// [subscribe] grants in the host's queue group. Its interceptor patterns
+// are checked here and subscribed with those of the host's other capsules
+// (interceptKeysLocked).
+func (t *Transport) receives(subGrants, intercepts []string) ([]subKey, error) {
+	keys := make([]subKey, 0, len(subGrants))
+	for _, g := range subGrants {
+		keys = append(keys, subKey{subject: g, queue: t.opts.HostID})
+	}
+	for _, p := range intercepts {
+		if _, err := SubscribeGrant(p); err != nil {
+			return nil, fmt.Errorf("interceptor: %w", err)
+		}
+	}
+	return keys, nil
+}
+
 // Detach closes capsule id's connection and stops receiving for its keys.
 // Unknown ids are ignored.
 func (t *Transport) Detach(id string) {
@@ -294,7 +315,7 @@ func (t *Transport) detachLocked(id string) *attachment {
 	}
 	delete(t.capsules, id)
 	t.storeConnsLocked()
-	t.want(a.subscribe, -1)
+	t.want(a.receives, -1)
 	closeConn(a.conn)
 	if t.opts.Auth != nil {
 		t.opts.Auth.Revoke(a.user)
@@ -303,24 +324,20 @@ func (t *Transport) detachLocked(id string) *attachment {
 }
 
 // storeConnsLocked publishes the capsule → connection map Forward reads,
-// and the patterns this host's capsules intercept (inflight.go). t.mu must
-// be held.
+// and what this host's capsules intercept (intercepts.go). t.mu must be
+// held.
 func (t *Transport) storeConnsLocked() {
 	m := make(map[string]*nats.Conn, len(t.capsules))
-	intercepted := make(map[string]bool)
 	for id, a := range t.capsules {
 		m[id] = a.conn
-		for _, p := range a.intercepts {
-			intercepted[p] = true
-		}
 	}
 	t.conns.Store(&m)
-	t.intercepted.Store(&intercepted)
+	t.locals.Store(newLocalIntercepts(t.capsules))
 }
 
-// want adds delta to the count of each subject. t.mu must be held.
-func (t *Transport) want(subjects []string, delta int) {
-	for _, s := range subjects {
+// want adds delta to the count of each subscription. t.mu must be held.
+func (t *Transport) want(keys []subKey, delta int) {
+	for _, s := range keys {
 		if n := t.wanted[s] + delta; n > 0 {
 			t.wanted[s] = n
 		} else {
@@ -340,19 +357,27 @@ func (t *Transport) Forward(e *ipc.Envelope) {
 		t.dropped(DropNotAttached, 1, "natsbus: publish from a capsule with no connection not forwarded", "capsule", e.SourceID, "topic", e.Topic)
 		return
 	}
-	view := t.peers()
-	t.track(e, view)
+	ran := t.locals.Load().ran(e.Topic)
+	reply := t.track(e, ran)
 	buf := framePool.Get().(*[]byte)
 	defer putFrame(buf)
-	data, err := appendFrame((*buf)[:0], t.opts.HostID, view.ids, e)
+	data, err := appendFrame((*buf)[:0], t.opts.HostID, ran, e)
 	*buf = data
 	if err != nil {
 		t.dropped(DropEncode, 1, "natsbus: envelope not forwarded", "error", err)
 		return
 	}
 	// Publish copies data into the connection's buffer before it returns,
-	// so the frame's buffer goes back to the pool.
-	if err := nc.Publish(SubjectPrefix+"."+e.SourceID+"."+e.Topic, data); err != nil {
+	// so the frame's buffer goes back to the pool. A request tracked here
+	// names where the host that takes it says so (inflight.go).
+	// PublishRequest refuses an empty reply subject.
+	subject := SubjectPrefix + "." + e.SourceID + "." + e.Topic
+	if reply == "" {
+		err = nc.Publish(subject, data)
+	} else {
+		err = nc.PublishRequest(subject, reply, data)
+	}
+	if err != nil {
 		t.dropped(DropPublish, 1, "natsbus: envelope not forwarded", "capsule", e.SourceID, "topic", e.Topic, "error", err)
 		return
 	}
@@ -380,25 +405,43 @@ func putFrame(b *[]byte) {
 }
 
 // consume hands received envelopes to the local dispatcher, in the order
-// the receiver's connection read them.
+// the receiver's connection read them, or, across a receiver's replacement,
+// in their publishers' order (handover.go).
 func (t *Transport) consume() {
 	defer t.wg.Done()
-	el := &election{t: t}
-	runs := el.runs // one closure for every envelope (Options.Deliver)
+	var held []*nats.Msg // non-nil during a handover
 	for {
 		select {
 		case <-t.done:
 			return
 		case m := <-t.in:
-			t.receive(m, el, runs)
+			switch {
+			case m == handoverStart:
+				held = make([]*nats.Msg, 0, 64)
+			case m == handoverEnd:
+				for _, m := range inPublishOrder(held) {
+					t.receive(m)
+				}
+				held = nil
+			case held != nil:
+				held = append(held, m)
+			default:
+				t.receive(m)
+			}
 		}
 	}
 }
 
-// receive decodes and delivers one message; el and runs are the consuming
-// goroutine's own.
-func (t *Transport) receive(m *nats.Msg, el *election, runs func(string) bool) {
-	host, view, body, err := splitFrame(m.Subject, m.Data)
+func runNone(string) bool { return false }
+
+// receive decodes and delivers one message. A message of the host's queue
+// group goes to its routes; one of a capsule's group runs that capsule's
+// interceptors, unless it ran on the publishing host already. A reply runs
+// no interceptor from a capsule's group: it runs every interceptor of the
+// host that published its request, where the requester waits (a router
+// loaded on several hosts holds each call on one), from the routes' copy.
+func (t *Transport) receive(m *nats.Msg) {
+	host, ran, body, err := splitFrame(m.Subject, m.Data)
 	if err != nil {
 		t.dropped(DropDecode, 1, "natsbus: received message refused", "subject", m.Subject, "error", err)
 		return
@@ -419,12 +462,42 @@ func (t *Transport) receive(m *nats.Msg, el *election, runs func(string) bool) {
 		// another host").
 		e.Payload = ipc.StampToolHost(e.Payload, string(host))
 	}
-	el.reset(host, view, e.Seq)
-	if err := t.opts.Deliver(e, t.replyRuns(e, runs)); err != nil {
-		t.dropped(DropDeliver, 1, "natsbus: received envelope not delivered", "topic", e.Topic, "source_id", e.SourceID, "error", err)
+	var group []string
+	if m.Sub != nil {
+		group = interceptGroup(m.Sub.Queue)
+	}
+	if group == nil {
+		runs := runNone
+		if e.IsReply() && t.endRequest(e) {
+			runs = nil // every interceptor here
+		}
+		if err := t.opts.Deliver(e, runs); err != nil {
+			t.dropped(DropDeliver, 1, "natsbus: received envelope not delivered", "topic", e.Topic, "source_id", e.SourceID, "error", err)
+			return
+		}
+		t.stats.received.Add(1)
 		return
 	}
-	t.stats.received.Add(1)
+	// The chain of the group's capsules that did not run on the
+	// publishing host.
+	runs := func(id string) bool { return slices.Contains(group, id) && !listed(ran, id) }
+	if e.IsReply() || !slices.ContainsFunc(group, runs) {
+		return
+	}
+	intercept := t.opts.Intercept
+	if intercept == nil {
+		intercept = t.opts.Deliver
+	}
+	if e.IsRequest() {
+		// Before the handler starts: the requester learns which host to
+		// ask after as early as it can (inflight.go).
+		t.took(m)
+	}
+	if err := intercept(e, runs); err != nil {
+		t.dropped(DropDeliver, 1, "natsbus: received envelope not intercepted", "topic", e.Topic, "source_id", e.SourceID, "group", m.Sub.Queue, "error", err)
+		return
+	}
+	t.stats.intercepted.Add(1)
 }
 
 // asyncError counts what the server or the client library reports about a
@@ -556,10 +629,6 @@ func (t *Transport) Close() {
 		if t.opts.Auth != nil {
 			t.opts.Auth.Revoke("host:" + t.opts.HostID + ":presence")
 		}
-	}
-	if t.nodesConn != nil {
-		t.nodesConn.Close()
-		t.opts.Auth.Revoke("host:" + t.opts.HostID + ":nodes")
 	}
 	for id := range maps.Clone(t.capsules) {
 		t.detachLocked(id)
