@@ -1,0 +1,83 @@
+package main
+
+import (
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/astrid-go/astrid/internal/config"
+)
+
+// ollamaServer is an OpenAI-compatible server as Ollama is one: GET
+// /v1/models answers list (Ollama's wire format), a chat completion
+// streams "Hi." with the usage Ollama reports; it keeps the model each
+// chat request asked for.
+func ollamaServer(t *testing.T, list string) (*httptest.Server, func() []string) {
+	t.Helper()
+	var mu sync.Mutex
+	var asked []string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/v1/models" {
+			w.Header().Set("Content-Type", "application/json")
+			_, _ = io.WriteString(w, list)
+			return
+		}
+		var body struct{ Model string }
+		_ = json.NewDecoder(r.Body).Decode(&body)
+		mu.Lock()
+		asked = append(asked, body.Model)
+		mu.Unlock()
+		w.Header().Set("Content-Type", "text/event-stream")
+		_, _ = io.WriteString(w, openAIChunk(`{"role":"assistant","content":"Hi."}`, "null"))
+		_, _ = io.WriteString(w, openAIChunk(`{}`, `"stop"`))
+		_, _ = io.WriteString(w, `data: {"id":"chatcmpl-1","object":"chat.completion.chunk","created":1764590000,"model":"llama3.2","choices":[],"usage":{"prompt_tokens":1200,"completion_tokens":34,"total_tokens":1234,"prompt_tokens_details":{"cached_tokens":1024}}}`+"\n\n")
+		_, _ = io.WriteString(w, "data: [DONE]\n\n")
+	}))
+	t.Cleanup(srv.Close)
+	return srv, func() []string {
+		mu.Lock()
+		defer mu.Unlock()
+		return append([]string(nil), asked...)
+	}
+}
+
+// astrid models list asks an OpenAI-compatible server what it serves and
+// lists it; astrid models set chooses one of those; with no model named,
+// a server serving exactly one gets requests for it. A server whose list
+// cannot be read leaves the configured model listed, and the list says why.
+func TestModelsListAsksTheServer(t *testing.T) {
+	noProviderKeys(t)
+	srv, asked := ollamaServer(t, `{"object":"list","data":[{"id":"llama3.2:latest","object":"model","created":1764590000,"owned_by":"library"}]}`)
+	t.Setenv("OPENAI_BASE_URL", srv.URL+"/v1")
+	t.Setenv(config.HomeEnv, t.TempDir())
+	ws := t.TempDir()
+
+	out, errOut, code := runAstrid(t, "", "models", "list", "--workspace", ws)
+	if code != 0 || !strings.Contains(out, "openai:llama3.2:latest") || strings.Contains(errOut, "note: openai") {
+		t.Fatalf("models list: exit %d\n%s%s", code, out, errOut)
+	}
+	if _, errOut, code = runAstrid(t, "", "models", "set", "openai:llama3.2:latest", "--workspace", ws); code != 0 {
+		t.Fatalf("models set: exit %d\n%s", code, errOut)
+	}
+	out, errOut, code = runAstrid(t, "", "-p", "hello", "--provider", "openai", "--workspace", ws)
+	if code != 0 || out != "Hi.\n" || !slices.Equal(asked(), []string{"llama3.2:latest"}) {
+		t.Fatalf("-p without --model: exit %d, asked for %q\n%s%s", code, asked(), out, errOut)
+	}
+
+	broken := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html")
+		_, _ = io.WriteString(w, "<html>It works!</html>")
+	}))
+	t.Cleanup(broken.Close)
+	t.Setenv("OPENAI_BASE_URL", broken.URL+"/v1")
+	t.Setenv(config.HomeEnv, t.TempDir())
+	out, errOut, code = runAstrid(t, "", "models", "list", "--workspace", ws)
+	if code != 0 || !strings.Contains(errOut, "note: openai: the model list of") || !strings.Contains(errOut, "was not read") {
+		t.Fatalf("models list of a server that answers HTML: exit %d\n%s%s", code, out, errOut)
+	}
+}
