@@ -56,7 +56,7 @@ func newRecorder() *recorder {
 		}, []string{labelPrincipal}),
 		tokens: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Namespace: namespace, Name: "provider_tokens_total",
-			Help: "Tokens LLM providers reported in their streams' Usage events, by provider and kind (input, output).",
+			Help: "Tokens LLM providers reported in their streams' Usage events, by provider and kind (input, output, cached: the input tokens read from the provider's prompt cache, also counted in input).",
 		}, []string{labelProvider, labelKind}),
 	}
 }
@@ -89,6 +89,7 @@ func (r *recorder) countTokens(provider string, payload []byte) {
 	}
 	r.tokens.WithLabelValues(provider, "input").Add(float64(ev.Event.Usage.InputTokens))
 	r.tokens.WithLabelValues(provider, "output").Add(float64(ev.Event.Usage.OutputTokens))
+	r.tokens.WithLabelValues(provider, "cached").Add(float64(ev.Event.Usage.CachedTokens))
 }
 
 // Invoking changes nothing: the dispatcher times the call.

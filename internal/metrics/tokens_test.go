@@ -30,7 +30,7 @@ func TestProviderTokens(t *testing.T) {
 	defer srv.Close()
 	from := dispatch.Caller{Capsule: "fake-provider", Principal: ipc.DefaultPrincipal}
 	for _, payload := range []string{
-		`{"type":"llm_stream_event","request_id":"r1","event":{"Usage":{"input_tokens":120,"output_tokens":30}}}`,
+		`{"type":"llm_stream_event","request_id":"r1","event":{"Usage":{"input_tokens":120,"output_tokens":30,"cached_tokens":100}}}`,
 		`{"type":"llm_stream_event","request_id":"r2","event":{"Usage":{"input_tokens":5,"output_tokens":2}}}`,
 		`{"type":"llm_stream_event","request_id":"r1","event":{"TextDelta":"\"Usage\" is a word"}}`,
 		`{"type":"llm_stream_event","request_id":"r1","event":{"Usage":{"input_tokens":-1,"output_tokens":"many"}}}`,
@@ -47,5 +47,8 @@ func TestProviderTokens(t *testing.T) {
 	}
 	if out := value(fams, "astrid_provider_tokens_total", "provider", provider, "kind", "output"); out != 32 {
 		t.Errorf("output tokens %v, want 32", out)
+	}
+	if cached := value(fams, "astrid_provider_tokens_total", "provider", provider, "kind", "cached"); cached != 100 {
+		t.Errorf("cached tokens %v, want 100", cached)
 	}
 }
