@@ -541,6 +541,13 @@ func TestModelsEndpointMisbehaving(t *testing.T) {
 			if name == "stall" && !strings.Contains(e.Note, "no answer within 2s") {
 				t.Fatalf("the stall's note: %q", e.Note)
 			}
+			// A turn naming no model to a server with none configured
+			// asks for the list, and ends in an Error saying why, never
+			// waits on it.
+			k = sdktest.New(t, sdktest.Capsule{Manifest: openai.Manifest, New: openai.New, Config: map[string]string{"base_url": srv.URL + "/v1"}})
+			if o := fold(t, k.Generate(openai.Provider, ask("r-"+name, "hi"))); o.end.Kind != ipc.StreamError || !strings.Contains(o.end.Text, "was not read") || !strings.Contains(o.end.Text, "--model") {
+				t.Fatalf("a turn with no model: %+v", o)
+			}
 		})
 	}
 }
