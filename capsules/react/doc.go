@@ -41,5 +41,6 @@
 //
 // It owns the control flow of a turn, and its usage and cost; it calls no
 // model API, runs no tool, builds no prompt text and keeps no history of
-// its own (the session store does). It starts no goroutines and holds nothing outside KV.
+// its own (the session store does). It starts no goroutines and holds
+// nothing outside KV.
 package react

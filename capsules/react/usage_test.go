@@ -1,9 +1,11 @@
 package react_test
 
 import (
+	"encoding/json"
 	"math"
 	"testing"
 
+	"github.com/astrid-go/astrid/capsules/session"
 	"github.com/astrid-go/astrid/ipc"
 )
 
@@ -36,6 +38,15 @@ func TestUsageAndCostOfATurn(t *testing.T) {
 	if u := r.Final.Usage; u == nil || *u != (ipc.Usage{InputTokens: 2500, OutputTokens: 50, CachedTokens: 1000}) ||
 		r.Final.CostUSD == nil || math.Abs(*r.Final.CostUSD-want) > 1e-12 || r.Final.Model != "replay" {
 		t.Fatalf("final %+v, usage %+v", r.Final, r.Final.Usage)
+	}
+
+	// The session store holds the same totals: the tool round's tokens
+	// came with its append, the answer's with the answer's.
+	body := k.SessionAsk(ipc.DefaultPrincipal, session.GetMetaTopic, map[string]string{"session_id": "s1", "correlation_id": "meta1"}, session.ReplyTopic(session.OpGetMeta, "meta1"))
+	var meta session.MetaReply
+	if err := json.Unmarshal(body, &meta); err != nil || meta.Session == nil || meta.Session.Usage == nil ||
+		*meta.Session.Usage != *r.Final.Usage || math.Abs(meta.Session.CostUSD-want) > 1e-12 || meta.Session.Unpriced {
+		t.Fatalf("session totals: %s", body)
 	}
 
 	r = k.RunPrompt(ipc.DefaultPrincipal, "s2", "read my notes", ipc.PromptContext{Provider: "replay", Model: "unpriced"})
