@@ -137,3 +137,30 @@ func TestPromptReportsUsageAndCost(t *testing.T) {
 		t.Fatalf("session show after an unpriced turn: exit %d\n%s%s", code, out, errOut)
 	}
 }
+
+// astrid models list shows the models Anthropic's API lists (its wire
+// format, GET /v1/models), so astrid models set can choose one no release
+// knew of.
+func TestModelsListAsksAnthropic(t *testing.T) {
+	noProviderKeys(t)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/v1/models" {
+			http.NotFound(w, r)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = io.WriteString(w, `{"data":[{"type":"model","id":"claude-opus-9-9","display_name":"Claude Opus 9.9","created_at":"2027-01-01T00:00:00Z"}],"has_more":false,"first_id":"claude-opus-9-9","last_id":"claude-opus-9-9"}`)
+	}))
+	t.Cleanup(srv.Close)
+	t.Setenv("ANTHROPIC_BASE_URL", srv.URL)
+	t.Setenv("ANTHROPIC_API_KEY", "sk-ant-test")
+	t.Setenv(config.HomeEnv, t.TempDir())
+	ws := t.TempDir()
+	out, errOut, code := runAstrid(t, "", "models", "list", "--workspace", ws)
+	if code != 0 || !strings.Contains(out, "anthropic:claude-opus-9-9") || strings.Contains(errOut, "note: anthropic") {
+		t.Fatalf("models list: exit %d\n%s%s", code, out, errOut)
+	}
+	if _, errOut, code = runAstrid(t, "", "models", "set", "anthropic:claude-opus-9-9", "--workspace", ws); code != 0 {
+		t.Fatalf("models set: exit %d\n%s", code, errOut)
+	}
+}
