@@ -252,10 +252,27 @@ func (r *StopReason) UnmarshalJSON(data []byte) error {
 	return fmt.Errorf("stop reason: unknown %q", s)
 }
 
-// Usage counts the tokens of one generation.
+// Usage counts the tokens of one generation (a provider's stream carries
+// it once, its request's total, before Done), or of a turn's requests.
 type Usage struct {
+	// InputTokens counts every input token, CachedTokens included.
 	InputTokens  uint64 `json:"input_tokens"`
 	OutputTokens uint64 `json:"output_tokens"`
+	// CachedTokens are the input tokens the provider read from its prompt
+	// cache (OpenAI's cached_tokens, Anthropic's cache_read_input_tokens),
+	// which most providers bill at a fraction.
+	CachedTokens uint64 `json:"cached_tokens,omitempty"`
+}
+
+// Add is u plus v, each count saturating instead of wrapping.
+func (u Usage) Add(v Usage) Usage {
+	sat := func(a, b uint64) uint64 {
+		if a > math.MaxUint64-b {
+			return math.MaxUint64
+		}
+		return a + b
+	}
+	return Usage{InputTokens: sat(u.InputTokens, v.InputTokens), OutputTokens: sat(u.OutputTokens, v.OutputTokens), CachedTokens: sat(u.CachedTokens, v.CachedTokens)}
 }
 
 // Total is input plus output tokens, saturating instead of wrapping.

@@ -53,6 +53,14 @@ type AgentResponse struct {
 	// offline replay script never answers as if it were a model.
 	Provider  string `json:"provider,omitempty"`
 	Defaulted bool   `json:"defaulted,omitempty"`
+	// Model is the model the turn asked Provider for, when the agent knew
+	// it (empty: the provider's own configured model).
+	Model string `json:"model,omitempty"`
+	// Usage sums the tokens the provider reported for the turn's model
+	// requests, on a final response of a turn that made any; CostUSD is
+	// their price when the agent's price table knows the model.
+	Usage   *Usage   `json:"usage,omitempty"`
+	CostUSD *float64 `json:"cost_usd,omitempty"`
 }
 
 // ApprovalRequired asks the user to approve an action on a resource; the

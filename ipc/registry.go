@@ -59,6 +59,9 @@ type ModelEntry struct {
 	// (no api key, say); Why then names the command that fixes it.
 	Ready bool   `json:"ready"`
 	Why   string `json:"why,omitempty"`
+	// Note is the provider's word on its list, such as its server's
+	// model list not being read and what is listed instead.
+	Note string `json:"note,omitempty"`
 }
 
 // SplitModelID splits a canonical model id "<provider>:<model>" at its

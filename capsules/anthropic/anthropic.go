@@ -2,6 +2,7 @@ package anthropic
 
 import (
 	_ "embed"
+	"encoding/json"
 	"fmt"
 	"net/http"
 
@@ -37,7 +38,11 @@ func New() *sdk.Capsule {
 }
 
 func handleDescribe(c *sdk.Call) error {
-	return c.PublishJSON(ipc.LLMResponseDescribeTopic, describe(readSettings(c)))
+	var req describeRequest
+	_ = json.Unmarshal(c.Payload(), &req) // anything else is a plain describe
+	s := readSettings(c)
+	models, note := offeredModels(c, s, req.Refresh)
+	return c.PublishJSON(ipc.LLMResponseDescribeTopic, describe(s, models, note))
 }
 
 func handleGenerate(c *sdk.Call) error {
@@ -114,10 +119,7 @@ func streamOnce(c *sdk.Call, s settings, egress *http.Client, params sdkapi.Mess
 // the call's egress client, no retries of its own (the handler retries a
 // 429 or 529 once, before any output), no OpenTelemetry spans or headers.
 func clientOptions(s settings, httpClient *http.Client) []option.RequestOption {
-	base := s.baseURL
-	if base == "" {
-		base = defaultBaseURL
-	}
+	base := s.apiBase()
 	opts := []option.RequestOption{
 		option.WithoutEnvironmentDefaults(),
 		option.WithHTTPClient(httpClient),

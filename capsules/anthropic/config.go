@@ -2,6 +2,7 @@ package anthropic
 
 import (
 	"fmt"
+	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -83,6 +84,22 @@ func readSettings(c *sdk.Call) settings {
 		}
 	}
 	return s
+}
+
+// apiBase is the base URL requests go to.
+func (s settings) apiBase() string {
+	if s.baseURL == "" {
+		return defaultBaseURL
+	}
+	return s.baseURL
+}
+
+// host is the API's host, for messages.
+func (s settings) host() string {
+	if u, err := url.Parse(s.apiBase()); err == nil && u.Host != "" {
+		return u.Host
+	}
+	return s.apiBase()
 }
 
 // ready says whether a request can be made: a key, or a base_url of the

@@ -15,6 +15,9 @@ type providerEntry struct {
 	Models          []string `json:"models"`
 	Ready           bool     `json:"ready"`
 	Why             string   `json:"why,omitempty"`
+	// Note says the API's own list could not be read, and what is listed
+	// instead (astrid models list shows it).
+	Note string `json:"note,omitempty"`
 }
 
 type describeResponse struct {
@@ -22,22 +25,18 @@ type describeResponse struct {
 }
 
 // KnownModels are the current Claude model ids (anthropic-sdk-go's Model
-// constants) this provider lists besides the configured one, so a person
-// can choose one with astrid models set before any request.
+// constants) this provider lists besides the configured one until the
+// API's own list has been read (offeredModels), so a person can choose
+// one with astrid models set before any request.
 var KnownModels = []string{"claude-opus-5-5", "claude-sonnet-5-5", "claude-haiku-5-5"}
 
-// describe lists one entry per model: the configured one first (the
-// registry's default for this provider), then KnownModels.
-func describe(s settings) describeResponse {
+// describe lists one entry per model of models (offeredModels: the
+// configured one first, the registry's default for this provider); note,
+// when set, rides on each.
+func describe(s settings, models []string, note string) describeResponse {
 	ready, why := s.ready()
 	// The registry names a model <provider>:<entry id>: the id is the
 	// model, so `astrid models set anthropic:<model>` reads as it should.
-	models := []string{s.model}
-	for _, m := range KnownModels {
-		if m != s.model {
-			models = append(models, m)
-		}
-	}
 	out := make([]providerEntry, len(models))
 	for i, m := range models {
 		out[i] = providerEntry{
@@ -51,6 +50,7 @@ func describe(s settings) describeResponse {
 			Models:          []string{m},
 			Ready:           ready,
 			Why:             why,
+			Note:            note,
 		}
 	}
 	return describeResponse{Providers: out}

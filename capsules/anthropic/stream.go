@@ -11,11 +11,13 @@ import (
 // needs: which content block index is which tool call (so its
 // input_json_delta and content_block_stop carry the id content_block_start
 // gave), and the usage so far (message_delta's counts are cumulative, and
-// may omit the input tokens message_start reported).
+// may omit the input tokens message_start reported), published once, as
+// the request's total, just before Done (ipc.Usage).
 type translator struct {
-	calls   map[int64]*openCall
-	usage   ipc.Usage
-	stopped bool // message_stop arrived
+	calls map[int64]*openCall
+	// input, output and the cache counts are the usage so far.
+	input, output, cacheRead, cacheWrite uint64
+	stopped                              bool // message_stop arrived
 }
 
 type openCall struct {
@@ -30,8 +32,8 @@ func (t *translator) next(ev sdkapi.MessageStreamEventUnion, out []ipc.StreamEve
 	switch ev.Type {
 	case "message_start":
 		u := ev.Message.Usage
-		t.usage = ipc.Usage{InputTokens: nonNegative(u.InputTokens), OutputTokens: nonNegative(u.OutputTokens)}
-		out = append(out, ipc.StreamEvent{Kind: ipc.StreamUsage, Usage: t.usage})
+		t.input, t.cacheRead, t.cacheWrite = nonNegative(u.InputTokens), nonNegative(u.CacheReadInputTokens), nonNegative(u.CacheCreationInputTokens)
+		t.output = nonNegative(u.OutputTokens)
 	case "content_block_start":
 		if ev.ContentBlock.Type == "tool_use" {
 			t.calls[ev.Index] = &openCall{id: ev.ContentBlock.ID}
@@ -66,13 +68,22 @@ func (t *translator) next(ev sdkapi.MessageStreamEventUnion, out []ipc.StreamEve
 	case "message_delta":
 		u := ev.Usage
 		if u.InputTokens > 0 {
-			t.usage.InputTokens = uint64(u.InputTokens)
+			t.input = uint64(u.InputTokens)
 		}
-		t.usage.OutputTokens = nonNegative(u.OutputTokens)
-		out = append(out, ipc.StreamEvent{Kind: ipc.StreamUsage, Usage: t.usage})
+		if u.CacheReadInputTokens > 0 {
+			t.cacheRead = uint64(u.CacheReadInputTokens)
+		}
+		if u.CacheCreationInputTokens > 0 {
+			t.cacheWrite = uint64(u.CacheCreationInputTokens)
+		}
+		t.output = nonNegative(u.OutputTokens)
 	case "message_stop":
 		t.stopped = true
-		out = append(out, ipc.StreamEvent{Kind: ipc.StreamDone})
+		// Anthropic's input_tokens leave out the cached ones; the bus's
+		// count them (ipc.Usage).
+		u := ipc.Usage{InputTokens: t.input, OutputTokens: t.output, CachedTokens: t.cacheRead}
+		u.InputTokens = ipc.Usage{InputTokens: u.InputTokens}.Add(ipc.Usage{InputTokens: t.cacheRead}).Add(ipc.Usage{InputTokens: t.cacheWrite}).InputTokens
+		out = append(out, ipc.StreamEvent{Kind: ipc.StreamUsage, Usage: u}, ipc.StreamEvent{Kind: ipc.StreamDone})
 	}
 	// Other events (signature_delta, citations, event types added later,
 	// which the API's versioning policy allows) carry nothing for the bus.

@@ -54,15 +54,14 @@ func text(evs []ipc.StreamEvent) string {
 	return b.String()
 }
 
-// The documented basic stream: text deltas as they come, Usage from
-// message_start and (cumulative) from message_delta, Done last; the ping
-// is nothing. The request carries the key, the SDK's API version, the
+// The documented basic stream: text deltas as they come, one Usage (the
+// request's total, from message_start and the cumulative message_delta)
+// just before Done; the ping is nothing. The request carries the key, the SDK's API version, the
 // configured model and max_tokens, stream: true.
 func TestTextStream(t *testing.T) {
 	api := newFakeAPI(t, reply{body: fixture(t, "text.sse")})
 	evs := generate(t, api, nil, ipc.LLMRequest{})
 	want := []ipc.StreamEvent{
-		{Kind: ipc.StreamUsage, Usage: ipc.Usage{InputTokens: 25, OutputTokens: 1}},
 		{Kind: ipc.StreamTextDelta, Text: "Hello"},
 		{Kind: ipc.StreamTextDelta, Text: "!"},
 		{Kind: ipc.StreamUsage, Usage: ipc.Usage{InputTokens: 25, OutputTokens: 15}},
@@ -70,6 +69,15 @@ func TestTextStream(t *testing.T) {
 	}
 	if !reflect.DeepEqual(evs, want) {
 		t.Fatalf("events\n got %+v\nwant %+v", evs, want)
+	}
+	// Prompt caching: Anthropic counts the cached input apart from
+	// input_tokens; the bus's input counts all of it, cached_tokens the
+	// part read from the cache.
+	cached := bytes.Replace(fixture(t, "text.sse"), []byte(`"usage": {"input_tokens": 25, "output_tokens": 1}`),
+		[]byte(`"usage": {"input_tokens": 25, "cache_creation_input_tokens": 100, "cache_read_input_tokens": 2000, "output_tokens": 1}`), 1)
+	evs = generate(t, newFakeAPI(t, reply{body: cached}), nil, ipc.LLMRequest{})
+	if got := evs[len(evs)-2]; got.Kind != ipc.StreamUsage || got.Usage != (ipc.Usage{InputTokens: 2125, OutputTokens: 15, CachedTokens: 2000}) {
+		t.Fatalf("cached usage: %+v", got)
 	}
 	reqs := api.requests()
 	if len(reqs) != 1 {

@@ -15,6 +15,9 @@ type providerEntry struct {
 	Models          []string `json:"models,omitempty"`
 	Ready           bool     `json:"ready"`
 	Why             string   `json:"why,omitempty"`
+	// Note says the server's own list could not be read, and what is
+	// listed instead (astrid models list shows it).
+	Note string `json:"note,omitempty"`
 }
 
 type describeResponse struct {
@@ -23,10 +26,10 @@ type describeResponse struct {
 
 // describe is the answer to llm.v1.request.describe: one entry per model
 // it can serve (offeredModels: the configured one first, so the registry's
-// default is it), all alike but for the id. A server of the operator's
+// default is it), all alike but for the id; note, when set, rides on each. A server of the operator's
 // with no model configured and no list read yet has none to name: one
 // entry, not ready, says how to name one.
-func describe(s settings, models []string) describeResponse {
+func describe(s settings, models []string, note string) describeResponse {
 	base := providerEntry{
 		Description:     "OpenAI-compatible Chat Completions at " + redactedURL(s.baseURL),
 		Capabilities:    []string{"text", "tools", "vision"},
@@ -35,6 +38,7 @@ func describe(s settings, models []string) describeResponse {
 		ContextWindow:   s.contextWindow,
 		MaxOutputTokens: defaultMaxOutputTokens,
 		Ready:           true,
+		Note:            note,
 	}
 	if s.maxOutputTokens > 0 {
 		base.MaxOutputTokens = uint64(s.maxOutputTokens)

@@ -12,6 +12,9 @@ import (
 	"time"
 	"unicode"
 
+	oai "github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/option"
+
 	"github.com/astrid-go/astrid/hostapi"
 	"github.com/astrid-go/astrid/sdk"
 )
@@ -85,12 +88,14 @@ func cachedModels(c *sdk.Call, s settings) (modelCache, bool) {
 // the server's list when it has been read, else the well-known ids for
 // OpenAI itself. When refresh is set and the list is older than
 // modelsMaxAge, the server is asked first (bounded by
-// modelsFetchTimeout; a failure keeps what was known, logged).
-func offeredModels(c *sdk.Call, s settings, refresh bool) []string {
+// modelsFetchTimeout); a server that does not answer keeps what was
+// known, and note says so, for the person who asked for the list.
+func offeredModels(c *sdk.Call, s settings, refresh bool) (models []string, note string) {
 	cached, ok := cachedModels(c, s)
 	if refresh && s.notReady() == "" && (!ok || c.Now().Sub(time.UnixMilli(cached.FetchedUnixMs)) >= modelsMaxAge) {
 		if fresh, err := fetchModels(c, s); err != nil {
-			c.Log(hostapi.LogWarn, "openai: the model list of "+s.host()+" was not read: "+err.Error())
+			note = fallbackNote(s, ok, err)
+			c.Log(hostapi.LogWarn, "openai: "+note)
 		} else {
 			cached, ok = fresh, true
 		}
@@ -105,26 +110,51 @@ func offeredModels(c *sdk.Call, s settings, refresh bool) []string {
 	case !s.custom:
 		out = append(out, KnownModels...)
 	}
-	return dedup(out)
+	return dedup(out), note
 }
 
-// firstServed is the model to ask for when neither the request nor the
-// configuration names one: the first the server lists (read now if it was
-// never read), "" when it lists none.
-func firstServed(c *sdk.Call, s settings) string {
+// fallbackNote says what a person sees instead of the server's list.
+func fallbackNote(s settings, hadList bool, err error) string {
+	instead := "only the configured model is listed"
+	switch {
+	case hadList:
+		instead = "the list read earlier is kept"
+	case !s.custom:
+		instead = "OpenAI's well-known ids are listed"
+	case s.model == "":
+		instead = "no model is listed (name one: --model, or [env] model)"
+	}
+	return fmt.Sprintf("the model list of %s was not read (%v); %s", s.host(), err, instead)
+}
+
+// servedModel is the model to ask for when neither the request nor the
+// configuration names one: the server's only model (its list read now if
+// it was never read). A server serving several cannot be guessed for: the
+// error names them and how to choose.
+func servedModel(c *sdk.Call, s settings) (string, error) {
 	cached, ok := cachedModels(c, s)
 	if !ok {
 		var err error
 		if cached, err = fetchModels(c, s); err != nil {
-			c.Log(hostapi.LogWarn, "openai: the model list of "+s.host()+" was not read: "+err.Error())
-			return ""
+			return "", fmt.Errorf("no model named, none configured, and the model list of %s was not read (%w): name one with --model, astrid models set %s:<model> or [env] model", s.host(), err, Provider)
 		}
 	}
-	return cached.Models[0]
+	if len(cached.Models) == 1 {
+		return cached.Models[0], nil
+	}
+	shown := cached.Models[:min(len(cached.Models), 5)]
+	more := ""
+	if len(cached.Models) > len(shown) {
+		more = fmt.Sprintf(" and %d more", len(cached.Models)-len(shown))
+	}
+	return "", fmt.Errorf("no model named and none configured, and %s serves %d (%s%s): choose one with --model, astrid models set %s:<model> or [env] model", s.host(), len(cached.Models), strings.Join(shown, ", "), more, Provider)
 }
 
-// fetchModels asks the server which models it serves (GET <base>/models,
-// OpenAI's, Ollama's, vLLM's and llama.cpp's shape) and keeps the answer.
+// fetchModels asks the server which models it serves (GET <base>/models
+// through openai-go: OpenAI's, Ollama's, vLLM's and llama.cpp's shape)
+// and keeps the answer. The request is bounded in time by
+// modelsFetchTimeout and in size by maxModelsBody, so a stalled or
+// flooding server costs the person a short wait, never a hang.
 func fetchModels(c *sdk.Call, s settings) (modelCache, error) {
 	client, err := c.HTTPClient()
 	if err != nil {
@@ -132,31 +162,24 @@ func fetchModels(c *sdk.Call, s settings) (modelCache, error) {
 	}
 	ctx, cancel := context.WithTimeout(c.Context(), modelsFetchTimeout)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, s.baseURL+"/models", nil)
-	if err != nil {
-		return modelCache{}, err
+	opts := []option.RequestOption{
+		option.WithBaseURL(s.baseURL),
+		option.WithHTTPClient(&http.Client{Transport: limitedTransport{base: client.Transport, max: maxModelsBody}, CheckRedirect: client.CheckRedirect}),
+		option.WithMaxRetries(0),
 	}
 	if s.apiKey != "" {
-		req.Header.Set("Authorization", "Bearer "+s.apiKey)
+		opts = append(opts, option.WithAPIKey(s.apiKey))
 	}
-	resp, err := client.Do(req)
+	svc := oai.NewModelService(opts...)
+	page, err := svc.List(ctx)
 	if err != nil {
-		return modelCache{}, err
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return modelCache{}, fmt.Errorf("GET /models answered %s", resp.Status)
-	}
-	var body struct {
-		Data []struct {
-			ID string `json:"id"`
-		} `json:"data"`
-	}
-	if err := json.NewDecoder(io.LimitReader(resp.Body, maxModelsBody)).Decode(&body); err != nil {
+		if ctx.Err() != nil && c.Context().Err() == nil {
+			return modelCache{}, fmt.Errorf("GET /models: no answer within %s", modelsFetchTimeout)
+		}
 		return modelCache{}, fmt.Errorf("GET /models: %w", err)
 	}
-	listed := make([]string, len(body.Data))
-	for i, d := range body.Data {
+	listed := make([]string, len(page.Data))
+	for i, d := range page.Data {
 		listed[i] = d.ID
 	}
 	ids := filterModels(s.custom, listed)
@@ -171,6 +194,49 @@ func fetchModels(c *sdk.Call, s settings) (modelCache, error) {
 	}
 	return m, nil
 }
+
+// limitedTransport refuses a response body past max bytes: the SDK reads
+// a list whole, and a server may send without end. A 2xx answer with no
+// content type or text/plain (a small server that never set one: Go's
+// sniffer says text/plain for JSON) is handed to the SDK as JSON, which
+// parses it or says why not; HTML and the like stay refused.
+type limitedTransport struct {
+	base http.RoundTripper
+	max  int64
+}
+
+func (t limitedTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	resp, err := t.base.RoundTrip(req)
+	if err != nil {
+		return nil, err
+	}
+	resp.Body = &limitedBody{body: resp.Body, left: t.max}
+	if ct := resp.Header.Get("Content-Type"); resp.StatusCode/100 == 2 && (ct == "" || strings.HasPrefix(ct, "text/plain")) {
+		resp.Header.Set("Content-Type", "application/json")
+	}
+	return resp, nil
+}
+
+type limitedBody struct {
+	body io.ReadCloser
+	left int64
+}
+
+func (b *limitedBody) Read(p []byte) (int, error) {
+	if b.left <= 0 {
+		return 0, errBodyTooLarge
+	}
+	if int64(len(p)) > b.left {
+		p = p[:b.left]
+	}
+	n, err := b.body.Read(p)
+	b.left -= int64(n)
+	return n, err
+}
+
+func (b *limitedBody) Close() error { return b.body.Close() }
+
+var errBodyTooLarge = fmt.Errorf("the answer is larger than %d bytes", maxModelsBody)
 
 // filterModels keeps the ids that can be shown and chosen, at most
 // maxModels: a server of the operator's (custom) in its order, OpenAI's

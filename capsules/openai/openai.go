@@ -42,7 +42,8 @@ func handleDescribe(c *sdk.Call) error {
 	var req describeRequest
 	_ = json.Unmarshal(c.Payload(), &req) // anything else is a plain describe
 	s := config(c)
-	return c.PublishJSON(ipc.LLMResponseDescribeTopic, describe(s, offeredModels(c, s, req.Refresh)))
+	models, note := offeredModels(c, s, req.Refresh)
+	return c.PublishJSON(ipc.LLMResponseDescribeTopic, describe(s, models, note))
 }
 
 func handleGenerate(c *sdk.Call) error {
@@ -58,8 +59,10 @@ func handleGenerate(c *sdk.Call) error {
 		return fail(c, req.RequestID, "openai: "+why)
 	}
 	if req.Model == "" && s.model == "" {
-		// A server of the operator's, no model named: the first it serves.
-		s.model = firstServed(c, s)
+		// A server of the operator's, no model named: the one it serves.
+		if s.model, err = servedModel(c, s); err != nil {
+			return fail(c, req.RequestID, "openai: "+err.Error())
+		}
 	}
 	params, err := chatParams(req, s)
 	if err != nil {

@@ -408,6 +408,7 @@ type describeEntry struct {
 	Capabilities    []string `json:"capabilities"`
 	Ready           bool     `json:"ready"`
 	Why             string   `json:"why"`
+	Note            string   `json:"note"`
 }
 
 // describeAll asks k's provider to describe itself with payload and
@@ -436,6 +437,7 @@ func modelsServer(t *testing.T, status int, list string) (*httptest.Server, *ato
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/v1/models" {
 			lists.Add(1)
+			w.Header().Set("Content-Type", "application/json")
 			w.WriteHeader(status)
 			_, _ = io.WriteString(w, list)
 			return
@@ -474,13 +476,79 @@ func TestModelsTheServerLists(t *testing.T) {
 		t.Fatalf("a plain describe after: %q", all)
 	}
 
-	srv, lists, asked := modelsServer(t, http.StatusOK, ollama)
+	// No model named or configured: a server serving one model gets a
+	// request for it; one serving several is not guessed for.
+	srv, lists, asked := modelsServer(t, http.StatusOK, `{"object":"list","data":[{"id":"llama3.2:latest","object":"model","created":1764590000,"owned_by":"library"}]}`)
 	k = sdktest.New(t, sdktest.Capsule{Manifest: openai.Manifest, New: openai.New, Config: map[string]string{"base_url": srv.URL + "/v1"}})
 	if o := fold(t, k.Generate(openai.Provider, ask("r1", "hi"))); o.end.Kind != ipc.StreamDone || asked.Load() != "llama3.2:latest" || lists.Load() != 1 {
 		t.Fatalf("no model named: %+v, asked for %q, %d list requests", o, asked.Load(), lists.Load())
 	}
-	if e, all := describeAll(t, k, `{}`); !e.Ready || !reflect.DeepEqual(all, []string{"llama3.2:latest", "qwen3:8b"}) {
+	if e, all := describeAll(t, k, `{}`); !e.Ready || !reflect.DeepEqual(all, []string{"llama3.2:latest"}) {
 		t.Fatalf("after the list was read: %+v %q", e, all)
+	}
+	srv, _, asked = modelsServer(t, http.StatusOK, ollama)
+	k = sdktest.New(t, sdktest.Capsule{Manifest: openai.Manifest, New: openai.New, Config: map[string]string{"base_url": srv.URL + "/v1"}})
+	if o := fold(t, k.Generate(openai.Provider, ask("r2", "hi"))); o.end.Kind != ipc.StreamError || asked.Load() != "" ||
+		!strings.Contains(o.end.Text, "serves 2 (llama3.2:latest, qwen3:8b)") || !strings.Contains(o.end.Text, "astrid models set openai:<model>") {
+		t.Fatalf("several served, none named: %+v, asked for %q", o, asked.Load())
+	}
+}
+
+// A models endpoint that misbehaves never hangs a describe or a turn: a
+// list of 10,000 models is cut to the first 200, HTML or garbage and a
+// 404 fall back to the configured model with a note saying so, and a
+// server that never answers is given up on at modelsFetchTimeout (the
+// handler blocks until the request's context ends, so only the
+// provider's own deadline can end it).
+func TestModelsEndpointMisbehaving(t *testing.T) {
+	var huge strings.Builder
+	huge.WriteString(`{"object":"list","data":[`)
+	for i := range 10000 {
+		if i > 0 {
+			huge.WriteByte(',')
+		}
+		fmt.Fprintf(&huge, `{"id":"m%05d","object":"model"}`, i)
+	}
+	huge.WriteString(`]}`)
+	srv, _, _ := modelsServer(t, http.StatusOK, huge.String())
+	k := sdktest.New(t, sdktest.Capsule{Manifest: openai.Manifest, New: openai.New, Config: map[string]string{"base_url": srv.URL + "/v1", "model": "mine"}})
+	if e, all := describeAll(t, k, `{"refresh":true}`); len(all) != 201 || all[0] != "mine" || all[1] != "m00000" || all[200] != "m00199" || e.Note != "" {
+		t.Fatalf("10,000 models: %d listed (%q…), note %q", len(all), all[:min(3, len(all))], e.Note)
+	}
+
+	for name, h := range map[string]http.HandlerFunc{
+		"html": func(w http.ResponseWriter, _ *http.Request) {
+			w.Header().Set("Content-Type", "text/html")
+			_, _ = io.WriteString(w, "<html><body>It works!</body></html>")
+		},
+		"garbage": func(w http.ResponseWriter, _ *http.Request) {
+			w.Header().Set("Content-Type", "application/json")
+			_, _ = io.WriteString(w, `{"data":[{"id":`)
+		},
+		"404": func(w http.ResponseWriter, _ *http.Request) { http.NotFound(w, nil) },
+		"stall": func(_ http.ResponseWriter, r *http.Request) {
+			<-r.Context().Done()
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			srv := httptest.NewServer(h)
+			t.Cleanup(srv.Close)
+			k := sdktest.New(t, sdktest.Capsule{Manifest: openai.Manifest, New: openai.New, Config: map[string]string{"base_url": srv.URL + "/v1", "model": "mine"}})
+			e, all := describeAll(t, k, `{"refresh":true}`)
+			if !reflect.DeepEqual(all, []string{"mine"}) || !e.Ready || !strings.Contains(e.Note, "was not read") || !strings.Contains(e.Note, "only the configured model is listed") {
+				t.Fatalf("listed %q, %+v", all, e)
+			}
+			if name == "stall" && !strings.Contains(e.Note, "no answer within 2s") {
+				t.Fatalf("the stall's note: %q", e.Note)
+			}
+			// A turn naming no model to a server with none configured
+			// asks for the list, and ends in an Error saying why, never
+			// waits on it.
+			k = sdktest.New(t, sdktest.Capsule{Manifest: openai.Manifest, New: openai.New, Config: map[string]string{"base_url": srv.URL + "/v1"}})
+			if o := fold(t, k.Generate(openai.Provider, ask("r-"+name, "hi"))); o.end.Kind != ipc.StreamError || !strings.Contains(o.end.Text, "was not read") || !strings.Contains(o.end.Text, "--model") {
+				t.Fatalf("a turn with no model: %+v", o)
+			}
+		})
 	}
 }
 

@@ -42,7 +42,8 @@ func newAssembler(emit func(ipc.StreamEvent) error) *assembler {
 // chunk handles one chunk of the stream.
 func (a *assembler) chunk(ch *oai.ChatCompletionChunk) error {
 	if ch.JSON.Usage.Valid() {
-		a.usage = &ipc.Usage{InputTokens: nonNegative(ch.Usage.PromptTokens), OutputTokens: nonNegative(ch.Usage.CompletionTokens)}
+		a.usage = &ipc.Usage{InputTokens: nonNegative(ch.Usage.PromptTokens), OutputTokens: nonNegative(ch.Usage.CompletionTokens),
+			CachedTokens: nonNegative(ch.Usage.PromptTokensDetails.CachedTokens)}
 	}
 	for i := range ch.Choices {
 		choice := &ch.Choices[i]

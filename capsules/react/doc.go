@@ -27,7 +27,9 @@
 //
 // Every end of a turn — answer, empty model output, error, phase timeout,
 // iteration cap, cancel, pre-emption by a newer prompt — publishes exactly
-// one final agent.v1.response carrying an outcome (ipc.Outcome*).
+// one final agent.v1.response carrying an outcome (ipc.Outcome*) and the
+// tokens the provider reported for the turn, priced from [env] prices
+// when the model is in it (docs/agent.md, "Usage and cost").
 //
 // State lives in volatile KV (keys starting "~react."), which the host keeps
 // per principal, so two principals' turns never meet; within a principal it
@@ -37,7 +39,8 @@
 // state is never interleaved with another's. An event that no longer
 // matches the state (an old request id, a finished call) is dropped.
 //
-// It owns the control flow of a turn only: it calls no model API, runs no
-// tool, builds no prompt text and keeps no history of its own (the session
-// store does). It starts no goroutines and holds nothing outside KV.
+// It owns the control flow of a turn, and its usage and cost; it calls no
+// model API, runs no tool, builds no prompt text and keeps no history of
+// its own (the session store does). It starts no goroutines and holds
+// nothing outside KV.
 package react

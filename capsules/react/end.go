@@ -17,8 +17,12 @@ func finish(c *sdk.Call, t *turn, outcome, text string) error {
 	if outcome != ipc.OutcomeAnswer {
 		c.Log(hostapi.LogInfo, fmt.Sprintf("react: session %q: turn ended (%s): %s", t.SessionID, outcome, text))
 	}
-	return publishResponse(c, ipc.AgentResponse{Text: text, IsFinal: true, SessionID: t.SessionID, Outcome: outcome, TurnID: t.TurnID,
-		Provider: t.Provider, Defaulted: t.Defaulted})
+	r := ipc.AgentResponse{Text: text, IsFinal: true, SessionID: t.SessionID, Outcome: outcome, TurnID: t.TurnID,
+		Provider: t.Provider, Defaulted: t.Defaulted, Model: t.Model, Usage: t.Usage}
+	if t.Usage != nil {
+		r.CostUSD = turnCost(c, t.Provider, t.Model, *t.Usage)
+	}
+	return publishResponse(c, r)
 }
 
 // publishFinal publishes a final agent_response.

@@ -100,7 +100,7 @@ func handlePrompt(c *sdk.Call) error {
 	if !validID(t.Provider) {
 		return publishFinal(c, t.SessionID, t.TurnID, ipc.OutcomeError, fmt.Sprintf("Invalid provider name %s: use 1 to 64 ASCII letters, digits, '-' or '_'.", shown(t.Provider)))
 	}
-	history, err := appendAndRead(c, t.SessionID, []ipc.Message{ipc.TextMessage(ipc.RoleUser, in.Text)})
+	history, err := appendAndRead(c, t.SessionID, []ipc.Message{ipc.TextMessage(ipc.RoleUser, in.Text)}, nil, nil)
 	if err != nil {
 		return publishFinal(c, t.SessionID, t.TurnID, ipc.OutcomeError, fmt.Sprintf("The prompt was not added to session %q: %v", t.SessionID, err))
 	}

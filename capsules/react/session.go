@@ -23,6 +23,10 @@ type sessionRequest struct {
 	CorrelationID    string        `json:"correlation_id"`
 	AppendBeforeRead bool          `json:"append_before_read,omitempty"`
 	Messages         []ipc.Message `json:"messages,omitempty"`
+	// Usage and CostUSD are the tokens (and price) of the model requests
+	// behind Messages, for the session's totals (astrid session show).
+	Usage   *ipc.Usage `json:"usage,omitempty"`
+	CostUSD *float64   `json:"cost_usd,omitempty"`
 }
 
 // sessionReply is its answer: the history, or an error.
@@ -32,8 +36,9 @@ type sessionReply struct {
 }
 
 // appendAndRead appends msgs to session's history and returns the whole
-// history, in one round trip (the store does both atomically).
-func appendAndRead(c *sdk.Call, session string, msgs []ipc.Message) ([]ipc.Message, error) {
+// history, in one round trip (the store does both atomically). usage and
+// cost, when set, are added to the session's totals with msgs.
+func appendAndRead(c *sdk.Call, session string, msgs []ipc.Message, usage *ipc.Usage, cost *float64) ([]ipc.Message, error) {
 	stores, err := c.Interceptors(sessionGetMessagesTopic)
 	if err != nil {
 		return nil, err
@@ -42,7 +47,7 @@ func appendAndRead(c *sdk.Call, session string, msgs []ipc.Message) ([]ipc.Messa
 		return nil, errors.New("no session store is loaded (nothing handles " + sessionGetMessagesTopic + ")")
 	}
 	corr := newID(c, "react")
-	req, err := json.Marshal(sessionRequest{SessionID: session, CorrelationID: corr, AppendBeforeRead: len(msgs) > 0, Messages: msgs})
+	req, err := json.Marshal(sessionRequest{SessionID: session, CorrelationID: corr, AppendBeforeRead: len(msgs) > 0, Messages: msgs, Usage: usage, CostUSD: cost})
 	if err != nil {
 		return nil, err
 	}
@@ -58,6 +63,26 @@ func appendAndRead(c *sdk.Call, session string, msgs []ipc.Message) ([]ipc.Messa
 		return nil, fmt.Errorf("session store: %s", reply.Error)
 	}
 	return parseMessages(c, reply.Messages, "session store"), nil
+}
+
+// appendTurn appends msgs of t to its session's history, with the usage
+// of t's model requests not yet recorded there, and returns the history.
+func appendTurn(c *sdk.Call, t *turn, msgs []ipc.Message) ([]ipc.Message, error) {
+	var usage *ipc.Usage
+	var cost *float64
+	if t.Usage != nil && *t.Usage != t.StoredUsage {
+		u := ipc.Usage{
+			InputTokens:  t.Usage.InputTokens - min(t.StoredUsage.InputTokens, t.Usage.InputTokens),
+			OutputTokens: t.Usage.OutputTokens - min(t.StoredUsage.OutputTokens, t.Usage.OutputTokens),
+			CachedTokens: t.Usage.CachedTokens - min(t.StoredUsage.CachedTokens, t.Usage.CachedTokens),
+		}
+		usage, cost = &u, turnCost(c, t.Provider, t.Model, u)
+	}
+	history, err := appendAndRead(c, t.SessionID, msgs, usage, cost)
+	if err == nil && t.Usage != nil {
+		t.StoredUsage = *t.Usage
+	}
+	return history, err
 }
 
 // parseMessages decodes each message, leaving out (and logging) those that

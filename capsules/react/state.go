@@ -51,6 +51,12 @@ type turn struct {
 	// Defaulted: nobody chose Provider (chooseModel); the final response
 	// says so.
 	Defaulted bool `json:"defaulted,omitempty"`
+	// Usage sums the Usage events of the turn's model requests (nil: none
+	// came).
+	Usage *ipc.Usage `json:"usage,omitempty"`
+	// StoredUsage is the part of Usage the session's totals already hold
+	// (appendTurn).
+	StoredUsage ipc.Usage `json:"stored_usage,omitzero"`
 	// Streamers are the capsules that intercept the provider's generate
 	// topic: only their stream events are taken.
 	Streamers []string `json:"streamers,omitempty"`

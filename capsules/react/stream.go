@@ -115,12 +115,19 @@ func handleStream(c *sdk.Call) error {
 		if i := slices.IndexFunc(t.Streamed, func(s streamedCall) bool { return s.ID == ev.ID }); i >= 0 {
 			t.Streamed[i].Args += ev.ArgsDelta
 		}
+	case ipc.StreamUsage:
+		// One per request, its total (ipc.Usage): the turn's is their sum.
+		sum := ev.Usage
+		if t.Usage != nil {
+			sum = t.Usage.Add(ev.Usage)
+		}
+		t.Usage = &sum
 	case ipc.StreamError:
 		return finish(c, t, ipc.OutcomeError, fmt.Sprintf("The provider %q failed: %s", t.Provider, ev.Text))
 	case ipc.StreamDone:
 		return streamDone(c, t, l)
 	}
-	// ToolCallEnd, ReasoningDelta and Usage only say the provider is alive.
+	// ToolCallEnd and ReasoningDelta only say the provider is alive.
 	if err := saveTurn(c, t); err != nil {
 		return finish(c, t, ipc.OutcomeError, err.Error())
 	}
@@ -144,7 +151,7 @@ func streamDone(c *sdk.Call, t *turn, l limits) error {
 	}
 	// Stored before the answer goes out, and confirmed: a frontend that
 	// stops the kernel on the final response (astrid -p) must not lose it.
-	if _, err := appendAndRead(c, t.SessionID, []ipc.Message{ipc.TextMessage(ipc.RoleAssistant, t.Text)}); err != nil {
+	if _, err := appendTurn(c, t, []ipc.Message{ipc.TextMessage(ipc.RoleAssistant, t.Text)}); err != nil {
 		c.Log(hostapi.LogWarn, fmt.Sprintf("react: session %q: the answer was not added to the history: %v", t.SessionID, err))
 	}
 	return finish(c, t, ipc.OutcomeAnswer, t.Text)

@@ -204,7 +204,7 @@ func finishRound(c *sdk.Call, t *turn) error {
 		msgs = append(msgs, ipc.Message{Role: ipc.RoleTool, Content: ipc.MessageContent{Kind: ipc.ContentToolResult, ToolResult: result}})
 	}
 	msgs[0] = ipc.Message{Role: ipc.RoleAssistant, Content: ipc.MessageContent{Kind: ipc.ContentToolCalls, ToolCalls: calls}}
-	history, err := appendAndRead(c, t.SessionID, msgs)
+	history, err := appendTurn(c, t, msgs)
 	if err != nil {
 		return finish(c, t, ipc.OutcomeError, fmt.Sprintf("The tool results were not added to session %q: %v", t.SessionID, err))
 	}

@@ -59,6 +59,7 @@ type describeEntry struct {
 	// those count as ready.
 	Ready *bool  `json:"ready"`
 	Why   string `json:"why"`
+	Note  string `json:"note"`
 }
 
 // discovery is what one fan-out found.
@@ -231,6 +232,7 @@ func entry(d describeEntry, capsule string) (ipc.ModelEntry, error) {
 		RequestTopic: d.RequestTopic, StreamTopic: ipc.LLMStreamTopic(provider),
 		ContextWindow: d.ContextWindow, MaxOutputTokens: d.MaxOutputTokens,
 		Ready: d.Ready == nil || *d.Ready,
+		Note:  strings.TrimSpace(d.Note),
 	}
 	if !e.Ready {
 		e.Why = strings.TrimSpace(d.Why)

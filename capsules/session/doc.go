@@ -47,7 +47,8 @@
 // cannot name a topic has nowhere to be answered and is logged and
 // dropped.
 //
-// It owns the session records only: it never stores system prompts or
+// It owns the session records only (with the totals of tokens and cost
+// that an append may carry, summed): it never stores system prompts or
 // hook injections (it stores what it is given; keeping those out is the
 // caller's job), and it starts no goroutines and keeps no state outside
 // KV.

@@ -45,6 +45,10 @@ type Summary struct {
 	Workspace   string `json:"workspace,omitempty"`
 	Archived    bool   `json:"archived"`
 	Meta        string `json:"meta,omitempty"`
+	// Usage, CostUSD and Unpriced are the record's totals (Record).
+	Usage    *ipc.Usage `json:"usage,omitempty"`
+	CostUSD  float64    `json:"cost_usd,omitempty"`
+	Unpriced bool       `json:"unpriced,omitempty"`
 }
 
 // ListReply answers list: one page of summaries in session id order.
@@ -96,7 +100,7 @@ type listRequest struct {
 func summarize(id string, r Record) Summary {
 	s := Summary{SessionID: id, ParentSessionID: r.ParentSessionID, MessageCount: len(r.Messages),
 		Title: r.Title, CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt, UpdatedAtMs: r.UpdatedAtMs,
-		Workspace: r.Workspace, Archived: r.Archived, Meta: r.Meta}
+		Workspace: r.Workspace, Archived: r.Archived, Meta: r.Meta, Usage: r.Usage, CostUSD: r.CostUSD, Unpriced: r.Unpriced}
 	for _, m := range r.Messages {
 		if t, ok := m.Text(); ok && m.Role == ipc.RoleUser {
 			s.Preview = preview(t)

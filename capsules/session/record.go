@@ -3,6 +3,7 @@ package session
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 
 	"github.com/astrid-go/astrid/hostapi"
 	"github.com/astrid-go/astrid/ipc"
@@ -46,6 +47,12 @@ type Record struct {
 	Archived  bool   `json:"archived"`
 	// Meta is a client's opaque JSON string, at most MaxMetaBytes.
 	Meta string `json:"meta,omitempty"`
+	// Usage sums the tokens of the model requests whose results are in
+	// Messages (as the agent reported them with each append); CostUSD sums
+	// their prices where known, and Unpriced says some had none.
+	Usage    *ipc.Usage `json:"usage,omitempty"`
+	CostUSD  float64    `json:"cost_usd,omitempty"`
+	Unpriced bool       `json:"unpriced,omitempty"`
 }
 
 // Key is the KV key of session id's record.
@@ -140,9 +147,9 @@ func exists(c *sdk.Call, id string) (bool, error) {
 	return ok, nil
 }
 
-// appendMessages adds msgs to the end of session id's record and
-// announces it; an empty list writes nothing.
-func appendMessages(c *sdk.Call, id string, msgs []ipc.Message) error {
+// appendMessages adds msgs to the end of session id's record, and usage
+// and cost to its totals, and announces it; an empty list writes nothing.
+func appendMessages(c *sdk.Call, id string, msgs []ipc.Message, usage *ipc.Usage, cost *float64) error {
 	if len(msgs) == 0 {
 		return nil
 	}
@@ -151,6 +158,18 @@ func appendMessages(c *sdk.Call, id string, msgs []ipc.Message) error {
 		return err
 	}
 	r.Messages = append(r.Messages, msgs...)
+	if usage != nil {
+		sum := *usage
+		if r.Usage != nil {
+			sum = r.Usage.Add(*usage)
+		}
+		r.Usage = &sum
+		if cost != nil && *cost >= 0 && !math.IsInf(*cost, 0) {
+			r.CostUSD += *cost
+		} else {
+			r.Unpriced = true
+		}
+	}
 	if err := save(c, id, r); err != nil {
 		return err
 	}

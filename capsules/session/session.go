@@ -59,6 +59,11 @@ type request struct {
 	CorrelationID    string        `json:"correlation_id"`
 	Messages         []ipc.Message `json:"messages"`
 	AppendBeforeRead bool          `json:"append_before_read"`
+	// Usage is what the model requests that produced Messages cost, in
+	// tokens, and CostUSD in dollars when the agent knew the price: added
+	// to the session's totals with the messages.
+	Usage   *ipc.Usage `json:"usage,omitempty"`
+	CostUSD *float64   `json:"cost_usd,omitempty"`
 }
 
 // ErrorReply is the answer to a request that failed.
@@ -111,7 +116,7 @@ func handleAppend(c *sdk.Call) error {
 		c.Log(hostapi.LogWarn, "session: dropped an append: "+err.Error())
 		return nil
 	}
-	return appendMessages(c, req.SessionID, req.Messages)
+	return appendMessages(c, req.SessionID, req.Messages, req.Usage, req.CostUSD)
 }
 
 // replyTo checks a request's correlation id and registers the failure
@@ -170,7 +175,7 @@ func handleGetMessages(c *sdk.Call) error {
 	// the read (and other principals have other KV namespaces). That is
 	// what makes append_before_read atomic without a lock or CAS.
 	if req.AppendBeforeRead {
-		if err := appendMessages(c, req.SessionID, req.Messages); err != nil {
+		if err := appendMessages(c, req.SessionID, req.Messages, req.Usage, req.CostUSD); err != nil {
 			return fail(c, topic, req.CorrelationID, "session: get_messages: "+err.Error())
 		}
 	}

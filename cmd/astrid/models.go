@@ -26,8 +26,9 @@ func newModelsCmd() *cobra.Command {
 		Long: `Models are named <provider>:<model> (openai:gpt-5.5, anthropic:claude-opus-5-5,
 replay:replay). The provider registry capsule finds them by asking every loaded
 provider, and keeps each principal's choice. A provider lists its configured
-model and what its server serves (an OpenAI-compatible server's /v1/models,
-read when you list or set; until then OpenAI's and Anthropic's current ids).
+model and what its server serves (GET /v1/models of an OpenAI-compatible
+server or of Anthropic, read when you list or set; until then, or when the
+server does not answer, OpenAI's and Anthropic's current ids, with a note).
 Without a choice the agent uses the first ready model of anthropic, then openai,
 else the offline replay provider. astrid -p --provider/--model override the
 choice for one run.`,
@@ -60,6 +61,7 @@ func newModelsListCmd() *cobra.Command {
 					return exitError{code: 1}
 				}
 				writeModels(cmd.OutOrStdout(), r)
+				writeNotes(cmd.ErrOrStderr(), r)
 				writeActive(cmd.ErrOrStderr(), r)
 				return nil
 			})
@@ -194,6 +196,18 @@ func writeModels(w io.Writer, r ipc.RegistryReply) {
 		rows = append(rows, []string{mark, e.ID, ready, window, shownText(note)})
 	}
 	_ = writeTable(w, []string{"", "MODEL", "READY", "CONTEXT", "DESCRIPTION"}, rows)
+}
+
+// writeNotes prints each provider's note on its list once (a server
+// whose model list was not read, and what is listed instead).
+func writeNotes(w io.Writer, r ipc.RegistryReply) {
+	seen := map[string]bool{}
+	for _, e := range r.Providers {
+		if e.Note != "" && !seen[e.Provider+"\x00"+e.Note] {
+			seen[e.Provider+"\x00"+e.Note] = true
+			fmt.Fprintf(w, "astrid: note: %s: %s\n", e.Provider, ipc.ApprovalText(oneLine(e.Note, 300), 0))
+		}
+	}
 }
 
 // writeActive says which model is active and why.

@@ -185,6 +185,9 @@ func runPrompt(cmd *cobra.Command, f *promptFlags) error {
 		setWorkspace(interrupted, fe.k, f.principal, session, ws)
 	}
 	if !f.asJSON {
+		if line := usageLine(final); line != "" {
+			fmt.Fprintln(cmd.ErrOrStderr(), line)
+		}
 		fmt.Fprintf(cmd.ErrOrStderr(), "session %s (continue with --session %s)\n", session, session)
 	}
 	switch {

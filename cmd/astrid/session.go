@@ -84,9 +84,11 @@ tool call with its result. Exit status: 0 when shown, 1 when there is no such se
 				return err
 			}
 			defer stop()
-			if _, ok, err := sessionclient.Meta(ctx, fe.k, f.principal, args[0]); err != nil {
+			meta, ok, err := sessionclient.Meta(ctx, fe.k, f.principal, args[0])
+			if err != nil {
 				return err
-			} else if !ok {
+			}
+			if !ok {
 				fmt.Fprintf(cmd.ErrOrStderr(), "astrid: no session %s (astrid session list shows them)\n", args[0])
 				return exitError{code: 1}
 			}
@@ -100,12 +102,33 @@ tool call with its result. Exit status: 0 when shown, 1 when there is no such se
 			for _, m := range msgs {
 				writeMessage(cmd.OutOrStdout(), m)
 			}
+			if line := sessionUsageLine(meta); line != "" {
+				fmt.Fprintln(cmd.ErrOrStderr(), line)
+			}
 			return nil
 		},
 	}
 	f.register(cmd)
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the messages as JSON")
 	return cmd
+}
+
+// sessionUsageLine is a session's token and cost totals ("" when its
+// turns reported none): a cost known for only some requests is a lower
+// bound, and says so.
+func sessionUsageLine(s sessionclient.Summary) string {
+	if s.Usage == nil {
+		return ""
+	}
+	r := ipc.AgentResponse{Usage: s.Usage}
+	if !s.Unpriced || s.CostUSD > 0 {
+		r.CostUSD = &s.CostUSD
+	}
+	line := usageLine(r)
+	if s.Unpriced && s.CostUSD > 0 {
+		line += " (at least: some requests had no price)"
+	}
+	return line
 }
 
 func newSessionDeleteCmd() *cobra.Command {

@@ -122,6 +122,25 @@ func (p *turnPrinter) final(r ipc.AgentResponse) {
 	}
 }
 
+// usageLine is a turn's token counts and cost as -p and chat show them
+// ("" when the provider reported none): the cost only when the agent's
+// price table ([env] prices of astrid-capsule-react) knows the model.
+func usageLine(r ipc.AgentResponse) string {
+	if r.Usage == nil {
+		return ""
+	}
+	u := r.Usage
+	line := fmt.Sprintf("tokens: %d in", u.InputTokens)
+	if u.CachedTokens > 0 {
+		line += fmt.Sprintf(" (%d cached)", u.CachedTokens)
+	}
+	line += fmt.Sprintf(", %d out", u.OutputTokens)
+	if r.CostUSD != nil {
+		line += fmt.Sprintf(", cost $%.4f", *r.CostUSD)
+	}
+	return line
+}
+
 // breakLine ends a line of streamed text before a note on stderr, so the
 // two streams do not interleave mid-line on a terminal. The caller holds
 // p.mu.

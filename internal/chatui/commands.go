@@ -41,6 +41,7 @@ func (m *Model) command(line string) tea.Cmd {
 			return nil
 		}
 		m.session = agentclient.NewSessionID()
+		m.resetUsage()
 		m.print(styled(faint, "new session "+m.session), "")
 	case "/session":
 		return m.sessionCommand(arg)
@@ -79,6 +80,7 @@ func (m *Model) sessionCommand(id string) tea.Cmd {
 		return nil
 	}
 	m.session = id
+	m.resetUsage()
 	m.print(styled(faint, "continuing session "+id), "")
 	return nil
 }

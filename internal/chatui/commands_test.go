@@ -8,6 +8,7 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 
+	"github.com/astrid-go/astrid/internal/agentclient"
 	"github.com/astrid-go/astrid/ipc"
 )
 
@@ -123,5 +124,30 @@ func TestLeaveCancelsTheTurn(t *testing.T) {
 	}
 	if got := out.String(); !strings.Contains(got, "half an ans") || !strings.Contains(got, "cancelled") {
 		t.Fatalf("wrote %q", got)
+	}
+}
+
+// The status line sums the tokens and cost of the session's turns; a turn
+// without a price makes the cost a lower bound; a new session starts
+// again from nothing.
+func TestStatusShowsUsage(t *testing.T) {
+	h := newHarness(t, Options{})
+	cost := 0.0125
+	for _, r := range []ipc.AgentResponse{
+		{Usage: &ipc.Usage{InputTokens: 1200, OutputTokens: 34, CachedTokens: 1024}, CostUSD: &cost},
+		{Usage: &ipc.Usage{InputTokens: 800, OutputTokens: 16}, CostUSD: &cost},
+	} {
+		h.prompt("q")
+		r.Outcome, r.Text, r.IsFinal = ipc.OutcomeAnswer, "a", true
+		h.event(agentclient.Event{Kind: agentclient.EventFinal, Final: r})
+	}
+	h.mustShow("· 2000 in (1024 cached), 50 out, $0.0250 ·")
+	h.prompt("q")
+	h.event(agentclient.Event{Kind: agentclient.EventFinal, Final: ipc.AgentResponse{Outcome: ipc.OutcomeAnswer, Text: "a", IsFinal: true,
+		Usage: &ipc.Usage{InputTokens: 1, OutputTokens: 1}}})
+	h.mustShow("· 2001 in (1024 cached), 51 out, ≥ $0.0250 ·")
+	h.command("/clear")
+	if strings.Contains(h.m.statusLine(), " in") {
+		t.Fatalf("after /clear: %q", h.m.statusLine())
 	}
 }

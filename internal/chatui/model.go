@@ -44,7 +44,13 @@ type Model struct {
 	// activeModel is the registry's answer to "which model", shown in the
 	// status line ("" until it answers).
 	activeModel string
-	now         func() time.Time
+	// usage sums the tokens of this session's turns since chat showed it
+	// (nil: none reported), costUSD their known prices, unpriced whether
+	// some had none; the status line shows them.
+	usage    *ipc.Usage
+	costUSD  float64
+	unpriced bool
+	now      func() time.Time
 	// width and height are the terminal's (height 0: not known yet).
 	width, height int
 

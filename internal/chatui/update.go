@@ -271,7 +271,30 @@ func (m *Model) final(r ipc.AgentResponse) {
 	if note := agentclient.StandIn(r); note != "" {
 		m.appendNotice(warn, note)
 	}
+	m.addUsage(r)
 	m.endTurn()
+}
+
+// addUsage counts a turn's tokens and cost into the session's figures.
+func (m *Model) addUsage(r ipc.AgentResponse) {
+	if r.Usage == nil {
+		return
+	}
+	sum := *r.Usage
+	if m.usage != nil {
+		sum = m.usage.Add(sum)
+	}
+	m.usage = &sum
+	if r.CostUSD != nil {
+		m.costUSD += *r.CostUSD
+	} else {
+		m.unpriced = true
+	}
+}
+
+// resetUsage forgets the figures when chat moves to another session.
+func (m *Model) resetUsage() {
+	m.usage, m.costUSD, m.unpriced = nil, 0, false
 }
 
 // endTurn prints what is left of the turn and forgets it; questions

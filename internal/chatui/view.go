@@ -216,7 +216,8 @@ func (m *Model) promptLine() string {
 }
 
 // statusLine names the session (to continue it with astrid -p --session),
-// the model, and what the keys do now.
+// the model, the tokens and cost of the turns chat ran on it, and what the
+// keys do now.
 func (m *Model) statusLine() string {
 	parts := []string{"session " + m.session}
 	switch {
@@ -226,6 +227,20 @@ func (m *Model) statusLine() string {
 		parts = append(parts, shownLine(m.provider+m.model))
 	case m.activeModel != "":
 		parts = append(parts, shownLine(m.activeModel))
+	}
+	if u := m.usage; u != nil {
+		tokens := fmt.Sprintf("%d in", u.InputTokens)
+		if u.CachedTokens > 0 {
+			tokens += fmt.Sprintf(" (%d cached)", u.CachedTokens)
+		}
+		tokens += fmt.Sprintf(", %d out", u.OutputTokens)
+		switch {
+		case m.costUSD > 0 && m.unpriced:
+			tokens += fmt.Sprintf(", ≥ $%.4f", m.costUSD)
+		case !m.unpriced:
+			tokens += fmt.Sprintf(", $%.4f", m.costUSD)
+		}
+		parts = append(parts, tokens)
 	}
 	switch {
 	case len(m.approvals) > 0:

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"math"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -22,7 +23,7 @@ var callBuckets = []float64{
 }
 
 // recorder is the dispatch.Observer for what no counter of the kernel's
-// keeps: call latencies, bytes per principal, provider tokens. Its hot
+// keeps: call latencies, bytes per principal, provider tokens, turn costs. Its hot
 // path (every publish, every call) does a lookup in a copy-on-write map
 // (no lock, no allocation once the label set was seen) and an atomic add.
 type recorder struct {
@@ -30,6 +31,7 @@ type recorder struct {
 	tools  *prometheus.HistogramVec // tool
 	bytes  *prometheus.CounterVec   // principal
 	tokens *prometheus.CounterVec   // provider, kind
+	cost   *prometheus.CounterVec   // provider
 
 	callObs      cow[callKey, prometheus.Observer]
 	toolObs      cow[string, prometheus.Observer]
@@ -56,13 +58,17 @@ func newRecorder() *recorder {
 		}, []string{labelPrincipal}),
 		tokens: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Namespace: namespace, Name: "provider_tokens_total",
-			Help: "Tokens LLM providers reported in their streams' Usage events, by provider and kind (input, output).",
+			Help: "Tokens LLM providers reported in their streams' Usage events, by provider and kind (input, output, cached: the input tokens read from the provider's prompt cache, also counted in input).",
 		}, []string{labelProvider, labelKind}),
+		cost: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: namespace, Name: "turn_cost_usd_total",
+			Help: "The cost in US dollars of the agent's turns that had a price (react's [env] prices), from their final responses, by provider.",
+		}, []string{labelProvider}),
 	}
 }
 
 func (r *recorder) collectors() []prometheus.Collector {
-	return []prometheus.Collector{r.calls, r.tools, r.bytes, r.tokens}
+	return []prometheus.Collector{r.calls, r.tools, r.bytes, r.tokens, r.cost}
 }
 
 var _ dispatch.Observer = (*recorder)(nil)
@@ -75,7 +81,21 @@ func (r *recorder) Publishing(e *ipc.Envelope) {
 	r.principalCnt.get(e.Principal, func() prometheus.Counter { return r.bytes.WithLabelValues(e.Principal) }).Add(float64(e.Size()))
 	if provider, ok := strings.CutPrefix(e.Topic, llmStreamPrefix); ok && bytes.Contains(e.Payload, []byte(`"Usage"`)) {
 		r.countTokens(provider, e.Payload)
+	} else if e.Topic == ipc.AgentResponseTopic && bytes.Contains(e.Payload, []byte(`"cost_usd"`)) {
+		r.countCost(e.Payload)
 	}
+}
+
+// countCost adds a final response's cost (a turn ends in exactly one).
+func (r *recorder) countCost(payload []byte) {
+	var resp struct {
+		Provider string   `json:"provider"`
+		CostUSD  *float64 `json:"cost_usd"`
+	}
+	if json.Unmarshal(payload, &resp) != nil || resp.CostUSD == nil || !(*resp.CostUSD >= 0) || math.IsInf(*resp.CostUSD, 0) {
+		return
+	}
+	r.cost.WithLabelValues(resp.Provider).Add(*resp.CostUSD)
 }
 
 func (r *recorder) countTokens(provider string, payload []byte) {
@@ -89,6 +109,7 @@ func (r *recorder) countTokens(provider string, payload []byte) {
 	}
 	r.tokens.WithLabelValues(provider, "input").Add(float64(ev.Event.Usage.InputTokens))
 	r.tokens.WithLabelValues(provider, "output").Add(float64(ev.Event.Usage.OutputTokens))
+	r.tokens.WithLabelValues(provider, "cached").Add(float64(ev.Event.Usage.CachedTokens))
 }
 
 // Invoking changes nothing: the dispatcher times the call.

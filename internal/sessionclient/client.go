@@ -43,6 +43,12 @@ type Summary struct {
 	UpdatedAtMs     int64  `json:"updated_at_ms,omitempty"`
 	Workspace       string `json:"workspace,omitempty"`
 	Archived        bool   `json:"archived"`
+	// Usage sums the tokens of the model requests whose results the
+	// session holds; CostUSD their prices where the agent knew them,
+	// Unpriced set when some had none.
+	Usage    *ipc.Usage `json:"usage,omitempty"`
+	CostUSD  float64    `json:"cost_usd,omitempty"`
+	Unpriced bool       `json:"unpriced,omitempty"`
 }
 
 // updated is when s was last written, in milliseconds (a record from
