@@ -23,7 +23,7 @@ import (
 // acpFakeOpenAI is an OpenAI-compatible server that plays the model by the
 // last user message of each request: "edit" reads notes.txt, replaces
 // "old" with "new" and says so; "write" writes draft.txt; "list" lists the
-// workspace; "slow" streams a word and then nothing until its request
+// workspace; "think" reasons before it answers; "slow" streams a word and then nothing until its request
 // ends; anything else is answered "Hello there.".
 type acpFakeOpenAI struct {
 	srv *httptest.Server
@@ -84,6 +84,9 @@ func (f *acpFakeOpenAI) serve(w http.ResponseWriter, r *http.Request) {
 		call("list_directory", `{"dir_path":"."}`)
 	case strings.Contains(last, "list"):
 		text("Listed.")
+	case strings.Contains(last, "think"):
+		io.WriteString(w, openAIChunk(`{"role":"assistant","content":null,"reasoning_content":"Weighing the options."}`, "null"))
+		text("Decided.")
 	case strings.Contains(last, "slow"):
 		io.WriteString(w, openAIChunk(`{"role":"assistant","content":"Thinking slowly"}`, "null"))
 		w.(http.Flusher).Flush()
@@ -372,6 +375,22 @@ func TestACPSessionEditsCancelsAndLoads(t *testing.T) {
 		t.Fatalf("permission requests: %+v", asked)
 	}
 
+	// The model's reasoning is an agent_thought_chunk, never part of
+	// the message.
+	before := len(e.of(s.SessionId))
+	if r, err := e.prompt(ctx, s.SessionId, "think first"); err != nil || r.StopReason != acpsdk.StopReasonEndTurn {
+		t.Fatalf("thinking prompt: %+v %v\n%s", r, err, e.stderr.String())
+	}
+	var thought string
+	for _, u := range e.of(s.SessionId)[before:] {
+		if u.AgentThoughtChunk != nil && u.AgentThoughtChunk.Content.Text != nil {
+			thought += u.AgentThoughtChunk.Content.Text.Text
+		}
+	}
+	if said := agentText(e.of(s.SessionId)[before:]); thought != "Weighing the options." || said != "Decided." {
+		t.Fatalf("thought %q, said %q", thought, said)
+	}
+
 	// Cancel mid-stream: the first words are shown, session/cancel
 	// ends the turn as cancelled and the model's stream with it.
 	done := make(chan acpsdk.PromptResponse, 1)
@@ -396,11 +415,13 @@ func TestACPSessionEditsCancelsAndLoads(t *testing.T) {
 	case <-ctx.Done():
 		t.Fatalf("the cancelled prompt never ended\n%s", e.stderr.String())
 	}
+	// The cancel reaches the model's request (the provider's cancel
+	// key), with the process still running.
+	testutil.WaitFor(t, time.Minute, "the model's stream ended", func() bool { return fake.ended() == 1 })
 	e.stdin.Close()
 	if code := e.wait(time.Minute); code != 0 {
 		t.Fatalf("exit %d\n%s", code, e.stderr.String())
 	}
-	testutil.WaitFor(t, time.Minute, "the model's stream ended", func() bool { return fake.ended() == 1 })
 
 	// A second process loads the session: its history comes back as
 	// updates before the answer.

@@ -342,12 +342,14 @@ func utf8RuneStart(b byte) bool { return b&0xC0 != 0x80 }
 
 // Cancel cancels the session's running turn (the SDK has already ended
 // its prompt's context, which does the same); an idle session has nothing
-// to cancel.
+// to cancel. A cancel is a notification: nothing answers it, so one for
+// a session this connection does not have is only logged (an error
+// would be logged again by the SDK, on the editor's log, as a failure).
 func (a *agent) Cancel(_ context.Context, p acpsdk.CancelNotification) error {
 	s, err := a.session(p.SessionId)
 	if err != nil {
 		a.log.Info("acp: cancel for a session this connection does not have", "session", string(p.SessionId))
-		return err
+		return nil
 	}
 	s.cancelTurn()
 	return nil

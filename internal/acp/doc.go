@@ -5,9 +5,9 @@
 // standard input and output.
 //
 // It owns: the mapping between ACP and a turn of the agent (session/prompt
-// drives one agentclient turn; deltas become agent_message_chunk, tool
-// calls tool_call and tool_call_update with a kind, locations and, for
-// edits, a diff; an approval question becomes session/request_permission
+// drives one agentclient turn; deltas become agent_message_chunk, the
+// model's reasoning agent_thought_chunk, tool calls tool_call and
+// tool_call_update with a kind, locations and, for edits, a diff; an approval question becomes session/request_permission
 // and its answer the person's decision; session/cancel cancels the turn),
 // the ACP sessions of one connection (each bound to the editor's cwd as its
 // workspace, through the Backend), session/load replaying a stored session

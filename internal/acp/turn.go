@@ -245,6 +245,10 @@ func (r *run) event(ev agentclient.Event) {
 		r.streamed.WriteString(ev.Delta.Delta)
 		r.sentAny = true
 		r.send(acpsdk.UpdateAgentMessageText(ev.Delta.Delta))
+	case agentclient.EventReasoning:
+		if ev.Delta.Delta != "" {
+			r.send(acpsdk.UpdateAgentThoughtText(ev.Delta.Delta))
+		}
 	case agentclient.EventToolStarted:
 		r.streamed.Reset()
 		r.started(ev.ToolStarted)
