@@ -14,6 +14,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/astrid-go/astrid/internal/testutil"
+	"github.com/astrid-go/astrid/ipc"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -214,5 +215,34 @@ func TestPromptText(t *testing.T) {
 	}
 	if _, err := promptText([]acpsdk.ContentBlock{acpsdk.TextBlock("  ")}); !errors.As(err, &re) || re.Code != -32602 {
 		t.Fatalf("empty: %v", err)
+	}
+}
+
+// Each permission option stands for one approval decision; a question
+// about a process outside the sandbox offers only allow once and reject,
+// and anything else the editor answers is a denial.
+func TestPermissionOptionsMapToDecisions(t *testing.T) {
+	opts := permissionOptions(ipc.ApprovalRequired{Action: "write_file"})
+	want := map[acpsdk.PermissionOptionId]string{
+		optOnce: ipc.DecisionApprove, optSession: ipc.DecisionApproveSession,
+		optAlways: ipc.DecisionApproveAlways, optReject: ipc.DecisionDeny,
+	}
+	if len(opts) != len(want) {
+		t.Fatalf("options %+v", opts)
+	}
+	for _, o := range opts {
+		if got := decisionOf(string(o.OptionId)); got != want[o.OptionId] {
+			t.Errorf("%s: decision %q, want %q", o.OptionId, got, want[o.OptionId])
+		}
+	}
+	if opts[0].Kind != acpsdk.PermissionOptionKindAllowOnce || opts[len(opts)-1].Kind != acpsdk.PermissionOptionKindRejectOnce {
+		t.Fatalf("kinds %+v", opts)
+	}
+	unconfined := permissionOptions(ipc.ApprovalRequired{Action: "run", Unconfined: true})
+	if len(unconfined) != 2 || unconfined[0].OptionId != optOnce || unconfined[1].OptionId != optReject {
+		t.Fatalf("unconfined options %+v", unconfined)
+	}
+	if got := decisionOf("something_else"); got != ipc.DecisionDeny {
+		t.Fatalf("an unknown option is %q", got)
 	}
 }
