@@ -1,5 +1,6 @@
 // Package bench holds the benchmarks that compare Astrid with a peer (an
-// embedded NATS, the Extism Go SDK, a direct MCP client), driven by the same
+// embedded NATS, the Extism Go SDK, a direct MCP client, `astrid -p` for
+// `astrid acp`), driven by the same
 // loops as our side, per DESIGN §7. It is a module of its own so that the
 // peers stay out of the product's go.mod; it may import the product's
 // internal packages because its path is below the product's.

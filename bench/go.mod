@@ -4,6 +4,7 @@ go 1.26.0
 
 require (
 	github.com/astrid-go/astrid v0.0.0
+	github.com/coder/acp-go-sdk v0.13.0
 	github.com/extism/go-sdk v1.7.1
 	github.com/modelcontextprotocol/go-sdk v1.8.0
 	github.com/nats-io/nats-server/v2 v2.15.3

@@ -35,6 +35,12 @@ type AgentStreamDelta struct {
 	RequestID string `json:"request_id,omitempty"`
 	Delta     string `json:"delta"`
 	TurnID    string `json:"turn_id,omitempty"` // see AgentResponse.TurnID
+	// Reasoning marks a piece of the model's reasoning (thinking), which
+	// is never part of the answer: a frontend that does not show it
+	// skips it (an editor shows it apart, astrid acp's
+	// agent_thought_chunk). Absent on the answer's text, so older
+	// readers of the answer are unchanged.
+	Reasoning bool `json:"reasoning,omitempty"`
 }
 
 // AgentToolStarted says the orchestrator dispatched a tool call, on

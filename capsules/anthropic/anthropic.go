@@ -50,6 +50,13 @@ func handleGenerate(c *sdk.Call) error {
 	if !ok {
 		return err
 	}
+	// A turn that ends mid-stream (cancelled, pre-empted, timed out)
+	// cancels its model request by this key (react's cancelRunning):
+	// otherwise the stream runs on unread and the principal's next
+	// request waits behind it.
+	if err := c.SetCancelKey(req.RequestID); err != nil {
+		c.Log(hostapi.LogWarn, fmt.Sprintf("anthropic: request %q cannot be cancelled: %v", req.RequestID, err))
+	}
 	out := newStreamOut(c, req.RequestID)
 	s := readSettings(c)
 	for _, p := range s.problems {

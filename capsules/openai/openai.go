@@ -51,6 +51,13 @@ func handleGenerate(c *sdk.Call) error {
 	if !ok {
 		return err
 	}
+	// A turn that ends mid-stream (cancelled, pre-empted, timed out)
+	// cancels its model request by this key (react's cancelRunning):
+	// otherwise the stream runs on unread and the principal's next
+	// request waits behind it.
+	if err := c.SetCancelKey(req.RequestID); err != nil {
+		c.Log(hostapi.LogWarn, fmt.Sprintf("openai: request %q cannot be cancelled: %v", req.RequestID, err))
+	}
 	s := config(c)
 	for _, p := range s.problems {
 		c.Log(hostapi.LogWarn, "openai: [env] "+p)

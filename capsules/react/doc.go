@@ -15,7 +15,8 @@
 //     turn), else [env] provider and model, else the registry's default,
 //     else replay (docs/agent.md);
 //   - llm.v1.stream.<provider> events are followed by request_id: text
-//     deltas go out at once on agent.v1.stream.delta, tool calls are
+//     and reasoning deltas (marked reasoning) go out at once on
+//     agent.v1.stream.delta, tool calls are
 //     collected until Done;
 //   - each tool call goes out on tool.v1.request.execute (all at once) and
 //     is announced on agent.v1.tool.started; results come back on

@@ -12,7 +12,13 @@ import (
 // finish ends t: calls still running are cancelled, the turn's keys are
 // forgotten, and its one final response goes out.
 func finish(c *sdk.Call, t *turn, outcome, text string) error {
-	cancelRunning(c, t)
+	// A turn ending while its model still streams (cancelled,
+	// pre-empted, timed out, failed) stops that request too: the network
+	// providers bind its id as their call's cancel key. An answer, an
+	// empty one or the iteration cap ends after the stream's Done.
+	streaming := t.Phase == phaseStream && t.RequestID != "" &&
+		outcome != ipc.OutcomeAnswer && outcome != ipc.OutcomeEmpty && outcome != ipc.OutcomeIterationCap
+	cancelRunning(c, t, streaming)
 	forget(c, t)
 	if outcome != ipc.OutcomeAnswer {
 		c.Log(hostapi.LogInfo, fmt.Sprintf("react: session %q: turn ended (%s): %s", t.SessionID, outcome, text))
@@ -56,9 +62,13 @@ func publishResponse(c *sdk.Call, r ipc.AgentResponse) error {
 }
 
 // cancelRunning asks for the dispatched calls of t that have not answered
-// to be interrupted (the kernel's cancel listener).
-func cancelRunning(c *sdk.Call, t *turn) {
+// to be interrupted (the kernel's cancel listener), and with model its
+// model request.
+func cancelRunning(c *sdk.Call, t *turn, model bool) {
 	var ids []string
+	if model {
+		ids = append(ids, t.RequestID)
+	}
 	for _, call := range t.Calls {
 		if call.Args != nil && !call.Done {
 			ids = append(ids, call.CallID)

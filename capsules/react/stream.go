@@ -102,6 +102,13 @@ func handleStream(c *sdk.Call) error {
 			return finish(c, t, ipc.OutcomeError, err.Error())
 		}
 		return c.PublishJSON(ipc.AgentStreamDeltaTopic, ipc.AgentStreamDelta{SessionID: t.SessionID, RequestID: t.RequestID, Delta: ev.Text, TurnID: t.TurnID})
+	case ipc.StreamReasoningDelta:
+		// Shown, never kept: the answer and the history hold text only.
+		if ev.Text != "" {
+			if err := c.PublishJSON(ipc.AgentStreamDeltaTopic, ipc.AgentStreamDelta{SessionID: t.SessionID, RequestID: t.RequestID, Delta: ev.Text, TurnID: t.TurnID, Reasoning: true}); err != nil {
+				return err
+			}
+		}
 	case ipc.StreamToolCallStart:
 		if ev.ID == "" || ev.Name == "" {
 			return finish(c, t, ipc.OutcomeError, fmt.Sprintf("The provider %q sent a malformed stream event: a tool call without an id or a name.", t.Provider))
@@ -127,7 +134,8 @@ func handleStream(c *sdk.Call) error {
 	case ipc.StreamDone:
 		return streamDone(c, t, l)
 	}
-	// ToolCallEnd and ReasoningDelta only say the provider is alive.
+	// Saved after every event (a ToolCallEnd only says the provider is
+	// alive): the phase clock and what the stream built so far.
 	if err := saveTurn(c, t); err != nil {
 		return finish(c, t, ipc.OutcomeError, err.Error())
 	}

@@ -93,6 +93,7 @@ answer or the iteration cap; 2 a usage error (an unknown --session included); 12
 	root.AddCommand(newLogsCmd())
 	root.AddCommand(newNATSCmd())
 	root.AddCommand(newSandboxCmd())
+	root.AddCommand(newACPCmd())
 	root.AddCommand(newMCPCmd())
 	usageErrorsExit2(root)
 	return root

@@ -96,6 +96,10 @@ const (
 	EventApproval                          // Approval: a question to answer with Turn.Answer
 	EventFinal                             // Final: the turn's end; nothing follows
 	EventElicit                            // Elicit: a question to answer with Turn.AnswerElicit
+	// EventReasoning: Delta is a piece of the model's reasoning, not of
+	// the answer. Last in the list, so a frontend that switches on the
+	// kinds it knows skips it.
+	EventReasoning
 )
 
 // Event is one event of a turn.
@@ -326,6 +330,9 @@ func (t *Turn) accept(d bus.Delivery) (Event, bool) {
 		var v ipc.AgentStreamDelta
 		if json.Unmarshal(body, &v) != nil || !t.ours(v.SessionID, v.TurnID) {
 			return Event{}, false
+		}
+		if v.Reasoning {
+			return Event{Kind: EventReasoning, Delta: v}, true
 		}
 		return Event{Kind: EventDelta, Delta: v}, true
 	case ipc.AgentToolStartedTopic:
@@ -560,6 +567,8 @@ func (ev Event) Value() any {
 		return ev.Final
 	case EventElicit:
 		return ev.Elicit
+	case EventReasoning:
+		return ev.Delta
 	}
 	return nil
 }

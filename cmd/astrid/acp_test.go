@@ -1,0 +1,665 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	acpsdk "github.com/coder/acp-go-sdk"
+
+	"github.com/astrid-go/astrid/internal/testutil"
+)
+
+// acpFakeOpenAI is an OpenAI-compatible server that plays the model by the
+// last user message of each request: "edit" reads notes.txt, replaces
+// "old" with "new" and says so; "write" writes draft.txt; "list" lists the
+// workspace; "think" reasons before it answers; "slow" streams a word and then nothing until its request
+// ends; anything else is answered "Hello there.".
+type acpFakeOpenAI struct {
+	srv *httptest.Server
+	mu  sync.Mutex
+	// slowEnded counts the "slow" requests whose client went away.
+	slowEnded int
+	stop      chan struct{}
+}
+
+func newACPFakeOpenAI(t *testing.T) *acpFakeOpenAI {
+	f := &acpFakeOpenAI{stop: make(chan struct{})}
+	f.srv = httptest.NewServer(http.HandlerFunc(f.serve))
+	t.Cleanup(func() { close(f.stop); f.srv.Close() })
+	return f
+}
+
+func (f *acpFakeOpenAI) serve(w http.ResponseWriter, r *http.Request) {
+	var req struct {
+		Messages []struct {
+			Role    string          `json:"role"`
+			Content json.RawMessage `json:"content"`
+		} `json:"messages"`
+	}
+	body, _ := io.ReadAll(r.Body)
+	_ = json.Unmarshal(body, &req)
+	last, tools := "", 0
+	for _, m := range req.Messages {
+		switch m.Role {
+		case "user":
+			last, tools = string(m.Content), 0
+		case "tool":
+			tools++
+		}
+	}
+	w.Header().Set("Content-Type", "text/event-stream")
+	call := func(name, args string) {
+		io.WriteString(w, openAIChunk(`{"role":"assistant","content":null,"tool_calls":[{"index":0,"id":"call_`+name+`","type":"function","function":{"name":"`+name+`","arguments":`+strconvQuote(args)+`}}]}`, "null"))
+		io.WriteString(w, openAIChunk(`{}`, `"tool_calls"`))
+		io.WriteString(w, "data: [DONE]\n\n")
+	}
+	text := func(s string) {
+		io.WriteString(w, openAIChunk(`{"role":"assistant","content":`+strconvQuote(s)+`}`, "null"))
+		io.WriteString(w, openAIChunk(`{}`, `"stop"`))
+		io.WriteString(w, "data: [DONE]\n\n")
+	}
+	switch {
+	case strings.Contains(last, "edit") && tools == 0:
+		call("read_file", `{"file_path":"notes.txt"}`)
+	case strings.Contains(last, "edit") && tools == 1:
+		call("replace_in_file", `{"file_path":"notes.txt","old_string":"old","new_string":"new"}`)
+	case strings.Contains(last, "edit"):
+		text("Done editing.")
+	case strings.Contains(last, "write") && tools == 0:
+		call("write_file", `{"file_path":"draft.txt","content":"draft\n"}`)
+	case strings.Contains(last, "write"):
+		text("Wrote it, or not.")
+	case strings.Contains(last, "list") && tools == 0:
+		call("list_directory", `{"dir_path":"."}`)
+	case strings.Contains(last, "list"):
+		text("Listed.")
+	case strings.Contains(last, "think"):
+		io.WriteString(w, openAIChunk(`{"role":"assistant","content":null,"reasoning_content":"Weighing the options."}`, "null"))
+		text("Decided.")
+	case strings.Contains(last, "slow"):
+		io.WriteString(w, openAIChunk(`{"role":"assistant","content":"Thinking slowly"}`, "null"))
+		w.(http.Flusher).Flush()
+		select {
+		case <-r.Context().Done():
+			f.mu.Lock()
+			f.slowEnded++
+			f.mu.Unlock()
+		case <-f.stop:
+		}
+	default:
+		text("Hello there.")
+	}
+}
+
+func (f *acpFakeOpenAI) ended() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.slowEnded
+}
+
+func strconvQuote(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b)
+}
+
+// acpEditor is the editor's side of a connection to `astrid acp`: the
+// acp-go-sdk client, keeping every update and answering permission
+// requests with answer.
+type acpEditor struct {
+	t      *testing.T
+	cmd    *exec.Cmd
+	conn   *acpsdk.ClientSideConnection
+	stdin  io.WriteCloser
+	writer *lineWriter
+	stderr *testutil.SyncBuffer
+	// raw keeps every line the agent wrote.
+	raw *testutil.SyncBuffer
+
+	mu      sync.Mutex
+	updates []acpsdk.SessionNotification
+	asked   []acpsdk.RequestPermissionRequest
+	answer  func(ctx context.Context, p acpsdk.RequestPermissionRequest) (acpsdk.RequestPermissionResponse, error)
+}
+
+// startACP starts `astrid acp` on home (in-process kernel) from dir, with
+// the fake server as OpenAI.
+func startACP(t *testing.T, home, dir string, fake *acpFakeOpenAI) *acpEditor {
+	t.Helper()
+	return startACPWith(t, home, dir, fake, "--no-daemon")
+}
+
+// startACPWith starts `astrid acp args...`: through the daemon of home
+// when one runs and args do not say --no-daemon.
+func startACPWith(t *testing.T, home, dir string, fake *acpFakeOpenAI, args ...string) *acpEditor {
+	t.Helper()
+	cmd := astridProcess(home, append([]string{"acp"}, args...)...)
+	cmd.Dir = dir
+	cmd.Env = append(cmd.Env, "OPENAI_BASE_URL="+fake.srv.URL+"/v1", "OPENAI_API_KEY=", "ANTHROPIC_API_KEY=")
+	e := &acpEditor{t: t, cmd: cmd, stderr: &testutil.SyncBuffer{}, raw: &testutil.SyncBuffer{}}
+	cmd.Stderr = e.stderr
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+	})
+	e.stdin, e.writer = in, &lineWriter{w: in}
+	e.conn = acpsdk.NewClientSideConnection(e, e.writer, io.TeeReader(out, e.raw))
+	return e
+}
+
+// lineWriter lets a test write raw lines between the SDK's messages.
+type lineWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lineWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
+}
+
+func (e *acpEditor) initialize(ctx context.Context) acpsdk.InitializeResponse {
+	e.t.Helper()
+	r, err := e.conn.Initialize(ctx, acpsdk.InitializeRequest{ProtocolVersion: acpsdk.ProtocolVersionNumber})
+	if err != nil {
+		e.t.Fatalf("initialize: %v\n%s", err, e.stderr.String())
+	}
+	return r
+}
+
+func (e *acpEditor) newSession(ctx context.Context, cwd string) acpsdk.NewSessionResponse {
+	e.t.Helper()
+	r, err := e.conn.NewSession(ctx, acpsdk.NewSessionRequest{Cwd: cwd, McpServers: []acpsdk.McpServer{}})
+	if err != nil {
+		e.t.Fatalf("session/new: %v\n%s", err, e.stderr.String())
+	}
+	return r
+}
+
+// useOpenAI makes session id ask the fake server's model.
+func (e *acpEditor) useOpenAI(ctx context.Context, s acpsdk.NewSessionResponse) {
+	e.t.Helper()
+	if s.Models == nil {
+		e.t.Fatalf("session/new offered no models\n%s", e.stderr.String())
+	}
+	for _, m := range s.Models.AvailableModels {
+		if strings.HasPrefix(string(m.ModelId), "openai:") {
+			if _, err := e.conn.UnstableSetSessionModel(ctx, acpsdk.UnstableSetSessionModelRequest{SessionId: s.SessionId, ModelId: acpsdk.UnstableModelId(m.ModelId)}); err != nil {
+				e.t.Fatalf("session/set_model %s: %v", m.ModelId, err)
+			}
+			return
+		}
+	}
+	e.t.Fatalf("no openai model among %+v", s.Models.AvailableModels)
+}
+
+func (e *acpEditor) prompt(ctx context.Context, id acpsdk.SessionId, text string) (acpsdk.PromptResponse, error) {
+	return e.conn.Prompt(ctx, acpsdk.PromptRequest{SessionId: id, Prompt: []acpsdk.ContentBlock{acpsdk.TextBlock(text)}})
+}
+
+// SessionUpdate implements acpsdk.Client.
+func (e *acpEditor) SessionUpdate(_ context.Context, n acpsdk.SessionNotification) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.updates = append(e.updates, n)
+	return nil
+}
+
+// RequestPermission implements acpsdk.Client.
+func (e *acpEditor) RequestPermission(ctx context.Context, p acpsdk.RequestPermissionRequest) (acpsdk.RequestPermissionResponse, error) {
+	e.mu.Lock()
+	e.asked = append(e.asked, p)
+	answer := e.answer
+	e.mu.Unlock()
+	if answer == nil {
+		return acpsdk.RequestPermissionResponse{Outcome: acpsdk.RequestPermissionOutcome{Cancelled: &acpsdk.RequestPermissionOutcomeCancelled{}}}, nil
+	}
+	return answer(ctx, p)
+}
+
+func (e *acpEditor) ReadTextFile(context.Context, acpsdk.ReadTextFileRequest) (acpsdk.ReadTextFileResponse, error) {
+	return acpsdk.ReadTextFileResponse{}, errors.New("not offered")
+}
+
+func (e *acpEditor) WriteTextFile(context.Context, acpsdk.WriteTextFileRequest) (acpsdk.WriteTextFileResponse, error) {
+	return acpsdk.WriteTextFileResponse{}, errors.New("not offered")
+}
+
+func (e *acpEditor) CreateTerminal(context.Context, acpsdk.CreateTerminalRequest) (acpsdk.CreateTerminalResponse, error) {
+	return acpsdk.CreateTerminalResponse{}, errors.New("not offered")
+}
+
+func (e *acpEditor) KillTerminal(context.Context, acpsdk.KillTerminalRequest) (acpsdk.KillTerminalResponse, error) {
+	return acpsdk.KillTerminalResponse{}, errors.New("not offered")
+}
+
+func (e *acpEditor) TerminalOutput(context.Context, acpsdk.TerminalOutputRequest) (acpsdk.TerminalOutputResponse, error) {
+	return acpsdk.TerminalOutputResponse{}, errors.New("not offered")
+}
+
+func (e *acpEditor) ReleaseTerminal(context.Context, acpsdk.ReleaseTerminalRequest) (acpsdk.ReleaseTerminalResponse, error) {
+	return acpsdk.ReleaseTerminalResponse{}, errors.New("not offered")
+}
+
+func (e *acpEditor) WaitForTerminalExit(context.Context, acpsdk.WaitForTerminalExitRequest) (acpsdk.WaitForTerminalExitResponse, error) {
+	return acpsdk.WaitForTerminalExitResponse{}, errors.New("not offered")
+}
+
+// of returns the updates of session id so far.
+func (e *acpEditor) of(id acpsdk.SessionId) []acpsdk.SessionUpdate {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	var out []acpsdk.SessionUpdate
+	for _, n := range e.updates {
+		if n.SessionId == id {
+			out = append(out, n.Update)
+		}
+	}
+	return out
+}
+
+// text is the agent_message_chunk text of updates.
+func agentText(updates []acpsdk.SessionUpdate) string {
+	var b strings.Builder
+	for _, u := range updates {
+		if u.AgentMessageChunk != nil && u.AgentMessageChunk.Content.Text != nil {
+			b.WriteString(u.AgentMessageChunk.Content.Text.Text)
+		}
+	}
+	return b.String()
+}
+
+// wait waits for the process to exit on its own and returns its status.
+func (e *acpEditor) wait(guard time.Duration) int {
+	e.t.Helper()
+	done := make(chan error, 1)
+	go func() { done <- e.cmd.Wait() }()
+	select {
+	case err := <-done:
+		return exitStatus(e.t, err)
+	case <-time.After(guard):
+		e.t.Fatalf("astrid acp still runs %s after its stdin closed\n%s", guard, e.stderr.String())
+	}
+	return -1
+}
+
+// The issue's Show: the acp-go-sdk client drives `astrid acp` as a real
+// process: initialize, a session in a temp workspace, a prompt on the fake
+// OpenAI server that reads and edits a file with the permission request
+// answered and the diff in the tool_call_update, cancel mid-stream, and
+// the session loaded again by a second process.
+func TestACPSessionEditsCancelsAndLoads(t *testing.T) {
+	fake := newACPFakeOpenAI(t)
+	home, ws := t.TempDir(), t.TempDir()
+	notes := filepath.Join(ws, "notes.txt")
+	if err := os.WriteFile(notes, []byte("the old text\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	e := startACP(t, home, t.TempDir(), fake)
+	e.answer = func(_ context.Context, p acpsdk.RequestPermissionRequest) (acpsdk.RequestPermissionResponse, error) {
+		return acpsdk.RequestPermissionResponse{Outcome: acpsdk.RequestPermissionOutcome{Selected: &acpsdk.RequestPermissionOutcomeSelected{OptionId: "allow_once"}}}, nil
+	}
+	init := e.initialize(ctx)
+	if init.ProtocolVersion != acpsdk.ProtocolVersionNumber || !init.AgentCapabilities.LoadSession || !init.AgentCapabilities.PromptCapabilities.EmbeddedContext {
+		t.Fatalf("initialize: %+v", init)
+	}
+	s := e.newSession(ctx, ws)
+	e.useOpenAI(ctx, s)
+
+	resp, err := e.prompt(ctx, s.SessionId, "please edit notes.txt")
+	if err != nil || resp.StopReason != acpsdk.StopReasonEndTurn {
+		t.Fatalf("prompt: %+v, %v\n%s", resp, err, e.stderr.String())
+	}
+	if data, _ := os.ReadFile(notes); string(data) != "the new text\n" {
+		t.Fatalf("notes.txt is %q", data)
+	}
+	ups := e.of(s.SessionId)
+	var read, edit *acpsdk.SessionUpdateToolCall
+	var editDone *acpsdk.SessionToolCallUpdate
+	for _, u := range ups {
+		switch {
+		case u.ToolCall != nil && u.ToolCall.Kind == acpsdk.ToolKindRead:
+			read = u.ToolCall
+		case u.ToolCall != nil && u.ToolCall.Kind == acpsdk.ToolKindEdit:
+			edit = u.ToolCall
+		case u.ToolCallUpdate != nil && edit != nil && u.ToolCallUpdate.ToolCallId == edit.ToolCallId && u.ToolCallUpdate.Status != nil && *u.ToolCallUpdate.Status == acpsdk.ToolCallStatusCompleted:
+			editDone = u.ToolCallUpdate
+		}
+	}
+	if read == nil || len(read.Locations) != 1 || read.Locations[0].Path != notes {
+		t.Fatalf("no read tool_call at %s: %+v", notes, read)
+	}
+	if edit == nil || editDone == nil {
+		t.Fatalf("no edit tool_call completed in %+v", ups)
+	}
+	var diff *acpsdk.ToolCallContentDiff
+	for _, c := range editDone.Content {
+		if c.Diff != nil {
+			diff = c.Diff
+		}
+	}
+	if diff == nil || diff.Path != notes || diff.NewText != "new" || diff.OldText == nil || *diff.OldText != "old" {
+		t.Fatalf("the edit's tool_call_update has no diff of notes.txt: %+v", editDone.Content)
+	}
+	if got := agentText(ups); !strings.HasSuffix(got, "Done editing.") {
+		t.Fatalf("agent text %q", got)
+	}
+	e.mu.Lock()
+	asked := append([]acpsdk.RequestPermissionRequest(nil), e.asked...)
+	e.mu.Unlock()
+	if len(asked) != 1 || asked[0].ToolCall.ToolCallId != edit.ToolCallId || len(asked[0].Options) != 4 {
+		t.Fatalf("permission requests: %+v", asked)
+	}
+
+	// The model's reasoning is an agent_thought_chunk, never part of
+	// the message.
+	before := len(e.of(s.SessionId))
+	if r, err := e.prompt(ctx, s.SessionId, "think first"); err != nil || r.StopReason != acpsdk.StopReasonEndTurn {
+		t.Fatalf("thinking prompt: %+v %v\n%s", r, err, e.stderr.String())
+	}
+	var thought string
+	for _, u := range e.of(s.SessionId)[before:] {
+		if u.AgentThoughtChunk != nil && u.AgentThoughtChunk.Content.Text != nil {
+			thought += u.AgentThoughtChunk.Content.Text.Text
+		}
+	}
+	if said := agentText(e.of(s.SessionId)[before:]); thought != "Weighing the options." || said != "Decided." {
+		t.Fatalf("thought %q, said %q", thought, said)
+	}
+
+	// Cancel mid-stream: the first words are shown, session/cancel
+	// ends the turn as cancelled and the model's stream with it.
+	done := make(chan acpsdk.PromptResponse, 1)
+	go func() {
+		r, err := e.prompt(ctx, s.SessionId, "slow, please")
+		if err != nil {
+			t.Errorf("slow prompt: %v", err)
+		}
+		done <- r
+	}()
+	testutil.WaitFor(t, time.Minute, "the slow turn's first words", func() bool {
+		return strings.Contains(agentText(e.of(s.SessionId)), "Thinking slowly")
+	})
+	if err := e.conn.Cancel(ctx, acpsdk.CancelNotification{SessionId: s.SessionId}); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case r := <-done:
+		if r.StopReason != acpsdk.StopReasonCancelled {
+			t.Fatalf("the cancelled prompt stopped with %q", r.StopReason)
+		}
+	case <-ctx.Done():
+		t.Fatalf("the cancelled prompt never ended\n%s", e.stderr.String())
+	}
+	// The cancel reaches the model's request (the provider's cancel
+	// key), with the process still running.
+	testutil.WaitFor(t, time.Minute, "the model's stream ended", func() bool { return fake.ended() == 1 })
+	e.stdin.Close()
+	if code := e.wait(time.Minute); code != 0 {
+		t.Fatalf("exit %d\n%s", code, e.stderr.String())
+	}
+
+	// A second process loads the session: its history comes back as
+	// updates before the answer.
+	e2 := startACP(t, home, t.TempDir(), fake)
+	e2.initialize(ctx)
+	if _, err := e2.conn.LoadSession(ctx, acpsdk.LoadSessionRequest{SessionId: s.SessionId, Cwd: ws, McpServers: []acpsdk.McpServer{}}); err != nil {
+		t.Fatalf("session/load: %v\n%s", err, e2.stderr.String())
+	}
+	replayed := e2.of(s.SessionId)
+	var user string
+	calls := 0
+	for _, u := range replayed {
+		if u.UserMessageChunk != nil && u.UserMessageChunk.Content.Text != nil {
+			user += u.UserMessageChunk.Content.Text.Text + "|"
+		}
+		if u.ToolCall != nil {
+			calls++
+		}
+	}
+	if !strings.Contains(user, "please edit notes.txt") || !strings.Contains(user, "slow, please") || calls != 2 || !strings.Contains(agentText(replayed), "Done editing.") {
+		t.Fatalf("replayed: user %q, %d tool calls, text %q", user, calls, agentText(replayed))
+	}
+	// The loaded session goes on.
+	if r, err := e2.prompt(ctx, s.SessionId, "hi"); err != nil || r.StopReason != acpsdk.StopReasonEndTurn {
+		t.Fatalf("prompt after load: %+v %v\n%s", r, err, e2.stderr.String())
+	}
+	e2.stdin.Close()
+	if code := e2.wait(time.Minute); code != 0 {
+		t.Fatalf("exit %d\n%s", code, e2.stderr.String())
+	}
+}
+
+// Two sessions with different cwd in one process see only their own
+// files: each turn's list_directory of "." lists its own workspace.
+func TestACPSessionsSeeOnlyTheirOwnWorkspace(t *testing.T) {
+	fake := newACPFakeOpenAI(t)
+	home, wsA, wsB := t.TempDir(), t.TempDir(), t.TempDir()
+	for dir, name := range map[string]string{wsA: "only-in-a.txt", wsB: "only-in-b.txt"} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(name), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	e := startACP(t, home, t.TempDir(), fake)
+	e.initialize(ctx)
+	a, b := e.newSession(ctx, wsA), e.newSession(ctx, wsB)
+	e.useOpenAI(ctx, a)
+	e.useOpenAI(ctx, b)
+	listed := func(s acpsdk.NewSessionResponse) string {
+		t.Helper()
+		if r, err := e.prompt(ctx, s.SessionId, "list the files"); err != nil || r.StopReason != acpsdk.StopReasonEndTurn {
+			t.Fatalf("prompt: %+v %v\n%s", r, err, e.stderr.String())
+		}
+		var out string
+		for _, u := range e.of(s.SessionId) {
+			if u.ToolCallUpdate != nil {
+				for _, c := range u.ToolCallUpdate.Content {
+					if c.Content != nil && c.Content.Content.Text != nil {
+						out += c.Content.Content.Text.Text
+					}
+				}
+			}
+		}
+		return out
+	}
+	// Both turns at once, so neither can borrow the other's scope.
+	var la, lb string
+	var wg sync.WaitGroup
+	wg.Add(2)
+	go func() { defer wg.Done(); la = listed(a) }()
+	go func() { defer wg.Done(); lb = listed(b) }()
+	wg.Wait()
+	if !strings.Contains(la, "only-in-a.txt") || strings.Contains(la, "only-in-b.txt") {
+		t.Fatalf("session A (%s) listed %q", wsA, la)
+	}
+	if !strings.Contains(lb, "only-in-b.txt") || strings.Contains(lb, "only-in-a.txt") {
+		t.Fatalf("session B (%s) listed %q", wsB, lb)
+	}
+	e.stdin.Close()
+	if code := e.wait(time.Minute); code != 0 {
+		t.Fatalf("exit %d\n%s", code, e.stderr.String())
+	}
+}
+
+// The issue's bad input, against the real process: a frame that is not
+// JSON and a 100 MiB line are answered with JSON-RPC errors and the
+// process goes on; a prompt on an unknown session is "resource not
+// found"; a cancel for an unknown session changes nothing; a second prompt
+// while one runs in the session takes over (the first ends cancelled); a
+// permission request the editor never answers is refused after the
+// approval timeout; stdin closed mid-turn cancels the turn and exits 0.
+func TestACPBadInput(t *testing.T) {
+	fake := newACPFakeOpenAI(t)
+	home, ws := t.TempDir(), t.TempDir()
+	set := astridProcess(home, "capsule", "env", "set", "astrid-capsule-approval", "approval_timeout_secs")
+	set.Stdin = strings.NewReader("1")
+	if out, err := set.CombinedOutput(); err != nil {
+		t.Fatalf("env set: %v\n%s", err, out)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	e := startACP(t, home, t.TempDir(), fake)
+	e.initialize(ctx)
+
+	lw := e.writer // the SDK's writer: whole lines, never interleaved
+	if _, err := lw.Write([]byte("this is not json\n")); err != nil {
+		t.Fatal(err)
+	}
+	big := make([]byte, 100<<20)
+	for i := range big {
+		big[i] = 'x'
+	}
+	big[len(big)-1] = '\n'
+	if _, err := lw.Write(big); err != nil {
+		t.Fatal(err)
+	}
+	testutil.WaitFor(t, time.Minute, "the parse error and the size refusal", func() bool {
+		out := e.raw.String()
+		return strings.Contains(out, `"code":-32700`) && strings.Contains(out, `longer than the largest one taken`)
+	})
+	s := e.newSession(ctx, ws) // still serving
+	e.useOpenAI(ctx, s)
+
+	_, err := e.prompt(ctx, "s-nosuchsession", "hello")
+	var re *acpsdk.RequestError
+	if !errors.As(err, &re) || re.Code != -32002 {
+		t.Fatalf("prompt on an unknown session: %v", err)
+	}
+	if err := e.conn.Cancel(ctx, acpsdk.CancelNotification{SessionId: "s-nosuchsession"}); err != nil {
+		t.Fatal(err)
+	}
+
+	// A second prompt while the first runs: the first ends cancelled,
+	// the second answers.
+	first := make(chan acpsdk.PromptResponse, 1)
+	go func() {
+		r, err := e.prompt(ctx, s.SessionId, "slow one")
+		if err != nil {
+			t.Errorf("first prompt: %v", err)
+		}
+		first <- r
+	}()
+	testutil.WaitFor(t, time.Minute, "the first turn's words", func() bool {
+		return strings.Contains(agentText(e.of(s.SessionId)), "Thinking slowly")
+	})
+	r, err := e.prompt(ctx, s.SessionId, "hello again")
+	if err != nil || r.StopReason != acpsdk.StopReasonEndTurn {
+		t.Fatalf("second prompt: %+v %v\n%s", r, err, e.stderr.String())
+	}
+	if r := <-first; r.StopReason != acpsdk.StopReasonCancelled {
+		t.Fatalf("the first prompt stopped with %q", r.StopReason)
+	}
+
+	// The editor never answers: the approval layer refuses after its
+	// timeout, the request is withdrawn, and the turn goes on.
+	e.mu.Lock()
+	e.answer = func(ctx context.Context, _ acpsdk.RequestPermissionRequest) (acpsdk.RequestPermissionResponse, error) {
+		<-ctx.Done() // withdrawn ($/cancel_request) or the connection ended
+		return acpsdk.RequestPermissionResponse{}, ctx.Err()
+	}
+	e.mu.Unlock()
+	r, err = e.prompt(ctx, s.SessionId, "write a draft")
+	if err != nil || r.StopReason != acpsdk.StopReasonEndTurn {
+		t.Fatalf("unanswered prompt: %+v %v\n%s", r, err, e.stderr.String())
+	}
+	if _, err := os.Stat(filepath.Join(ws, "draft.txt")); !os.IsNotExist(err) {
+		t.Fatalf("draft.txt was written without an answer: %v", err)
+	}
+	failed := false
+	for _, u := range e.of(s.SessionId) {
+		if u.ToolCallUpdate != nil && u.ToolCallUpdate.Status != nil && *u.ToolCallUpdate.Status == acpsdk.ToolCallStatusFailed {
+			for _, c := range u.ToolCallUpdate.Content {
+				failed = failed || c.Content != nil && c.Content.Content.Text != nil && strings.Contains(c.Content.Content.Text.Text, "no answer within 1 s")
+			}
+		}
+	}
+	if !failed {
+		t.Fatalf("no failed tool_call_update saying the approval timed out\n%s", e.stderr.String())
+	}
+
+	// stdin closed mid-turn: the turn is cancelled (the model's stream
+	// ends) and the process exits 0.
+	go func() { _, _ = e.prompt(ctx, s.SessionId, "slow two") }()
+	testutil.WaitFor(t, time.Minute, "the last turn's words", func() bool {
+		return strings.Count(agentText(e.of(s.SessionId)), "Thinking slowly") == 2
+	})
+	before := fake.ended()
+	e.stdin.Close()
+	if code := e.wait(time.Minute); code != 0 {
+		t.Fatalf("exit %d after stdin closed\n%s", code, e.stderr.String())
+	}
+	testutil.WaitFor(t, time.Minute, "the model's stream ended", func() bool { return fake.ended() > before })
+	if !strings.Contains(e.stderr.String(), "refused") {
+		t.Fatalf("stderr does not log the refused messages:\n%s", e.stderr.String())
+	}
+}
+
+// Through a running daemon: the session works on the editor's cwd, not the
+// daemon's workspace, and the provider settings of astrid acp's
+// environment reach the daemon (the hello's env), as for astrid -p.
+func TestACPThroughTheDaemon(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs a daemon and astrid acp")
+	}
+	fake := newACPFakeOpenAI(t)
+	home, daemonWS, ws := realDir(t), realDir(t), realDir(t)
+	notes := filepath.Join(ws, "notes.txt")
+	if err := os.WriteFile(notes, []byte("the old text\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	startDaemonIn(t, home, daemonWS)
+	ctx, cancel := context.WithTimeout(context.Background(), daemonPatience)
+	defer cancel()
+	e := startACPWith(t, home, t.TempDir(), fake)
+	e.answer = func(_ context.Context, p acpsdk.RequestPermissionRequest) (acpsdk.RequestPermissionResponse, error) {
+		return acpsdk.RequestPermissionResponse{Outcome: acpsdk.RequestPermissionOutcome{Selected: &acpsdk.RequestPermissionOutcomeSelected{OptionId: "allow_once"}}}, nil
+	}
+	e.initialize(ctx)
+	s := e.newSession(ctx, ws)
+	e.useOpenAI(ctx, s)
+	if r, err := e.prompt(ctx, s.SessionId, "please edit notes.txt"); err != nil || r.StopReason != acpsdk.StopReasonEndTurn {
+		t.Fatalf("prompt: %+v %v\n%s", r, err, e.stderr.String())
+	}
+	if data, _ := os.ReadFile(notes); string(data) != "the new text\n" {
+		t.Fatalf("notes.txt in the editor's cwd is %q\n%s", data, e.stderr.String())
+	}
+	if _, err := os.Stat(filepath.Join(daemonWS, "notes.txt")); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("the daemon's workspace holds notes.txt (%v)", err)
+	}
+	e.mu.Lock()
+	asked := len(e.asked)
+	e.mu.Unlock()
+	if asked != 1 {
+		t.Fatalf("%d permission requests, want 1", asked)
+	}
+	e.stdin.Close()
+	if code := e.wait(time.Minute); code != 0 {
+		t.Fatalf("exit %d\n%s", code, e.stderr.String())
+	}
+}
