@@ -135,9 +135,3 @@ func (r *rogue) violations() int {
 	}
 	return n
 }
-
-// waitFor is testutil.WaitFor with this package's guard.
-func waitFor(t testing.TB, what string, cond func() bool) {
-	t.Helper()
-	testutil.WaitFor(t, guard, what, cond)
-}
