@@ -9,6 +9,7 @@ import (
 
 	"github.com/astrid-go/astrid/capsules/approval"
 	"github.com/astrid-go/astrid/internal/config"
+	"github.com/astrid-go/astrid/internal/grants"
 	"github.com/astrid-go/astrid/internal/store"
 )
 
@@ -276,6 +277,16 @@ func TestInstallShowsEveryRiskAndABareYesRefusesHighOnes(t *testing.T) {
 	}
 	if _, errOut, code := runAstrid(t, "", "capsule", "install", src, "--yes", "--accept-risk"); code != 0 {
 		t.Fatalf("install --yes --accept-risk: exit %d: %s", code, errOut)
+	}
+	// The grant record says what was accepted.
+	st, err := store.Open(filepath.Join(home, "state.db"), store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec, ok, err := grants.NewBook(st).Approved("risky")
+	st.Close()
+	if err != nil || !ok || len(rec.HighRisk) != 5 || !strings.Contains(strings.Join(rec.HighRisk, "\n"), `fs_write = ["/"]: may write and delete any file`) {
+		t.Fatalf("the record of the accepted high risks: %+v (%v, %v)", rec.HighRisk, ok, err)
 	}
 	// A harmless capsule needs only --yes.
 	if _, errOut, code := runAstrid(t, "", "capsule", "install", notesSource(t, "harmless"), "--yes"); code != 0 {

@@ -29,11 +29,19 @@ type Record struct {
 	// one is asked about before it runs (the approval capsule), so a later
 	// manifest must keep declaring it, or the tool would run unasked.
 	MutableTools []string `json:"mutable_tools,omitempty"`
+	// HighRisk are the high-risk grants among Grants, each with what it
+	// allows (manifest.Risks): what the operator accepted by typing the
+	// capsule's name or passing --accept-risk. For people reading the
+	// record, never compared.
+	HighRisk []string `json:"high_risk,omitempty"`
 }
 
 // Of is the record of what m asks for.
 func Of(m *manifest.Manifest) Record {
 	r := Record{Format: FormatVersion, Capsule: m.ID(), Version: m.Package.Version, Grants: []string{}}
+	for _, risk := range m.Capabilities.HighRisks() {
+		r.HighRisk = append(r.HighRisk, risk.Grant+": "+risk.Reason)
+	}
 	add := func(g string) {
 		if !slices.Contains(r.Grants, g) {
 			r.Grants = append(r.Grants, g)
