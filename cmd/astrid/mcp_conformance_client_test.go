@@ -113,6 +113,26 @@ func runClientHarness(serverURL, scenario string) error {
 	}
 	defer os.RemoveAll(dir)
 	src := fmt.Sprintf("[package]\nname = \"conformance\"\nversion = \"0.1.0\"\ndescription = \"the MCP conformance suite's server\"\n\n[capabilities]\nnet = [%q]\n\n[[mcp_server]]\nid = \"conf\"\ntype = \"http\"\nurl = %q\n", u.Hostname(), serverURL)
+	// A scenario with a client registered beforehand hands it over in
+	// MCP_CONFORMANCE_CONTEXT: the manifest names it, as an operator's
+	// would, the secret kept as a capsule secret.
+	env := map[string]string{}
+	var suiteCtx struct {
+		ClientID     string `json:"client_id"`
+		ClientSecret string `json:"client_secret"`
+	}
+	if c := os.Getenv("MCP_CONFORMANCE_CONTEXT"); c != "" {
+		if err := json.Unmarshal([]byte(c), &suiteCtx); err != nil {
+			return fmt.Errorf("MCP_CONFORMANCE_CONTEXT: %w", err)
+		}
+	}
+	if suiteCtx.ClientID != "" {
+		src += fmt.Sprintf("oauth_client_id = %q\n", suiteCtx.ClientID)
+		if suiteCtx.ClientSecret != "" {
+			src += "oauth_client_secret = \"${secret:CLIENT_SECRET}\"\n\n[env.CLIENT_SECRET]\ntype = \"secret\"\n"
+			env["CLIENT_SECRET"] = suiteCtx.ClientSecret
+		}
+	}
 	m, diags := manifest.Parse([]byte(src), "Capsule.toml", dir)
 	if err := diags.Err(false); err != nil {
 		return fmt.Errorf("manifest: %w", err)
@@ -132,12 +152,12 @@ func runClientHarness(serverURL, scenario string) error {
 		return err
 	}
 	defer stopFrontend()
-	h, err := host.NewCapsule(deps, m, m.Dir, nil)
+	h, err := host.NewCapsule(deps, m, m.Dir, env)
 	if err != nil {
 		return fmt.Errorf("host: %w", err)
 	}
 	tokens := &memTokens{m: map[string][]byte{}}
-	opts := mcp.Options{Logger: log, Tokens: tokens, StartTimeout: 10 * time.Second}
+	opts := mcp.Options{Logger: log, Tokens: tokens, StartTimeout: 10 * time.Second, Env: env}
 	load := func() (*capsule.Composite, error) {
 		e, err := mcp.New(m.MCPServers[0], m, h, opts)
 		if err != nil {
@@ -157,7 +177,7 @@ func runClientHarness(serverURL, scenario string) error {
 		if cerr != nil {
 			return cerr
 		}
-		_, err = mcp.RunLogin(ctx, mcp.LoginConfig{Capsule: m.ID(), Server: m.MCPServers[0], Client: hc, Tokens: tokens, Show: browse})
+		_, err = mcp.RunLogin(ctx, mcp.LoginConfig{Capsule: m.ID(), Server: m.MCPServers[0], Env: env, Client: hc, Tokens: tokens, Show: browse})
 		if err != nil {
 			return fmt.Errorf("login: %w", err)
 		}

@@ -69,6 +69,7 @@ type elicitSchema struct {
 		Title       string `json:"title"`
 		Description string `json:"description"`
 		Enum        []any  `json:"enum"`
+		Default     any    `json:"default"`
 	} `json:"properties"`
 	Required []string `json:"required"`
 }
@@ -118,6 +119,13 @@ func (e *Engine) elicit(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitR
 			q.Kind = hostapi.ElicitSelect
 			for _, v := range prop.Enum {
 				q.Options = append(q.Options, fmt.Sprint(v))
+			}
+		}
+		// The schema's default is offered to the person (SEP-1034); a
+		// select's only when it is one of the options, as the host asks.
+		if prop.Default != nil {
+			if d := fmt.Sprint(prop.Default); q.Kind != hostapi.ElicitSelect || slices.Contains(q.Options, d) {
+				q.Default = &d
 			}
 		}
 		ans, err := call.Elicit(q)
