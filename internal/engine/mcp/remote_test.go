@@ -78,7 +78,7 @@ func remoteTools(b *blocking) *mcp.Server {
 			func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 				props := map[string]any{}
 				for i := range fields {
-					props[fmt.Sprintf("f%d", i)] = map[string]any{"type": "string", "title": "Your name"}
+					props[fmt.Sprintf("f%d", i)] = map[string]any{"type": "string", "title": "Your name", "default": "Ada"}
 				}
 				res, err := req.Session.Elicit(ctx, &mcp.ElicitParams{Message: "Who are you?", RequestedSchema: map[string]any{"type": "object", "properties": props}})
 				if err != nil {
@@ -541,7 +541,11 @@ func TestRemoteElicitationAsksThePerson(t *testing.T) {
 				if q.UnmarshalJSON(ipc.GuestBytes(d.Envelope.Payload)) != nil {
 					continue
 				}
+				// The schema's default is offered (SEP-1034).
 				name := "Astrid"
+				if q.Field.Default == nil || *q.Field.Default != "Ada" {
+					name = fmt.Sprintf("no default offered: %+v", q.Field)
+				}
 				b, _ := ipc.ElicitResponse{RequestID: q.RequestID, Value: &name}.MarshalJSON()
 				_, _ = r.d.Publish(dispatch.Caller{Capsule: frontend, Principal: ipc.DefaultPrincipal}, ipc.ElicitResponseTopic(q.RequestID), b)
 			}
