@@ -11,6 +11,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"time"
 
@@ -105,8 +106,11 @@ func RunLogin(ctx context.Context, c LoginConfig) (*Login, error) {
 	// Stated, not auto-detected: detection retries a refused exchange the
 	// other way, and an authorization code is good for one try.
 	l.AuthStyle = int(oauth2.AuthStyleInHeader) // client_secret_basic, RFC 6749's default
-	if l.ClientSecret == "" {
-		l.AuthStyle = int(oauth2.AuthStyleInParams) // a public client sends its id
+	methods := asm.TokenEndpointAuthMethodsSupported
+	if l.ClientSecret == "" || (slices.Contains(methods, "client_secret_post") && !slices.Contains(methods, "client_secret_basic")) {
+		// A public client sends its id; a server that takes the secret
+		// only in the body (RFC 8414's list) gets it there.
+		l.AuthStyle = int(oauth2.AuthStyleInParams)
 	}
 	cfg := l.config()
 	cfg.RedirectURL = redirect
