@@ -1,5 +1,7 @@
 package hostapi
 
+import "encoding/json"
+
 // Elicit asks the person a question.
 type Elicit interface {
 	// Elicit asks the invoking principal's person, through a frontend, for
@@ -21,6 +23,10 @@ const (
 	ElicitSecret ElicitKind = "secret" // typed without echo, never logged
 	ElicitSelect ElicitKind = "select" // one of Options
 	ElicitArray  ElicitKind = "array"  // a list of values
+	// ElicitForm asks several typed values at once: Schema is MCP's
+	// requested schema of a form (ipc.ParseElicitSchema says which), the
+	// answer is Content. Prompt is the form's message.
+	ElicitForm ElicitKind = "form"
 )
 
 // ElicitRequest is one question.
@@ -38,13 +44,17 @@ type ElicitRequest struct {
 	// Default is offered to the person (a select's must be an option; a
 	// secret has none).
 	Default *string `json:"default,omitempty"`
+	// Schema is a form's fields (Kind form only).
+	Schema json.RawMessage `json:"schema,omitempty"`
 }
 
-// ElicitAnswer is the person's answer: Values for an array, Value
-// otherwise (an empty Value is an answer).
+// ElicitAnswer is the person's answer: Values for an array, Content (a
+// JSON object of the values given, by field) for a form, Value otherwise
+// (an empty Value is an answer).
 type ElicitAnswer struct {
-	Value  string   `json:"value,omitempty"`
-	Values []string `json:"values,omitempty"`
+	Value   string          `json:"value,omitempty"`
+	Values  []string        `json:"values,omitempty"`
+	Content json.RawMessage `json:"content,omitempty"`
 }
 
 // Elicit limits on a question (an answer's are ipc.MaxElicitAnswer and

@@ -14,10 +14,13 @@ type Host interface {
 	Sys
 	Calls
 	Approval
+	Capabilities
+	Agents
 	Process
 	Net
 	Identity
 	Elicit
+	Audit
 }
 
 // IPC is the capsule's access to the bus. The manifest's [publish] and
@@ -50,13 +53,17 @@ type IPC interface {
 	// correlation id, both empty when the invoking event is no request.
 	Serving() (replyTo, correlationID string)
 	// Interceptors answers "who intercepts topic T": the ids of the capsules
-	// whose interceptor patterns match, in dispatch order. For a tool's
-	// topic, tool.v1.execute.<name>, it answers who provides the tool: only
-	// the capsules whose interceptor is exactly that topic (DESIGN §4c).
-	// On a bus across hosts (DESIGN §9), a tool's providers and the
-	// interceptors of tool.v1.request.execute (who takes tool calls)
-	// include the other hosts' capsules, after this host's.
+	// whose interceptor patterns match, in dispatch order. On a bus across
+	// hosts (DESIGN §9), the other hosts' capsules whose interceptor is
+	// exactly topic follow this host's (who takes tool calls on
+	// tool.v1.request.execute, say).
 	Interceptors(topic string) ([]string, error)
+	// ExactInterceptors answers "who intercepts exactly topic T": of
+	// Interceptors' answer, only the capsules with an interceptor whose
+	// pattern is topic itself; a wildcard interceptor is middleware. For a
+	// tool's topic, tool.v1.execute.<name>, these are the tool's providers
+	// (DESIGN §4c).
+	ExactInterceptors(topic string) ([]string, error)
 }
 
 // KV is the capsule's key-value store in its own per-principal namespace.
@@ -282,6 +289,10 @@ type Message struct {
 	Payload   []byte `json:"payload"`
 	SourceID  string `json:"source_id"`
 	Principal string `json:"principal,omitempty"`
+	// Host is the id of the host the message was published on, when that
+	// is another host of a bus spanning hosts; empty for this host's own
+	// (ipc.Envelope.Host). Only the receiving host's transport sets it.
+	Host string `json:"host,omitempty"`
 	// Lost counts messages this subscription lost (evicted) since the
 	// previous receive.
 	Lost uint64 `json:"lost,omitempty"`

@@ -5,17 +5,24 @@ package hostapi
 // on behalf of the principal its peer maps to, never as itself. Only an
 // uplink capsule may make these calls (CodeDenied otherwise); what it
 // publishes and subscribes to is still checked against its own [publish]
-// and [subscribe]. The native host offers it; a wasm guest does not yet
-// (a host without it is not an uplink host).
+// and [subscribe], and an installed uplink acts only for the principals the
+// operator named ([uplink] acts_for). The native host and the wasm ABI
+// (uplink_* imports) offer it; a host without it is not an uplink host.
 type Uplink interface {
 	// PublishAs publishes payload on topic for principal: the kernel
 	// stamps the uplink's id as the source and principal as who the event
 	// acts for. The principal's CPU budget admits it as new work.
 	PublishAs(principal, topic string, payload []byte) error
 	// SubscribeAs opens a subscription that receives only principal's
-	// events on pattern. It is closed by Unsubscribe or when the call that
-	// opened it ends.
-	SubscribeAs(principal, pattern string) (SubscriptionID, error)
+	// events on pattern and, when accept is not nil, only those whose
+	// payload it returns true for. It is closed by Unsubscribe or when the
+	// call that opened it ends. accept runs as each event is published, on
+	// the publisher's goroutine, so an event it refuses is never queued for
+	// the subscription nor wakes its reader (one principal's many clients
+	// each see only their own turns' events at no cost to the others); it
+	// must be quick, must not block or call the host, and must not keep the
+	// payload.
+	SubscribeAs(principal, pattern string, accept func(payload []byte) bool) (SubscriptionID, error)
 	// OpenScope opens a request scope for principal (DESIGN §4a, §8): the
 	// workspace and settings one client's requests carry. It returns the
 	// scope's id, never 0, and the workspace as the host took it

@@ -18,7 +18,9 @@ const (
 
 // Cancelled reports whether r is the person declining to answer: neither
 // Value nor Values set.
-func (r ElicitResponse) Cancelled() bool { return r.Value == nil && r.Values == nil }
+func (r ElicitResponse) Cancelled() bool {
+	return r.Value == nil && r.Values == nil && r.Content == nil
+}
 
 // CheckAnswer reports why r cannot answer a question about f: a select
 // (Enum) is answered by one of its options, an array by Values, anything
@@ -28,6 +30,9 @@ func (r ElicitResponse) Cancelled() bool { return r.Value == nil && r.Values == 
 func (f OnboardingField) CheckAnswer(r ElicitResponse) error {
 	if r.Cancelled() {
 		return nil
+	}
+	if r.Content != nil {
+		return errors.New("a field is answered with value or values, not a form's content")
 	}
 	if f.FieldType.Kind == FieldArray {
 		if r.Value != nil {

@@ -63,6 +63,13 @@ type Provenance struct {
 	CorrelationID string
 	// Deadline is Unix nanoseconds; zero is none.
 	Deadline int64
+	// Host is the id of the host whose bus admitted the envelope, when
+	// that is another host of a bus spanning hosts: the receiving host's
+	// transport sets it (SetHost) on every envelope it hands over, so that
+	// a reader tells this host's capsules from another host's (`tool
+	// list`'s HOST column). Empty: published on this host. Like Scope, it
+	// is local: no part of the wire forms, so no publisher can claim one.
+	Host string
 }
 
 // Signature is the envelope's signature, nil when it has none.
@@ -88,6 +95,24 @@ func (e *Envelope) Origin() Origin {
 		return OriginSystem
 	}
 	return e.Provenance.Origin
+}
+
+// Host is the id of the host the envelope was published on, when that is
+// another host; "" for this host's own (Provenance.Host).
+func (e *Envelope) Host() string {
+	if e.Provenance == nil {
+		return ""
+	}
+	return e.Provenance.Host
+}
+
+// SetHost records that the envelope was published on host, another host of
+// the bus: only the transport that received it calls it.
+func (e *Envelope) SetHost(host string) {
+	if e.Provenance == nil {
+		e.Provenance = &Provenance{}
+	}
+	e.Provenance.Host = host
 }
 
 // Time is Timestamp as a time.Time in UTC; the zero Time when the envelope

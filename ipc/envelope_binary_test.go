@@ -55,6 +55,11 @@ func TestBinaryKeepsEveryField(t *testing.T) {
 		t.Fatalf("the scope crossed the binary form: %d", got.Scope)
 	}
 	got.Scope = e.Scope
+	// Nor does the host it came from: the receiving transport says it.
+	if got.Host() != "" {
+		t.Fatalf("the host crossed the binary form: %q", got.Host())
+	}
+	got.SetHost(e.Host())
 	if !reflect.DeepEqual(&got, e) {
 		t.Fatalf("a field did not survive the binary form:\ngot  %+v\nwant %+v", got, *e)
 	}

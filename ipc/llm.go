@@ -215,6 +215,10 @@ func (d LLMToolDefinition) MarshalJSON() ([]byte, error) {
 
 // UnmarshalJSON requires name.
 func (d *LLMToolDefinition) UnmarshalJSON(data []byte) error {
+	if fast, ok := decodeToolDefinition(data); ok {
+		*d = fast
+		return nil
+	}
 	type wire LLMToolDefinition
 	var w wire
 	if err := decodeObject(data, &w, "name"); err != nil {

@@ -31,6 +31,17 @@ type UserInput struct {
 	// Context is free-form; {"action":"cancel_turn"} with empty Text asks
 	// the orchestrator to cancel the running turn.
 	Context json.RawMessage `json:"context,omitempty"`
+	// Images go with Text to the model, after it in the user message
+	// (an editor's pasted screenshot). Not upstream's: an agent that
+	// does not know the field reads the text alone.
+	Images []PromptImage `json:"images,omitempty"`
+}
+
+// PromptImage is one image of a prompt: base64 Data of MediaType
+// (image/png, image/jpeg, image/gif or image/webp).
+type PromptImage struct {
+	Data      string `json:"data"`
+	MediaType string `json:"media_type"`
 }
 
 // AgentResponse is (part of) the agent's answer to the user.
@@ -136,14 +147,27 @@ type ElicitRequest struct {
 	// CallID is the tool call the question holds up, when there is one
 	// (as ApprovalRequired.CallID); upstream has no such field.
 	CallID string `json:"call_id,omitempty"`
+	// Form, when set, makes the question a form of several typed fields
+	// (MCP's form elicitation), answered by ElicitResponse.Content; Field
+	// then names the question as a whole (its key and message) for a
+	// frontend that shows only one field. Upstream has no such field.
+	Form *ElicitForm `json:"form,omitempty"`
 }
 
-// ElicitResponse answers an ElicitRequest. Neither Value nor Values set
-// means the user cancelled; an empty Value is an answer.
+// ElicitForm is a form question's fields, as MCP's requested schema.
+type ElicitForm struct {
+	Schema ElicitSchema `json:"schema"`
+}
+
+// ElicitResponse answers an ElicitRequest. Neither Value, Values nor
+// Content set means the user cancelled; an empty Value is an answer.
 type ElicitResponse struct {
 	RequestID string   `json:"request_id"`
 	Value     *string  `json:"value,omitempty"`
 	Values    []string `json:"values,omitzero"`
+	// Content answers a form (ElicitRequest.Form): a JSON object of the
+	// values given, by field (ElicitSchema.CheckContent).
+	Content json.RawMessage `json:"content,omitempty"`
 }
 
 // Connect announces a client connection.

@@ -1,6 +1,10 @@
 package ipc
 
-import "strings"
+import (
+	"fmt"
+	"strings"
+	"unicode"
+)
 
 // The provider registry's protocol (spec/capsules-cli.md §6.5;
 // capsules/registry): requests carry a correlation_id and are answered on
@@ -100,4 +104,25 @@ type RegistryReply struct {
 	Note string `json:"note,omitempty"`
 	// Missing names the describing capsules that did not answer in time.
 	Missing []string `json:"missing,omitempty"`
+}
+
+// MaxModelIDLen bounds a model id: it travels in every request and is
+// shown to people.
+const MaxModelIDLen = 256
+
+// ValidModelID refuses a model id that is empty, longer than
+// MaxModelIDLen, or holds anything but visible characters (no spaces,
+// control or format characters such as a right-to-left override): people
+// choose by it, and it is sent upstream. The registry and the providers
+// hold ids to this one rule.
+func ValidModelID(m string) error {
+	if m == "" || len(m) > MaxModelIDLen {
+		return fmt.Errorf("model id %q: want 1 to %d bytes", m, MaxModelIDLen)
+	}
+	for _, r := range m {
+		if !unicode.IsGraphic(r) || unicode.IsSpace(r) || r == unicode.ReplacementChar {
+			return fmt.Errorf("model id %q holds %q", m, r)
+		}
+	}
+	return nil
 }

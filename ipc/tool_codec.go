@@ -3,7 +3,6 @@ package ipc
 import (
 	"bytes"
 	"encoding/json"
-	"unicode/utf8"
 
 	"github.com/astrid-go/astrid/internal/jsonscan"
 )
@@ -18,60 +17,8 @@ import (
 // where every branching function is an exit to the host (docs/rationale/tools.md).
 
 // appendString appends s as a JSON string the way encoding/json does with
-// HTML escaping off: invalid UTF-8 becomes U+FFFD, U+2028 and U+2029 are
-// escaped.
-func appendString(dst []byte, s string) []byte {
-	const hex = "0123456789abcdef"
-	dst = append(dst, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		// Plain bytes are copied as they are, a run at a time.
-		if i += jsonscan.PlainPrefix(s[i:]); i == len(s) {
-			break
-		}
-		b := s[i]
-		if b < utf8.RuneSelf {
-			dst = append(dst, s[start:i]...)
-			switch b {
-			case '"', '\\':
-				dst = append(dst, '\\', b)
-			case '\b':
-				dst = append(dst, '\\', 'b')
-			case '\f':
-				dst = append(dst, '\\', 'f')
-			case '\n':
-				dst = append(dst, '\\', 'n')
-			case '\r':
-				dst = append(dst, '\\', 'r')
-			case '\t':
-				dst = append(dst, '\\', 't')
-			default:
-				dst = append(dst, '\\', 'u', '0', '0', hex[b>>4], hex[b&0xF])
-			}
-			i++
-			start = i
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size == 1 {
-			dst = append(dst, s[start:i]...)
-			dst = append(dst, `\ufffd`...)
-			i += size
-			start = i
-			continue
-		}
-		if r == '\u2028' || r == '\u2029' {
-			dst = append(dst, s[start:i]...)
-			dst = append(dst, '\\', 'u', '2', '0', '2', hex[r&0xF])
-			i += size
-			start = i
-			continue
-		}
-		i += size
-	}
-	dst = append(dst, s[start:]...)
-	return append(dst, '"')
-}
+// HTML escaping off.
+func appendString(dst []byte, s string) []byte { return jsonscan.AppendString(dst, s, false) }
 
 // appendRaw appends a raw JSON value compacted, as encoding/json encodes a
 // json.RawMessage (nil is null; anything invalid is an error).
@@ -91,10 +38,27 @@ func appendToolCallResult(dst []byte, r ToolCallResult) []byte {
 	dst = appendString(dst, r.CallID)
 	dst = append(dst, `,"content":`...)
 	dst = appendString(dst, r.Content)
+	if len(r.Parts) > 0 {
+		return appendParts(dst, r)
+	}
 	if r.IsError {
 		return append(dst, `,"is_error":true}`...)
 	}
 	return append(dst, `,"is_error":false}`...)
+}
+
+// appendParts ends a result that has content parts, as the generic
+// encoder writes it (parts are rare: they take its path).
+func appendParts(dst []byte, r ToolCallResult) []byte {
+	if r.IsError {
+		dst = append(dst, `,"is_error":true,"parts":`...)
+	} else {
+		dst = append(dst, `,"is_error":false,"parts":`...)
+	}
+	// Cannot fail: a ContentPart holds only strings and bytes.
+	b, _ := marshalPlain(r.Parts)
+	dst = append(dst, b...)
+	return append(dst, '}')
 }
 
 func (p ToolExecuteRequest) appendJSON(dst []byte) ([]byte, error) {
@@ -279,6 +243,8 @@ func ToolResultCallIDs(data []byte) (callID, innerID string, ok bool) {
 	if end < 0 {
 		return "", "", false
 	}
+	// A result with content parts is not this form: the relay decodes it
+	// (the parts' JSON decides whether it decodes at all).
 	switch string(rest[end:]) {
 	case `,"is_error":true}}`, `,"is_error":false}}`:
 		return callID, innerID, true

@@ -72,7 +72,7 @@ func TestToolCodecMatchesGeneric(t *testing.T) {
 				t.Fatalf("generic decode of %s: %v", got, err)
 			}
 			var fast ToolExecuteResult
-			if err := fast.UnmarshalJSON(got); err != nil || fast != back {
+			if err := fast.UnmarshalJSON(got); err != nil || !reflect.DeepEqual(fast, back) {
 				t.Fatalf("decode %s: got %+v (%v), want %+v", got, fast, err, back)
 			}
 		}
@@ -127,7 +127,7 @@ func TestToolCodecDecodeEdgeCases(t *testing.T) {
 		want, werr := genericResultDecode([]byte(in))
 		var got ToolExecuteResult
 		gerr := got.UnmarshalJSON([]byte(in))
-		if (gerr != nil) != (werr != nil) || (werr == nil && got != want) {
+		if (gerr != nil) != (werr != nil) || (werr == nil && !reflect.DeepEqual(got, want)) {
 			t.Errorf("%s: got %+v (%v), want %+v (%v)", in, got, gerr, want, werr)
 		}
 	}
@@ -160,7 +160,7 @@ func FuzzToolCodec(f *testing.F) {
 			}
 			var gotR ToolExecuteResult
 			gerr := gotR.UnmarshalJSON([]byte(content))
-			if (gerr != nil) != (werr != nil) || (werr == nil && gotR != wantR) {
+			if (gerr != nil) != (werr != nil) || (werr == nil && !reflect.DeepEqual(gotR, wantR)) {
 				t.Fatalf("decode result %s: got %+v (%v), want %+v (%v)", content, gotR, gerr, wantR, werr)
 			}
 			wantQ, werr := genericRequestDecode([]byte(content))

@@ -35,13 +35,6 @@ type ToolDescriptor struct {
 	// manifest ([[tool]] asks_approval) sets it on the bus: whatever a
 	// capsule's code writes here is overwritten.
 	AsksApproval bool `json:"asks_approval,omitempty"`
-	// Host is the id of the host whose capsule answered, when that is not
-	// the reader's host: the receiving host's NATS transport writes the
-	// id of the host the answer came from (StampToolHost), and the
-	// publishing host's kernel clears it, so that neither a capsule's code
-	// nor a remote host's capsules can claim it. Empty: this host's own
-	// tool (or a bus that spans no hosts).
-	Host string `json:"host,omitempty"`
 }
 
 // ToolDescribeResponse is one capsule's answer to a describe request.
@@ -49,6 +42,10 @@ type ToolDescribeResponse struct {
 	Tools []ToolDescriptor `json:"tools"`
 	// Description describes the capsule as a whole.
 	Description string `json:"description,omitempty"`
+	// ScopeBound says the capsule serves one request scope only (a
+	// session's own MCP servers): its answer differs per scope, so a
+	// catalogue it took part in must not be cached for other scopes.
+	ScopeBound bool `json:"scope_bound,omitempty"`
 }
 
 // emptyObjectSchema is the schema of a tool without arguments; providers
@@ -133,23 +130,4 @@ func ParseToolDescribeResponse(raw json.RawMessage) (ToolDescribeResponse, error
 		return ToolDescribeResponse{}, fmt.Errorf("tool describe response: %w", err)
 	}
 	return resp, nil
-}
-
-// StampToolHost returns the describe answer payload with every tool's Host
-// set to host (empty clears it), re-encoded in the canonical form; a
-// payload that does not parse as a describe answer is returned unchanged
-// (its readers refuse it, parsing it with the same function).
-func StampToolHost(payload json.RawMessage, host string) json.RawMessage {
-	resp, err := ParseToolDescribeResponse(payload)
-	if err != nil {
-		return payload
-	}
-	for i := range resp.Tools {
-		resp.Tools[i].Host = host
-	}
-	out, err := json.Marshal(resp)
-	if err != nil {
-		return payload
-	}
-	return out
 }

@@ -31,11 +31,15 @@ type ToolCancelRequest struct {
 }
 
 // ToolCallResult is a tool's answer as the model will read it. Errors are
-// values: a failed call sets IsError and says why in Content.
+// values: a failed call sets IsError and says why in Content. Parts, when
+// present, are the result's typed content (images, audio, resources) for a
+// frontend that can pass them on; Content stays the whole of what the
+// model reads (ValidateToolParts, ToolPartPlaceholder).
 type ToolCallResult struct {
-	CallID  string `json:"call_id"`
-	Content string `json:"content"`
-	IsError bool   `json:"is_error"`
+	CallID  string     `json:"call_id"`
+	Content string     `json:"content"`
+	IsError bool       `json:"is_error"`
+	Parts   []ToolPart `json:"parts,omitempty"`
 }
 
 // ToolCallSuccess is the result of a call that succeeded.

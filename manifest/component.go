@@ -3,6 +3,7 @@ package manifest
 import (
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"io/fs"
 	"path/filepath"
 	"strings"
@@ -11,10 +12,23 @@ import (
 )
 
 func (c *checker) readComponents(top *table, m *Manifest) {
-	var firstExec *value
+	ids := map[string]int{} // component id → its line
+	var links []linkRef
+	var firstAt *value
 	for _, t := range top.tables("component") {
+		if firstAt == nil {
+			firstAt = t.v
+		}
 		var comp Component
-		comp.ID, _ = t.str("id")
+		var idAt *value
+		comp.ID, idAt = t.str("id")
+		if idAt != nil {
+			if line, dup := ids[comp.ID]; dup {
+				c.errorf(idAt.at, t.keyPath("id"), "component id %q is used twice (first at line %d); give each component its own id", comp.ID, line)
+			} else {
+				ids[comp.ID] = idAt.at.line
+			}
+		}
 		var fileAt *value
 		if t.has("file") || !t.has("entrypoint") {
 			comp.File, fileAt = t.required("file")
@@ -32,22 +46,20 @@ func (c *checker) readComponents(top *table, m *Manifest) {
 		switch typ {
 		case "", ComponentExecutable:
 			comp.Type = ComponentExecutable
-			if firstExec != nil {
-				at := t.v.at
-				if tv != nil {
-					at = tv.at
-				}
-				c.errorf(at, t.path, "a capsule has one executable component, and %s is a second (the first is at line %d); mark the others type = \"library\" or split the capsule", t, firstExec.at.line)
-			} else {
-				firstExec = t.v
-			}
 		case ComponentLibrary:
 			comp.Type = ComponentLibrary
-			c.warnf(tv.at, t.keyPath("type"), "library component %q is not loaded by this runtime (only the executable component runs); remove it or link it into the executable", comp.File)
+			// Its id is how the components that link it call it.
+			if comp.ID == "" {
+				c.errorf(tv.at, t.path, "library component %q has no id: the components that link it name it by id (id = \"...\")", comp.File)
+			}
 		default:
 			c.errorf(tv.at, t.keyPath("type"), "unknown component type %q: use \"executable\" (the default) or \"library\"", typ)
 		}
-		comp.Link, _ = t.strs("link")
+		var linkAt []*value
+		comp.Link, linkAt = t.strs("link")
+		for i, at := range linkAt {
+			links = append(links, linkRef{from: len(m.Components), id: comp.Link[i], at: at, key: fmt.Sprintf("%s[%d]", t.keyPath("link"), i)})
+		}
 		if h, hv := t.str("hash"); hv != nil {
 			if !validHash(h) {
 				c.errorf(hv.at, t.keyPath("hash"), "component hash %q is not \"sha256:\" followed by 64 hex digits", h)
@@ -64,6 +76,50 @@ func (c *checker) readComponents(top *table, m *Manifest) {
 		}
 		m.Components = append(m.Components, comp)
 		c.fileRefs = append(c.fileRefs, fileRef{what: "component file", file: comp.File, at: fileAt, key: t.keyPath("file"), hash: comp.Hash})
+	}
+	if firstAt != nil && allLibraries(m.Components) {
+		c.errorf(firstAt.at, "component", "every [[component]] is a library: a capsule needs an executable component (type = \"executable\", the default) to take its calls")
+	}
+	c.checkLinks(m, links)
+}
+
+func allLibraries(cs []Component) bool {
+	for _, c := range cs {
+		if c.Type != ComponentLibrary {
+			return false
+		}
+	}
+	return true
+}
+
+// linkRef is one component's link list, checked once every id is known.
+type linkRef struct {
+	from int // index in m.Components
+	id   string
+	at   *value
+	key  string
+}
+
+// checkLinks requires each link that is not an interface name
+// ("namespace:name") to name another, library component.
+func (c *checker) checkLinks(m *Manifest, links []linkRef) {
+	libs := map[string]bool{}
+	for _, comp := range m.Components {
+		if comp.Type == ComponentLibrary && comp.ID != "" {
+			libs[comp.ID] = true
+		}
+	}
+	for _, l := range links {
+		switch {
+		case strings.Contains(l.id, ":"):
+			// A WIT interface ("astrid:session"), as upstream writes
+			// link: kept, not interpreted (the capsule's [imports] say
+			// what it needs).
+		case l.id == m.Components[l.from].ID:
+			c.errorf(l.at.at, l.key, "component %q links itself; link names the library components it calls", l.id)
+		case !libs[l.id]:
+			c.errorf(l.at.at, l.key, "link names %q, which is no library component of this capsule (a [[component]] with id = %q and type = \"library\")", l.id, l.id)
+		}
 	}
 }
 

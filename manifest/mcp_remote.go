@@ -287,6 +287,148 @@ func (c *checker) readRemoteMCP(t *table, m *Manifest, s *MCPServer, cv *value) 
 			c.errorf(sv.at, t.keyPath("oauth_client_secret"), "mcp_server %q: oauth_client_secret without oauth_client_id", s.ID)
 		}
 	}
+	c.readOAuthGrant(t, s, checkRefs)
+	c.readIdP(t, m, s, checkRefs)
+	if mu, mv := t.str("oauth_client_metadata_url"); mv != nil {
+		s.OAuthClientMetadataURL = mu
+		switch err := CheckClientMetadataURL(mu); {
+		case err != nil:
+			c.errorf(mv.at, t.keyPath("oauth_client_metadata_url"), "mcp_server %q: oauth_client_metadata_url %q %v", s.ID, clip(mu), err)
+		case s.OAuthClientID != "":
+			c.errorf(mv.at, t.keyPath("oauth_client_metadata_url"), "mcp_server %q: oauth_client_metadata_url and oauth_client_id both name the client; keep one", s.ID)
+		}
+	}
+}
+
+// CheckClientMetadataURL checks a Client ID Metadata Document's URL: the
+// authorization server fetches it, so it must be https with a path, no
+// credentials or fragment, on a host that is not loopback, private,
+// link-local (the cloud metadata address) or otherwise not public.
+func CheckClientMetadataURL(s string) error {
+	u, err := url.Parse(s)
+	switch {
+	case err != nil:
+		return errors.New("is not a URL")
+	case u.Scheme != "https":
+		return errors.New("must be an https:// URL (the authorization server fetches it)")
+	case u.User != nil:
+		return errors.New("carries credentials")
+	case u.Fragment != "" || strings.Contains(s, "#"):
+		return errors.New("has a #fragment")
+	case u.Path == "" || u.Path == "/":
+		return errors.New("needs a path naming the document")
+	case u.Hostname() == "":
+		return errors.New("has no host")
+	}
+	h := strings.ToLower(strings.TrimSuffix(u.Hostname(), "."))
+	if h == "localhost" || strings.HasSuffix(h, ".localhost") {
+		return errors.New("names loopback; the authorization server must fetch it from a public host")
+	}
+	if ip, err := netip.ParseAddr(h); err == nil {
+		ip = ip.Unmap()
+		if !ip.IsGlobalUnicast() || ip.IsPrivate() || ip.IsLoopback() || ip.IsLinkLocalUnicast() {
+			return errors.New("names a loopback, private or link-local address; the authorization server must fetch it from a public host")
+		}
+	}
+	return nil
+}
+
+// readOAuthGrant reads oauth_grant and oauth_client_key: the client
+// credentials grant needs a client id and exactly one way to authenticate
+// it, a secret or a signing key, each named as a capsule secret.
+func (c *checker) readOAuthGrant(t *table, s *MCPServer, checkRefs func(at pos, key, what, v string)) {
+	g, gv := t.str("oauth_grant")
+	if gv != nil {
+		switch g {
+		case MCPGrantAuthorizationCode, MCPGrantClientCredentials, MCPGrantEnterprise:
+			s.OAuthGrant = g
+		default:
+			c.errorf(gv.at, t.keyPath("oauth_grant"), "mcp_server %q: oauth_grant %q is not %q (a person logs in), %q (machine to machine) or %q (the person's enterprise IdP)", s.ID, clip(g), MCPGrantAuthorizationCode, MCPGrantClientCredentials, MCPGrantEnterprise)
+		}
+	}
+	if k, kv := t.str("oauth_client_key"); kv != nil {
+		s.OAuthClientKey = k
+		_, refs, err := ParseTemplate(k)
+		switch {
+		case err != nil || len(refs) != 1 || refs[0].Kind != RefSecret || k != "${secret:"+refs[0].Key+"}":
+			c.errorf(kv.at, t.keyPath("oauth_client_key"), "mcp_server %q: oauth_client_key must name a secret holding a PEM private key, as \"${secret:KEY}\", never hold one", s.ID)
+		case s.OAuthClientSecret != "":
+			c.errorf(kv.at, t.keyPath("oauth_client_key"), "mcp_server %q: oauth_client_key and oauth_client_secret both set; a client authenticates one way: keep one", s.ID)
+		case s.OAuthGrant != MCPGrantClientCredentials:
+			c.errorf(kv.at, t.keyPath("oauth_client_key"), "mcp_server %q: oauth_client_key signs the client credentials grant; add oauth_grant = %q", s.ID, MCPGrantClientCredentials)
+		default:
+			checkRefs(kv.at, t.keyPath("oauth_client_key"), "oauth_client_key", k)
+		}
+	}
+	if s.OAuthGrant == MCPGrantEnterprise && s.OAuthClientID == "" {
+		c.errorf(gv.at, t.keyPath("oauth_grant"), "mcp_server %q: the enterprise grant needs the client registered with the server's authorization server: add oauth_client_id", s.ID)
+	}
+	if s.OAuthGrant != MCPGrantClientCredentials {
+		return
+	}
+	switch {
+	case s.OAuthClientID == "":
+		c.errorf(gv.at, t.keyPath("oauth_grant"), "mcp_server %q: the client credentials grant needs the client registered beforehand: add oauth_client_id", s.ID)
+	case s.OAuthClientSecret == "" && s.OAuthClientKey == "":
+		c.errorf(gv.at, t.keyPath("oauth_grant"), "mcp_server %q: the client credentials grant needs oauth_client_secret or oauth_client_key (as \"${secret:KEY}\")", s.ID)
+	}
+	if _, ok := headerFoldMap(s.Headers, "Authorization"); ok {
+		c.errorf(gv.at, t.keyPath("oauth_grant"), "mcp_server %q: the manifest sends its own Authorization header; the client credentials grant would not be used", s.ID)
+	}
+}
+
+// readIdP reads the idp_* keys of the enterprise grant: all four but
+// idp_client_secret are needed with it and none is taken without it; the
+// IdP's host must be in net, and its secrets named as secrets.
+func (c *checker) readIdP(t *table, m *Manifest, s *MCPServer, checkRefs func(at pos, key, what, v string)) {
+	ent := s.OAuthGrant == MCPGrantEnterprise
+	keys := []struct {
+		key    string
+		dst    *string
+		secret bool
+	}{
+		{"idp_issuer", &s.IdPIssuer, false}, {"idp_client_id", &s.IdPClientID, false},
+		{"idp_client_secret", &s.IdPClientSecret, true}, {"idp_id_token", &s.IdPIDToken, true},
+	}
+	for _, k := range keys {
+		v, vv := t.str(k.key)
+		if vv == nil {
+			if ent && k.key != "idp_client_secret" {
+				c.errorf(t.get("oauth_grant").at, t.keyPath("oauth_grant"), "mcp_server %q: oauth_grant = %q needs %s", s.ID, MCPGrantEnterprise, k.key)
+			}
+			continue
+		}
+		*k.dst = v
+		if !ent {
+			c.errorf(vv.at, t.keyPath(k.key), "mcp_server %q: %s is for the enterprise grant; add oauth_grant = %q", s.ID, k.key, MCPGrantEnterprise)
+			continue
+		}
+		switch {
+		case k.key == "idp_issuer":
+			if pu, err := CheckMCPURL(v); err != nil {
+				c.errorf(vv.at, t.keyPath(k.key), "mcp_server %q: idp_issuer %q %v", s.ID, clip(v), err)
+			} else if !netGrants(m.Capabilities.Net, pu.Hostname()) {
+				c.errorf(vv.at, t.keyPath(k.key), "mcp_server %q: the IdP %s is not granted by capabilities.net; add %q there", s.ID, pu.Hostname(), pu.Hostname())
+			}
+		case k.secret:
+			if _, refs, err := ParseTemplate(v); err == nil && (len(refs) != 1 || refs[0].Kind != RefSecret || v != "${secret:"+refs[0].Key+"}") {
+				c.errorf(vv.at, t.keyPath(k.key), "mcp_server %q: %s must name a secret, as \"${secret:KEY}\", never hold one", s.ID, k.key)
+			} else {
+				checkRefs(vv.at, t.keyPath(k.key), k.key, v)
+			}
+		default:
+			checkRefs(vv.at, t.keyPath(k.key), k.key, v)
+		}
+	}
+}
+
+func headerFoldMap(h map[string]string, name string) (string, bool) {
+	for k, v := range h {
+		if strings.EqualFold(k, name) {
+			return v, true
+		}
+	}
+	return "", false
 }
 
 func containsFold(list []string, s string) bool {

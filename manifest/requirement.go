@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-
-	"github.com/Masterminds/semver/v3"
 )
 
 // Requirement is a version requirement read as Cargo reads it: comma-separated
@@ -102,10 +100,11 @@ func parseComparator(s string) (comparator, error) {
 		if len(nums) != 3 {
 			return comparator{}, fmt.Errorf("%q: a pre-release needs a full MAJOR.MINOR.PATCH version", s)
 		}
-		if _, err := semver.StrictNewVersion(fmt.Sprintf("%d.%d.%d-%s", nums[0], nums[1], nums[2], pre)); err != nil {
+		v, err := parseStrictVersion(fmt.Sprintf("%d.%d.%d-%s", nums[0], nums[1], nums[2], pre))
+		if err != nil {
 			return comparator{}, fmt.Errorf("%q: pre-release %q: %w", s, pre, err)
 		}
-		c.pre = pre
+		c.pre = v.pre
 	}
 	c.major = nums[0]
 	if len(nums) > 1 {
@@ -123,7 +122,7 @@ func (r Requirement) String() string { return r.text }
 // Matches reports whether v satisfies every comparator. A pre-release version
 // matches only when some comparator names a pre-release of the same
 // MAJOR.MINOR.PATCH (Cargo's rule, so ^1.0 never picks 2.0.0-alpha).
-func (r Requirement) Matches(v *semver.Version) bool {
+func (r Requirement) Matches(v *Version) bool {
 	if len(r.comps) == 0 {
 		return false
 	}
@@ -143,20 +142,20 @@ func (r Requirement) Matches(v *semver.Version) bool {
 	return false
 }
 
-func ver(major, minor, patch uint64, pre string) *semver.Version {
-	return semver.New(major, minor, patch, pre, "")
+func ver(major, minor, patch uint64, pre string) *Version {
+	return newVersion(major, minor, patch, pre)
 }
 
-func (c comparator) matches(v *semver.Version) bool {
+func (c comparator) matches(v *Version) bool {
 	if c.op == "*" {
 		return true
 	}
-	cmp := func(o *semver.Version) int { return v.Compare(o) }
-	lo := func() *semver.Version { // the comparator's version, missing parts zero
+	cmp := func(o *Version) int { return v.Compare(o) }
+	lo := func() *Version { // the comparator's version, missing parts zero
 		return ver(c.major, deref(c.minor), deref(c.patch), c.pre)
 	}
 	// between reports lower <= v < upper, upper built without pre-release.
-	between := func(lower, upper *semver.Version) bool { return cmp(lower) >= 0 && cmp(upper) < 0 }
+	between := func(lower, upper *Version) bool { return cmp(lower) >= 0 && cmp(upper) < 0 }
 	switch c.op {
 	case "=":
 		switch {
@@ -210,8 +209,8 @@ func deref(p *uint64) uint64 {
 }
 
 // ParseVersion parses a full MAJOR.MINOR.PATCH[-pre][+build] version.
-func ParseVersion(s string) (*semver.Version, error) {
-	v, err := semver.StrictNewVersion(s)
+func ParseVersion(s string) (*Version, error) {
+	v, err := parseStrictVersion(s)
 	if err != nil {
 		return nil, fmt.Errorf("%q is not a full semantic version MAJOR.MINOR.PATCH[-pre][+build]: %w", s, err)
 	}

@@ -19,6 +19,7 @@ const (
 	plumbingExecute      = "tool.v1.execute.*"         // a call forwarded to a provider (and the consolidated result)
 	plumbingResult       = ipc.ToolResultPattern       // a provider's result on its way back
 	plumbingConsolidated = ipc.ToolExecuteResultTopic  // the router's answer to the orchestrator
+	plumbingHook         = ipc.AgentAfterToolTopic     // a call's result put to the hooks before the model reads it
 )
 
 // PlumbingAccess is how a manifest pattern reaches the tool plumbing.
@@ -96,6 +97,9 @@ func ToolPlumbingViolations(publish, subscribe, interceptors, tools []string) []
 		if overlaps(p, ipc.InterceptorMatcher, plumbingResult) {
 			reaches = append(reaches, "tool.v1.execute.<name>.result (results on their way back)")
 		}
+		if overlaps(p, ipc.InterceptorMatcher, plumbingHook) {
+			reaches = append(reaches, plumbingHook+" (each call's result, put to the hooks before the model reads it)")
+		}
 		if len(reaches) > 0 {
 			out = append(out, PlumbingViolation{Access: PlumbingIntercept, Pattern: p, Reaches: reaches})
 		}
@@ -137,6 +141,9 @@ func readReaches(p string, own []string) []string {
 	var reaches []string
 	if overlaps(p, ipc.RouteMatcher, plumbingRequest) {
 		reaches = append(reaches, plumbingRequest+" (every tool call's arguments, before approval and routing)")
+	}
+	if overlaps(p, ipc.RouteMatcher, plumbingHook) {
+		reaches = append(reaches, plumbingHook+" (each call's result, put to the hooks before the model reads it)")
 	}
 	// The consolidated answer, by its exact topic, stays open: it is how an
 	// orchestrator (react, the CLI frontend) takes the results of the calls

@@ -32,6 +32,12 @@ func TestToolPlumbingNeedsGrant(t *testing.T) {
 		{"intercept every tool", "[subscribe]\n\"tool.v1.execute.*\" = " + ic + "\n", "tool.v1.execute.<name>"},
 		{"intercept every tool by tool.*.execute.*", "[subscribe]\n\"tool.*.execute.*\" = " + ic + "\n", "tool.v1.execute.<name>"},
 		{"intercept every tool by tool.v1.*.*", "[subscribe]\n\"tool.v1.*.*\" = " + ic + "\n", "tool.v1.execute.<name>"},
+		// Read or answer in the hooks' place each call's result the agent
+		// puts to the after-tool hook.
+		{"intercept the after-tool hook", "[subscribe]\n\"tool.v1.hook.after_tool\" = " + ic + "\n", "tool.v1.hook.after_tool"},
+		{"intercept the after-tool hook by tool.v1.hook.*", "[subscribe]\n\"tool.v1.hook.*\" = " + ic + "\n", "tool.v1.hook.after_tool"},
+		{"read the after-tool hook", "[subscribe]\n\"tool.v1.hook.after_tool\" = \"opaque\"\n", "tool.v1.hook.after_tool"},
+		{"read the after-tool hook by tool.v1.*", "[subscribe]\n\"tool.v1.*\" = \"opaque\"\n", "tool.v1.hook.after_tool"},
 		// Rewrite every result on its way back.
 		{"rewrite results", "[subscribe]\n\"tool.v1.execute.*.result\" = " + ic + "\n", "tool.v1.execute.<name>.result"},
 		{"rewrite results by tool.v1.execute.*.*", "[subscribe]\n\"tool.v1.execute.*.*\" = " + ic + "\n", "tool.v1.execute.<name>.result"},

@@ -175,7 +175,38 @@ type MCPServer struct {
 	// registers a client dynamically.
 	OAuthClientID     string `json:"oauth_client_id,omitempty"`
 	OAuthClientSecret string `json:"oauth_client_secret,omitempty"`
+	// OAuthGrant is MCPGrantAuthorizationCode (the default: a person logs
+	// in) or MCPGrantClientCredentials (machine to machine: the engine
+	// gets its own tokens with the client's credentials, no login).
+	OAuthGrant string `json:"oauth_grant,omitempty"`
+	// OAuthClientKey names (as ${secret:KEY}) a PEM private key the
+	// client_credentials grant signs its client assertion with
+	// (private_key_jwt, RFC 7523), instead of sending a secret.
+	OAuthClientKey string `json:"oauth_client_key,omitempty"`
+	// OAuthClientMetadataURL is the https URL of a Client ID Metadata
+	// Document the capsule's publisher hosts: the login uses it as its
+	// client id when the authorization server supports such documents,
+	// instead of registering a client.
+	OAuthClientMetadataURL string `json:"oauth_client_metadata_url,omitempty"`
+	// IdP names the enterprise identity provider of MCPGrantEnterprise:
+	// its issuer, the client registered there, and the person's ID token
+	// from it (a capsule secret).
+	IdPIssuer       string `json:"idp_issuer,omitempty"`
+	IdPClientID     string `json:"idp_client_id,omitempty"`
+	IdPClientSecret string `json:"idp_client_secret,omitempty"`
+	IdPIDToken      string `json:"idp_id_token,omitempty"`
 }
+
+// The grants an [[mcp_server]]'s oauth_grant names.
+const (
+	MCPGrantAuthorizationCode = "authorization_code"
+	MCPGrantClientCredentials = "client_credentials"
+	// MCPGrantEnterprise is enterprise-managed authorization (SEP-990):
+	// the person's ID token from the enterprise IdP is exchanged there
+	// (RFC 8693) for an identity assertion grant, which the server's
+	// authorization server takes for a token (RFC 7523).
+	MCPGrantEnterprise = "enterprise"
+)
 
 // Skill is one [[skill]], served by the static engine.
 type Skill struct {

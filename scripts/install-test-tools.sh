@@ -1,11 +1,16 @@
 #!/usr/bin/env bash
 # Tools the tests need beyond Go and npm: tmux, to drive astrid in a real
-# terminal (the approval questions of `astrid -p`), and the headless browser
-# the web view's test drives (install-browser.sh). Debian's packages; does
-# nothing for what is already installed.
+# terminal (the approval questions of `astrid -p`), the CNCF distribution
+# registry (Debian's docker-registry; its end-to-end test skips without it,
+# and its service is not needed: the test starts it on loopback), and the
+# headless browser the web view's test drives (install-browser.sh).
+# Debian's packages; does nothing for what is already installed.
 set -euo pipefail
 "$(dirname "$0")/install-browser.sh"
-if command -v tmux >/dev/null; then
+missing=()
+command -v tmux >/dev/null || missing+=(tmux)
+command -v docker-registry >/dev/null || missing+=(docker-registry)
+if [ "${#missing[@]}" -eq 0 ]; then
   exit 0
 fi
 sudo=()
@@ -13,4 +18,4 @@ if [ "$(id -u)" -ne 0 ]; then
   sudo=(sudo)
 fi
 "${sudo[@]}" apt-get update
-"${sudo[@]}" apt-get install -y --no-install-recommends tmux
+"${sudo[@]}" apt-get install -y --no-install-recommends "${missing[@]}"

@@ -23,6 +23,9 @@ type Capsule struct {
 	publishes   []string
 	subscribes  []string
 	service     Service
+	// resources, prompts and completions mark a capsule serving those
+	// conventions (Resources, Prompts, Completions).
+	resources, prompts, completions bool
 }
 
 type binding struct {
@@ -77,7 +80,7 @@ type Registrations struct {
 }
 
 // Registrations lists what the capsule needs, sorted; capsuleID fills in the
-// describe response topic.
+// describe response topics and the resource read and prompt get topics.
 func (c *Capsule) Registrations(capsuleID string) Registrations {
 	var r Registrations
 	for name, b := range c.handlers {
@@ -91,6 +94,7 @@ func (c *Capsule) Registrations(capsuleID string) Registrations {
 			r.Publish = append(r.Publish, ipc.ToolResultTopic(t.name))
 		}
 	}
+	c.ownRegistrations(capsuleID, &r)
 	sort.Slice(r.Interceptors, func(i, j int) bool { return r.Interceptors[i].Pattern < r.Interceptors[j].Pattern })
 	sort.Strings(r.Subscribe)
 	sort.Strings(r.Publish)

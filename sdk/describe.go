@@ -22,7 +22,8 @@ type DescribedTool struct {
 	AsksApproval bool   `json:"asks_approval,omitempty"`
 	Capsule      string `json:"capsule"`
 	// Host is the host the answer came from, empty for this host's own
-	// capsules (ipc.ToolDescriptor.Host).
+	// capsules (hostapi.Message.Host: the receiving host's word, never
+	// the answering capsule's).
 	Host string `json:"host,omitempty"`
 }
 
@@ -40,6 +41,10 @@ type Catalogue struct {
 	// Responders lists every capsule that was asked, in dispatch order
 	// (the capsule set a cache of the catalogue is valid for).
 	Responders []string `json:"responders"`
+	// ScopeBound says a capsule that answered serves only some request
+	// scopes (a session's own MCP servers): the catalogue is this
+	// scope's, and a cache of it would offer its tools to other scopes.
+	ScopeBound bool `json:"scope_bound,omitempty"`
 }
 
 // DescribeTools runs the describe fan-out (seed 000): it asks every capsule
@@ -75,6 +80,7 @@ func DescribeTools(c *Call, window time.Duration) (Catalogue, error) {
 		return cat, err
 	}
 	answers := map[string][]ipc.ToolDescriptor{}
+	hosts := map[string]string{}
 	missing, err := Gather(c, sub, cat.Responders, window, func(msg hostapi.Message, awaited bool) bool {
 		src := msg.SourceID
 		if !awaited || msg.Topic != ipc.ToolDescribeResponseTopic(src) {
@@ -85,7 +91,8 @@ func DescribeTools(c *Call, window time.Duration) (Catalogue, error) {
 			c.Log(hostapi.LogWarn, "describe: capsule "+src+" answered without a tools list: "+err.Error())
 			return true
 		}
-		answers[src] = resp.Tools
+		answers[src], hosts[src] = resp.Tools, msg.Host
+		cat.ScopeBound = cat.ScopeBound || resp.ScopeBound
 		return true
 	})
 	if err != nil {
@@ -99,7 +106,7 @@ func DescribeTools(c *Call, window time.Duration) (Catalogue, error) {
 				continue
 			}
 			seen[t.Name] = true
-			cat.Tools = append(cat.Tools, DescribedTool{Name: t.Name, Description: t.Description, InputSchema: t.InputSchema, Mutable: t.Mutable, AsksApproval: t.AsksApproval, Capsule: id, Host: t.Host})
+			cat.Tools = append(cat.Tools, DescribedTool{Name: t.Name, Description: t.Description, InputSchema: t.InputSchema, Mutable: t.Mutable, AsksApproval: t.AsksApproval, Capsule: id, Host: hosts[id]})
 		}
 	}
 	return cat, nil

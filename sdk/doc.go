@@ -3,7 +3,9 @@
 // tools, which the sdk turns into seed 000's whole convention (the
 // interceptor on tool.v1.execute.<name>, the describe answer, the result on
 // tool.v1.execute.<name>.result, is_error results, a failure reply and a
-// cancel key for every call).
+// cancel key for every call). Resources and Prompts serve the resource and
+// prompt conventions (`astrid mcp serve`'s MCP resources and prompts) the
+// same way.
 //
 // The contract (DESIGN §4) is the same natively and in wasm: handlers are
 // synchronous and reach the host only through the *Call they are given; no

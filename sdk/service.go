@@ -14,10 +14,12 @@ import (
 // engine). A service that returns early is logged and not restarted.
 type Service func(ctx context.Context, h hostapi.Host) error
 
-// Serve sets the capsule's service. Only the native engine runs services
-// today; a wasm capsule's service is not started (see docs/rationale/daemon.md,
-// "Why does only the native engine run an sdk service?"). Setting a second
-// one panics: it is a programming error found by the capsule's first test.
+// Serve sets the capsule's service. The native engine runs it on a
+// goroutine of its own; a wasm capsule runs it as its run loop when it
+// imports sdk/wasmrun (docs/abi.md §6; docs/rationale/daemon.md, "Why is the
+// uplink a native service capsule, and how does a wasm capsule serve?").
+// Setting a second one panics: it is a programming error found by the
+// capsule's first test.
 func (c *Capsule) Serve(s Service) {
 	if c.service != nil {
 		panic("sdk: a capsule has at most one service")

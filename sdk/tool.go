@@ -18,7 +18,18 @@ type tool struct {
 	schema      json.RawMessage
 	required    []string
 	failure     string // the is_error text of a call that never answered
-	run         func(c *Call, args json.RawMessage) (string, error)
+	run         func(c *Call, args json.RawMessage) (Result, error)
+}
+
+// Result is a tool's answer with typed content (images, audio, embedded
+// resources): Text is what the model reads (empty: the parts as
+// ipc.ToolPartsText gives them, a placeholder naming each non-text part);
+// Parts travel beside it for a frontend that passes typed content on, such
+// as astrid mcp serve. Parts are checked by ipc.ValidateToolParts; a tool
+// whose parts are refused answers an error saying why.
+type Result struct {
+	Text  string
+	Parts []ipc.ToolPart
 }
 
 // ToolOption adjusts a tool's registration.
@@ -35,6 +46,15 @@ func Mutable() ToolOption { return func(t *tool) { t.mutable = true } }
 // tool.v1.execute.<name> and, once per capsule, tool_describe on
 // tool.v1.request.describe.
 func Tool[A any](c *Capsule, name, description string, fn func(c *Call, args A) (string, error), opts ...ToolOption) {
+	ToolWithParts(c, name, description, func(call *Call, args A) (Result, error) {
+		text, err := fn(call, args)
+		return Result{Text: text}, err
+	}, opts...)
+}
+
+// ToolWithParts is Tool for a tool whose result may carry typed content
+// parts (see Result).
+func ToolWithParts[A any](c *Capsule, name, description string, fn func(c *Call, args A) (Result, error), opts ...ToolOption) {
 	if err := ipc.ValidateToolName(name); err != nil {
 		panic(fmt.Sprintf("sdk: tool %q: %v", name, err))
 	}
@@ -49,10 +69,10 @@ func Tool[A any](c *Capsule, name, description string, fn func(c *Call, args A) 
 	}
 	t.schema = schema
 	flat := newFlatArgs(reflect.TypeFor[A]())
-	t.run = func(call *Call, raw json.RawMessage) (string, error) {
+	t.run = func(call *Call, raw json.RawMessage) (Result, error) {
 		var args A
 		if err := decodeArgsFlat(flat, raw, t.required, &args); err != nil {
-			return "", fmt.Errorf("failed to parse tool arguments: %w", err)
+			return Result{}, fmt.Errorf("failed to parse tool arguments: %w", err)
 		}
 		return fn(call, args)
 	}
@@ -131,12 +151,20 @@ func (t *tool) handle(c *Call) error {
 			c.Log(hostapi.LogWarn, fmt.Sprintf("tool %s: call %q: cancel key not registered: %v", t.name, req.CallID, err))
 		}
 	}
-	content, err := t.run(c, req.Arguments)
-	isError := err != nil
-	if isError {
-		content = err.Error()
+	out, err := t.run(c, req.Arguments)
+	if err == nil && len(out.Parts) > 0 {
+		if verr := ipc.ValidateToolParts(out.Parts); verr != nil {
+			err = fmt.Errorf("tool %s: its result was refused: %w", t.name, verr)
+		} else if out.Text == "" {
+			out.Text = ipc.ToolPartsText(out.Parts)
+		}
 	}
-	if err := c.Publish(resultTopic, resultPayload(req.CallID, content, isError)); err != nil {
+	res := ipc.ToolCallResult{CallID: req.CallID, Content: out.Text, Parts: out.Parts}
+	if err != nil {
+		res = ipc.ToolCallError(req.CallID, err.Error())
+	}
+	payload, _ := ipc.ToolExecuteResult{CallID: req.CallID, Result: res}.MarshalJSON()
+	if err := c.Publish(resultTopic, payload); err != nil {
 		return fmt.Errorf("tool %s: publish result: %w", t.name, err)
 	}
 	return nil

@@ -160,3 +160,44 @@ func TestAccessorsOutliveTheirCallNatively(t *testing.T) {
 		t.Errorf("kept %q %q %s", topic, source, payload)
 	}
 }
+
+// TestToolWithPartsAnswersTypedContent: a tool's parts reach the result
+// beside a Content the model reads (their placeholders when the tool gave
+// no text); parts the bounds refuse make the result an error saying why.
+func TestToolWithPartsAnswersTypedContent(t *testing.T) {
+	img := ipc.ToolPart{Type: ipc.ToolPartImage, MimeType: "image/png", Data: []byte("png")}
+	c := New("test")
+	ToolWithParts(c, "pic", "an image", func(_ *Call, a struct {
+		Bad *bool `json:"bad"`
+	}) (Result, error) {
+		if a.Bad != nil && *a.Bad {
+			return Result{Parts: []ipc.ToolPart{{Type: ipc.ToolPartImage, MimeType: "text/html", Data: []byte("<b>")}}}, nil
+		}
+		return Result{Parts: []ipc.ToolPart{img}}, nil
+	})
+	for _, tc := range []struct {
+		args, content string
+		isError       bool
+		parts         int
+	}{
+		{`{}`, "[image image/png, 3 bytes]", false, 1},
+		{`{"bad":true}`, "tool pic: its result was refused: content part 0: an image part needs an image/* MIME type", true, 0},
+	} {
+		req, _ := ipc.ToolExecuteRequest{CallID: "call-1", ToolName: "pic", Arguments: json.RawMessage(tc.args)}.MarshalJSON()
+		h := &fakeHost{}
+		if _, err := c.Invoke(h, hostapi.Invocation{Handler: "tool_execute_pic", Topic: ipc.ToolExecuteTopic("pic"), Payload: req}); err != nil {
+			t.Fatal(err)
+		}
+		var res ipc.ToolExecuteResult
+		if err := res.UnmarshalJSON(h.published[ipc.ToolResultTopic("pic")]); err != nil {
+			t.Fatal(err)
+		}
+		r := res.Result
+		if !strings.HasPrefix(r.Content, tc.content) || r.IsError != tc.isError || len(r.Parts) != tc.parts {
+			t.Errorf("%s: result %+v; want content %q, error %v, %d parts", tc.args, r, tc.content, tc.isError, tc.parts)
+		}
+		if tc.parts == 1 && !reflect.DeepEqual(r.Parts[0], img) {
+			t.Errorf("part %+v, want %+v", r.Parts[0], img)
+		}
+	}
+}

@@ -34,6 +34,9 @@ func abiIPCUnsubscribe(sub uint64) uint64
 //go:wasmimport astrid ipc_interceptors
 func abiIPCInterceptors(topicPtr, topicLen uint32) uint64
 
+//go:wasmimport astrid ipc_exact_interceptors
+func abiIPCExactInterceptors(topicPtr, topicLen uint32) uint64
+
 //go:wasmimport astrid kv_get
 func abiKVGet(keyPtr, keyLen uint32) uint64
 
@@ -109,6 +112,9 @@ func abiSetFailureReply(topicPtr, topicLen, payloadPtr, payloadLen uint32) uint6
 //go:wasmimport astrid set_cancel_key
 func abiSetCancelKey(keyPtr, keyLen uint32) uint64
 
+//go:wasmimport astrid audit_record
+func abiAuditRecord(recPtr, recLen uint32) uint64
+
 // wasmHost is hostapi.Host over the imports; the kernel knows which call
 // and principal an import acts for.
 type wasmHost struct{}
@@ -182,11 +188,12 @@ type wireMessage struct {
 	Payload   json.RawMessage `json:"payload"`
 	SourceID  string          `json:"source_id"`
 	Principal string          `json:"principal,omitempty"`
+	Host      string          `json:"host,omitempty"`
 	Lost      uint64          `json:"lost,omitempty"`
 }
 
 func (w wireMessage) message() hostapi.Message {
-	return hostapi.Message{Topic: w.Topic, Payload: []byte(w.Payload), SourceID: w.SourceID, Principal: w.Principal, Lost: w.Lost}
+	return hostapi.Message{Topic: w.Topic, Payload: []byte(w.Payload), SourceID: w.SourceID, Principal: w.Principal, Host: w.Host, Lost: w.Lost}
 }
 
 func (*wasmHost) Publish(topic string, payload []byte) error {
@@ -246,6 +253,10 @@ func (*wasmHost) Unsubscribe(sub hostapi.SubscriptionID) error {
 
 func (*wasmHost) Interceptors(topic string) ([]string, error) {
 	return decodeStrings(call1(abiIPCInterceptors, topic))
+}
+
+func (*wasmHost) ExactInterceptors(topic string) ([]string, error) {
+	return decodeStrings(call1(abiIPCExactInterceptors, topic))
 }
 
 func (*wasmHost) KVGet(key string) ([]byte, bool, error) {
@@ -326,6 +337,20 @@ func (*wasmHost) HTTPDo(req hostapi.HTTPRequest) (hostapi.HTTPResponse, error) {
 	r := abiHTTPDo(p, n)
 	runtime.KeepAlive(b)
 	return decodeJSON[hostapi.HTTPResponse](result(r))
+}
+
+// AuditRecord records a tool call event in the host's audit chain
+// (hostapi.Audit).
+func (*wasmHost) AuditRecord(rec hostapi.AuditRecord) error {
+	b, err := json.Marshal(rec)
+	if err != nil {
+		return hostapi.Errorf(hostapi.CodeInvalid, "audit_record", "%v", err)
+	}
+	p, n := abi.BytesPtr(b)
+	r := abiAuditRecord(p, n)
+	runtime.KeepAlive(b)
+	_, err = result(r)
+	return err
 }
 
 // ProcessRun runs a program through the host (hostapi.Process). On an

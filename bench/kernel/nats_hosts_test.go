@@ -51,8 +51,9 @@ func clusterNode(b *testing.B, name string, seed *server.Server) *server.Server 
 	return ns
 }
 
-// bootOn boots a kernel with builtins on the cluster node at url.
-func bootOn(b *testing.B, host, url string, builtins ...kernel.Builtin) *kernel.Kernel {
+// bootOn boots a kernel with builtins on the cluster node at url, its
+// audit chain on unless auditOff.
+func bootOn(b *testing.B, host, url string, auditOff bool, builtins ...kernel.Builtin) *kernel.Kernel {
 	b.Helper()
 	cfg := config.Default()
 	cfg.Limits.RateBytesPerSec = 1 << 40
@@ -62,6 +63,7 @@ func bootOn(b *testing.B, host, url string, builtins ...kernel.Builtin) *kernel.
 		Logger:    slog.New(slog.NewTextHandler(io.Discard, nil)),
 		Builtins:  builtins,
 		Frontends: []dispatch.CapsuleACL{toolclient.ACL()},
+		AuditOff:  auditOff,
 	})
 	if err != nil {
 		b.Fatal(err)
@@ -73,14 +75,23 @@ func bootOn(b *testing.B, host, url string, builtins ...kernel.Builtin) *kernel.
 // BenchmarkRoundTripAcrossHostsInterleaved is a tool call made on host A
 // and served by the echo tool on host B, and one raw request/reply between
 // the same two nodes, taking turns call by call. Reported: each side's
-// mean and p50, and the ratios ours ÷ NATS.
+// mean and p50, and the ratios ours ÷ NATS. audit=on is the kernel as a
+// daemon runs it: host A's router records each call in the audit chain and
+// holds the result until its end entry is durable (an fdatasync);
+// audit=off leaves the chain out, to compare the transport alone.
 //
 //	cd bench && GOMAXPROCS=2 go test -run '^$' -bench RoundTripAcrossHostsInterleaved -count 3 ./kernel/
 func BenchmarkRoundTripAcrossHostsInterleaved(b *testing.B) {
+	for _, audit := range []string{"off", "on"} {
+		b.Run("audit="+audit, func(b *testing.B) { roundTripAcrossHosts(b, audit == "off") })
+	}
+}
+
+func roundTripAcrossHosts(b *testing.B, auditOff bool) {
 	nodeA := clusterNode(b, "nodeA", nil)
 	nodeB := clusterNode(b, "nodeB", nodeA)
-	a := bootOn(b, "hostA", nodeA.ClientURL(), kernel.Builtin{Manifest: router.Manifest, New: router.New})
-	bootOn(b, "hostB", nodeB.ClientURL(), kernel.Builtin{Manifest: toolclienttest.EchoManifest, New: toolclienttest.NewEcho})
+	a := bootOn(b, "hostA", nodeA.ClientURL(), auditOff, kernel.Builtin{Manifest: router.Manifest, New: router.New})
+	bootOn(b, "hostB", nodeB.ClientURL(), auditOff, kernel.Builtin{Manifest: toolclienttest.EchoManifest, New: toolclienttest.NewEcho})
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	for len(a.Dispatcher.ExactInterceptors("tool.v1.execute.echo")) == 0 {

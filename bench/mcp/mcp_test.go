@@ -17,6 +17,7 @@ import (
 	"io"
 	"log/slog"
 	"os/exec"
+	"strings"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -41,7 +42,7 @@ type benchImpl struct {
 
 var benchImpls = []benchImpl{
 	{"go-sdk-direct", setupDirect},
-	{"astrid-kernel", setupKernel},
+	{"astrid-kernel", func(b *testing.B, npm mcptest.Servers) (func() error, func()) { return setupKernel(b, npm, false) }},
 }
 
 // BenchmarkMCPToolCall: go-sdk-direct is a ClientSession.CallTool on a
@@ -67,12 +68,19 @@ func BenchmarkMCPToolCall(b *testing.B) {
 // (direct-ns, kernel-ns), the p50, and the ratios kernel ÷ direct.
 func BenchmarkMCPToolCallInterleaved(b *testing.B) {
 	npm := mcptest.NPM(b)
-	direct, closeDirect := setupDirect(b, npm)
-	defer closeDirect()
-	viaKernel, closeKernel := setupKernel(b, npm)
-	defer closeKernel()
-	// 200 warm-up turns warm node's JIT and our pools on both sides.
-	testutil.Interleave(b, 200, "kernel", "direct", viaKernel, direct)
+	// audit=off is the MCP path alone (kernel.Options.AuditOff); audit=on
+	// adds the audit chain's durable end entry the router waits for
+	// (BenchmarkToolCallAudit in internal/kernel measures that apart).
+	for _, audit := range []string{"off", "on"} {
+		b.Run("audit="+audit, func(b *testing.B) {
+			direct, closeDirect := setupDirect(b, npm)
+			defer closeDirect()
+			viaKernel, closeKernel := setupKernel(b, npm, audit == "off")
+			defer closeKernel()
+			// 200 warm-up turns warm node's JIT and our pools on both sides.
+			testutil.Interleave(b, 200, "kernel", "direct", viaKernel, direct)
+		})
+	}
 }
 
 func setupDirect(b *testing.B, npm mcptest.Servers) (func() error, func()) {
@@ -93,33 +101,43 @@ func setupDirect(b *testing.B, npm mcptest.Servers) (func() error, func()) {
 	return call, func() { _ = cs.Close() }
 }
 
-func setupKernel(b *testing.B, npm mcptest.Servers) (func() error, func()) {
-	ws := b.TempDir()
-	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
-	k, err := kernel.Boot(context.Background(), kernel.Options{
-		Home: b.TempDir(), Workspace: ws, Config: config.Default(), Logger: quiet,
-		Builtins:  []kernel.Builtin{{Manifest: router.Manifest, New: router.New}},
-		Frontends: []dispatch.CapsuleACL{toolclient.ACL()},
-	})
-	if err != nil {
-		b.Fatal(err)
-	}
+func setupKernel(b *testing.B, npm mcptest.Servers, auditOff bool) (func() error, func()) {
+	// The server runs confined (DESIGN §11): it may read its own modules.
+	modules := npm.Everything[:strings.LastIndex(npm.Everything, "/node_modules/")+len("/node_modules")]
 	src := fmt.Sprintf(`[package]
 name = "mcp-everything"
 version = "0.1.0"
 
 [capabilities]
 host_process = ["node"]
+fs_read = [%q]
 
 [[mcp_server]]
 id = "everything"
 type = "stdio"
 command = "node"
 args = [%q, "stdio"]
-`, npm.Everything)
+`, modules, npm.Everything)
+	return kernelEcho(b, config.Default(), auditOff, src, "everything:echo")
+}
+
+// kernelEcho boots a kernel with the router and the capsule of manifest
+// src (its one MCP server on an engine), and returns a whole tool call of
+// tool (an echo) through it, as an orchestrator makes it.
+func kernelEcho(b *testing.B, cfg config.Config, auditOff bool, src, tool string) (func() error, func()) {
+	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+	k, err := kernel.Boot(context.Background(), kernel.Options{
+		Home: b.TempDir(), Workspace: b.TempDir(), Config: cfg, Logger: quiet, AuditOff: auditOff,
+		Builtins:  []kernel.Builtin{{Manifest: router.Manifest, New: router.New}},
+		Frontends: []dispatch.CapsuleACL{toolclient.ACL()},
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
 	dir := b.TempDir()
 	m, diags := manifest.Parse([]byte(src), "Capsule.toml", dir)
 	if err := diags.Err(false); err != nil {
+		k.Close()
 		b.Fatal(err)
 	}
 	err = k.Load(context.Background(), m, dir, func(h *host.Capsule) ([]capsule.Engine, error) {
@@ -137,7 +155,7 @@ args = [%q, "stdio"]
 	}
 	args := json.RawMessage(`{"message":"hi"}`)
 	call := func() error {
-		res, err := c.Call(context.Background(), toolclient.NewCallID(), "everything:echo", args)
+		res, err := c.Call(context.Background(), toolclient.NewCallID(), tool, args)
 		if err == nil && res.IsError {
 			err = fmt.Errorf("echo: %s", res.Content)
 		}

@@ -41,8 +41,8 @@ func handleDescribe(c *sdk.Call) error {
 	var req describeRequest
 	_ = json.Unmarshal(c.Payload(), &req) // anything else is a plain describe
 	s := readSettings(c)
-	models, note := offeredModels(c, s, req.Refresh)
-	return c.PublishJSON(ipc.LLMResponseDescribeTopic, describe(s, models, note))
+	models, windows, note := offeredModels(c, s, req.Refresh)
+	return c.PublishJSON(ipc.LLMResponseDescribeTopic, describe(s, models, windows, note))
 }
 
 func handleGenerate(c *sdk.Call) error {

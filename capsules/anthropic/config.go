@@ -34,6 +34,9 @@ type settings struct {
 	temperature     *float64
 	streamTimeout   time.Duration
 	contextWindow   uint64
+	// windowSet: the operator named a window other than the default,
+	// which then wins over the model list's max_input_tokens.
+	windowSet bool
 	// problems are [env] values that did not parse (their defaults were
 	// used), for the log.
 	problems []string
@@ -78,7 +81,9 @@ func readSettings(c *sdk.Call) settings {
 	}
 	if v := get("context_window"); v != "" {
 		if n, err := strconv.ParseUint(v, 10, 64); err == nil && n > 0 {
-			s.contextWindow = n
+			// The manifest's default may arrive as a value: only another
+			// figure is the operator's word over the API's model list.
+			s.contextWindow, s.windowSet = n, n != defaultContextWindow
 		} else {
 			s.problems = append(s.problems, fmt.Sprintf("context_window %q is not a positive whole number", v))
 		}

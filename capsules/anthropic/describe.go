@@ -33,7 +33,7 @@ var KnownModels = []string{"claude-opus-5-5", "claude-sonnet-5-5", "claude-haiku
 // describe lists one entry per model of models (offeredModels: the
 // configured one first, the registry's default for this provider); note,
 // when set, rides on each.
-func describe(s settings, models []string, note string) describeResponse {
+func describe(s settings, models []string, windows map[string]uint64, note string) describeResponse {
 	ready, why := s.ready()
 	// The registry names a model <provider>:<entry id>: the id is the
 	// model, so `astrid models set anthropic:<model>` reads as it should.
@@ -51,6 +51,9 @@ func describe(s settings, models []string, note string) describeResponse {
 			Ready:           ready,
 			Why:             why,
 			Note:            note,
+		}
+		if w := windows[m]; w > 0 && !s.windowSet {
+			out[i].ContextWindow = w
 		}
 	}
 	return describeResponse{Providers: out}

@@ -134,3 +134,41 @@ func TestModelsEndpointMisbehaving(t *testing.T) {
 		})
 	}
 }
+
+// A model's max_input_tokens in the API's list is the context window
+// describe reports for it (the registry passes it to the agent's
+// compaction threshold); a model without one keeps the configured
+// default, and an operator's own [env] context_window wins.
+func TestModelListContextWindows(t *testing.T) {
+	const list = `{"data":[{"type":"model","id":"claude-opus-5-6","display_name":"Claude Opus 5.6","created_at":"2026-11-20T00:00:00Z","max_input_tokens":1000000,"max_tokens":128000},` +
+		`{"type":"model","id":"claude-old","display_name":"Old","created_at":"2025-01-01T00:00:00Z"}],"has_more":false,"first_id":"claude-opus-5-6","last_id":"claude-old"}`
+	srv, _ := modelsAPI(t, modelsJSON(list))
+	windows := func(extra map[string]string) map[string]uint64 {
+		t.Helper()
+		cfg := map[string]string{"base_url": srv.URL, "api_key": "sk-ant-test-key"}
+		for k, v := range extra {
+			cfg[k] = v
+		}
+		k := sdktest.New(t, sdktest.Capsule{Manifest: anthropic.Manifest, New: anthropic.New, Config: cfg})
+		var d struct {
+			Providers []struct {
+				ID            string `json:"id"`
+				ContextWindow uint64 `json:"context_window"`
+			}
+		}
+		if err := json.Unmarshal(k.DescribeLLMWith([]byte(`{"refresh":true}`)), &d); err != nil {
+			t.Fatal(err)
+		}
+		out := map[string]uint64{}
+		for _, e := range d.Providers {
+			out[e.ID] = e.ContextWindow
+		}
+		return out
+	}
+	if got := windows(nil); got["claude-opus-5-6"] != 1000000 || got["claude-old"] != 200000 {
+		t.Fatalf("windows %v", got)
+	}
+	if got := windows(map[string]string{"context_window": "50000"}); got["claude-opus-5-6"] != 50000 {
+		t.Fatalf("with [env] context_window 50000: %v", got)
+	}
+}

@@ -67,7 +67,7 @@ func TestRequestMapping(t *testing.T) {
 // describe says ready only with a key or a base_url, and why not naming
 // the command.
 func TestDescribeReadiness(t *testing.T) {
-	d := describe(settings{model: DefaultModel, maxOutputTokens: 8192, contextWindow: 200000}, []string{DefaultModel}, "")
+	d := describe(settings{model: DefaultModel, maxOutputTokens: 8192, contextWindow: 200000}, []string{DefaultModel}, nil, "")
 	e := d.Providers[0]
 	if e.Ready || !strings.Contains(e.Why, setKeyCommand) || !strings.Contains(e.Why, "ANTHROPIC_API_KEY") {
 		t.Errorf("without a key: %+v", e)
@@ -76,7 +76,7 @@ func TestDescribeReadiness(t *testing.T) {
 		t.Errorf("entry %+v", e)
 	}
 	for _, s := range []settings{{apiKey: "k"}, {baseURL: "http://127.0.0.1:1"}} {
-		if e := describe(s, []string{DefaultModel}, "").Providers[0]; !e.Ready || e.Why != "" {
+		if e := describe(s, []string{DefaultModel}, nil, "").Providers[0]; !e.Ready || e.Why != "" {
 			t.Errorf("%+v: %+v", s, e)
 		}
 	}

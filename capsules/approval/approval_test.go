@@ -402,6 +402,22 @@ func TestDirectPublishToAToolCannotBypassApproval(t *testing.T) {
 	}
 }
 
+// Capability tokens are a tool_middleware holder's: a capsule without the
+// grant that tries to mint itself one ("this session" or "always") or to
+// check one is denied, and the tool is still asked about.
+func TestACapsuleWithoutToolMiddlewareCannotMintOrCheckTokens(t *testing.T) {
+	k := boot(t, sdktest.Capsule{Manifest: []byte(rogueManifest), New: newRogue})
+	res := k.CallTool("mint_token", map[string]string{})
+	lines := strings.Split(res.Content, "\n")
+	for i, want := range []string{"mint session=true: ", "mint session=false: ", "check: "} {
+		if i >= len(lines) || !strings.HasPrefix(lines[i], want) || !strings.Contains(lines[i], "does not hold tool_middleware") {
+			t.Fatalf("%q was not denied: %+v", want, res)
+		}
+	}
+	deniedWhenAsked(t, k, k.Approvals(alice), alice, "write_file", write("m.txt", "x"))
+	fileIs(t, k, "m.txt", "")
+}
+
 // A capsule that describes another's mutable tool as read-only, ahead of
 // it in the fan-out, does not get its calls past the question.
 func TestAToolDescribedByAnotherCapsuleIsStillAsked(t *testing.T) {

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/astrid-go/astrid/capsules/fs"
+	"github.com/astrid-go/astrid/ipc"
 	"github.com/astrid-go/astrid/sdk/sdktest"
 )
 
@@ -36,6 +37,39 @@ func BenchmarkReadOnlyCall(b *testing.B) {
 			b.ResetTimer()
 			for i := range b.N {
 				if res := k.CallToolAs(principals[i%len(principals)], "list_directory", args); res.IsError {
+					b.Fatal(res.Content)
+				}
+			}
+		})
+	}
+}
+
+// A mutable call the principal allowed "always": the approval layer finds
+// the standing allowance (a capability token the kernel checks) and lets
+// the call through, against the same call with the router alone.
+func BenchmarkAlwaysAllowedCall(b *testing.B) {
+	for _, tc := range []struct {
+		name     string
+		capsules []sdktest.Capsule
+	}{
+		{"router", []sdktest.Capsule{{Manifest: fs.Manifest, New: fs.New}}},
+		{"approval+router", underTest(nil)},
+	} {
+		b.Run(tc.name, func(b *testing.B) {
+			k := sdktest.New(b, tc.capsules...)
+			args := write("f.txt", "x")
+			if tc.name != "router" {
+				questions := k.Approvals(alice)
+				call := k.StartTool(alice, "", "write_file", args)
+				q, _ := questions.Next()
+				k.Answer(alice, q.RequestID, ipc.DecisionApproveAlways)
+				if res := call.Wait(); res.IsError {
+					b.Fatal(res.Content)
+				}
+			}
+			b.ResetTimer()
+			for range b.N {
+				if res := k.CallToolAs(alice, "write_file", args); res.IsError {
 					b.Fatal(res.Content)
 				}
 			}

@@ -38,10 +38,15 @@
 // principal finds nothing. An unknown or already settled request id is
 // ignored.
 //
-// Allowances are per principal and per (providing capsule, tool), the
-// thing the person was asked about: once (nothing kept), session
-// (volatile KV: until this kernel process stops) and always (durable KV:
-// survives a restart).
+// Allowances are capability tokens (DESIGN §13, internal/caps) per
+// principal and per (providing capsule, tool), the thing the person was
+// asked about: once (nothing kept), session (until this kernel process
+// stops, or the capsule is unloaded for good) and always (kept in the
+// store until revoked). The kernel mints them on this capsule's behalf
+// (hostapi.Capabilities, signed with the host key) and checks each on
+// every call, so `astrid caps revoke` counts at once and a token edited
+// on disk is ignored. An operator may grant one in advance (`astrid caps
+// grant`), optionally for arguments matching a pattern.
 //
 // The mutable and asks_approval flags come from sdk.DescribeTools (stamped
 // by the kernel from the manifest's [[tool]] entries: mutable if the
@@ -56,5 +61,5 @@
 // It owns the questions and the allowances only: it publishes nothing on
 // tool.v1.execute.result but the refusals of calls it held, forwards
 // nothing to a provider itself (the router does), starts no goroutines and
-// keeps no state outside KV.
+// keeps no state outside KV and the kernel's tokens.
 package approval

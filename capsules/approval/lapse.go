@@ -40,6 +40,13 @@ func handleTick(c *sdk.Call) error {
 		if err := settle(c, id, p.CallID); err != nil {
 			return err
 		}
+		// Refused either way: a chain that cannot take the lapse is logged.
+		if err := c.AuditRecord(hostapi.AuditRecord{
+			Kind: hostapi.AuditApprovalAnswered, Capsule: p.Capsule, Subject: p.Tool, Outcome: "lapsed",
+			Detail: map[string]string{"request_id": id, "call_id": clip(p.CallID, 128)},
+		}); err != nil {
+			c.Log(hostapi.LogWarn, fmt.Sprintf("approval: the lapse of %s not recorded in the audit chain: %v", id, err))
+		}
 		msg := fmt.Sprintf("%s was not approved by the user: no answer within %s s", p.Tool, formatSecs(p.TimeoutSecs))
 		if err := refuse(c, p.CallID, p.Tool, msg); err != nil && firstErr == nil {
 			firstErr = err

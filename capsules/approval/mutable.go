@@ -179,13 +179,12 @@ func describe(c *sdk.Call) (string, error) {
 	return text, nil
 }
 
-// handleCapsulesLoaded drops the cached catalogue — the set of tools, or
-// their flags, may have changed — and the session allowances of capsules
-// no longer loaded (forgetUnloaded).
+// handleCapsulesLoaded drops the cached catalogue: the set of tools, or
+// their flags, may have changed. (The session tokens of a capsule
+// unloaded for good are the kernel's to drop.)
 func handleCapsulesLoaded(c *sdk.Call) error {
 	if c.SourceID() != ipc.KernelSourceID {
 		return nil
 	}
-	forgetUnloaded(c)
 	return c.KVDelete(catalogueKey)
 }

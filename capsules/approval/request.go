@@ -2,6 +2,7 @@ package approval
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 
 	"github.com/astrid-go/astrid/hostapi"
@@ -65,6 +66,20 @@ func handleRequest(c *sdk.Call) error {
 	if err != nil {
 		return err
 	}
+	// An agent's limits (astrid agent create) hold whatever the model
+	// was offered: a read-only agent runs no mutable tool, and an agent
+	// limited to some capsules no other capsule's tool. No question can
+	// lift them.
+	if policy, err := c.AgentPolicy(); err != nil {
+		c.Final(nil)
+		return refuse(c, req.CallID, req.ToolName, fmt.Sprintf("%s was not run: the limits of principal %s could not be read: %v", req.ToolName, c.Principal(), err))
+	} else if !policy.MayUse(provider, v.mutable) {
+		why := "agent " + c.Principal() + " may not use capsule " + provider + "'s tools"
+		if policy.MayUse(provider, false) {
+			why = "it changes things and agent " + c.Principal() + " is read-only"
+		}
+		return refuse(c, req.CallID, req.ToolName, fmt.Sprintf("%s was not run: %s", req.ToolName, why))
+	}
 	if !v.mutable || v.asksItself {
 		// Read-only, or the provider asks the person itself for each
 		// call (its manifest's asks_approval): asking here too would
@@ -72,7 +87,11 @@ func handleRequest(c *sdk.Call) error {
 		// would cover every command the tool could run.
 		return nil
 	}
-	if ok, err := allowed(c, provider, req.ToolName); err != nil || ok {
+	if ok, err := allowed(c, provider, req.ToolName, req.CallID, req.Arguments); err != nil || ok {
+		if u := (unrecordedError{}); errors.As(err, &u) {
+			c.Final(nil)
+			return refuse(c, req.CallID, req.ToolName, fmt.Sprintf("%s was not run: %v", req.ToolName, err))
+		}
 		return err
 	}
 	c.Final(nil)
@@ -98,6 +117,14 @@ func ask(c *sdk.Call, req ipc.ToolExecuteRequest, payload []byte, provider strin
 	}
 	if err := savePending(c, id, p); err != nil {
 		return err
+	}
+	// The chain hears of the question before the person does.
+	if err := c.AuditRecord(hostapi.AuditRecord{
+		Kind: hostapi.AuditApprovalAsked, Capsule: provider, Subject: req.ToolName,
+		Detail: map[string]string{"request_id": id, "call_id": clip(req.CallID, 128)}, Digest: map[string][]byte{"args": req.Arguments},
+	}); err != nil {
+		_ = settle(c, id, req.CallID)
+		return refuse(c, req.CallID, req.ToolName, fmt.Sprintf("%s was not run: the audit chain did not record the question: %v", req.ToolName, err))
 	}
 	q, err := ipc.ApprovalRequired{
 		RequestID: id, Action: req.ToolName, Resource: resource(req.Arguments),

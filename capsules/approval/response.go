@@ -64,9 +64,16 @@ func handleResponse(c *sdk.Call) error {
 	if err := settle(c, requestID, p.CallID); err != nil {
 		return err
 	}
+	// The answer is on disk in the chain before it takes effect.
+	if err := c.AuditRecord(hostapi.AuditRecord{
+		Kind: hostapi.AuditApprovalAnswered, Capsule: p.Capsule, Subject: p.Tool, Outcome: clip(a.Decision, 64),
+		Detail: map[string]string{"request_id": requestID, "call_id": clip(p.CallID, 128), "answered_by": c.SourceID()},
+	}); err != nil {
+		return refuseSettled(c, p, fmt.Sprintf("%s was not run: the audit chain did not record the answer: %v", p.Tool, err))
+	}
 	switch a.Decision {
 	case ipc.DecisionApprove, ipc.DecisionApproveSession, ipc.DecisionApproveAlways:
-		return release(c, p, a.Decision)
+		return release(c, p, requestID, a.Decision)
 	}
 	msg := p.Tool + " was not approved by the user"
 	if a.Reason != nil && strings.TrimSpace(*a.Reason) != "" {
@@ -78,12 +85,12 @@ func handleResponse(c *sdk.Call) error {
 	return refuseSettled(c, p, msg)
 }
 
-// release records decision's allowance and sends the held call on, with a
-// pass for its one re-publish.
-func release(c *sdk.Call, p pending, decision string) error {
+// release records decision's allowance (naming requestID, the question it
+// answers) and sends the held call on, with a pass for its one re-publish.
+func release(c *sdk.Call, p pending, requestID, decision string) error {
 	// An allowance not kept still lets this call through: the person
 	// approved it. The next call asks again.
-	if err := allow(c, decision, p.Capsule, p.Tool); err != nil {
+	if err := allow(c, decision, requestID, p.Capsule, p.Tool); err != nil {
 		c.Log(hostapi.LogWarn, fmt.Sprintf("approval: %s of %s/%s not kept: %v", decision, p.Capsule, p.Tool, err))
 	}
 	if err := c.KVSet(passPrefix+p.CallID, []byte(decision)); err != nil {

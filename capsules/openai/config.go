@@ -41,6 +41,10 @@ type settings struct {
 	hasTemperature  bool
 	streamTimeout   time.Duration
 	contextWindow   uint64
+	// windowSet: the operator named a window ([env] context_window other
+	// than the default), which then wins over what the server's model
+	// list says.
+	windowSet bool
 	// problems are the values that did not parse (their defaults apply),
 	// worth a warning.
 	problems []string
@@ -100,7 +104,9 @@ func parseSettings(get func(string) string) settings {
 		if err != nil || n < 1 {
 			s.problems = append(s.problems, fmt.Sprintf("context_window %q is not a positive whole number; %d applies", v, defaultContextWindow))
 		} else {
-			s.contextWindow = n
+			// The manifest's default may arrive as a value: only another
+			// figure is the operator's word over the server's list.
+			s.contextWindow, s.windowSet = n, n != defaultContextWindow
 		}
 	}
 	return s

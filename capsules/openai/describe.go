@@ -29,7 +29,7 @@ type describeResponse struct {
 // default is it), all alike but for the id; note, when set, rides on each. A server of the operator's
 // with no model configured and no list read yet has none to name: one
 // entry, not ready, says how to name one.
-func describe(s settings, models []string, note string) describeResponse {
+func describe(s settings, models []string, windows map[string]uint64, note string) describeResponse {
 	base := providerEntry{
 		Description:     "OpenAI-compatible Chat Completions at " + redactedURL(s.baseURL),
 		Capabilities:    []string{"text", "tools", "vision"},
@@ -58,6 +58,9 @@ func describe(s settings, models []string, note string) describeResponse {
 	for i, m := range models {
 		e := base
 		e.ID, e.Models = m, []string{m}
+		if w := windows[m]; w > 0 && !s.windowSet {
+			e.ContextWindow = w
+		}
 		out[i] = e
 	}
 	return describeResponse{Providers: out}

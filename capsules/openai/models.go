@@ -4,18 +4,15 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
-	"net/http"
 	"slices"
-	"strconv"
 	"strings"
-	"time"
-	"unicode"
 
 	oai "github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
 
 	"github.com/astrid-go/astrid/hostapi"
+	"github.com/astrid-go/astrid/internal/modellist"
+	"github.com/astrid-go/astrid/ipc"
 	"github.com/astrid-go/astrid/sdk"
 )
 
@@ -26,31 +23,11 @@ import (
 // what it says it serves, and the configured model.
 var KnownModels = []string{DefaultModel, "gpt-5.5", "gpt-5.4", "gpt-5.4-nano"}
 
-// The server's model list (docs/rationale/providers.md, "Which models does a provider
+// keyModels holds the server's list (a modellist.Cache) in the principal's
+// durable KV: a model a person chose from it stays offered in the next
+// process (docs/rationale/providers.md, "Which models does a provider
 // list?").
-const (
-	// modelsFetchTimeout bounds GET /v1/models; the registry waits
-	// longer than this for a describe that asks to refresh.
-	modelsFetchTimeout = 2 * time.Second
-	// modelsMaxAge is how long a list read from the server is not asked
-	// again by a refreshing describe.
-	modelsMaxAge = time.Minute
-	// maxModelsBody and maxModels bound what is read and kept.
-	maxModelsBody = 1 << 20
-	maxModels     = 200
-	// keyModels holds the list in the principal's durable KV: a model a
-	// person chose from it stays offered in the next process.
-	keyModels = "openai.models"
-)
-
-// modelCache is the server's list as last read.
-type modelCache struct {
-	// Source names the server and key the list was read with (a hash: the
-	// key itself is never stored here).
-	Source        string   `json:"source"`
-	Models        []string `json:"models"`
-	FetchedUnixMs int64    `json:"fetched_unix_ms"`
-}
+const keyModels = "openai.models"
 
 // describeRequest is what a describe may ask: refresh is set when a
 // person asked for the list (astrid models list, models set), who waits
@@ -60,39 +37,26 @@ type describeRequest struct {
 }
 
 // source identifies the server and credentials a list belongs to.
-// (FNV-1a: the list is no secret, the hash only tells keys apart without
-// storing one.)
-func (s settings) source() string {
-	h := uint64(14695981039346656037)
-	for _, b := range []byte(s.baseURL + "\x00" + s.apiKey) {
-		h ^= uint64(b)
-		h *= 1099511628211
-	}
-	return strconv.FormatUint(h, 16)
-}
+func (s settings) source() string { return modellist.Source(s.baseURL, s.apiKey) }
 
 // cachedModels is the list read from this server, if any.
-func cachedModels(c *sdk.Call, s settings) (modelCache, bool) {
+func cachedModels(c *sdk.Call, s settings) (modellist.Cache, bool) {
 	b, ok, err := c.KVGet(keyModels)
 	if err != nil || !ok {
-		return modelCache{}, false
+		return modellist.Cache{}, false
 	}
-	var m modelCache
-	if json.Unmarshal(b, &m) != nil || m.Source != s.source() || len(m.Models) == 0 {
-		return modelCache{}, false
-	}
-	return m, true
+	return modellist.Decode(b, s.source())
 }
 
 // offeredModels is what describe lists: the configured model first, then
 // the server's list when it has been read, else the well-known ids for
 // OpenAI itself. When refresh is set and the list is older than
 // modelsMaxAge, the server is asked first (bounded by
-// modelsFetchTimeout); a server that does not answer keeps what was
+// modellist.FetchTimeout); a server that does not answer keeps what was
 // known, and note says so, for the person who asked for the list.
-func offeredModels(c *sdk.Call, s settings, refresh bool) (models []string, note string) {
+func offeredModels(c *sdk.Call, s settings, refresh bool) (models []string, windows map[string]uint64, note string) {
 	cached, ok := cachedModels(c, s)
-	if refresh && s.notReady() == "" && (!ok || c.Now().Sub(time.UnixMilli(cached.FetchedUnixMs)) >= modelsMaxAge) {
+	if refresh && s.notReady() == "" && (!ok || cached.Stale(c.Now())) {
 		if fresh, err := fetchModels(c, s); err != nil {
 			note = fallbackNote(s, ok, err)
 			c.Log(hostapi.LogWarn, "openai: "+note)
@@ -107,10 +71,11 @@ func offeredModels(c *sdk.Call, s settings, refresh bool) (models []string, note
 	switch {
 	case ok:
 		out = append(out, cached.Models...)
+		windows = cached.Windows
 	case !s.custom:
 		out = append(out, KnownModels...)
 	}
-	return dedup(out), note
+	return modellist.Dedup(out), windows, note
 }
 
 // fallbackNote says what a person sees instead of the server's list.
@@ -153,18 +118,18 @@ func servedModel(c *sdk.Call, s settings) (string, error) {
 // fetchModels asks the server which models it serves (GET <base>/models
 // through openai-go: OpenAI's, Ollama's, vLLM's and llama.cpp's shape)
 // and keeps the answer. The request is bounded in time by
-// modelsFetchTimeout and in size by maxModelsBody, so a stalled or
+// modellist.FetchTimeout and in size by modellist.MaxBody, so a stalled or
 // flooding server costs the person a short wait, never a hang.
-func fetchModels(c *sdk.Call, s settings) (modelCache, error) {
+func fetchModels(c *sdk.Call, s settings) (modellist.Cache, error) {
 	client, err := c.HTTPClient()
 	if err != nil {
-		return modelCache{}, err
+		return modellist.Cache{}, err
 	}
-	ctx, cancel := context.WithTimeout(c.Context(), modelsFetchTimeout)
+	ctx, cancel := context.WithTimeout(c.Context(), modellist.FetchTimeout)
 	defer cancel()
 	opts := []option.RequestOption{
 		option.WithBaseURL(s.baseURL),
-		option.WithHTTPClient(&http.Client{Transport: limitedTransport{base: client.Transport, max: maxModelsBody}, CheckRedirect: client.CheckRedirect}),
+		option.WithHTTPClient(modellist.Client(client)),
 		option.WithMaxRetries(0),
 	}
 	if s.apiKey != "" {
@@ -174,19 +139,31 @@ func fetchModels(c *sdk.Call, s settings) (modelCache, error) {
 	page, err := svc.List(ctx)
 	if err != nil {
 		if ctx.Err() != nil && c.Context().Err() == nil {
-			return modelCache{}, fmt.Errorf("GET /models: no answer within %s", modelsFetchTimeout)
+			return modellist.Cache{}, fmt.Errorf("GET /models: no answer within %s", modellist.FetchTimeout)
 		}
-		return modelCache{}, fmt.Errorf("GET /models: %w", err)
+		return modellist.Cache{}, fmt.Errorf("GET /models: %w", err)
 	}
 	listed := make([]string, len(page.Data))
+	windows := map[string]uint64{}
 	for i, d := range page.Data {
 		listed[i] = d.ID
+		if w := modelWindow(d.RawJSON()); w > 0 {
+			windows[d.ID] = w
+		}
 	}
 	ids := filterModels(s.custom, listed)
 	if len(ids) == 0 {
-		return modelCache{}, fmt.Errorf("GET /models listed no model")
+		return modellist.Cache{}, fmt.Errorf("GET /models listed no model")
 	}
-	m := modelCache{Source: s.source(), Models: ids, FetchedUnixMs: c.Now().UnixMilli()}
+	m := modellist.Cache{Source: s.source(), Models: ids, FetchedUnixMs: c.Now().UnixMilli()}
+	for _, id := range ids {
+		if w, ok := windows[id]; ok {
+			if m.Windows == nil {
+				m.Windows = map[string]uint64{}
+			}
+			m.Windows[id] = w
+		}
+	}
 	if b, err := json.Marshal(m); err == nil {
 		if err := c.KVSet(keyModels, b); err != nil {
 			c.Log(hostapi.LogWarn, "openai: the model list was not kept: "+err.Error())
@@ -195,65 +172,22 @@ func fetchModels(c *sdk.Call, s settings) (modelCache, error) {
 	return m, nil
 }
 
-// limitedTransport refuses a response body past max bytes: the SDK reads
-// a list whole, and a server may send without end. A 2xx answer with no
-// content type or text/plain (a small server that never set one: Go's
-// sniffer says text/plain for JSON) is handed to the SDK as JSON, which
-// parses it or says why not; HTML and the like stay refused.
-type limitedTransport struct {
-	base http.RoundTripper
-	max  int64
-}
-
-func (t limitedTransport) RoundTrip(req *http.Request) (*http.Response, error) {
-	resp, err := t.base.RoundTrip(req)
-	if err != nil {
-		return nil, err
-	}
-	resp.Body = &limitedBody{body: resp.Body, left: t.max}
-	if ct := resp.Header.Get("Content-Type"); resp.StatusCode/100 == 2 && (ct == "" || strings.HasPrefix(ct, "text/plain")) {
-		resp.Header.Set("Content-Type", "application/json")
-	}
-	return resp, nil
-}
-
-type limitedBody struct {
-	body io.ReadCloser
-	left int64
-}
-
-func (b *limitedBody) Read(p []byte) (int, error) {
-	if b.left <= 0 {
-		return 0, errBodyTooLarge
-	}
-	if int64(len(p)) > b.left {
-		p = p[:b.left]
-	}
-	n, err := b.body.Read(p)
-	b.left -= int64(n)
-	return n, err
-}
-
-func (b *limitedBody) Close() error { return b.body.Close() }
-
-var errBodyTooLarge = fmt.Errorf("the answer is larger than %d bytes", maxModelsBody)
-
 // filterModels keeps the ids that can be shown and chosen, at most
-// maxModels: a server of the operator's (custom) in its order, OpenAI's
+// modellist.MaxModels: a server of the operator's (custom) in its order, OpenAI's
 // chat models only, sorted.
 func filterModels(custom bool, listed []string) []string {
 	var ids []string
 	for _, id := range listed {
-		if visible(id) && (custom || chatModel(id)) {
+		if ipc.ValidModelID(id) == nil && (custom || chatModel(id)) {
 			ids = append(ids, id)
 		}
 	}
 	if !custom {
 		slices.Sort(ids) // OpenAI's order is no order
 	}
-	ids = dedup(ids)
-	if len(ids) > maxModels {
-		ids = ids[:maxModels]
+	ids = modellist.Dedup(ids)
+	if len(ids) > modellist.MaxModels {
+		ids = ids[:modellist.MaxModels]
 	}
 	return ids
 }
@@ -270,30 +204,4 @@ func chatModel(id string) bool {
 		}
 	}
 	return true
-}
-
-// visible reports whether id can be shown and chosen: 1 to 256 bytes of
-// visible characters (the registry's rule).
-func visible(id string) bool {
-	if id == "" || len(id) > 256 {
-		return false
-	}
-	for _, r := range id {
-		if !unicode.IsGraphic(r) || unicode.IsSpace(r) || r == unicode.ReplacementChar {
-			return false
-		}
-	}
-	return true
-}
-
-func dedup(ids []string) []string {
-	seen := make(map[string]bool, len(ids))
-	out := ids[:0:0]
-	for _, id := range ids {
-		if !seen[id] {
-			seen[id] = true
-			out = append(out, id)
-		}
-	}
-	return out
 }

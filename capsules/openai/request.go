@@ -1,11 +1,13 @@
 package openai
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"net/url"
 
 	oai "github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/packages/param"
 	"github.com/openai/openai-go/v3/shared"
 
 	"github.com/astrid-go/astrid/ipc"
@@ -141,17 +143,38 @@ func multipart(role ipc.Role, parts []ipc.ContentPart) (oai.ChatCompletionMessag
 // chatTool maps a tool definition to a function tool (not strict: the
 // schemas tools give are not all strict-compatible, spec §6.3 defect c).
 func chatTool(t ipc.LLMToolDefinition) (oai.ChatCompletionToolUnionParam, error) {
-	fn := shared.FunctionDefinitionParam{Name: t.Name}
-	if t.Description != nil {
-		fn.Description = oai.String(*t.Description)
-	}
-	schema := t.InputSchema
+	schema := bytes.TrimSpace(t.InputSchema)
 	if len(schema) == 0 {
-		schema = json.RawMessage(`{"type":"object"}`)
+		schema = []byte(`{"type":"object"}`)
 	}
-	if err := json.Unmarshal(schema, &fn.Parameters); err != nil || fn.Parameters == nil {
+	if schema[0] != '{' || !json.Valid(schema) {
 		return oai.ChatCompletionToolUnionParam{}, fmt.Errorf("tool %s: input_schema is not a JSON object", t.Name)
 	}
+	// The function definition goes to the SDK as JSON written here, the
+	// schema's bytes as they came: decoding every tool's schema into a map
+	// for the SDK to encode again was ≈ 5 % of a daemon's CPU per turn
+	// (docs/rationale/providers.md, "Why does the OpenAI provider hand the
+	// SDK its tools' schemas as raw JSON?").
+	name, err := json.Marshal(t.Name)
+	if err != nil {
+		return oai.ChatCompletionToolUnionParam{}, fmt.Errorf("tool %s: %w", t.Name, err)
+	}
+	b := make([]byte, 0, len(schema)+len(name)+64)
+	b = append(b, `{"name":`...)
+	b = append(b, name...)
+	if t.Description != nil {
+		desc, err := json.Marshal(*t.Description)
+		if err != nil {
+			return oai.ChatCompletionToolUnionParam{}, fmt.Errorf("tool %s: %w", t.Name, err)
+		}
+		b = append(b, `,"description":`...)
+		b = append(b, desc...)
+	}
+	b = append(b, `,"parameters":`...)
+	b = append(b, schema...)
+	b = append(b, '}')
+	var fn shared.FunctionDefinitionParam
+	param.SetJSON(b, &fn)
 	return oai.ChatCompletionFunctionTool(fn), nil
 }
 

@@ -1,6 +1,8 @@
 package promptbuilder
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
 	"strconv"
 	"strings"
@@ -34,11 +36,15 @@ func handleAssemble(c *sdk.Call) error {
 	if err := req.validate(); err != nil {
 		return answerError(c, req, "invalid request: "+err.Error())
 	}
-	resp, err := assemble(c, req)
+	resp, tools, err := assemble(c, req)
 	if err != nil {
 		return answerError(c, req, err.Error())
 	}
-	if err := c.PublishJSON(ResponseTopic, resp); err != nil {
+	body, err := encodeResponse(resp, tools)
+	if err == nil {
+		err = c.Publish(ResponseTopic, body)
+	}
+	if err != nil {
 		// Most likely over the bus's message cap: answer so the turn ends.
 		return answerError(c, req, "the assembled prompt could not be sent: "+err.Error())
 	}
@@ -49,13 +55,14 @@ func handleAssemble(c *sdk.Call) error {
 	return nil
 }
 
-// assemble builds the answer to a valid request.
-func assemble(c *sdk.Call, req Request) (Response, error) {
+// assemble builds the answer to a valid request: the response without its
+// tools, and the tools encoded.
+func assemble(c *sdk.Call, req Request) (Response, json.RawMessage, error) {
 	messages := req.Messages
 	if len(messages) == 0 && req.SessionID != "" {
 		h, err := history(c, req.RequestID, req.SessionID)
 		if err != nil {
-			return Response{}, err
+			return Response{}, nil, err
 		}
 		messages = h
 	}
@@ -66,19 +73,44 @@ func assemble(c *sdk.Call, req Request) (Response, error) {
 	hooks, err := runHooks(c, HookRequest{RequestID: req.RequestID, SessionID: req.SessionID, Messages: messages,
 		SystemPrompt: base, Model: req.Model, Provider: req.Provider}, hookTimeout(c))
 	if err != nil {
-		return Response{}, err
+		return Response{}, nil, err
 	}
 	statics, err := staticContexts(c, req.RequestID)
 	if err != nil {
-		return Response{}, err
+		return Response{}, nil, err
 	}
 	defs, err := tools(c)
 	if err != nil {
-		return Response{}, err
+		return Response{}, nil, err
 	}
 	system, prefix := merge(c, base, workspaceContext(c), statics, hooks)
 	return Response{RequestID: req.RequestID, SessionID: req.SessionID, SystemPrompt: system,
-		UserContextPrefix: prefix, Tools: defs, Messages: messages}, nil
+		UserContextPrefix: prefix, Messages: messages}, defs, nil
+}
+
+// toolsNull is how Response encodes without tools; encodeResponse puts
+// the encoded catalogue in its place. A string cannot hold it (its quotes
+// would be escaped), so its first occurrence is the field.
+var toolsNull = []byte(`,"tools":null,"messages":`)
+
+// encodeResponse is resp with tools as its catalogue, spliced in as
+// encoded rather than decoded and encoded again on every turn.
+func encodeResponse(resp Response, tools json.RawMessage) ([]byte, error) {
+	resp.Tools = nil
+	b, err := json.Marshal(resp)
+	if err != nil {
+		return nil, fmt.Errorf("encode the response: %w", err)
+	}
+	i := bytes.Index(b, toolsNull)
+	if i < 0 {
+		return nil, fmt.Errorf("encode the response: no tools field in %.80q", b)
+	}
+	out := make([]byte, 0, len(b)+len(tools))
+	out = append(out, b[:i]...)
+	out = append(out, `,"tools":`...)
+	out = append(out, tools...)
+	out = append(out, b[i+len(`,"tools":null`):]...)
+	return out, nil
 }
 
 // baseSystemPrompt is the request's system prompt, else the operator's,

@@ -14,16 +14,19 @@
 //     response_topic scoped by request id; done when every capsule
 //     intercepting it has answered, hook_timeout_ms at most. A response
 //     counts only from such a capsule (by the source_id the kernel stamps),
-//     once. Without allow_prompt_injection (asked of the kernel with
-//     HoldsGrant) only prependContext survives;
+//     once; {} is an answer with nothing to add. Without
+//     allow_prompt_injection (asked of the kernel with HoldsGrant) only
+//     prependContext survives;
 //   - context: AGENTS.md, else ASTRID.md, at the workspace root (cut to a
 //     size cap, saying so), and what static capsules serve on
 //     static.v1.request.context (into the system prompt for holders of
 //     allow_prompt_injection, into the user context prefix otherwise);
 //   - tools: sdk.DescribeTools, cached in KV __tool_schema_cache for the
-//     set of capsules that answered it, dropped on
-//     astrid.v1.capsules_loaded, never cached when one was silent; names
-//     spelled for LLM APIs (':' as "__").
+//     set of capsules that answered it (a JSON line saying what it is
+//     valid for, then the tools as the answer carries them, spliced in
+//     unparsed: cache.go), dropped on astrid.v1.capsules_loaded, never
+//     cached when one was silent; names spelled for LLM APIs (':' as
+//     "__").
 //
 // Then prompt_builder.v1.hook.after_build {request_id, session_id,
 // system_prompt, user_context_prefix} is published as a notice.

@@ -2,9 +2,7 @@ package promptbuilder
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
-	"slices"
 	"time"
 
 	"github.com/astrid-go/astrid/hostapi"
@@ -29,44 +27,26 @@ func history(c *sdk.Call, requestID, sessionID string) ([]ipc.Message, error) {
 		return []ipc.Message{}, nil
 	}
 	corr := "pb-" + requestID
-	reply := ipc.SessionResponseTopic(sessionGetMessagesOp, corr)
-	sub, err := c.Subscribe(reply)
+	req, err := json.Marshal(map[string]string{"session_id": sessionID, "correlation_id": corr})
 	if err != nil {
-		return nil, fmt.Errorf("subscribe %s: %w", reply, err)
+		return nil, err
 	}
-	defer func() { _ = c.Unsubscribe(sub) }()
-	if err := c.PublishJSON(sessionGetMessagesTopic, map[string]string{"session_id": sessionID, "correlation_id": corr}); err != nil {
-		return nil, fmt.Errorf("publish %s: %w", sessionGetMessagesTopic, err)
+	payload, err := sdk.RoundTrip(c, sessionGetMessagesTopic, ipc.SessionResponseTopic(sessionGetMessagesOp, corr), corr, req, stores, sessionWait, "session store")
+	if err != nil {
+		return nil, fmt.Errorf("the history of %s: %w", sessionID, err)
 	}
-	deadline := c.Now().Add(sessionWait)
-	for {
-		left := deadline.Sub(c.Now())
-		if left <= 0 {
-			return nil, fmt.Errorf("the session store did not send the history of %s within %v", sessionID, sessionWait)
-		}
-		msg, err := c.Recv(sub, left)
-		if errors.Is(err, hostapi.ErrTimeout) {
-			continue
-		}
-		if err != nil {
-			return nil, fmt.Errorf("receive the history of %s: %w", sessionID, err)
-		}
-		if !slices.Contains(stores, msg.SourceID) {
-			continue
-		}
-		var ans struct {
-			Messages []ipc.Message `json:"messages"`
-			Error    string        `json:"error"`
-		}
-		if err := json.Unmarshal(msg.Payload, &ans); err != nil {
-			return nil, fmt.Errorf("the history of %s does not decode: %w", sessionID, err)
-		}
-		if ans.Error != "" {
-			return nil, fmt.Errorf("the session store: %s", ans.Error)
-		}
-		if ans.Messages == nil {
-			ans.Messages = []ipc.Message{}
-		}
-		return ans.Messages, nil
+	var ans struct {
+		Messages []ipc.Message `json:"messages"`
+		Error    string        `json:"error"`
 	}
+	if err := json.Unmarshal(payload, &ans); err != nil {
+		return nil, fmt.Errorf("the history of %s does not decode: %w", sessionID, err)
+	}
+	if ans.Error != "" {
+		return nil, fmt.Errorf("the session store: %s", ans.Error)
+	}
+	if ans.Messages == nil {
+		ans.Messages = []ipc.Message{}
+	}
+	return ans.Messages, nil
 }

@@ -1,6 +1,7 @@
 package promptbuilder
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -80,6 +81,9 @@ func runHooks(c *sdk.Call, req HookRequest, timeout time.Duration) ([]contributi
 			// stamped the sender, so nobody answers for another.
 			c.Log(hostapi.LogWarn, fmt.Sprintf("prompt builder: ignored an answer on %s from %s, which is not a before_build hook still to answer", msg.Topic, src))
 			return false
+		}
+		if string(bytes.TrimSpace(msg.Payload)) == "{}" {
+			return true // answered: nothing to add this time
 		}
 		resp, err := parseHookResponse(msg.Payload)
 		if err != nil {

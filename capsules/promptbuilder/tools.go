@@ -24,51 +24,72 @@ const describeWindow = 500 * time.Millisecond
 // principal's cache; every other principal's is refreshed within this age.
 const ToolCacheMaxAge = time.Minute
 
-// toolCache is the cached catalogue and the capsule set it is valid for.
-type toolCache struct {
-	// Responders are the capsules that intercepted the describe topic when
-	// the catalogue was collected, sorted: a cache is served only while
-	// the same set intercepts it, so an installed or removed capsule is
-	// never missed.
-	Responders []string                `json:"responders"`
-	Tools      []ipc.LLMToolDefinition `json:"tools"`
-	// CollectedUnixMs is when the fan-out ran (host clock).
-	CollectedUnixMs int64 `json:"collected_unix_ms"`
-}
-
-// fresh reports whether the cache may be served now for the capsule set
-// set: the same capsules answer describe, and it is younger than
-// ToolCacheMaxAge (a stamp from the future counts as stale).
-func (tc toolCache) fresh(set []string, now time.Time) bool {
-	age := now.Sub(time.UnixMilli(tc.CollectedUnixMs))
-	return slices.Equal(tc.Responders, set) && age >= 0 && age < ToolCacheMaxAge
-}
-
 // tools returns what the model is offered: the cached catalogue when the
 // capsules answering describe are the ones it was collected from, else a
 // fresh fan-out (cached only when every capsule answered).
-func tools(c *sdk.Call) ([]ipc.LLMToolDefinition, error) {
+func tools(c *sdk.Call) (json.RawMessage, error) {
 	responders, err := c.Interceptors(ipc.ToolRequestDescribeTopic)
 	if err != nil {
 		return nil, fmt.Errorf("who intercepts %s: %w", ipc.ToolRequestDescribeTopic, err)
 	}
 	set := responderSet(responders, c.CapsuleID())
 	now := c.Now()
-	if cached, ok := loadToolCache(c); ok && cached.fresh(set, now) {
-		return cached.Tools, nil
+	// The principal's limits, read on every turn (an operator may change
+	// them while the kernel runs): the cache holds what this policy was
+	// offered, and serves only the same policy.
+	policy, err := c.AgentPolicy()
+	if err != nil {
+		return nil, fmt.Errorf("the limits of principal %s: %w", c.Principal(), err)
+	}
+	key := policyKey(policy)
+	if cached, ok := loadToolCache(c); ok && cached.fresh(set, now) && cached.Policy == key {
+		return cached.toolsJSON, nil
 	}
 	cat, err := sdk.DescribeTools(c, describeWindow)
 	if err != nil {
 		return nil, fmt.Errorf("describe fan-out: %w", err)
 	}
-	defs := llmTools(c, cat.Tools)
+	defs := llmTools(c, offered(c, policy, cat.Tools))
 	if len(cat.Missing) > 0 {
 		c.Log(hostapi.LogWarn, fmt.Sprintf("prompt builder: capsules %s did not describe their tools within %v; their tools are left out and the catalogue is not cached",
 			strings.Join(cat.Missing, ", "), describeWindow))
-		return defs, nil
+		return marshalTools(defs)
 	}
-	storeToolCache(c, toolCache{Responders: responderSet(cat.Responders, ""), Tools: defs, CollectedUnixMs: now.UnixMilli()})
-	return defs, nil
+	if cat.ScopeBound {
+		// A session's own servers answered: this catalogue is the
+		// scope's, and a cached copy would offer their tools to the
+		// principal's other sessions.
+		return marshalTools(defs)
+	}
+	return storeToolCache(c, toolCache{Responders: responderSet(cat.Responders, ""), Tools: defs, CollectedUnixMs: now.UnixMilli(), Policy: key})
+}
+
+// offered is the tools the principal's policy lets it use: an agent that
+// is read-only is offered no mutable tool, and one limited to some
+// capsules only their tools (the approval layer refuses the others should
+// the model call them anyway).
+func offered(c *sdk.Call, policy hostapi.AgentPolicy, tools []sdk.DescribedTool) []sdk.DescribedTool {
+	if !policy.Agent {
+		return tools
+	}
+	out := make([]sdk.DescribedTool, 0, len(tools))
+	for _, t := range tools {
+		if policy.MayUse(t.Capsule, t.Mutable) {
+			out = append(out, t)
+		}
+	}
+	if left := len(tools) - len(out); left > 0 {
+		c.Log(hostapi.LogInfo, fmt.Sprintf("prompt builder: %d tool(s) not offered to agent %s (read-only %v, capsules %v)", left, c.Principal(), policy.ReadOnly, policy.Capsules))
+	}
+	return out
+}
+
+// policyKey names a policy for the tool cache.
+func policyKey(p hostapi.AgentPolicy) string {
+	if !p.Agent {
+		return ""
+	}
+	return fmt.Sprintf("ro=%v;capsules=%s", p.ReadOnly, strings.Join(p.Capsules, ","))
 }
 
 // responderSet is ids sorted and deduplicated, without self.
@@ -102,33 +123,6 @@ func llmTools(c *sdk.Call, described []sdk.DescribedTool) []ipc.LLMToolDefinitio
 		defs = append(defs, d)
 	}
 	return defs
-}
-
-func loadToolCache(c *sdk.Call) (toolCache, bool) {
-	var cached toolCache
-	b, ok, err := c.KVGet(ToolCacheKey)
-	if err != nil {
-		c.Log(hostapi.LogWarn, "prompt builder: tool cache unreadable: "+err.Error())
-		return cached, false
-	}
-	if !ok {
-		return cached, false
-	}
-	if err := json.Unmarshal(b, &cached); err != nil {
-		// An older capsule's bare array, or damage: collect afresh.
-		return toolCache{}, false
-	}
-	return cached, true
-}
-
-func storeToolCache(c *sdk.Call, cache toolCache) {
-	b, err := json.Marshal(cache)
-	if err == nil {
-		err = c.KVSet(ToolCacheKey, b)
-	}
-	if err != nil {
-		c.Log(hostapi.LogWarn, "prompt builder: tool catalogue not cached: "+err.Error())
-	}
 }
 
 // handleCapsulesLoaded drops the cached catalogue: a capsule reloaded in

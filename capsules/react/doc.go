@@ -20,11 +20,18 @@
 //     collected until Done;
 //   - each tool call goes out on tool.v1.request.execute (all at once) and
 //     is announced on agent.v1.tool.started; results come back on
-//     tool.v1.execute.result by call id (agent.v1.tool.finished); once all
-//     are in, the round is appended to the session and the model is asked
-//     again;
+//     tool.v1.execute.result by call id (agent.v1.tool.finished); each is
+//     put to the tool plumbing's after-tool hook when one intercepts
+//     tool.v1.hook.after_tool (after_tool.go: the hooks capsule's
+//     PostToolUse), its answer kept after the result; once all are in, the
+//     round is appended to the session and the model is asked again;
 //   - text alone ends the turn: it is appended to the session and sent as
-//     the final agent.v1.response.
+//     the final agent.v1.response;
+//   - a request estimated past [env] compact_threshold_pct of the model's
+//     context window first has the session's older messages summarized
+//     by the model (phase compacting, compact.go); the summary is stored
+//     with the session and sent in their place, announced on
+//     agent.v1.compacted (docs/agent.md, "Context window").
 //
 // Every end of a turn — answer, empty model output, error, phase timeout,
 // iteration cap, cancel, pre-emption by a newer prompt — publishes exactly

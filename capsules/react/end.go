@@ -16,7 +16,7 @@ func finish(c *sdk.Call, t *turn, outcome, text string) error {
 	// pre-empted, timed out, failed) stops that request too: the network
 	// providers bind its id as their call's cancel key. An answer, an
 	// empty one or the iteration cap ends after the stream's Done.
-	streaming := t.Phase == phaseStream && t.RequestID != "" &&
+	streaming := (t.Phase == phaseStream || t.Phase == phaseCompact) && t.RequestID != "" &&
 		outcome != ipc.OutcomeAnswer && outcome != ipc.OutcomeEmpty && outcome != ipc.OutcomeIterationCap
 	cancelRunning(c, t, streaming)
 	forget(c, t)
@@ -70,7 +70,7 @@ func cancelRunning(c *sdk.Call, t *turn, model bool) {
 		ids = append(ids, t.RequestID)
 	}
 	for _, call := range t.Calls {
-		if call.Args != nil && !call.Done {
+		if call.Args != nil && !call.Done && !call.Hooked { // a hooked call has run
 			ids = append(ids, call.CallID)
 		}
 	}
@@ -98,7 +98,7 @@ func overdue(t *turn, l limits, now int64) (string, bool) {
 		if now-t.PhaseStart >= l.promptMS {
 			return fmt.Sprintf("Timed out: the prompt builder did not answer within %d s (%s).", l.promptMS/1000, envPromptTimeout), true
 		}
-	case phaseStream:
+	case phaseStream, phaseCompact:
 		if now-t.PhaseStart >= l.streamMS {
 			return fmt.Sprintf("Timed out: the provider %q sent nothing for %d s (%s).", t.Provider, l.streamMS/1000, envStreamTimeout), true
 		}
@@ -126,6 +126,12 @@ func expire(c *sdk.Call, t *turn, l limits) (bool, error) {
 	msg, over := overdue(t, l, nowMS(c))
 	if !over {
 		return false, nil
+	}
+	if t.Phase == phaseCompact && t.Compacting != nil {
+		// A summary that does not come is a failed compaction: the
+		// history goes out as it is.
+		cancelRunning(c, t, true)
+		return true, compactionFailed(c, t, *t.Compacting, nil, fmt.Sprintf("the summary did not come within %d s (%s)", l.streamMS/1000, envStreamTimeout))
 	}
 	return true, finish(c, t, ipc.OutcomeTimeout, msg)
 }

@@ -32,6 +32,7 @@ func chooseModel(c *sdk.Call, t *turn, pc ipc.PromptContext) {
 	}
 	if pc.Provider != "" {
 		t.Provider, t.Model = pc.Provider, envModel()
+		setBudget(c, t, 0)
 		return
 	}
 	active, err := activeModel(c)
@@ -43,12 +44,15 @@ func chooseModel(c *sdk.Call, t *turn, pc ipc.PromptContext) {
 	case active.ActiveModel != nil && (active.Chosen || !operatorChose):
 		t.Provider, t.Model = active.ActiveModel.Provider, active.ActiveModel.Model
 		t.Defaulted = !active.Chosen
-		if pc.Model != "" {
-			t.Model = pc.Model
+		window := active.ActiveModel.ContextWindow
+		if pc.Model != "" && pc.Model != t.Model {
+			t.Model, window = pc.Model, 0 // another model's window is not known here
 		}
+		setBudget(c, t, window)
 	default:
 		t.Provider, t.Model = configText(c, "provider", DefaultProvider), envModel()
 		t.Defaulted = !operatorChose
+		setBudget(c, t, 0)
 	}
 }
 

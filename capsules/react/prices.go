@@ -26,17 +26,8 @@ type price struct {
 // named in problems.
 func parsePrices(raw string) (table map[string]price, problems []string) {
 	table = map[string]price{}
-	for _, entry := range strings.FieldsFunc(raw, func(r rune) bool { return r == ',' || r == ';' || r == '\n' }) {
-		entry = strings.TrimSpace(entry)
-		if entry == "" {
-			continue
-		}
-		id, figures, ok := strings.Cut(entry, "=")
-		id = strings.TrimSpace(id)
-		if _, _, valid := ipc.SplitModelID(id); !ok || !valid {
-			problems = append(problems, fmt.Sprintf("%q is not <provider>:<model>=<input>/<output>[/<cached input>]", entry))
-			continue
-		}
+	for _, e := range modelTable(raw, "<input>/<output>[/<cached input>]", &problems) {
+		entry, id, figures := e.entry, e.id, e.value
 		parts := strings.Split(figures, "/")
 		var nums []float64
 		for _, p := range parts {
@@ -83,4 +74,31 @@ func turnCost(c *sdk.Call, provider, model string, u ipc.Usage) *float64 {
 	}
 	v := p.cost(u)
 	return &v
+}
+
+// tableEntry is one "<provider>:<model>=<value>" entry of an [env] table.
+type tableEntry struct {
+	entry, id, value string
+}
+
+// modelTable splits an [env] table of "<provider>:<model>=<value>"
+// entries (separated by commas, semicolons or newlines) into its
+// entries; one whose key is not a model id is left out and named in
+// problems, with want describing the value.
+func modelTable(raw, want string, problems *[]string) []tableEntry {
+	var out []tableEntry
+	for _, entry := range strings.FieldsFunc(raw, func(r rune) bool { return r == ',' || r == ';' || r == '\n' }) {
+		entry = strings.TrimSpace(entry)
+		if entry == "" {
+			continue
+		}
+		id, value, ok := strings.Cut(entry, "=")
+		id = strings.TrimSpace(id)
+		if _, _, valid := ipc.SplitModelID(id); !ok || !valid {
+			*problems = append(*problems, fmt.Sprintf("%q is not <provider>:<model>=%s", entry, want))
+			continue
+		}
+		out = append(out, tableEntry{entry: entry, id: id, value: value})
+	}
+	return out
 }

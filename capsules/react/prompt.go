@@ -1,6 +1,7 @@
 package react
 
 import (
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -12,9 +13,46 @@ import (
 
 // userInput is user.v1.prompt's payload (ipc.UserInput, read leniently).
 type userInput struct {
-	Text      string          `json:"text"`
-	SessionID string          `json:"session_id"`
-	Context   json.RawMessage `json:"context"`
+	Text      string            `json:"text"`
+	SessionID string            `json:"session_id"`
+	Context   json.RawMessage   `json:"context"`
+	Images    []ipc.PromptImage `json:"images"`
+}
+
+// maxPromptImages bounds the images of one prompt.
+const maxPromptImages = 16
+
+// imageTypes are the media types the providers take.
+var imageTypes = map[string]bool{"image/png": true, "image/jpeg": true, "image/gif": true, "image/webp": true}
+
+// promptMessage is the user message of in: its text alone, or the text
+// and then its images as parts. The error says which image is refused.
+func promptMessage(in userInput) (ipc.Message, error) {
+	if len(in.Images) == 0 {
+		return ipc.TextMessage(ipc.RoleUser, in.Text), nil
+	}
+	if len(in.Images) > maxPromptImages {
+		return ipc.Message{}, fmt.Errorf("%d images, more than the %d one prompt may carry", len(in.Images), maxPromptImages)
+	}
+	parts := make([]ipc.ContentPart, 0, len(in.Images)+1)
+	if strings.TrimSpace(in.Text) != "" {
+		// A prompt of images alone has no text part: providers refuse
+		// an empty text block.
+		parts = append(parts, ipc.ContentPart{Type: ipc.PartText, Text: in.Text})
+	}
+	for i, img := range in.Images {
+		if !imageTypes[img.MediaType] {
+			return ipc.Message{}, fmt.Errorf("image %d is %s; the models take image/png, image/jpeg, image/gif or image/webp", i+1, shown(img.MediaType))
+		}
+		if img.Data == "" {
+			return ipc.Message{}, fmt.Errorf("image %d has no data", i+1)
+		}
+		if _, err := base64.StdEncoding.DecodeString(img.Data); err != nil {
+			return ipc.Message{}, fmt.Errorf("image %d: its data is not base64: %w", i+1, err)
+		}
+		parts = append(parts, ipc.ContentPart{Type: ipc.PartImage, Data: img.Data, MediaType: img.MediaType})
+	}
+	return ipc.Message{Role: ipc.RoleUser, Content: ipc.MessageContent{Kind: ipc.ContentMultiPart, Parts: parts}}, nil
 }
 
 // decodePrompt reads a user_input, tolerating the {"data": {...}} wrapping
@@ -68,6 +106,7 @@ func handlePrompt(c *sdk.Call) error {
 	switch pc.Action {
 	case ipc.ActionCancelTurn:
 		return cancelTurn(c, in.SessionID, pc.TurnID)
+	case ipc.ActionCompact:
 	case "":
 	default:
 		return publishFinal(c, in.SessionID, pc.TurnID, ipc.OutcomeError, fmt.Sprintf("Unknown prompt action %s.", shown(pc.Action)))
@@ -84,7 +123,7 @@ func handlePrompt(c *sdk.Call) error {
 			return err
 		}
 	}
-	if strings.TrimSpace(in.Text) == "" {
+	if strings.TrimSpace(in.Text) == "" && len(in.Images) == 0 && pc.Action != ipc.ActionCompact {
 		return publishFinal(c, in.SessionID, pc.TurnID, ipc.OutcomeError, "The prompt is empty.")
 	}
 	// Checked before the prompt touches the history: a busy answer means
@@ -100,11 +139,23 @@ func handlePrompt(c *sdk.Call) error {
 	if !validID(t.Provider) {
 		return publishFinal(c, t.SessionID, t.TurnID, ipc.OutcomeError, fmt.Sprintf("Invalid provider name %s: use 1 to 64 ASCII letters, digits, '-' or '_'.", shown(t.Provider)))
 	}
-	history, err := appendAndRead(c, t.SessionID, []ipc.Message{ipc.TextMessage(ipc.RoleUser, in.Text)}, nil, nil)
+	if pc.Action == ipc.ActionCompact {
+		return compactNow(c, t)
+	}
+	msg, err := promptMessage(in)
+	if err != nil {
+		return publishFinal(c, t.SessionID, t.TurnID, ipc.OutcomeError, fmt.Sprintf("The prompt was not taken: %v.", err))
+	}
+	history, comp, err := appendAndRead(c, t.SessionID, []ipc.Message{msg}, nil, nil)
+	if notTaken(err) {
+		// The store's queue was full: the prompt was not added, so the
+		// client may send it again, as for a busy agent.
+		return publishFinal(c, t.SessionID, t.TurnID, ipc.OutcomeBusy, fmt.Sprintf("The prompt was not added to session %q: %v", t.SessionID, err))
+	}
 	if err != nil {
 		return publishFinal(c, t.SessionID, t.TurnID, ipc.OutcomeError, fmt.Sprintf("The prompt was not added to session %q: %v", t.SessionID, err))
 	}
-	return assemble(c, t, history)
+	return assemble(c, t, view(t, history, comp, t.ToolResultMax))
 }
 
 // cancelTurn ends session's running turn with outcome cancelled; with a

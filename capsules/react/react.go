@@ -37,6 +37,7 @@ func New() *sdk.Capsule {
 	c.Handle(AssembledTopic, "handle_assembled", handleAssembled)
 	c.Handle("llm.v1.stream.*", "handle_stream", handleStream)
 	c.Handle(ipc.ToolExecuteResultTopic, "handle_tool_result", handleToolResult)
+	c.Handle(ipc.AgentAfterToolReplyTopic, "handle_after_tool", handleAfterTool)
 	c.Handle(ipc.ApprovalRequestTopic, "handle_approval", handleApproval)
 	c.Handle(ipc.ApprovalResponseTopic("*"), "handle_approval_response", handleApprovalResponse)
 	c.Handle(ipc.ElicitPendingTopic, "handle_elicit_pending", handleElicitPending)
@@ -54,5 +55,7 @@ func New() *sdk.Capsule {
 	c.Publishes(ipc.AgentStreamDeltaTopic)
 	c.Publishes(ipc.AgentToolStartedTopic)
 	c.Publishes(ipc.AgentToolFinishedTopic)
+	c.Publishes(ipc.AgentCompactedTopic)
+	c.Publishes(ipc.AgentAfterToolTopic)
 	return c
 }

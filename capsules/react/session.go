@@ -27,47 +27,64 @@ type sessionRequest struct {
 	// behind Messages, for the session's totals (astrid session show).
 	Usage   *ipc.Usage `json:"usage,omitempty"`
 	CostUSD *float64   `json:"cost_usd,omitempty"`
+	// Compaction, when set, is recorded before the read: a summary of the
+	// session's first Upto messages.
+	Compaction *storedCompaction `json:"compaction,omitempty"`
 }
 
 // sessionReply is its answer: the history, or an error.
 type sessionReply struct {
-	Messages []json.RawMessage `json:"messages"`
-	Error    string            `json:"error"`
+	Messages   []json.RawMessage `json:"messages"`
+	Compaction *storedCompaction `json:"compaction"`
+	Error      string            `json:"error"`
 }
 
 // appendAndRead appends msgs to session's history and returns the whole
 // history, in one round trip (the store does both atomically). usage and
 // cost, when set, are added to the session's totals with msgs.
-func appendAndRead(c *sdk.Call, session string, msgs []ipc.Message, usage *ipc.Usage, cost *float64) ([]ipc.Message, error) {
+func appendAndRead(c *sdk.Call, session string, msgs []ipc.Message, usage *ipc.Usage, cost *float64) ([]ipc.Message, *storedCompaction, error) {
+	return sessionRoundTrip(c, sessionRequest{SessionID: session, AppendBeforeRead: len(msgs) > 0, Messages: msgs, Usage: usage, CostUSD: cost})
+}
+
+// readHistory reads session's history and compaction, recording comp
+// first when it is set.
+func readHistory(c *sdk.Call, session string, comp *storedCompaction) ([]ipc.Message, *storedCompaction, error) {
+	return sessionRoundTrip(c, sessionRequest{SessionID: session, Compaction: comp})
+}
+
+// sessionRoundTrip sends req (its correlation id set here) to the
+// session store and returns the history and its compaction.
+func sessionRoundTrip(c *sdk.Call, req sessionRequest) ([]ipc.Message, *storedCompaction, error) {
 	stores, err := c.Interceptors(sessionGetMessagesTopic)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if len(stores) == 0 {
-		return nil, errors.New("no session store is loaded (nothing handles " + sessionGetMessagesTopic + ")")
+		return nil, nil, errors.New("no session store is loaded (nothing handles " + sessionGetMessagesTopic + ")")
 	}
 	corr := newID(c, "react")
-	req, err := json.Marshal(sessionRequest{SessionID: session, CorrelationID: corr, AppendBeforeRead: len(msgs) > 0, Messages: msgs, Usage: usage, CostUSD: cost})
+	req.CorrelationID = corr
+	body, err := json.Marshal(req)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	payload, err := roundTrip(c, sessionGetMessagesTopic, sessionReplyPrefix+corr, corr, req, stores, sessionWait, "session store")
+	payload, err := roundTrip(c, sessionGetMessagesTopic, sessionReplyPrefix+corr, corr, body, stores, sessionWait, "session store")
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	var reply sessionReply
 	if err := json.Unmarshal(payload, &reply); err != nil {
-		return nil, fmt.Errorf("the session store's answer does not decode: %w", err)
+		return nil, nil, fmt.Errorf("the session store's answer does not decode: %w", err)
 	}
 	if reply.Error != "" {
-		return nil, fmt.Errorf("session store: %s", reply.Error)
+		return nil, nil, fmt.Errorf("session store: %s", reply.Error)
 	}
-	return parseMessages(c, reply.Messages, "session store"), nil
+	return parseMessages(c, reply.Messages, "session store"), reply.Compaction, nil
 }
 
 // appendTurn appends msgs of t to its session's history, with the usage
 // of t's model requests not yet recorded there, and returns the history.
-func appendTurn(c *sdk.Call, t *turn, msgs []ipc.Message) ([]ipc.Message, error) {
+func appendTurn(c *sdk.Call, t *turn, msgs []ipc.Message) ([]ipc.Message, *storedCompaction, error) {
 	var usage *ipc.Usage
 	var cost *float64
 	if t.Usage != nil && *t.Usage != t.StoredUsage {
@@ -78,11 +95,11 @@ func appendTurn(c *sdk.Call, t *turn, msgs []ipc.Message) ([]ipc.Message, error)
 		}
 		usage, cost = &u, turnCost(c, t.Provider, t.Model, u)
 	}
-	history, err := appendAndRead(c, t.SessionID, msgs, usage, cost)
+	history, comp, err := appendAndRead(c, t.SessionID, msgs, usage, cost)
 	if err == nil && t.Usage != nil {
 		t.StoredUsage = *t.Usage
 	}
-	return history, err
+	return history, comp, err
 }
 
 // parseMessages decodes each message, leaving out (and logging) those that

@@ -76,6 +76,27 @@ type turn struct {
 	// Prefix is the prompt builder's user_context_prefix, put before the
 	// last user message of every request of the turn (never stored).
 	Prefix string `json:"prefix,omitempty"`
+
+	// Context management (window.go, compact.go). Window is the model's
+	// context window and Budget the estimated input tokens past which a
+	// request is compacted first; ToolResultMax bounds an earlier round's
+	// tool result in what is sent.
+	Window        int `json:"window,omitempty"`
+	Budget        int `json:"budget,omitempty"`
+	ToolResultMax int `json:"tool_result_max,omitempty"`
+	// Upto and Summarized say where the view sent last starts in the
+	// stored history: with a summary (message 0) standing for its first
+	// Upto messages, or at the start.
+	Upto       int  `json:"upto,omitempty"`
+	Summarized bool `json:"summarized,omitempty"`
+	// Compacting is the compaction in flight (phaseCompact); Compactions
+	// counts this turn's; NoCompact: one failed, send as is.
+	Compacting  *compactState `json:"compacting,omitempty"`
+	Compactions int           `json:"compactions,omitempty"`
+	NoCompact   bool          `json:"no_compact,omitempty"`
+	// Announce is a compaction's event, published with the next request
+	// (which knows the tokens after it).
+	Announce *ipc.AgentCompacted `json:"announce,omitempty"`
 }
 
 // streamedCall is a tool call as the model streams it.
@@ -101,6 +122,9 @@ type toolCall struct {
 	Started int64           `json:"started_ms"`
 	Done    bool            `json:"done,omitempty"`
 	IsError bool            `json:"is_error,omitempty"`
+	// Hooked: its result is in and the after-tool hook was asked about
+	// it; the call is done once it answers (after_tool.go).
+	Hooked bool `json:"hooked,omitempty"`
 }
 
 // frame is what the prompt builder fixed for the whole turn.
@@ -185,7 +209,7 @@ func dropKey(c *sdk.Call, key string) {
 // routing keys and results.
 func forget(c *sdk.Call, t *turn) {
 	keys := []string{keyTurn + t.SessionID, keyFrame + t.SessionID}
-	if (t.Phase == phaseStream || t.Phase == phasePrompt) && t.RequestID != "" {
+	if (t.Phase == phaseStream || t.Phase == phasePrompt || t.Phase == phaseCompact) && t.RequestID != "" {
 		keys = append(keys, keyRequest+t.RequestID)
 	}
 	for _, call := range t.Calls {
@@ -199,4 +223,14 @@ func forget(c *sdk.Call, t *turn) {
 			c.Log(hostapi.LogWarn, fmt.Sprintf("react: session %q: key %s not deleted: %v", t.SessionID, k, err))
 		}
 	}
+}
+
+// addUsage adds one model request's Usage event (its total) to the
+// turn's, which sums them.
+func (t *turn) addUsage(u ipc.Usage) {
+	sum := u
+	if t.Usage != nil {
+		sum = t.Usage.Add(u)
+	}
+	t.Usage = &sum
 }

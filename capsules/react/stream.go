@@ -25,6 +25,9 @@ func generate(c *sdk.Call, t *turn, msgs []ipc.Message) error {
 	if err != nil {
 		return finish(c, t, ipc.OutcomeError, "The model was not asked: "+err.Error()+".")
 	}
+	if why := quotaRefusal(c); why != "" {
+		return finish(c, t, ipc.OutcomeError, why)
+	}
 	t.Iterations++
 	t.Phase, t.RequestID, t.Streamers = phaseStream, newID(c, "req"), streamers
 	t.PhaseStart = nowMS(c)
@@ -36,6 +39,23 @@ func generate(c *sdk.Call, t *turn, msgs []ipc.Message) error {
 		return finish(c, t, ipc.OutcomeError, err.Error())
 	}
 	req, err := ipc.LLMRequest{RequestID: t.RequestID, Model: t.Model, Messages: msgs, Tools: f.Tools, System: f.System}.MarshalJSON()
+	if err == nil && t.Budget > 0 && !t.NoCompact && estimateTokens(len(req)) > t.Budget {
+		// Over the threshold: older turns are summarized first (the one
+		// comparison is all a request below it pays).
+		if t.Compactions >= maxCompactionsPerTurn {
+			t.NoCompact = true
+		} else {
+			dropKey(c, keyRequest+t.RequestID)
+			t.Iterations--
+			return startCompaction(c, t, msgs, estimateTokens(len(req)), false)
+		}
+	}
+	if err == nil && t.Announce != nil {
+		t.Announce.TokensAfter = estimateTokens(len(req))
+		publishEvent(c, ipc.AgentCompactedTopic, *t.Announce)
+		t.Announce = nil
+		err = saveTurn(c, t)
+	}
 	if err == nil {
 		err = c.Request(topic, req, hostapi.Request{ReplyTo: ipc.LLMStreamTopic(t.Provider), CorrelationID: t.RequestID, Timeout: requestTimeout})
 	}
@@ -70,7 +90,7 @@ func handleStream(c *sdk.Call) error {
 		return nil
 	}
 	t, ok := loadTurn(c, session)
-	if !ok || t.Phase != phaseStream || t.RequestID != m.RequestID {
+	if !ok || (t.Phase != phaseStream && t.Phase != phaseCompact) || t.RequestID != m.RequestID {
 		return nil
 	}
 	// The kernel speaks on a stream only to say that an event of it was
@@ -87,6 +107,13 @@ func handleStream(c *sdk.Call) error {
 	var ev ipc.StreamEvent
 	if err := ev.UnmarshalJSON(m.Event); err != nil {
 		return finish(c, t, ipc.OutcomeError, fmt.Sprintf("The provider %q sent a malformed stream event: %v", t.Provider, err))
+	}
+	if t.Phase == phaseCompact && t.Compacting != nil {
+		if fromKernel && ev.Kind != ipc.StreamError {
+			return nil
+		}
+		t.PhaseStart = nowMS(c)
+		return compactStream(c, t, ev)
 	}
 	if fromKernel {
 		if ev.Kind != ipc.StreamError {
@@ -124,11 +151,8 @@ func handleStream(c *sdk.Call) error {
 		}
 	case ipc.StreamUsage:
 		// One per request, its total (ipc.Usage): the turn's is their sum.
-		sum := ev.Usage
-		if t.Usage != nil {
-			sum = t.Usage.Add(ev.Usage)
-		}
-		t.Usage = &sum
+		t.addUsage(ev.Usage)
+		countTokens(c, ev.Usage)
 	case ipc.StreamError:
 		return finish(c, t, ipc.OutcomeError, fmt.Sprintf("The provider %q failed: %s", t.Provider, ev.Text))
 	case ipc.StreamDone:
@@ -159,7 +183,7 @@ func streamDone(c *sdk.Call, t *turn, l limits) error {
 	}
 	// Stored before the answer goes out, and confirmed: a frontend that
 	// stops the kernel on the final response (astrid -p) must not lose it.
-	if _, err := appendTurn(c, t, []ipc.Message{ipc.TextMessage(ipc.RoleAssistant, t.Text)}); err != nil {
+	if _, _, err := appendTurn(c, t, []ipc.Message{ipc.TextMessage(ipc.RoleAssistant, t.Text)}); err != nil {
 		c.Log(hostapi.LogWarn, fmt.Sprintf("react: session %q: the answer was not added to the history: %v", t.SessionID, err))
 	}
 	return finish(c, t, ipc.OutcomeAnswer, t.Text)

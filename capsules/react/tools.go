@@ -149,7 +149,7 @@ func handleToolResult(c *sdk.Call) error {
 		return nil
 	}
 	i := slices.IndexFunc(t.Calls, func(call toolCall) bool { return call.CallID == res.CallID })
-	if i < 0 || t.Calls[i].Done {
+	if i < 0 || t.Calls[i].Done || t.Calls[i].Hooked {
 		return nil
 	}
 	if !consolidates(c, c.SourceID()) {
@@ -161,11 +161,17 @@ func handleToolResult(c *sdk.Call) error {
 	}
 	now := nowMS(c)
 	call := &t.Calls[i]
-	call.Done, call.IsError = true, res.Result.IsError
+	call.IsError = res.Result.IsError
 	if err := c.KVSet(keyResult+call.CallID, []byte(res.Result.Content)); err != nil {
 		return finish(c, t, ipc.OutcomeError, fmt.Sprintf("The result of %s was not kept: %v", call.Name, err))
 	}
-	dropKey(c, keyCall+call.CallID)
+	// With an after-tool hook to ask, the call is done once it answers
+	// (its routing key kept till then); without, now.
+	call.Hooked = afterToolHooked(c)
+	if !call.Hooked {
+		call.Done = true
+		dropKey(c, keyCall+call.CallID)
+	}
 	for id, callID := range t.Approvals {
 		if callID == call.CallID {
 			resume(c, t, id, now)
@@ -175,6 +181,11 @@ func handleToolResult(c *sdk.Call) error {
 		return finish(c, t, ipc.OutcomeError, err.Error())
 	}
 	publishFinished(c, t, call, res.Result.Content, now)
+	if call.Hooked {
+		if err := askAfterTool(c, t, call, res.Result.Content, now); err != nil {
+			return err
+		}
+	}
 	if allDone(t) {
 		return finishRound(c, t)
 	}
@@ -204,12 +215,12 @@ func finishRound(c *sdk.Call, t *turn) error {
 		msgs = append(msgs, ipc.Message{Role: ipc.RoleTool, Content: ipc.MessageContent{Kind: ipc.ContentToolResult, ToolResult: result}})
 	}
 	msgs[0] = ipc.Message{Role: ipc.RoleAssistant, Content: ipc.MessageContent{Kind: ipc.ContentToolCalls, ToolCalls: calls}}
-	history, err := appendTurn(c, t, msgs)
+	history, comp, err := appendTurn(c, t, msgs)
 	if err != nil {
 		return finish(c, t, ipc.OutcomeError, fmt.Sprintf("The tool results were not added to session %q: %v", t.SessionID, err))
 	}
 	for _, call := range t.Calls {
 		dropKey(c, keyResult+call.CallID)
 	}
-	return generate(c, t, withPrefix(history, t.Prefix))
+	return generate(c, t, withPrefix(view(t, history, comp, t.ToolResultMax), t.Prefix))
 }

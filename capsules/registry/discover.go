@@ -6,7 +6,6 @@ import (
 	"slices"
 	"strings"
 	"time"
-	"unicode"
 
 	"github.com/astrid-go/astrid/hostapi"
 	"github.com/astrid-go/astrid/ipc"
@@ -33,10 +32,6 @@ const cacheMaxAge = time.Minute
 // does not cost every turn the whole describe window, short enough that
 // one which was only slow is listed again soon.
 const partialCacheMaxAge = 10 * time.Second
-
-// maxModelLen bounds a model name (it travels in every request and is
-// shown to people).
-const maxModelLen = 256
 
 // The KV keys: the list cache is volatile (a restarted kernel asks
 // afresh); the choice is durable.
@@ -223,7 +218,7 @@ func entry(d describeEntry, capsule string) (ipc.ModelEntry, error) {
 	}
 	// An id may already be canonical for this provider.
 	model := strings.TrimPrefix(d.ID, provider+":")
-	if err := validModel(model); err != nil {
+	if err := ipc.ValidModelID(model); err != nil {
 		return ipc.ModelEntry{}, err
 	}
 	e := ipc.ModelEntry{
@@ -241,22 +236,6 @@ func entry(d describeEntry, capsule string) (ipc.ModelEntry, error) {
 		}
 	}
 	return e, nil
-}
-
-// validModel refuses a model name that is empty, too long, or holds
-// anything but visible characters (no spaces, control or format
-// characters such as a right-to-left override): it is shown to people,
-// who choose by it, and sent upstream.
-func validModel(m string) error {
-	if m == "" || len(m) > maxModelLen {
-		return fmt.Errorf("model id %q: want 1 to %d bytes", m, maxModelLen)
-	}
-	for _, r := range m {
-		if !unicode.IsGraphic(r) || unicode.IsSpace(r) || r == unicode.ReplacementChar {
-			return fmt.Errorf("model id %q holds %q", m, r)
-		}
-	}
-	return nil
 }
 
 // cacheKey is where this request's list is cached: per principal (the

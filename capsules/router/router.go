@@ -42,9 +42,37 @@ func New() *sdk.Capsule {
 	c := sdk.New("Routes tool calls to the capsule that provides the tool")
 	c.Handle(ipc.ToolRequestExecuteTopic, "handle_execute_request", handleRequest)
 	c.Handle("tool.v1.execute.*.result", "handle_execute_result", handleResult)
+	c.Handle(ipc.ToolRequestCancelTopic, "handle_cancel", handleCancel)
+	c.Publishes(ipc.CancelRequestTopic)
 	c.Publishes("tool.v1.execute.*")
 	c.Publishes(ipc.ToolExecuteResultTopic)
 	return c
+}
+
+// handleCancel turns the tool convention's cancel (tool.v1.request.cancel,
+// from an orchestrator or a frontend) into the kernel's, which names the
+// requests to interrupt by correlation id: a tool call's id is the
+// correlation id of the request the router forwards, and the provider binds
+// it as its cancel key. The kernel hears it on every host and interrupts
+// only the calls of the principal this call acts for.
+func handleCancel(c *sdk.Call) error {
+	var req ipc.ToolCancelRequest
+	if err := json.Unmarshal(c.Payload(), &req); err != nil {
+		c.Log(hostapi.LogWarn, fmt.Sprintf("router: dropped a cancel that is not a tool_cancel_request: %v", err))
+		return nil
+	}
+	ids := slices.DeleteFunc(slices.Clone(req.CallIDs), func(id string) bool { return id == "" || len(id) > 256 })
+	var firstErr error
+	for chunk := range slices.Chunk(ids, ipc.MaxCancelKeys) {
+		p, err := ipc.CancelRequest{CorrelationIDs: chunk}.MarshalJSON()
+		if err == nil {
+			err = c.Publish(ipc.CancelRequestTopic, p)
+		}
+		if err != nil && firstErr == nil {
+			firstErr = fmt.Errorf("router: pass on the cancel of %d calls: %w", len(chunk), err)
+		}
+	}
+	return firstErr
 }
 
 func handleRequest(c *sdk.Call) error {
@@ -70,7 +98,7 @@ func handleRequest(c *sdk.Call) error {
 		return publishError(c, req.CallID, fmt.Sprintf("Invalid tool name: %v", err))
 	}
 	topic := ipc.ToolExecuteTopic(req.ToolName)
-	owners, err := c.Interceptors(topic)
+	owners, err := c.ExactInterceptors(topic)
 	if err != nil {
 		return publishError(c, req.CallID, fmt.Sprintf("Failed to route tool request: %v", err))
 	}
@@ -79,6 +107,17 @@ func handleRequest(c *sdk.Call) error {
 	}
 	if err := c.KVSet(pendingPrefix+req.CallID, pendingValue(req.ToolName, owners)); err != nil {
 		return publishError(c, req.CallID, fmt.Sprintf("Failed to route tool request: %v", err))
+	}
+	// The audit chain hears of the call before its provider does; a call
+	// the chain cannot take does not run (docs/audit.md).
+	if err := c.AuditRecord(hostapi.AuditRecord{
+		Kind: hostapi.AuditToolStarted, Capsule: strings.Join(owners, ","), Subject: req.ToolName,
+		Detail: map[string]string{"call_id": auditID(req.CallID)}, Digest: map[string][]byte{"args": req.Arguments},
+	}); err != nil {
+		// Left behind, the record is volatile and a result for it later
+		// finds no forwarded call: the call was not forwarded.
+		_ = c.KVDelete(pendingPrefix + req.CallID)
+		return publishError(c, req.CallID, fmt.Sprintf("Failed to route tool request: the audit chain did not record it: %v", err))
 	}
 	// A request: if the provider cannot answer it (its queue is full, it
 	// fails, its host is lost), the kernel does, on the result topic.
@@ -112,7 +151,7 @@ func handleResult(c *sdk.Call) error {
 	// caller the failure reply the kernel publishes for it, while a
 	// capsule that started providing the tool since then never took the
 	// call and may not answer it.
-	owners, err := c.Interceptors(ipc.ToolExecuteTopic(name))
+	owners, err := c.ExactInterceptors(ipc.ToolExecuteTopic(name))
 	if err != nil {
 		owners = nil
 	}
@@ -166,6 +205,11 @@ func handleResult(c *sdk.Call) error {
 			return err
 		}
 	}
+	// The result reaches the caller only once the audit chain holds its
+	// end (and so its start) on disk.
+	if err := auditEnd(c, callID, name, out); err != nil {
+		out = errorResult(callID, fmt.Sprintf("The result of tool %q was withheld: the audit chain did not record it: %v", name, err))
+	}
 	// The result is also this call's failure reply: should the publish be
 	// refused (the rate limit), the failure reply, which the limiter never
 	// refuses, still brings the caller its answer.
@@ -174,6 +218,28 @@ func handleResult(c *sdk.Call) error {
 	}
 	// The answer to the caller's request, which the call id correlates.
 	return c.PublishReply(ipc.ToolExecuteResultTopic, callID, out)
+}
+
+// auditEnd records the end of call callID of tool name, whose result is
+// out, and waits until the entry is on disk.
+func auditEnd(c *sdk.Call, callID, name string, out []byte) error {
+	outcome := "ok"
+	var r ipc.ToolExecuteResult
+	if err := r.UnmarshalJSON(out); err != nil || r.Result.IsError {
+		outcome = "error"
+	}
+	return c.AuditRecord(hostapi.AuditRecord{
+		Kind: hostapi.AuditToolEnded, Capsule: c.SourceID(), Subject: name, Outcome: outcome,
+		Detail: map[string]string{"call_id": auditID(callID)}, Digest: map[string][]byte{"result": out},
+	})
+}
+
+// auditID is a call id as the audit chain keeps it: at most 128 bytes.
+func auditID(id string) string {
+	if len(id) > 128 {
+		return id[:128]
+	}
+	return id
 }
 
 // kernelFailure reports whether a result is the kernel's answer to the

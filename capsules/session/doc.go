@@ -14,8 +14,10 @@
 //   - session.v1.append {session_id, messages}: appends; no reply; an
 //     empty list is ignored.
 //   - session.v1.request.get_messages {session_id, correlation_id,
-//     append_before_read?, messages?}: appends messages first when
-//     append_before_read is set, then replies {correlation_id, messages}.
+//     append_before_read?, messages?, compaction?}: appends messages
+//     first when append_before_read is set, records compaction {summary,
+//     upto} (the agent's summary of the first upto messages, which stay)
+//     when set, then replies {correlation_id, messages, compaction?}.
 //   - session.v1.request.clear {session_id, correlation_id}: creates a new
 //     empty session whose parent_session_id is the old one (the old is
 //     kept) and replies {correlation_id, new_session_id, old_session_id}.

@@ -53,6 +53,9 @@ type Record struct {
 	Usage    *ipc.Usage `json:"usage,omitempty"`
 	CostUSD  float64    `json:"cost_usd,omitempty"`
 	Unpriced bool       `json:"unpriced,omitempty"`
+	// Compaction, when set, is the summary the agent sends instead of the
+	// first Compaction.Upto messages (which stay here).
+	Compaction *Compaction `json:"compaction,omitempty"`
 }
 
 // Key is the KV key of session id's record.

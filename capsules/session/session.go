@@ -64,6 +64,9 @@ type request struct {
 	// to the session's totals with the messages.
 	Usage   *ipc.Usage `json:"usage,omitempty"`
 	CostUSD *float64   `json:"cost_usd,omitempty"`
+	// Compaction (get_messages) is recorded after the append and before
+	// the read: the agent's summary of the session's older messages.
+	Compaction *Compaction `json:"compaction,omitempty"`
 }
 
 // ErrorReply is the answer to a request that failed.
@@ -76,6 +79,9 @@ type ErrorReply struct {
 type MessagesReply struct {
 	CorrelationID string        `json:"correlation_id"`
 	Messages      []ipc.Message `json:"messages"`
+	// Compaction is the session's summary of its first Compaction.Upto
+	// messages, when it has one.
+	Compaction *Compaction `json:"compaction,omitempty"`
 }
 
 // ClearReply answers clear.
@@ -179,6 +185,11 @@ func handleGetMessages(c *sdk.Call) error {
 			return fail(c, topic, req.CorrelationID, "session: get_messages: "+err.Error())
 		}
 	}
+	if req.Compaction != nil {
+		if err := setCompaction(c, req.SessionID, *req.Compaction); err != nil {
+			return fail(c, topic, req.CorrelationID, "session: get_messages: "+err.Error())
+		}
+	}
 	r, err := load(c, req.SessionID)
 	if err != nil {
 		return fail(c, topic, req.CorrelationID, "session: get_messages: "+err.Error())
@@ -186,7 +197,7 @@ func handleGetMessages(c *sdk.Call) error {
 	if r.Messages == nil {
 		r.Messages = []ipc.Message{}
 	}
-	return c.PublishJSON(topic, MessagesReply{CorrelationID: req.CorrelationID, Messages: r.Messages})
+	return c.PublishJSON(topic, MessagesReply{CorrelationID: req.CorrelationID, Messages: r.Messages, Compaction: currentCompaction(r)})
 }
 
 func handleClear(c *sdk.Call) error {

@@ -8,7 +8,8 @@ import (
 
 // ingress is what a client may publish: prompts, cancels, approval and
 // elicitation answers, tool calls and the tool list, session and registry
-// commands. It equals the manifest's [publish] (a test holds them equal),
+// commands, the capsules' slash commands, and (for astrid mcp serve) their
+// resources, prompts, completions, skills and context files. It equals the manifest's [publish] (a test holds them equal),
 // which the kernel enforces again on every publish.
 var ingress = []string{
 	ipc.UserPromptTopic,
@@ -17,6 +18,10 @@ var ingress = []string{
 	"session.v1.request.*",
 	ipc.RegistryGetProvidersTopic, ipc.RegistryGetActiveModelTopic,
 	ipc.RegistrySetActiveModelTopic, ipc.RegistryUnsetActiveModelTopic,
+	"static.v1.request.commands",
+	ipc.ResourceRequestDescribeTopic, ipc.ResourceReadTopic("*"),
+	ipc.PromptRequestDescribeTopic, ipc.PromptGetTopic("*"), ipc.CompletionTopic("*"),
+	"static.v1.request.skills", "static.v1.request.context",
 }
 
 // egress is what a client may subscribe to (always only its own
@@ -24,8 +29,12 @@ var ingress = []string{
 var egress = []string{
 	ipc.ToolExecuteResultTopic, "tool.v1.response.describe.*",
 	"agent.v1.*",
-	ipc.ApprovalRequestTopic, ipc.ElicitRequestTopic,
+	ipc.ApprovalRequestTopic, ipc.ElicitRequestTopic, ipc.OnboardingTopic,
 	"session.v1.response.*", ipc.RegistryResponsePattern, ipc.RegistryActiveModelChangedTopic,
+	"static.v1.response.commands.*",
+	ipc.ResourceDescribeResponseTopic("*"), ipc.ResourceReadResultTopic, ipc.ResourceUpdatedTopic("*"),
+	ipc.PromptDescribeResponseTopic("*"), ipc.PromptGetResultTopic, ipc.CompletionResultTopic,
+	"static.v1.response.skills.*", "static.v1.response.context.*", ipc.CapsulesLoadedTopic,
 }
 
 // Allowlists returns the ingress (publish) and egress (subscribe) lists,

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -168,6 +169,19 @@ func (c *client) handshake() bool {
 		c.fatal(uplinkwire.Errorf(0, uplinkwire.CodeVersion, "protocol version %d is not supported: this daemon speaks version %d", f.Version, uplinkwire.Version))
 		return false
 	}
+	if f.Principal != "" && f.Principal != c.principal {
+		if !c.srv.s.mayActAs(c.uid, f.Principal) {
+			c.h.Log(hostapi.LogWarn, fmt.Sprintf("uplink: refused client %q of uid %d asking to act as %q ([uplink] principals)", f.Client, c.uid, f.Principal))
+			c.fatal(uplinkwire.Errorf(0, uplinkwire.CodePrincipal, "the daemon serves you as principal %q, not %q (config.toml [uplink] principals lets uid %d act as: %s)",
+				c.principal, f.Principal, c.uid, strings.Join(c.srv.s.actsAs(c.uid), ", ")))
+			return false
+		}
+		c.traffic.connected(-1)
+		c.principal = f.Principal
+		c.ingress = c.srv.s.ingressOf(c.principal)
+		c.traffic = c.srv.trafficOf(c.principal)
+		c.traffic.connected(1)
+	}
 	ws, failed := c.openScope(f)
 	if failed != nil {
 		c.fatal(*failed)
@@ -215,8 +229,7 @@ func (c *client) handle(f uplinkwire.Frame) (reply uplinkwire.Frame, after func(
 		if err := uplinkwire.CheckMatch(f.Match); err != nil {
 			return uplinkwire.Errorf(f.ID, uplinkwire.CodeBadFrame, "subscribe: %v", err), nil
 		}
-		match := f.Match
-		sub, hs, err := c.subscribe(f.Pattern)
+		sub, hs, err := c.subscribe(f.Pattern, f.Match)
 		if err != nil {
 			return uplinkwire.Errorf(f.ID, codeOf(err), "%v", err), nil
 		}
@@ -225,7 +238,7 @@ func (c *client) handle(f uplinkwire.Frame) (reply uplinkwire.Frame, after func(
 			c.wg.Add(1)
 			go func() {
 				defer c.wg.Done()
-				c.pump(sub, hs, match, 0)
+				c.pump(sub, hs)
 			}()
 		}
 	case uplinkwire.OpUnsubscribe:
@@ -253,6 +266,8 @@ func (c *client) handle(f uplinkwire.Frame) (reply uplinkwire.Frame, after func(
 		return c.setWorkspace(f), nil
 	case uplinkwire.OpLoad:
 		return c.load(f), nil
+	case uplinkwire.OpAttachMCP:
+		return c.attachMCP(f), nil
 	}
 	return uplinkwire.Errorf(f.ID, uplinkwire.CodeBadFrame, "unknown op %q", f.Op), nil
 }
@@ -271,16 +286,21 @@ func codeOf(err error) string {
 	return uplinkwire.CodeFailed
 }
 
-// subscribe opens a subscription for the client's principal; the caller
-// starts its pump.
-func (c *client) subscribe(pattern string) (uint64, hostapi.SubscriptionID, error) {
+// subscribe opens a subscription for the client's principal, of the events
+// on pattern that match has (see matches); the caller starts its pump. The
+// kernel applies match as each event is published, so one principal's
+// other clients' turns never reach this subscription's queue nor wake its
+// pump: with n clients of one principal each event costs one queue and one
+// wake-up, not n (docs/rationale/daemon.md, "Why does a client's match run
+// where events are published?").
+func (c *client) subscribe(pattern string, match map[string]string) (uint64, hostapi.SubscriptionID, error) {
 	c.mu.Lock()
 	if len(c.subs) >= maxSubsPerClient {
 		c.mu.Unlock()
 		return 0, 0, errLimit{}
 	}
 	c.mu.Unlock()
-	hs, err := c.srv.up.SubscribeAs(c.principal, pattern)
+	hs, err := c.srv.up.SubscribeAs(c.principal, pattern, func(payload []byte) bool { return matches(match, payload) })
 	if err != nil {
 		return 0, 0, err
 	}
@@ -310,13 +330,13 @@ const pumpWait = 10 * time.Second
 // pump moves one subscription's messages to the client. It never waits
 // for the client: a write that stalls hands the pump to a takeover, which
 // goes on receiving and queueing, and a full queue disconnects the client.
-// A message match refuses is not relayed, and not lost: only the losses
-// before it (lost) are carried to the next message relayed. The caller
-// holds a c.wg slot for it.
-func (c *client) pump(id uint64, hs hostapi.SubscriptionID, match map[string]string, lost uint64) {
+// The subscription's match was applied as the messages were published
+// (subscribe), so every message received here is relayed, with the losses
+// of its route. The caller holds a c.wg slot for it.
+func (c *client) pump(id uint64, hs hostapi.SubscriptionID) {
 	takeover := func() {
 		defer c.wg.Done()
-		c.pump(id, hs, match, 0)
+		c.pump(id, hs)
 	}
 	for {
 		m, err := c.h.Recv(hs, pumpWait)
@@ -330,12 +350,7 @@ func (c *client) pump(id uint64, hs hostapi.SubscriptionID, match map[string]str
 		default:
 			return // unsubscribed, client gone, or the capsule unloading
 		}
-		if !matches(match, m.Payload) {
-			lost += m.Lost
-			continue
-		}
-		ev := uplinkwire.Frame{Op: uplinkwire.OpEvent, Sub: id, Topic: m.Topic, Source: m.SourceID, Principal: m.Principal, Lost: lost + m.Lost}
-		lost = 0
+		ev := uplinkwire.Frame{Op: uplinkwire.OpEvent, Sub: id, Topic: m.Topic, Source: m.SourceID, Principal: m.Principal, Host: m.Host, Lost: m.Lost}
 		if json.Valid(m.Payload) {
 			ev.Payload = json.RawMessage(m.Payload)
 		}

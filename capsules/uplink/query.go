@@ -136,3 +136,27 @@ func (c *client) load(f uplinkwire.Frame) uplinkwire.Frame {
 	}
 	return uplinkwire.Frame{Op: uplinkwire.OpOK, ID: f.ID, Payload: payload}
 }
+
+// attachMCP answers the attach_mcp op: a session's own MCP servers, bound
+// to the connection's scope (its hello's workspace), which ends them when
+// the connection closes. Only the owner's uid: the servers run as the
+// daemon's user, confined to the workspace.
+func (c *client) attachMCP(f uplinkwire.Frame) uplinkwire.Frame {
+	attach := c.srv.s.AttachMCP
+	scope := c.currentScope()
+	switch {
+	case !c.owner:
+		return uplinkwire.Errorf(f.ID, uplinkwire.CodeNotAllowed, "only the daemon owner's uid may bring MCP servers to a session")
+	case attach == nil:
+		return uplinkwire.Errorf(f.ID, uplinkwire.CodeFailed, "this uplink loads no session MCP servers")
+	case scope == 0:
+		return uplinkwire.Errorf(f.ID, uplinkwire.CodeWorkspace, "attach_mcp: the connection names no workspace (its hello's workspace) for the servers to run in")
+	case len(f.Payload) == 0:
+		return uplinkwire.Errorf(f.ID, uplinkwire.CodeBadFrame, "attach_mcp: the payload lists the servers")
+	}
+	tools, err := attach(c.principal, scope, f.Payload)
+	if err != nil {
+		return uplinkwire.Errorf(f.ID, uplinkwire.CodeFailed, "attach_mcp: %v", err)
+	}
+	return uplinkwire.Frame{Op: uplinkwire.OpOK, ID: f.ID, IDs: tools}
+}

@@ -113,7 +113,9 @@ func (srv *server) connection(ctx context.Context, conn hostapi.NetConn) {
 	c.ingress = srv.s.ingressOf(principal)
 	c.traffic = srv.trafficOf(principal)
 	c.traffic.connected(1)
-	defer c.traffic.connected(-1)
+	// The handshake may move the client to another of its uid's
+	// principals (and counters): the last ones are given back.
+	defer func() { c.traffic.connected(-1) }()
 	c.run(ctx)
 }
 

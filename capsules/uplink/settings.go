@@ -3,6 +3,7 @@ package uplink
 import (
 	_ "embed"
 	"encoding/json"
+	"slices"
 	"time"
 )
 
@@ -26,6 +27,10 @@ type Settings struct {
 	// Principals maps other peers' uids to principals; a uid in neither
 	// is refused.
 	Principals map[int]string
+	// Allowed maps peers' uids to every principal they may ask to act as
+	// in their hello (a client's --principal); Principals' is always
+	// among them, as is "default" for the owner's uid.
+	Allowed map[int][]string
 	// MaxClients is how many clients may be connected at once.
 	MaxClients int
 	// ClientQueue is how many frames may wait for one client.
@@ -55,7 +60,18 @@ type Settings struct {
 	// called only for a peer of the owner's uid (owner is passed on for
 	// the daemon to check again). The daemon sets it.
 	Load Loader
+	// AttachMCP answers the attach_mcp op: it loads the MCP servers a
+	// client's session brought (servers, as the client sent them) bound
+	// to the client's request scope, which ends them when it closes, and
+	// returns their tools; nil refuses the op. It is called only for a
+	// peer of the owner's uid whose hello named a workspace. The daemon
+	// sets it.
+	AttachMCP MCPAttacher
 }
+
+// MCPAttacher loads a session's MCP servers into scope for principal (the
+// attach_mcp op); it runs on the asking client's reader.
+type MCPAttacher func(principal string, scope uint64, servers json.RawMessage) ([]string, error)
 
 // Loader loads installed capsule id on behalf of a client (the load op);
 // it runs on the asking client's reader, so it delays only that client.
@@ -91,6 +107,34 @@ func (s Settings) withDefaults() Settings {
 		s.EvictIdleSubscribed = defaultEvictIdleSubbed
 	}
 	return s
+}
+
+// mayActAs reports whether a peer of uid may ask to act as principal.
+func (s Settings) mayActAs(uid int, principal string) bool {
+	if p, ok := s.principalOf(uid); ok && p == principal {
+		return true
+	}
+	if uid >= 0 && uid == s.OwnerUID && principal == defaultPrincipal {
+		return true
+	}
+	return slices.Contains(s.Allowed[uid], principal)
+}
+
+// actsAs lists the principals a peer of uid may act as, its default first.
+func (s Settings) actsAs(uid int) []string {
+	var out []string
+	if p, ok := s.principalOf(uid); ok {
+		out = append(out, p)
+	}
+	if uid >= 0 && uid == s.OwnerUID && !slices.Contains(out, defaultPrincipal) {
+		out = append(out, defaultPrincipal)
+	}
+	for _, p := range s.Allowed[uid] {
+		if !slices.Contains(out, p) {
+			out = append(out, p)
+		}
+	}
+	return out
 }
 
 // principalOf maps a peer uid to its principal; ok is false for a peer who

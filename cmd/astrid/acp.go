@@ -17,6 +17,7 @@ import (
 	"github.com/astrid-go/astrid/internal/dispatch"
 	"github.com/astrid-go/astrid/internal/host"
 	"github.com/astrid-go/astrid/internal/kernel"
+	"github.com/astrid-go/astrid/internal/sessionmcp"
 	"github.com/astrid-go/astrid/manifest"
 )
 
@@ -40,13 +41,21 @@ session (astrid session list); session/set_model takes a model of astrid models 
 Closing standard input cancels the running turns and exits 0.
 
 Talks to the running daemon of $ASTRID_HOME when there is one (a connection per
-workspace), and boots a kernel in-process otherwise (--no-daemon forces that). Standard
+workspace), and boots a kernel in-process otherwise (--no-daemon forces that). When
+that daemon stops or restarts, a session's next prompt connects again (waiting up to
+30 s for it to answer) and goes on with the session's history. Standard
 output carries JSON-RPC only; warnings go to standard error (the editor's log), and
 everything to $ASTRID_HOME/logs/cli.log.
 
-Not yet: MCP servers the editor lists for a session are not loaded (each is named on
-standard error; install it as a capsule instead); the editor's buffers (fs/*) and
-terminals are not used; images in a prompt are refused.
+MCP servers the editor lists for a session (stdio and HTTP) are that session's own: they
+run in its workspace, confined like an installed capsule's, and only its turns are
+offered their tools; each call is asked about (the server is the editor's, not yours);
+they stop when the session or the connection ends. A stdio server's command must be
+listed in config.toml [mcp] session_commands (e.g. ["npx"]), with the directories its
+code lives in under session_read; a server refused says why, and the session is not
+opened. Not yet: the editor's buffers (fs/*); its terminals are never used (they run
+outside astrid's confinement). A prompt with images is refused (invalid params) when the
+session's model does not take them (astrid models list shows its capabilities).
 
 Exit status: 0 when the editor closes the connection; 1 when the kernel could not start;
 2 a usage error.`,
@@ -142,7 +151,10 @@ func (b localBackend) Open(_ context.Context, dir string) (acp.Workspace, error)
 	if err != nil {
 		return acp.Workspace{}, err
 	}
-	return acp.Workspace{Kernel: scopedFrontend{Frontend: b.k.Frontend(), scope: id}, Dir: ws, Close: func() { b.k.CloseScope(id) }}, nil
+	return acp.Workspace{Kernel: scopedFrontend{Frontend: b.k.Frontend(), scope: id}, Dir: ws, Close: func() { b.k.CloseScope(id) },
+		Attach: func(ctx context.Context, servers []sessionmcp.Server) ([]string, error) {
+			return b.k.AttachMCP(ctx, b.principal, id, servers)
+		}}, nil
 }
 
 // scopedFrontend is the in-process kernel's frontend whose every publish
@@ -184,5 +196,10 @@ func (b daemonBackend) Open(ctx context.Context, dir string) (acp.Workspace, err
 		c.Close()
 		return acp.Workspace{}, fmt.Errorf("the daemon now serves you as principal %q, not %q", c.Principal(), b.principal)
 	}
-	return acp.Workspace{Kernel: c, Dir: c.Workspace(), Close: func() { c.Close() }}, nil
+	// A daemon that stops or restarts ends the connection: the session
+	// opens its workspace again on its next prompt (a new connection).
+	return acp.Workspace{Kernel: c, Dir: c.Workspace(), Close: func() { c.Close() }, Lost: c.Done(),
+		Attach: func(_ context.Context, servers []sessionmcp.Server) ([]string, error) {
+			return c.AttachMCP(servers, loadWait)
+		}}, nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -12,6 +13,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -23,7 +25,10 @@ import (
 // acpFakeOpenAI is an OpenAI-compatible server that plays the model by the
 // last user message of each request: "edit" reads notes.txt, replaces
 // "old" with "new" and says so; "write" writes draft.txt; "list" lists the
-// workspace; "think" reasons before it answers; "slow" streams a word and then nothing until its request
+// workspace; "echo" calls the offered tool named "…__echo" (an MCP
+// server's) or says none is offered; "think" reasons before it answers; a message with images
+// says how many PNGs it saw; "recall" answers with the session's first
+// user message; "slow" streams a word and then nothing until its request
 // ends; anything else is answered "Hello there.".
 type acpFakeOpenAI struct {
 	srv *httptest.Server
@@ -46,13 +51,21 @@ func (f *acpFakeOpenAI) serve(w http.ResponseWriter, r *http.Request) {
 			Role    string          `json:"role"`
 			Content json.RawMessage `json:"content"`
 		} `json:"messages"`
+		Tools []struct {
+			Function struct {
+				Name string `json:"name"`
+			} `json:"function"`
+		} `json:"tools"`
 	}
 	body, _ := io.ReadAll(r.Body)
 	_ = json.Unmarshal(body, &req)
-	last, tools := "", 0
+	first, last, tools := "", "", 0
 	for _, m := range req.Messages {
 		switch m.Role {
 		case "user":
+			if first == "" {
+				first = string(m.Content)
+			}
 			last, tools = string(m.Content), 0
 		case "tool":
 			tools++
@@ -70,6 +83,24 @@ func (f *acpFakeOpenAI) serve(w http.ResponseWriter, r *http.Request) {
 		io.WriteString(w, "data: [DONE]\n\n")
 	}
 	switch {
+	case strings.Contains(last, "echo") && tools == 0:
+		echo := ""
+		for _, t := range req.Tools {
+			if strings.HasSuffix(t.Function.Name, "__echo") {
+				echo = t.Function.Name
+			}
+		}
+		if echo == "" {
+			text("No echo tool is offered.")
+		} else {
+			call(echo, `{"message":"ping from the editor's server"}`)
+		}
+	case strings.Contains(last, "echo"):
+		text("Echoed.")
+	case strings.Contains(last, "recall"):
+		text("You first asked: " + first)
+	case strings.Contains(last, `"image_url"`):
+		text(fmt.Sprintf("I see %d image(s).", strings.Count(last, "data:image/png;base64,iVBORw0KGgo=")))
 	case strings.Contains(last, "edit") && tools == 0:
 		call("read_file", `{"file_path":"notes.txt"}`)
 	case strings.Contains(last, "edit") && tools == 1:
@@ -201,18 +232,25 @@ func (e *acpEditor) newSession(ctx context.Context, cwd string) acpsdk.NewSessio
 // useOpenAI makes session id ask the fake server's model.
 func (e *acpEditor) useOpenAI(ctx context.Context, s acpsdk.NewSessionResponse) {
 	e.t.Helper()
+	e.useModel(ctx, s, "openai:")
+}
+
+// useModel makes session id ask the first model offered whose id starts
+// with prefix.
+func (e *acpEditor) useModel(ctx context.Context, s acpsdk.NewSessionResponse, prefix string) {
+	e.t.Helper()
 	if s.Models == nil {
 		e.t.Fatalf("session/new offered no models\n%s", e.stderr.String())
 	}
 	for _, m := range s.Models.AvailableModels {
-		if strings.HasPrefix(string(m.ModelId), "openai:") {
+		if strings.HasPrefix(string(m.ModelId), prefix) {
 			if _, err := e.conn.UnstableSetSessionModel(ctx, acpsdk.UnstableSetSessionModelRequest{SessionId: s.SessionId, ModelId: acpsdk.UnstableModelId(m.ModelId)}); err != nil {
 				e.t.Fatalf("session/set_model %s: %v", m.ModelId, err)
 			}
 			return
 		}
 	}
-	e.t.Fatalf("no openai model among %+v", s.Models.AvailableModels)
+	e.t.Fatalf("no %s model among %+v", prefix, s.Models.AvailableModels)
 }
 
 func (e *acpEditor) prompt(ctx context.Context, id acpsdk.SessionId, text string) (acpsdk.PromptResponse, error) {
@@ -324,10 +362,18 @@ func TestACPSessionEditsCancelsAndLoads(t *testing.T) {
 		return acpsdk.RequestPermissionResponse{Outcome: acpsdk.RequestPermissionOutcome{Selected: &acpsdk.RequestPermissionOutcomeSelected{OptionId: "allow_once"}}}, nil
 	}
 	init := e.initialize(ctx)
-	if init.ProtocolVersion != acpsdk.ProtocolVersionNumber || !init.AgentCapabilities.LoadSession || !init.AgentCapabilities.PromptCapabilities.EmbeddedContext {
+	if init.ProtocolVersion != acpsdk.ProtocolVersionNumber || !init.AgentCapabilities.LoadSession || !init.AgentCapabilities.PromptCapabilities.EmbeddedContext || !init.AgentCapabilities.PromptCapabilities.Image {
 		t.Fatalf("initialize: %+v", init)
 	}
 	s := e.newSession(ctx, ws)
+	// The replay provider lists no vision: an image prompt to it is
+	// refused as invalid params naming the model, and nothing runs.
+	e.useModel(ctx, s, "replay:")
+	_, err := e.conn.Prompt(ctx, acpsdk.PromptRequest{SessionId: s.SessionId, Prompt: []acpsdk.ContentBlock{acpsdk.TextBlock("and this?"), acpsdk.ImageBlock("iVBORw0KGgo=", "image/png")}})
+	var re *acpsdk.RequestError
+	if !errors.As(err, &re) || re.Code != -32602 || !strings.Contains(re.Message, "does not take images") {
+		t.Fatalf("an image prompt to the replay model: %v", err)
+	}
 	e.useOpenAI(ctx, s)
 
 	resp, err := e.prompt(ctx, s.SessionId, "please edit notes.txt")
@@ -391,6 +437,18 @@ func TestACPSessionEditsCancelsAndLoads(t *testing.T) {
 		t.Fatalf("thought %q, said %q", thought, said)
 	}
 
+	// An image goes to a model that takes images (OpenAI's lists
+	// vision) as an image_url part of the user message.
+	before = len(e.of(s.SessionId))
+	if r, err := e.conn.Prompt(ctx, acpsdk.PromptRequest{SessionId: s.SessionId, Prompt: []acpsdk.ContentBlock{
+		acpsdk.TextBlock("what is in this picture?"), acpsdk.ImageBlock("iVBORw0KGgo=", "image/png"),
+	}}); err != nil || r.StopReason != acpsdk.StopReasonEndTurn {
+		t.Fatalf("image prompt: %+v %v\n%s", r, err, e.stderr.String())
+	}
+	if said := agentText(e.of(s.SessionId)[before:]); said != "I see 1 image(s)." {
+		t.Fatalf("after an image prompt the model said %q", said)
+	}
+
 	// Cancel mid-stream: the first words are shown, session/cancel
 	// ends the turn as cancelled and the model's stream with it.
 	done := make(chan acpsdk.PromptResponse, 1)
@@ -432,17 +490,20 @@ func TestACPSessionEditsCancelsAndLoads(t *testing.T) {
 	}
 	replayed := e2.of(s.SessionId)
 	var user string
-	calls := 0
+	calls, images := 0, 0
 	for _, u := range replayed {
 		if u.UserMessageChunk != nil && u.UserMessageChunk.Content.Text != nil {
 			user += u.UserMessageChunk.Content.Text.Text + "|"
+		}
+		if u.UserMessageChunk != nil && u.UserMessageChunk.Content.Image != nil && u.UserMessageChunk.Content.Image.Data == "iVBORw0KGgo=" {
+			images++
 		}
 		if u.ToolCall != nil {
 			calls++
 		}
 	}
-	if !strings.Contains(user, "please edit notes.txt") || !strings.Contains(user, "slow, please") || calls != 2 || !strings.Contains(agentText(replayed), "Done editing.") {
-		t.Fatalf("replayed: user %q, %d tool calls, text %q", user, calls, agentText(replayed))
+	if !strings.Contains(user, "please edit notes.txt") || !strings.Contains(user, "slow, please") || !strings.Contains(user, "what is in this picture?") || images != 1 || calls != 2 || !strings.Contains(agentText(replayed), "Done editing.") {
+		t.Fatalf("replayed: user %q, %d images, %d tool calls, text %q", user, images, calls, agentText(replayed))
 	}
 	// The loaded session goes on.
 	if r, err := e2.prompt(ctx, s.SessionId, "hi"); err != nil || r.StopReason != acpsdk.StopReasonEndTurn {
@@ -633,7 +694,7 @@ func TestACPThroughTheDaemon(t *testing.T) {
 	if err := os.WriteFile(notes, []byte("the old text\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	startDaemonIn(t, home, daemonWS)
+	pid := startDaemonIn(t, home, daemonWS)
 	ctx, cancel := context.WithTimeout(context.Background(), daemonPatience)
 	defer cancel()
 	e := startACPWith(t, home, t.TempDir(), fake)
@@ -657,6 +718,59 @@ func TestACPThroughTheDaemon(t *testing.T) {
 	e.mu.Unlock()
 	if asked != 1 {
 		t.Fatalf("%d permission requests, want 1", asked)
+	}
+
+	// The daemon dies mid-turn (kill -9): the prompt fails saying so.
+	// Started again, the session's next prompt connects again and goes
+	// on with its history, kept in the daemon's store.
+	cut := make(chan error, 1)
+	go func() {
+		_, err := e.prompt(ctx, s.SessionId, "slow, please")
+		cut <- err
+	}()
+	testutil.WaitFor(t, daemonPatience, "the slow turn's first words", func() bool {
+		return strings.Contains(agentText(e.of(s.SessionId)), "Thinking slowly")
+	})
+	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-cut:
+		if err == nil || !strings.Contains(err.Error(), "the daemon went away during the turn") {
+			t.Fatalf("the turn cut by the daemon's stop ended with %v", err)
+		}
+	case <-ctx.Done():
+		t.Fatalf("the turn cut by the daemon's stop never ended\n%s", e.stderr.String())
+	}
+	startDaemonIn(t, home, daemonWS)
+	before := len(e.of(s.SessionId))
+	if r, err := e.prompt(ctx, s.SessionId, "recall what I asked"); err != nil || r.StopReason != acpsdk.StopReasonEndTurn {
+		t.Fatalf("prompt after the daemon restarted: %+v %v\n%s", r, err, e.stderr.String())
+	}
+	if said := agentText(e.of(s.SessionId)[before:]); !strings.Contains(said, "please edit notes.txt") {
+		t.Fatalf("after the restart the model said %q: the session's history did not come along\n%s", said, e.stderr.String())
+	}
+
+	// A graceful astrid stop cancels the running turn: the editor gets an
+	// error saying the daemon stopped, not a cancel it never asked for.
+	before = len(e.of(s.SessionId))
+	go func() {
+		_, err := e.prompt(ctx, s.SessionId, "slow again")
+		cut <- err
+	}()
+	testutil.WaitFor(t, daemonPatience, "the second slow turn's first words", func() bool {
+		return strings.Contains(agentText(e.of(s.SessionId)[before:]), "Thinking slowly")
+	})
+	if r := runClient(t, home, daemonWS, nil, "stop"); r.code != 0 {
+		t.Fatalf("astrid stop: %+v", r)
+	}
+	select {
+	case err := <-cut:
+		if err == nil || !strings.Contains(err.Error(), "the daemon stopped during the turn") {
+			t.Fatalf("the turn of a stopped daemon ended with %v", err)
+		}
+	case <-ctx.Done():
+		t.Fatalf("the turn of a stopped daemon never ended\n%s", e.stderr.String())
 	}
 	e.stdin.Close()
 	if code := e.wait(time.Minute); code != 0 {

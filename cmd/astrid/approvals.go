@@ -12,7 +12,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/astrid-go/astrid/capsules/approval"
 	"github.com/astrid-go/astrid/internal/daemonclient"
 	"github.com/astrid-go/astrid/internal/kernel"
 	"github.com/astrid-go/astrid/internal/uplinkwire"
@@ -20,8 +19,9 @@ import (
 
 // The standing allowances live in two stores, and `astrid approvals` shows
 // both as one list:
-//   - the approval layer's (capsules/approval), one per (capsule, tool), in
-//     its KV of each principal: "this session" volatile, "always" durable;
+//   - the approval layer's (capsules/approval), one capability token per
+//     (capsule, tool), signed and kept by the kernel (internal/caps):
+//     "this session" volatile, "always" and operator grants durable;
 //   - the host approval call's (internal/host, the shell's question for
 //     each exact command), "this session" in the kernel's memory, "always"
 //     in the kernel's own KV of each principal.
@@ -71,27 +71,12 @@ func kindOf(session bool) string {
 // session" before "always" in each.
 func standingAllowances(k *kernel.Kernel, principal string) ([]standing, error) {
 	var out []standing
-	kv := k.Store.KV(principal, approval.ID)
-	for _, prefix := range approval.AllowancePrefixes {
-		keys, err := kv.List(prefix)
-		if err != nil {
-			return nil, fmt.Errorf("the allowances of %s: %w", principal, err)
-		}
-		slices.Sort(keys)
-		for _, key := range keys {
-			v, ok, err := kv.Get(key)
-			if err != nil {
-				return nil, fmt.Errorf("the allowances of %s: %w", principal, err)
-			}
-			a, readable := approval.ReadAllowance(key, v)
-			if !ok || !readable {
-				continue
-			}
-			kind := kindOf(a.Session)
-			out = append(out, standing{layer: layerTool, key: key, Allowance: uplinkwire.Allowance{
-				ID: allowanceID(layerTool, kind, key), Kind: kind, Capsule: a.Capsule, Tool: a.Tool, Since: sinceOf(a.Since),
-			}})
-		}
+	tokens, err := k.Caps.List(principal)
+	if err != nil {
+		return nil, fmt.Errorf("the allowances of %s: %w", principal, err)
+	}
+	for _, e := range tokens {
+		out = append(out, tokenStanding(e))
 	}
 	host, err := k.HostApprovals().Allowances(k.Store, principal)
 	if err != nil {
@@ -121,7 +106,13 @@ func revokeAllowances(k *kernel.Kernel, principal string, args uplinkwire.Revoke
 		want[strings.ToLower(strings.TrimSpace(id))] = true
 	}
 	for _, s := range list {
-		if !args.All && !want[s.ID] {
+		named := want[s.ID]
+		if s.Token != "" {
+			// A token is named by its short id or its whole one.
+			named = named || want[s.Token]
+			delete(want, s.Token)
+		}
+		if !args.All && !named {
 			continue
 		}
 		delete(want, s.ID)
@@ -129,7 +120,7 @@ func revokeAllowances(k *kernel.Kernel, principal string, args uplinkwire.Revoke
 		ok := true
 		switch s.layer {
 		case layerTool:
-			err = k.Store.KV(principal, approval.ID).Delete(s.key)
+			_, err = k.Caps.Revoke(principal, s.Token)
 		case layerHost:
 			ok, err = k.HostApprovals().Revoke(k.Store, principal, s.key, s.Kind == uplinkwire.AllowanceSession)
 		}

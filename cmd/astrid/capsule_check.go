@@ -13,6 +13,7 @@ import (
 
 	"github.com/astrid-go/astrid/internal/config"
 	"github.com/astrid-go/astrid/internal/engine/wasm"
+	"github.com/astrid-go/astrid/internal/install"
 	"github.com/astrid-go/astrid/manifest"
 )
 
@@ -30,6 +31,7 @@ func newCapsuleCheckCmd() *cobra.Command {
 			ok := true
 			for _, path := range args {
 				r := newCheckReport(path, strict)
+				checkToolsFree(&r, path)
 				ok = ok && r.Loads
 				reports = append(reports, r)
 			}
@@ -64,11 +66,18 @@ func newCapsuleCheckCmd() *cobra.Command {
 // checkReport is what `capsule check` says about one capsule; --json
 // prints it as is.
 type checkReport struct {
-	Path         string                 `json:"path"`
-	Loads        bool                   `json:"loads"`
-	ID           string                 `json:"id,omitempty"`
-	Version      string                 `json:"version,omitempty"`
-	Engines      []string               `json:"engines,omitempty"`
+	Path    string   `json:"path"`
+	Loads   bool     `json:"loads"`
+	ID      string   `json:"id,omitempty"`
+	Version string   `json:"version,omitempty"`
+	Engines []string `json:"engines,omitempty"`
+	// Components are the [[component]]s in load order, each checked
+	// as the loader reads it.
+	Components []componentCheck `json:"components,omitempty"`
+	// Uplinks are the [[uplink]] entries: frontends the capsule says it
+	// serves (descriptive; what it may do is its uplink grant and the
+	// operator's [uplink] acts_for).
+	Uplinks      []manifest.Uplink      `json:"uplinks,omitempty"`
 	Publish      []string               `json:"publish"`
 	Subscribe    []string               `json:"subscribe"`
 	Interceptors []manifest.Interceptor `json:"interceptors"`
@@ -89,6 +98,12 @@ type checkReport struct {
 
 func newCheckReport(path string, strict bool) checkReport {
 	m, diags := manifest.Load(path)
+	return checkReportOf(path, m, diags, strict)
+}
+
+// checkReportOf is the report on a manifest already read from path (or
+// embedded in the binary).
+func checkReportOf(path string, m *manifest.Manifest, diags manifest.Diagnostics, strict bool) checkReport {
 	r := checkReport{
 		Path: path, Loads: diags.Err(strict) == nil && m != nil, Diagnostics: diags,
 		Publish: []string{}, Subscribe: []string{}, Interceptors: []manifest.Interceptor{},
@@ -113,28 +128,92 @@ func newCheckReport(path string, strict bool) checkReport {
 	}
 	r.Tools = m.Tools
 	r.Env = m.Env
-	if r.Loads {
-		if d, failed := checkIntegrity(m); failed {
-			r.Diagnostics = append(r.Diagnostics, d)
+	r.Uplinks = m.Uplinks
+	r.Components = checkComponents(m, r.Loads)
+	for _, c := range r.Components {
+		if c.err != nil {
+			r.Diagnostics = append(r.Diagnostics, manifest.Diagnostic{Severity: manifest.Error, File: m.File, Key: "component", Message: c.err.Error()})
 			r.Loads, r.errs = false, r.errs+1
 		}
 	}
 	return r
 }
 
-// checkIntegrity runs the wasm loader's own integrity check on m's
-// executable component (the same read, size limit and hashes), so that
-// check never says "loads" for a module load would refuse. A component not
+// checkToolsFree adds install's refusal of a tool another capsule (a
+// built-in, or one installed in this home) already provides, so check
+// says before install does that the capsule could not run here.
+func checkToolsFree(r *checkReport, path string) {
+	if !r.Loads {
+		return
+	}
+	m, diags := manifest.Load(path)
+	if m == nil || diags.Err(false) != nil {
+		return
+	}
+	home, _ := config.Home() // none: the built-ins are still checked
+	if err := install.CheckTools(install.Options{Home: home, Builtins: runtimeBuiltins()}, m); err != nil {
+		msg := strings.TrimPrefix(err.Error(), "install: ")
+		r.Diagnostics = append(r.Diagnostics, manifest.Diagnostic{Severity: manifest.Error, File: m.File, Key: "tool", Message: msg})
+		r.Loads, r.errs = false, r.errs+1
+	}
+}
+
+// componentCheck is one [[component]] as check found it.
+type componentCheck struct {
+	ID     string   `json:"id,omitempty"`
+	File   string   `json:"file"`
+	Type   string   `json:"type"`
+	Link   []string `json:"link,omitempty"`
+	SHA256 string   `json:"sha256,omitempty"`
+	// Status is "ok", "not built" (no file yet: the manifest warns) or
+	// "not checked" (the manifest has errors, or it is not on disk).
+	Status string `json:"status"`
+	err    error
+}
+
+func (c componentCheck) String() string {
+	s := c.File + ", " + c.Type
+	if c.ID != "" {
+		s = c.ID + " (" + s + ")"
+	} else {
+		s = "(" + s + ")"
+	}
+	if len(c.Link) > 0 {
+		s += " links " + strings.Join(c.Link, ", ")
+	}
+	switch {
+	case c.err != nil:
+		return s + ": refused (see the error below)"
+	case c.SHA256 != "":
+		return s + ": " + c.Status + " " + c.SHA256
+	}
+	return s + ": " + c.Status
+}
+
+// checkComponents runs the wasm loader's own integrity check on each of
+// m's components (the same read, size limit and hashes), so that check
+// never says "loads" for a module load would refuse. A component not
 // built yet is left to the manifest's warning.
-func checkIntegrity(m *manifest.Manifest) (manifest.Diagnostic, bool) {
-	if m.Dir == "" || filepath.Base(m.File) != manifest.FileName || m.ExecutableComponent() == nil {
-		return manifest.Diagnostic{}, false
+func checkComponents(m *manifest.Manifest, check bool) []componentCheck {
+	var out []componentCheck
+	onDisk := m.Dir != "" && filepath.Base(m.File) == manifest.FileName
+	for i := range m.Components {
+		comp := &m.Components[i]
+		c := componentCheck{ID: comp.ID, File: comp.File, Type: comp.Type, Link: comp.Link, Status: "not checked"}
+		if check && onDisk {
+			sum, err := wasm.CheckComponentFile(m, comp, int64(componentLimit()))
+			switch {
+			case errors.Is(err, fs.ErrNotExist):
+				c.Status = "not built"
+			case err != nil:
+				c.err = err
+			default:
+				c.Status, c.SHA256 = "ok", sum
+			}
+		}
+		out = append(out, c)
 	}
-	_, err := wasm.CheckComponent(m, int64(componentLimit()))
-	if err == nil || errors.Is(err, fs.ErrNotExist) {
-		return manifest.Diagnostic{}, false
-	}
-	return manifest.Diagnostic{Severity: manifest.Error, File: m.File, Key: "component", Message: err.Error()}, true
+	return out
 }
 
 // componentLimit is limits.max_component_bytes of the operator's
@@ -176,6 +255,13 @@ func (r checkReport) writeText(w io.Writer) {
 		return
 	}
 	fmt.Fprintf(w, "  engines:      %s\n", strings.Join(r.Engines, ", "))
+	if len(r.Components) > 0 {
+		var cs []string
+		for _, c := range r.Components {
+			cs = append(cs, c.String())
+		}
+		list(w, "components", cs, "")
+	}
 	list(w, "publish", r.Publish, "none: may publish nothing")
 	list(w, "subscribe", r.Subscribe, "none: may subscribe to nothing")
 	var ics []string
@@ -217,6 +303,13 @@ func (r checkReport) writeText(w io.Writer) {
 		tools = append(tools, s)
 	}
 	list(w, "tools", tools, "none declared")
+	if len(r.Uplinks) > 0 {
+		var ups []string
+		for _, u := range r.Uplinks {
+			ups = append(ups, fmt.Sprintf("%s (platform %s, profile %s)", u.Name, u.Platform, u.Profile))
+		}
+		list(w, "uplinks", ups, "")
+	}
 	var env []string
 	for _, e := range r.Env {
 		s := e.Key + " (" + e.Type + ")"
@@ -251,8 +344,11 @@ func writeDiagnostics(w io.Writer, ds manifest.Diagnostics) {
 }
 
 func plural(n int, word string) string {
-	if n == 1 {
+	switch {
+	case n == 1:
 		return "1 " + word
+	case strings.HasSuffix(word, "y"):
+		return fmt.Sprintf("%d %sies", n, word[:len(word)-1])
 	}
 	return fmt.Sprintf("%d %ss", n, word)
 }

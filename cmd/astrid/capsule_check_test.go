@@ -2,6 +2,8 @@ package main
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"os"
@@ -282,5 +284,112 @@ func TestCapsuleCheckShowsToolsThatAskForThemselves(t *testing.T) {
 	out, _ = runCheck(t, "../../capsules/fs")
 	if !strings.Contains(out, "write_file (mutable)") || !strings.Contains(out, "read_file\n") {
 		t.Fatalf("fs:\n%s", out)
+	}
+}
+
+// TestCapsuleCheckReportsEachComponent: each [[component]] is checked as
+// the loader reads it, in order: one that passes, one that is no wasm module
+// (the capsule does not load, naming it), one not built yet.
+func TestCapsuleCheckReportsEachComponent(t *testing.T) {
+	dir := t.TempDir()
+	mod := []byte("\x00asm\x01\x00\x00\x00")
+	sum := sha256.Sum256(mod)
+	good := "sha256:" + hex.EncodeToString(sum[:])
+	notWasm := []byte("#!/bin/sh\n")
+	sum = sha256.Sum256(notWasm)
+	bad := "sha256:" + hex.EncodeToString(sum[:])
+	for f, b := range map[string][]byte{"app.wasm": mod, "lib.wasm": notWasm} {
+		if err := os.WriteFile(filepath.Join(dir, f), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	toml := `[package]
+name = "multi"
+version = "0.1.0"
+
+[[component]]
+id = "app"
+file = "app.wasm"
+link = ["lib", "later"]
+hash = "` + good + `"
+
+[[component]]
+id = "lib"
+file = "lib.wasm"
+type = "library"
+hash = "` + bad + `"
+
+[[component]]
+id = "later"
+file = "later.wasm"
+type = "library"
+`
+	if err := os.WriteFile(filepath.Join(dir, "Capsule.toml"), []byte(toml), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, code := runCheck(t, dir)
+	if code != 1 {
+		t.Errorf("exit %d, want 1 (lib is no wasm module):\n%s", code, out)
+	}
+	for _, want := range []string{
+		"components:   app (app.wasm, executable) links lib, later: ok " + good,
+		"lib (lib.wasm, library): refused (see the error below)",
+		"later (later.wasm, library): not built",
+		"error: component lib.wasm is not WebAssembly",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("check output lacks %q:\n%s", want, out)
+		}
+	}
+
+	out, _ = runCheck(t, "--json", dir)
+	var rs []struct {
+		Components []struct{ ID, Status, SHA256 string }
+	}
+	if err := json.Unmarshal([]byte(out), &rs); err != nil || len(rs) != 1 {
+		t.Fatalf("--json: %v\n%s", err, out)
+	}
+	r := rs[0]
+	if len(r.Components) != 3 || r.Components[0].Status != "ok" || r.Components[0].SHA256 != good || r.Components[2].Status != "not built" {
+		t.Errorf("--json components = %+v", r.Components)
+	}
+}
+
+// Issue 35's bad input at check, each refused with its reason before
+// install: a name that reads as flags, a 300-character name, a component
+// that is not wasm, a tool a built-in already provides.
+func TestCapsuleCheckRefusesIssue35sBadInput(t *testing.T) {
+	t.Setenv("ASTRID_HOME", t.TempDir())
+	const base = `[package]
+name = "NAME"
+version = "0.1.0"
+astrid-version = ">=0.1.0"
+`
+	cases := []struct {
+		name, toml, wasm, want string
+	}{
+		{"-rf", base, "", `"-rf" must start and end with a letter or digit`},
+		{strings.Repeat("a", 300), base, "", "is 300 bytes long; at most 64 are allowed"},
+		{"notwasm", base + "\n[[component]]\nid = \"notwasm\"\nfile = \"notwasm.wasm\"\ntype = \"executable\"\n", "#!/bin/sh\n", "is not WebAssembly"},
+		{"taken", base + "\n[capabilities]\nhost_process = [\"server.py\"]\n\n[[mcp_server]]\nid = \"taken\"\ntype = \"stdio\"\ncommand = \"server.py\"\n\n[[tool]]\nname = \"read_file\"\ndescription_for_llm = \"x\"\n",
+			"", "tool read_file is provided by built-in capsule astrid-capsule-fs"},
+	}
+	for _, tc := range cases {
+		dir := t.TempDir()
+		if err := os.WriteFile(filepath.Join(dir, "Capsule.toml"), []byte(strings.Replace(tc.toml, "NAME", tc.name, 1)), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if tc.wasm != "" {
+			if err := os.WriteFile(filepath.Join(dir, tc.name+".wasm"), []byte(tc.wasm), 0o600); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := os.WriteFile(filepath.Join(dir, "server.py"), []byte("#!/usr/bin/env python3\n"), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		out, code := runCheck(t, dir)
+		if code != 1 || !strings.Contains(out, "does not load") || !strings.Contains(out, tc.want) {
+			t.Errorf("%.20s: exit %d, want 1 and %q:\n%s", tc.name, code, tc.want, out)
+		}
 	}
 }

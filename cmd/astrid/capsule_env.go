@@ -31,7 +31,8 @@ func newCapsuleEnvCmd() *cobra.Command {
 }
 
 func newCapsuleEnvSetCmd() *cobra.Command {
-	return &cobra.Command{
+	var principal string
+	cmd := &cobra.Command{
 		Use:   "set <capsule> <KEY>",
 		Short: "Set one [env] value of a capsule, read from standard input",
 		Long: `Stores the value of KEY, which the capsule must declare in its [env] table. The value
@@ -39,9 +40,16 @@ is read from standard input (one line from a terminal, everything when piped; a 
 newline is dropped), never from the command line, where other users and the shell
 history would see it. A secret (type = "secret") is sealed with the secrets key; other
 values are stored as plain configuration. A select value must be one of its enum_values.
-The capsule sees the new value the next time it loads.`,
+The capsule sees the new value the next time it loads.
+
+With --principal the value is that principal's own: the capsule reads it, for that
+principal's calls, before the capsule-wide value, which stays everyone else's fallback.
+It applies at once, also in a running daemon. A daemon asks a principal itself for a
+required value nobody set, through the principal's chat or terminal, and keeps the
+answer the same way.`,
 		Example: `  printf %s "$OPENAI_API_KEY" | astrid capsule env set openai API_KEY
-  astrid capsule env set openai REGION     # then type the value`,
+  astrid capsule env set openai REGION     # then type the value
+  astrid capsule env set --principal alice openai API_KEY`,
 		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			id, key := args[0], args[1]
@@ -68,7 +76,11 @@ The capsule sees the new value the next time it loads.`,
 			if err != nil {
 				return err
 			}
-			err = storeEnvValue(st, id, def, value)
+			if principal != "" {
+				err = st.SetPrincipalEnv(principal, id, def.Key, def.Type == manifest.EnvSecret, []byte(value))
+			} else {
+				err = storeEnvValue(st, id, def, value)
+			}
 			if cerr := st.Close(); err == nil {
 				err = cerr
 			}
@@ -79,10 +91,16 @@ The capsule sees the new value the next time it loads.`,
 			if def.Type == manifest.EnvSecret {
 				kind = "secret"
 			}
+			if principal != "" {
+				fmt.Fprintf(cmd.ErrOrStderr(), "astrid: %s %s of capsule %s stored for principal %s; it applies to their next call\n", kind, key, id, principal)
+				return nil
+			}
 			fmt.Fprintf(cmd.ErrOrStderr(), "astrid: %s %s of capsule %s stored; it applies when the capsule next loads\n", kind, key, id)
 			return nil
 		},
 	}
+	cmd.Flags().StringVar(&principal, "principal", "", "store the value for this principal only (the capsule-wide value stays the fallback)")
+	return cmd
 }
 
 // envDefinition finds KEY in the [env] of capsule id, among the capsules
@@ -142,11 +160,6 @@ func readEnvValue(cmd *cobra.Command, def manifest.EnvVar) (string, error) {
 		return "", errors.New("the value on standard input is over 1 MiB")
 	}
 	return trimNewline(string(data)), nil
-}
-
-func isTerminal(f *os.File) bool {
-	fi, err := f.Stat()
-	return err == nil && fi.Mode()&os.ModeCharDevice != 0
 }
 
 func trimNewline(s string) string {

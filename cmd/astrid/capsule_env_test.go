@@ -14,7 +14,7 @@ import (
 
 // runAstrid runs the CLI with stdin and returns its stdout, stderr and exit
 // status.
-func runAstrid(t *testing.T, stdin string, args ...string) (string, string, int) {
+func runAstrid(t testing.TB, stdin string, args ...string) (string, string, int) {
 	t.Helper()
 	root := newRootCmd()
 	var out, errOut bytes.Buffer
@@ -69,10 +69,12 @@ func TestCapsuleEnvSet(t *testing.T) {
 		{"text keeps inner newlines", "NAME", "two\nlines\r\n", 0, "value NAME"},
 		{"undeclared key", "OTHER", "x", 1, "declares no [env] key OTHER (it declares API_KEY, REGION, NAME)"},
 		{"empty value", "NAME", "", 1, "the value is empty"},
+		{"alice's own secret", "API_KEY --principal alice", "sk-alice\n", 0, "secret API_KEY of capsule svc stored for principal alice"},
+		{"a principal that cannot be", "NAME --principal Alice/..", "x", 1, "principal"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			_, errOut, code := runAstrid(t, tc.stdin, "capsule", "env", "set", "svc", tc.key)
+			_, errOut, code := runAstrid(t, tc.stdin, append([]string{"capsule", "env", "set", "svc"}, strings.Fields(tc.key)...)...)
 			if code != tc.code || !strings.Contains(errOut, tc.msg) {
 				t.Fatalf("exit %d, stderr %q; want exit %d and %q", code, errOut, tc.code, tc.msg)
 			}
@@ -95,6 +97,9 @@ func TestCapsuleEnvSet(t *testing.T) {
 	}
 	if _, ok, _ := st.Config("svc").Get("API_KEY"); ok {
 		t.Error("the secret is also stored in plain configuration")
+	}
+	if v, ok, err := st.PrincipalSecrets("alice", "svc").Get("API_KEY"); err != nil || !ok || string(v) != "sk-alice" {
+		t.Errorf("alice's API_KEY = %q, %v, %v", v, ok, err)
 	}
 	if v, ok, _ := st.Config("svc").Get("REGION"); !ok || string(v) != "eu-west-1" {
 		t.Errorf("REGION = %q, %v", v, ok)

@@ -4,13 +4,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
 
-	"github.com/astrid-go/astrid/capsules/approval"
 	"github.com/astrid-go/astrid/internal/config"
 	"github.com/astrid-go/astrid/internal/grants"
 	"github.com/astrid-go/astrid/internal/install"
@@ -27,7 +27,7 @@ func init() {
 func newCapsuleInstallCmd() *cobra.Command {
 	var yes bool
 	cmd := &cobra.Command{
-		Use:   "install <dir> | install <capsule.wasm> <Capsule.toml>",
+		Use:   "install <dir> | <file.capsule> | <capsule.wasm> <Capsule.toml>",
 		Short: "Install a capsule into $ASTRID_HOME/capsules after showing its grants",
 		Long: `install copies the capsule into a hidden staging directory of $ASTRID_HOME/capsules and
 checks it there: the same report as ` + "`astrid capsule check`" + ` (it refuses a capsule that
@@ -47,12 +47,20 @@ outside the workspace, any program, any host, the uplink, prompt injection, tool
 middleware) are accepted only by typing the capsule's name, or with --yes --accept-risk:
 a bare --yes refuses them.
 
+An archive (a .capsule file from ` + "`astrid capsule pack`" + `) is read with every escape refused
+(paths out of it, links, duplicates, sizes past the limits) and each file checked against
+its meta.json sha256 before anything is staged. Signed by a publisher in the trust store
+(` + "`astrid trust add`" + `), it installs as theirs; unsigned or signed by an unknown key, install asks
+first (or needs --allow-unsigned); a signature that does not match is always refused.
+` + "`astrid capsule list`" + ` shows the archive it came from and its digest.
+
 Without a terminal, pass --yes to install what the report shows (nothing is asked then;
 set [env] values with ` + "`astrid capsule env set`" + `).
 
 Exit status: 0 installed; 1 refused (errors, not confirmed) or failed, or a running
 daemon could not load it (it stays installed).`,
 		Example: `  astrid capsule build examples/hello && astrid capsule install examples/hello
+  astrid capsule install hello-0.1.0.capsule
   astrid capsule install build/hello.wasm examples/hello/Capsule.toml --yes`,
 		Args: cobra.RangeArgs(1, 2),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -60,6 +68,7 @@ daemon could not load it (it stays installed).`,
 		},
 	}
 	cmd.Flags().BoolVar(&yes, "yes", false, "install without asking (you reviewed the grants); [env] values are not asked for")
+	cmd.Flags().Bool(allowUnsignedFlag, false, "install an archive that is unsigned or signed by a publisher not in the trust store without asking (a bad signature is refused regardless)")
 	cmd.Flags().Bool(acceptRiskFlag, false, "with --yes, also accept the high-risk grants the report lists first (without it --yes refuses them)")
 	return cmd
 }
@@ -135,11 +144,56 @@ func runInstall(cmd *cobra.Command, args []string, yes bool) error {
 }
 
 func runInstallIn(cmd *cobra.Command, e *installEnv, args []string, yes bool) error {
-	staged, err := install.Stage(e.opts, args...)
+	if isArchiveSource(args) {
+		u, err := openArchive(cmd, e, args[0])
+		if err != nil {
+			return err
+		}
+		defer os.RemoveAll(u.dir)
+		return installFrom(cmd, e, args, u, yes)
+	}
+	return installFrom(cmd, e, args, nil, yes)
+}
+
+// installFrom installs the capsule args name, or the archive packed
+// (extracted, verified and confirmed) that args[0] named.
+func installFrom(cmd *cobra.Command, e *installEnv, args []string, packed *unpacked, yes bool) error {
+	srcArgs := args
+	if packed != nil {
+		srcArgs = []string{packed.dir}
+	}
+	staged, err := install.Stage(e.opts, srcArgs...)
 	if err != nil {
 		return err
 	}
 	defer staged.Abort()
+	if ok, err := reviewStaged(cmd, e, args, packed, staged, yes); err != nil || !ok {
+		return err
+	}
+	missing, err := askEnv(cmd, e.st, staged.Manifest, yes)
+	if err != nil {
+		return err
+	}
+	if err := staged.Commit(e.st); err != nil {
+		return err
+	}
+	installed(cmd, staged, missing)
+	return daemonLoaded(cmd, e.home, staged.Manifest.ID())
+}
+
+// reviewStaged is what an install does before it asks for env values and
+// commits: the staged capsule's origin recorded, its report and grants
+// shown, and the operator's confirmation. ok is false when the operator
+// declined.
+func reviewStaged(cmd *cobra.Command, e *installEnv, args []string, packed *unpacked, staged *install.Staged, yes bool) (ok bool, err error) {
+	var origin *installOrigin
+	if packed != nil {
+		origin = &packed.origin
+		staged.Source = args[0]
+	}
+	if err := writeOrigin(staged.Dir, origin); err != nil {
+		return false, err
+	}
 	out, errOut := cmd.OutOrStdout(), cmd.ErrOrStderr()
 	report := newCheckReport(staged.Dir, false)
 	report.Path = staged.Source
@@ -148,24 +202,23 @@ func runInstallIn(cmd *cobra.Command, e *installEnv, args []string, yes bool) er
 	if !report.Loads || staged.Manifest == nil {
 		fmt.Fprintln(errOut, "astrid: not installed: the capsule does not load (see the report above)")
 		cmd.SilenceErrors = true
-		return exitError{code: 1}
+		return false, exitError{code: 1}
 	}
 	m := staged.Manifest
+	if packed != nil && (packed.meta.Name != m.ID() || packed.meta.Version != m.Package.Version) {
+		return false, fmt.Errorf("install %s: refused: meta.json says %s %s, its Capsule.toml %s %s; nothing was installed", args[0], packed.meta.Name, packed.meta.Version, m.ID(), m.Package.Version)
+	}
 	showApprovalChange(out, e.st, m)
 	what := "Install"
 	if staged.Replaces {
 		what = "Replace the installed"
 	}
-	if ok, err := confirmGrants(cmd, yes, m, fmt.Sprintf("%s capsule %s with the grants above?", what, m.ID())); err != nil || !ok {
-		return err
-	}
-	missing, err := askEnv(cmd, e.st, m, yes)
-	if err != nil {
-		return err
-	}
-	if err := staged.Commit(e.st); err != nil {
-		return err
-	}
+	return confirmGrants(cmd, yes, m, fmt.Sprintf("%s capsule %s with the grants above?", what, m.ID()))
+}
+
+// installed says what an install committed.
+func installed(cmd *cobra.Command, staged *install.Staged, missing []string) {
+	m, errOut := staged.Manifest, cmd.ErrOrStderr()
 	how := "installed"
 	if staged.Replaces {
 		how = "reinstalled (the previous install is replaced)"
@@ -174,7 +227,6 @@ func runInstallIn(cmd *cobra.Command, e *installEnv, args []string, yes bool) er
 	for _, key := range missing {
 		fmt.Fprintf(errOut, "astrid: capsule %s has no value for %s yet; set it with: astrid capsule env set %s %s\n", m.ID(), key, m.ID(), key)
 	}
-	return daemonLoaded(cmd, e.home, m.ID())
 }
 
 // daemonLoaded has a running daemon load capsule id (loadInDaemon); one it
@@ -267,13 +319,21 @@ func askEnv(cmd *cobra.Command, st *store.Store, m *manifest.Manifest, yes bool)
 			}
 			continue
 		}
+		if def.Type == manifest.EnvSelect && len(def.EnumValues) == 1 && def.Default == nil {
+			// One choice is no question (seed 003): it fills itself.
+			if err := storeEnvValue(st, m.ID(), def, def.EnumValues[0]); err != nil {
+				return nil, err
+			}
+			fmt.Fprintf(cmd.ErrOrStderr(), "astrid: %s: set to %q, its only choice\n", def.Key, def.EnumValues[0])
+			continue
+		}
 		if yes || t == nil {
 			if def.Default == nil {
 				missing = append(missing, def.Key)
 			}
 			continue
 		}
-		value, err := askEnvValue(cmd, t, def)
+		value, err := askEnvUntilValid(cmd, t, def)
 		if err != nil {
 			return nil, err
 		}
@@ -283,16 +343,36 @@ func askEnv(cmd *cobra.Command, st *store.Store, m *manifest.Manifest, yes bool)
 			}
 			continue
 		}
-		if err := checkEnvValue(def, value); err != nil {
-			fmt.Fprintf(cmd.ErrOrStderr(), "astrid: %s: %v; not stored\n", def.Key, err)
-			missing = append(missing, def.Key)
-			continue
-		}
 		if err := storeEnvValue(st, m.ID(), def, value); err != nil {
 			return nil, err
 		}
 	}
 	return missing, nil
+}
+
+// envAsks is how many times install asks for one [env] value its type
+// refuses before it leaves the key unset (to be set later).
+const envAsks = 3
+
+// askEnvUntilValid asks for def's value until one passes its type's check
+// (a select's value among its choices), at most envAsks times; "" when
+// nothing was given or every answer was refused.
+func askEnvUntilValid(cmd *cobra.Command, t *operatorTerminal, def manifest.EnvVar) (string, error) {
+	for attempt := 1; ; attempt++ {
+		value, err := askEnvValue(cmd, t, def)
+		if err != nil || value == "" {
+			return "", err
+		}
+		err = checkEnvValue(def, value)
+		if err == nil {
+			return value, nil
+		}
+		if attempt == envAsks {
+			fmt.Fprintf(cmd.ErrOrStderr(), "astrid: %s: %v; not stored (set it later with astrid capsule env set)\n", def.Key, err)
+			return "", nil
+		}
+		fmt.Fprintf(cmd.ErrOrStderr(), "astrid: %s: %v; try again\n", def.Key, err)
+	}
 }
 
 // askEnvValue reads one value: a secret with echo off, anything else
@@ -302,6 +382,9 @@ func askEnvValue(cmd *cobra.Command, t *operatorTerminal, def manifest.EnvVar) (
 		fmt.Fprintf(t.out, "astrid: %s: leave it empty to keep the default %q\n", def.Key, *def.Default)
 	} else {
 		fmt.Fprintf(t.out, "astrid: %s: leave it empty to set it later\n", def.Key)
+	}
+	if def.Type == manifest.EnvSelect && len(def.EnumValues) > 0 {
+		fmt.Fprintf(t.out, "astrid: %s: one of %s\n", def.Key, strings.Join(def.EnumValues, ", "))
 	}
 	if def.Type == manifest.EnvSecret {
 		prompt := def.Request
@@ -430,18 +513,23 @@ func runRemove(cmd *cobra.Command, e *installEnv, id string, purge bool) error {
 	return err
 }
 
-// forgetAlwaysAllowed deletes, for every principal, the "always" approvals
-// given to capsule id's tools, purge or not: they were given to the code
-// the person saw, and a capsule installed again under the id may differ.
-// ("session" approvals live in the running kernel's memory and end with it.)
+// forgetAlwaysAllowed revokes, for every principal, the capability tokens
+// ("always" approvals and operator grants) given to capsule id's tools,
+// purge or not: they were given to the code the person saw, and a capsule
+// installed again under the id may differ. ("This session" tokens live in
+// the running kernel's memory; it drops them when it unloads the capsule.)
 func forgetAlwaysAllowed(st *store.Store, id string) (int, error) {
-	principals, err := st.KVPrincipals(approval.ID)
+	book, err := openCaps(st)
+	if err != nil {
+		return 0, fmt.Errorf("capsule remove: forget the approvals of %s: %w", id, err)
+	}
+	principals, err := st.KVPrincipals(ipc.KernelSourceID)
 	if err != nil {
 		return 0, fmt.Errorf("capsule remove: forget the approvals of %s: %w", id, err)
 	}
 	total := 0
 	for _, p := range principals {
-		n, err := st.KV(p, approval.ID).ClearPrefix(approval.AlwaysAllowedPrefix(id))
+		n, err := book.RevokeCapsule(p, id)
 		total += n
 		if err != nil {
 			return total, fmt.Errorf("capsule remove: forget the approvals of %s: %w", id, err)

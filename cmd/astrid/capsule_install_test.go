@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/astrid-go/astrid/capsules/approval"
+	"github.com/astrid-go/astrid/internal/caps"
 	"github.com/astrid-go/astrid/internal/config"
 	"github.com/astrid-go/astrid/internal/grants"
 	"github.com/astrid-go/astrid/internal/store"
@@ -157,8 +157,12 @@ func TestCapsuleInstallApproveRemove(t *testing.T) {
 	// even without --purge; another capsule's (a longer id sharing the
 	// prefix) stay.
 	always := map[string]string{"default": "notes", "alice": "notes", "bob": "notes-extra"}
+	book, err := openCaps(st)
+	if err != nil {
+		t.Fatal(err)
+	}
 	for principal, capsule := range always {
-		if err := st.KV(principal, approval.ID).Set(approval.AlwaysAllowedPrefix(capsule)+"add_note", []byte("approve_always")); err != nil {
+		if _, err := book.Mint(caps.Request{Kind: caps.KindAlways, Principal: principal, Capsule: capsule, Tool: "add_note"}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -171,8 +175,12 @@ func TestCapsuleInstallApproveRemove(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	book, err = openCaps(st)
+	if err != nil {
+		t.Fatal(err)
+	}
 	for principal, capsule := range always {
-		_, ok, err := st.KV(principal, approval.ID).Get(approval.AlwaysAllowedPrefix(capsule) + "add_note")
+		_, ok, err := book.Check(principal, capsule, "add_note", "")
 		if err != nil || ok != (capsule != "notes") {
 			t.Errorf("%s's always-approval of %s: present %v (%v) after removing notes", principal, capsule, ok, err)
 		}
@@ -228,6 +236,16 @@ func TestInitWritesACommentedConfigOnce(t *testing.T) {
 	}
 	if fi, _ := os.Stat(path); fi.Mode().Perm() != 0o600 {
 		t.Errorf("config.toml mode %v, want 0600", fi.Mode().Perm())
+	}
+	// The host signing key is created and sealed at init.
+	st, err := openStore(home)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seed, ok, err := st.Secrets("-host").Get("ED25519_SEED")
+	st.Close()
+	if err != nil || !ok || len(seed) != 32 {
+		t.Fatalf("no host key after init (%v, %d bytes)", err, len(seed))
 	}
 	if err := os.WriteFile(path, []byte("call_deadline = \"1m\"\n"), 0o600); err != nil {
 		t.Fatal(err)

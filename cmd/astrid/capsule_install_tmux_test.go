@@ -89,3 +89,48 @@ func (term *terminal) waitForAny(prompts ...string) string {
 	})
 	return asked
 }
+
+// Onboarding at install (issue 36.4): a select with one choice fills
+// itself, unasked; a value its type refuses (a select's value outside its
+// choices) is asked again, saying why, and the next good answer is stored.
+// Without a terminal (--yes) the single choice still fills itself.
+func TestCapsuleInstallFillsTheOnlyChoiceAndAsksAgain(t *testing.T) {
+	home, ws := t.TempDir(), t.TempDir()
+	src := notesSource(t, "notes",
+		`REGION = { type = "select", enum_values = ["us-east-1", "eu-west-1"], request = "Region?" }`,
+		`TIER = { type = "select", enum_values = ["free"], request = "Tier?" }`)
+
+	term := newTerminal(t)
+	term.start(astridLine(home, ws, "capsule", "install", src))
+	term.waitFor("[y/N]")
+	term.run("send-keys", "y", "Enter")
+	term.waitForAny("(not shown as you type):")
+	term.run("send-keys", "sk-1", "Enter")
+	term.waitForAny("Region?:")
+	term.waitFor("REGION: one of us-east-1, eu-west-1")
+	term.run("send-keys", "mars", "Enter")
+	term.waitFor(`REGION: "mars" is not one of us-east-1, eu-west-1; try again`)
+	term.waitForAny("Region?:")
+	term.run("send-keys", "eu-west-1", "Enter")
+	screen := term.waitFor("EXIT=")
+	if !strings.Contains(screen, "EXIT=0") || !strings.Contains(screen, `TIER: set to "free", its only choice`) || strings.Contains(screen, "Tier?") {
+		t.Fatalf("install:\n%s", screen)
+	}
+	st, err := store.Open(config.Layout(home).State, store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for key, want := range map[string]string{"REGION": "eu-west-1", "TIER": "free"} {
+		if v, ok, err := st.Config("notes").Get(key); err != nil || !ok || string(v) != want {
+			t.Errorf("%s = %q, %v, %v; want %q", key, v, ok, err, want)
+		}
+	}
+	st.Close()
+
+	// Scripted: no terminal, nothing asked, the single choice filled.
+	home2 := t.TempDir()
+	out, code := runProcess(t, home2, "capsule", "install", src, "--yes")
+	if code != 0 || !strings.Contains(out, `TIER: set to "free", its only choice`) {
+		t.Fatalf("install --yes: exit %d:\n%s", code, out)
+	}
+}

@@ -48,7 +48,7 @@ Exit status: 0 when every capsule is ready, 1 when some failed.`,
 			if asJSON {
 				enc := json.NewEncoder(cmd.OutOrStdout())
 				enc.SetIndent("", "  ")
-				if err := enc.Encode(list); err != nil {
+				if err := enc.Encode(withOrigins(list)); err != nil {
 					return err
 				}
 			} else {
@@ -57,6 +57,8 @@ Exit status: 0 when every capsule is ready, 1 when some failed.`,
 					source := s.Dir
 					if s.Builtin {
 						source = "built-in"
+					} else if o, ok := readOrigin(s.Dir); ok && s.Dir != "" {
+						source = tableSource(o.Source) + " " + shortDigest(o.Digest)
 					}
 					rows = append(rows, []string{s.ID, orDash(strings.Join(s.Engines, ",")), s.State, orDash(source), orDash(strings.Join(s.Tools, ","))})
 				}
@@ -105,4 +107,43 @@ func orDash(s string) string {
 		return "-"
 	}
 	return s
+}
+
+// shortDigest cuts "sha256:<hex>" to its first 12 digits, as registries
+// show image ids.
+func shortDigest(d string) string {
+	if len(d) > len("sha256:")+12 {
+		return d[:len("sha256:")+12]
+	}
+	return d
+}
+
+// tableSource drops the pinned manifest digest from a registry source
+// that has a tag, to keep the table narrow (--json shows it whole).
+func tableSource(s string) string {
+	if at := strings.LastIndex(s, "@sha256:"); at > 0 && strings.Contains(s[strings.LastIndex(s[:at], "/")+1:at], ":") {
+		return s[:at]
+	}
+	return s
+}
+
+// listedCapsule is one capsule of `capsule list --json`: its status and,
+// for an archive install, where it came from.
+type listedCapsule struct {
+	runtime.Status
+	Origin *installOrigin `json:"origin,omitempty"`
+}
+
+func withOrigins(list []runtime.Status) []listedCapsule {
+	out := make([]listedCapsule, len(list))
+	for i, s := range list {
+		out[i].Status = s
+		if s.Dir == "" || s.Builtin {
+			continue
+		}
+		if o, ok := readOrigin(s.Dir); ok {
+			out[i].Origin = &o
+		}
+	}
+	return out
 }

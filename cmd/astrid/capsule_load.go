@@ -14,6 +14,7 @@ import (
 	"github.com/astrid-go/astrid/internal/daemon"
 	"github.com/astrid-go/astrid/internal/daemonclient"
 	"github.com/astrid-go/astrid/internal/runtime"
+	"github.com/astrid-go/astrid/internal/sessionmcp"
 )
 
 // loadWait bounds how long `capsule install` and `approve` wait for a
@@ -32,6 +33,21 @@ func capsuleLoader(rep *daemon.Reporter) uplink.Loader {
 			return nil, err
 		}
 		return json.Marshal(st)
+	}
+}
+
+// mcpAttacher is the uplink's attach_mcp op, answered by rep: a session's
+// own MCP servers (astrid acp's editor's list) bound to its client's
+// scope.
+func mcpAttacher(rep *daemon.Reporter) uplink.MCPAttacher {
+	return func(principal string, scope uint64, raw json.RawMessage) ([]string, error) {
+		var servers []sessionmcp.Server
+		if err := json.Unmarshal(raw, &servers); err != nil {
+			return nil, fmt.Errorf("the servers do not parse: %w", err)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), loadWait)
+		defer cancel()
+		return rep.AttachMCP(ctx, principal, scope, servers)
 	}
 }
 

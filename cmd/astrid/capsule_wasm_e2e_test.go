@@ -1,6 +1,8 @@
 package main
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"os"
 	"path/filepath"
 	"strings"
@@ -20,6 +22,24 @@ func TestThirdPartyWasmCapsuleEndToEnd(t *testing.T) {
 	src, files := buildGreeter(t)
 	var out, errOut string
 	var code int
+
+	// The same package as a library component: built to -o, its hash
+	// printed for its [[component]], the executable's meta.json untouched.
+	meta, _ := os.ReadFile(filepath.Join(src, "meta.json"))
+	lib := filepath.Join(t.TempDir(), "greeter-lib.wasm")
+	if _, errOut, code := runAstrid(t, "", "capsule", "build", "--library", src); code != 2 || !strings.Contains(errOut, "--library needs -o") {
+		t.Errorf("--library without -o: exit %d, %s", code, errOut)
+	}
+	out, errOut, code = runAstrid(t, "", "capsule", "build", "--library", src, "-o", lib)
+	body, _ := os.ReadFile(lib)
+	sum := sha256.Sum256(body)
+	hash := "sha256:" + hex.EncodeToString(sum[:])
+	if code != 0 || !strings.Contains(out, hash) || !strings.Contains(errOut, `set hash = "`+hash+`"`) {
+		t.Fatalf("capsule build --library: exit %d, stdout %q, stderr %q (file's %s)", code, out, errOut, hash)
+	}
+	if after, _ := os.ReadFile(filepath.Join(src, "meta.json")); string(after) != string(meta) {
+		t.Errorf("a library build changed meta.json: %s", after)
+	}
 
 	home := t.TempDir()
 	t.Setenv("ASTRID_HOME", home)

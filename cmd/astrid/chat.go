@@ -118,7 +118,7 @@ func runChat(cmd *cobra.Command, f *chatFlags) error {
 		}
 	}
 	session, err := chatui.Run(ctx, chatui.Options{
-		Kernel: k, Principal: f.principal, SessionID: f.session, Provider: f.provider, Model: f.model,
+		Kernel: k, Principal: f.principal, SessionID: f.session, Provider: f.provider, Model: f.model, Workspace: ws,
 	}, in, out)
 	recordWorkspace(context.WithoutCancel(ctx), k, f.principal, session, ws)
 	fmt.Fprintf(out, "session %s (continue with astrid -p --session %s, or astrid chat --session %s)\n", session, session, session)

@@ -23,16 +23,15 @@ const askSecretScript = `{"match": {"tool_results": ["k1"]}}
 // `astrid chat` (over the daemon it starts): the secret is typed on the
 // question's own line and shows only as dots, the select shows numbered
 // options, the tool gets what was typed, and the secret never reaches
-// the screen.
+// the screen. The capsule's required TOKEN was never set: the daemon
+// loads it anyway and, when the tool reads it, asks the person in the
+// same way (the onboarding question), keeping the answer as theirs.
 func TestChatElicitInATerminal(t *testing.T) {
 	ws := promptHome(t, askSecretScript)
 	home := os.Getenv("ASTRID_HOME")
 	testBuiltins = []kernel.Builtin{elicitTestBuiltin()}
 	t.Cleanup(func() { testBuiltins = nil })
 	const token, key = "tok-chat-1234", "sk-chat-5678"
-	if _, errOut, code := runAstrid(t, token, "capsule", "env", "set", "elicit-test", "TOKEN"); code != 0 {
-		t.Fatalf("env set: exit %d: %s", code, errOut)
-	}
 	stopDaemonAtCleanup(t, home)
 	term := newTerminal(t)
 	term.start("export " + elicitTestEnv + "=1; " + astridLine(home, ws, "chat"))
@@ -52,9 +51,12 @@ func TestChatElicitInATerminal(t *testing.T) {
 		t.Fatalf("the select's options are not numbered:\n%s", screen)
 	}
 	term.run("send-keys", "2", "Enter")
+	term.waitForAll("asks for TOKEN", "Enter the test token")
+	term.run("send-keys", "-l", token)
+	term.run("send-keys", "Enter")
 	want := fmt.Sprintf("token %s key %s region eu-west-1", digestOf(token), digestOf(key))
 	screen = term.waitForAll("Key stored.", "· /help", want)
-	for _, shown := range []string{"gave API_KEY to elicit-test", "gave REGION to elicit-test"} {
+	for _, shown := range []string{"gave API_KEY to elicit-test", "gave REGION to elicit-test", "gave TOKEN to elicit-test"} {
 		if !strings.Contains(screen, shown) {
 			t.Fatalf("the screen lacks %q:\n%s", shown, screen)
 		}

@@ -62,7 +62,8 @@ func TestChatTurnWithApprovalInATerminal(t *testing.T) {
 		"› write the notes",
 		`⋯ write_file {"file_path":"notes.txt","content":"from the agent"}`,
 		"astrid-capsule-fs",
-		`write_file {"content":"from the agent","file_path":"notes.txt"}`,
+		"write_file notes.txt (new file)", // the question shows the change as a diff
+		"+ from the agent",
 	} {
 		if !strings.Contains(screen, want) {
 			t.Fatalf("while asking, the screen lacks %q:\n%s", want, screen)

@@ -47,7 +47,8 @@ order, the store closed. SIGHUP reloads every installed capsule (a failed reload
 keeps the running one); changes in $ASTRID_HOME/capsules are also picked up by
 themselves. ` + "`astrid start`" + ` runs it in the background. A daemon ` + "`astrid chat`" + ` started by
 itself stops after [daemon] idle_exit (config.toml; default never) with no client
-connected and no turn running; one started on purpose never does.
+connected and no turn running; one started on purpose never does. It collects garbage
+at GOGC=200 (less CPU per turn for a little more memory) unless GOGC is set.
 
 Exit status: 0 after a clean stop; 1 when it could not start (another daemon runs,
 $ASTRID_HOME is not writable, a built-in capsule failed).`,
@@ -70,6 +71,7 @@ $ASTRID_HOME is not writable, a built-in capsule failed).`,
 					return err
 				}
 			}
+			setDaemonGC(os.Getenv)
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
 			reload := make(chan struct{}, 1)
@@ -85,8 +87,8 @@ $ASTRID_HOME is not writable, a built-in capsule failed).`,
 			opts := daemon.Options{
 				Home: home, Workspace: ws, Config: cfg,
 				Builtins:  bis,
-				Frontends: frontends(), ConfigFallback: configFallback(os.Getenv),
-				Reload: reload, Reporter: rep,
+				Frontends: frontends(), ConfigFallback: withHooks(configFallback(os.Getenv), cfg.Hooks),
+				Reload: reload, Reporter: rep, WasmCache: wasmCache,
 			}
 			if !detached {
 				opts.Console = cmd.ErrOrStderr()

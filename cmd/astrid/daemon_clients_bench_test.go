@@ -82,31 +82,7 @@ func BenchmarkDaemonConcurrentTurns(b *testing.B) {
 		}
 		return took, nil
 	}
-	round := func() []time.Duration {
-		lat := make([]time.Duration, len(clients))
-		errs := make([]error, len(clients))
-		var wg sync.WaitGroup
-		for i, c := range clients {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				lat[i], errs[i] = turn(c)
-			}()
-		}
-		wg.Wait()
-		failed := 0
-		for _, err := range errs {
-			if err != nil {
-				failed++
-			}
-		}
-		for i, err := range errs {
-			if err != nil {
-				b.Fatalf("%d of %d turns not answered; client %d's: %v\nthe daemon's warnings:\n%s", failed, len(errs), i+1, err, daemonWarnings(home))
-			}
-		}
-		return lat
-	}
+	round := func() []time.Duration { return concurrentTurns(b, home, clients, turn) }
 	round() // warm up: every client's first turn
 	var samples []time.Duration
 	b.ResetTimer()
@@ -124,6 +100,36 @@ func BenchmarkDaemonConcurrentTurns(b *testing.B) {
 		b.Fatal(err)
 	}
 	b.ReportMetric(float64(st.Principals["default"].BytesOut)/float64(len(samples)+len(clients)), "socket-out-B/turn")
+}
+
+// concurrentTurns runs one turn on each client at once and returns their
+// latencies; a turn not answered fails the benchmark with the daemon's
+// warnings.
+func concurrentTurns(b *testing.B, home string, clients []*daemonclient.Client, turn func(*daemonclient.Client) (time.Duration, error)) []time.Duration {
+	b.Helper()
+	lat := make([]time.Duration, len(clients))
+	errs := make([]error, len(clients))
+	var wg sync.WaitGroup
+	for i, c := range clients {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			lat[i], errs[i] = turn(c)
+		}()
+	}
+	wg.Wait()
+	failed := 0
+	for _, err := range errs {
+		if err != nil {
+			failed++
+		}
+	}
+	for i, err := range errs {
+		if err != nil {
+			b.Fatalf("%d of %d turns not answered; client %d's: %v\nthe daemon's warnings:\n%s", failed, len(errs), i+1, err, daemonWarnings(home))
+		}
+	}
+	return lat
 }
 
 // daemonWarnings is the warnings and errors of the daemon's log of home.

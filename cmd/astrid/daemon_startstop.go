@@ -70,6 +70,17 @@ output shown).`,
 // starting it by itself (--started-by: its idle timer); "" for astrid
 // start.
 func startDetached(home, ws, startedBy string, timeout time.Duration) (int, error) {
+	args := []string{"daemon", "--detached", "--workspace", ws}
+	if startedBy != "" {
+		args = append(args, "--started-by", startedBy)
+	}
+	return startDaemonArgs(home, args, timeout)
+}
+
+// startDaemonArgs is startDetached with the daemon's whole argument list
+// ("daemon", "--detached", ...): astrid restart passes the stopped
+// daemon's own.
+func startDaemonArgs(home string, args []string, timeout time.Duration) (int, error) {
 	exe, err := os.Executable()
 	if err != nil {
 		return 0, fmt.Errorf("start: %w", err)
@@ -80,10 +91,6 @@ func startDetached(home, ws, startedBy string, timeout time.Duration) (int, erro
 		return 0, fmt.Errorf("start: %w", err)
 	}
 	defer out.Close() // the child has its own copy
-	args := []string{"daemon", "--detached", "--workspace", ws}
-	if startedBy != "" {
-		args = append(args, "--started-by", startedBy)
-	}
 	child := exec.Command(exe, args...)
 	child.Env = append(os.Environ(), config.HomeEnv+"="+home)
 	child.Stdout, child.Stderr = out, out

@@ -163,15 +163,22 @@ func printCounters(w io.Writer, s *daemon.Status) {
 	}
 }
 
-// printPrincipals prints each principal's line of the CPU ledger.
+// printPrincipals prints each principal's line of the CPU ledger, with
+// the agent turns that ended since the daemon started, their tokens (in,
+// of which cached, out) and their cost where the model is priced.
 func printPrincipals(w io.Writer, s *daemon.Status) {
 	if len(s.Principals) > 0 {
 		fmt.Fprintf(w, "\nprincipals:\n")
 		tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "  PRINCIPAL\tCPU\tCALLS\tREFUSED")
+		fmt.Fprintln(tw, "  PRINCIPAL\tCPU\tCALLS\tREFUSED\tTURNS\tTOKENS IN (CACHED)\tOUT\tCOST")
 		for _, p := range slices.Sorted(maps.Keys(s.Principals)) {
 			u := s.Principals[p]
-			fmt.Fprintf(tw, "  %s\t%s\t%d\t%d\n", p, time.Duration(u.CPUMicros)*time.Microsecond, u.Calls, u.Refused)
+			cost := "-"
+			if u.CostUSD != nil {
+				cost = fmt.Sprintf("$%.4f", *u.CostUSD)
+			}
+			fmt.Fprintf(tw, "  %s\t%s\t%d\t%d\t%d\t%d (%d)\t%d\t%s\n", p, time.Duration(u.CPUMicros)*time.Microsecond, u.Calls, u.Refused,
+				u.Turns, u.InputTokens, u.CachedTokens, u.OutputTokens, cost)
 		}
 		tw.Flush()
 	}

@@ -29,6 +29,13 @@ func (a *approver) elicit(ctx context.Context, q ipc.ElicitRequest) ipc.ElicitRe
 			q.CapsuleID, oneLine(ipc.ApprovalText(q.Field.Key, 0), 100))
 		return ipc.ElicitResponse{RequestID: q.RequestID}
 	}
+	if q.Form != nil {
+		// A form: field by field, required fields first.
+		fmt.Fprintf(a.prompt, "\nCapsule '%s' asks: %s\n", q.CapsuleID, ipc.ApprovalText(q.Field.Prompt, 300))
+		return agentclient.AnswerForm(q, func(f ipc.OnboardingField) ipc.ElicitResponse {
+			return a.ask(ctx, q.RequestID, "  "+ipc.ApprovalText(f.Key, 100), f)
+		})
+	}
 	return a.ask(ctx, q.RequestID, fmt.Sprintf("Capsule '%s' asks for %s", q.CapsuleID, ipc.ApprovalText(q.Field.Key, 100)), q.Field)
 }
 

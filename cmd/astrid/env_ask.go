@@ -25,11 +25,24 @@ func (a *approver) askEnv(ctx context.Context, id string, missing []manifest.Env
 	got := map[string]string{}
 	for _, e := range missing {
 		header := fmt.Sprintf("Capsule '%s' needs [env] %s before it can load (stored as `astrid capsule env set %s %s` would)", id, e.Key, id, e.Key)
-		r := a.ask(ctx, "", header, envField(e))
-		if r.Value == nil || *r.Value == "" {
-			return got, fmt.Errorf("%s was not given", e.Key)
+		value := ""
+		for attempt := 1; value == ""; attempt++ {
+			r := a.ask(ctx, "", header, envField(e))
+			if r.Value == nil || *r.Value == "" {
+				return got, fmt.Errorf("%s was not given", e.Key)
+			}
+			err := e.Check(*r.Value)
+			switch {
+			case err == nil:
+				value = *r.Value
+			case attempt == envAsks:
+				return got, fmt.Errorf("%s: %w", e.Key, err)
+			default:
+				// Refused by its type: asked again, saying why.
+				header = fmt.Sprintf("Capsule '%s' needs [env] %s: %v; try again", id, e.Key, err)
+			}
 		}
-		got[e.Key] = *r.Value
+		got[e.Key] = value
 	}
 	return got, nil
 }

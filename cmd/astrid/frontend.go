@@ -17,6 +17,7 @@ import (
 	"github.com/astrid-go/astrid/internal/kernel"
 	"github.com/astrid-go/astrid/internal/runtime"
 	"github.com/astrid-go/astrid/internal/toolclient"
+	"github.com/astrid-go/astrid/internal/uplinkwire"
 	"github.com/astrid-go/astrid/ipc"
 )
 
@@ -113,11 +114,20 @@ func attachDaemon(cmd *cobra.Command, f kernelFlags) (frontend, context.Context,
 		return frontend{}, nil, nil, usage(cmd, err)
 	}
 	ctx, cancel := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
-	c, err := dialDaemonFor(ctx, home, ws, env)
+	// An explicit --principal asks the daemon for it; it is honoured only
+	// among the principals config.toml maps this uid to.
+	asked := ""
+	if fl := cmd.Flags().Lookup("principal"); fl != nil && fl.Changed {
+		asked = f.principal
+	}
+	c, err := dialDaemonAs(ctx, home, ws, env, asked)
 	if err != nil {
 		cancel()
 		if errors.Is(err, daemonclient.ErrNoDaemon) {
 			return frontend{}, nil, nil, err
+		}
+		if de := (*daemonclient.Error)(nil); errors.As(err, &de) && de.Code == uplinkwire.CodePrincipal {
+			return frontend{}, nil, nil, usage(cmd, fmt.Errorf("--principal %s: %s; stop it (astrid stop) or use --%s to act as another principal", f.principal, de.Message, noDaemonFlag))
 		}
 		return frontend{}, nil, nil, fmt.Errorf("the daemon of %s: %w (--%s boots a kernel in-process instead)", home, err, noDaemonFlag)
 	}

@@ -20,15 +20,20 @@ func homeUser(t *testing.T) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if out, err := astridAsUser(dir, "", "init").CombinedOutput(); err != nil {
-		t.Fatalf("astrid init: %v\n%s", err, out)
-	}
 	if len(homeKey) != 32 {
 		t.Fatal("homeKey is not 32 bytes")
 	}
+	// The store's key is in place before init, which seals the host
+	// signing key with it.
 	home := filepath.Join(dir, ".astrid")
+	if err := os.MkdirAll(home, 0o700); err != nil {
+		t.Fatal(err)
+	}
 	if err := os.WriteFile(filepath.Join(home, "secrets.key"), []byte(homeKey), 0o600); err != nil {
 		t.Fatal(err)
+	}
+	if out, err := astridAsUser(dir, "", "init").CombinedOutput(); err != nil {
+		t.Fatalf("astrid init: %v\n%s", err, out)
 	}
 	if err := os.Symlink(".astrid/secrets.key", filepath.Join(dir, "key")); err != nil {
 		t.Fatal(err)

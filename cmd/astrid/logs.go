@@ -55,6 +55,15 @@ Exit status: 0; 1 when the home has no daemon log (no daemon ever ran there);
 			show := logPrinter(out, capsule, asJSON)
 			r := daemon.OpenLog(home)
 			defer r.Close()
+			// Ctrl-C ends a follow cleanly from the start: taken before the
+			// backlog shows, since a person (or a script waiting for a line
+			// of it) may interrupt as soon as it does.
+			ctx := cmd.Context()
+			if follow {
+				var stop context.CancelFunc
+				ctx, stop = signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM)
+				defer stop()
+			}
 			// The backlog's last --lines matching records.
 			var tail [][]byte
 			err = r.Backlog(func(rec []byte) {
@@ -79,8 +88,6 @@ Exit status: 0; 1 when the home has no daemon log (no daemon ever ran there);
 			if !follow {
 				return nil
 			}
-			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGINT, syscall.SIGTERM)
-			defer stop()
 			err = r.Follow(ctx, logsPoll, func(rec []byte) {
 				if logMatches(rec, capsule) {
 					show(rec)

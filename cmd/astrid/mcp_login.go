@@ -40,11 +40,18 @@ func newMCPLoginCmd() *cobra.Command {
 		Long: `Runs the OAuth 2.1 login (authorization code with PKCE) for each type = "http" MCP
 server of the capsule that asks for authorization, or only --server. The server's
 protected resource metadata names its authorization server; a client is registered
-there dynamically unless the manifest names one (oauth_client_id). The authorization
+there dynamically unless the manifest names one (oauth_client_id) or a Client ID
+Metadata Document the server accepts (oauth_client_metadata_url). The authorization
 URL is printed on standard error, and opened in a browser when there is one; the login
 completes when the browser comes back to a loopback address. The tokens are sealed in
-the store, apart from the capsule's own secrets; the engine refreshes them. The
-capsule uses the login the next time it loads (astrid capsule load, or a new run).
+the store, apart from the capsule's own secrets; the engine refreshes them. A running
+capsule takes the new login up at the server's next refusal; otherwise it applies when
+the capsule next loads (astrid capsule load, or a new run).
+
+When a call fails because the server wants more scope (HTTP 403 insufficient_scope),
+run the login again: it asks for the scopes the login had plus those the server named.
+Servers with oauth_grant = "client_credentials" or "enterprise" need no login: the
+engine gets their tokens itself.
 
 Every request goes through the capsule's egress rules: the server's and the
 authorization server's hosts must be in its net grant, and a loopback one in the
@@ -79,11 +86,15 @@ operator's [egress] allow.`,
 					fmt.Fprintf(out, "astrid: MCP server %s asks for no login\n", srv.ID)
 					continue
 				}
+				if errors.Is(err, mcp.ErrEngineGrant) && server == "" {
+					fmt.Fprintf(out, "astrid: MCP server %s needs no login (its oauth_grant is %s)\n", srv.ID, srv.OAuthGrant)
+					continue
+				}
 				if err != nil {
 					return fmt.Errorf("capsule %s: %w", lc.m.ID(), err)
 				}
 				did++
-				fmt.Fprintf(out, "astrid: logged in to MCP server %s of capsule %s; it applies when the capsule next loads\n", srv.ID, lc.m.ID())
+				fmt.Fprintf(out, "astrid: logged in to MCP server %s of capsule %s; a running capsule takes it up at the server's next refusal, else at its next load\n", srv.ID, lc.m.ID())
 			}
 			if did == 0 && server == "" {
 				fmt.Fprintf(out, "astrid: no MCP server of capsule %s asked for a login\n", lc.m.ID())

@@ -45,15 +45,11 @@ func TestPromptCallsARemoteMCPServerBehindOAuth(t *testing.T) {
 		bodies = append(bodies, string(b))
 		first := len(bodies) == 1
 		mu.Unlock()
-		w.Header().Set("Content-Type", "text/event-stream")
 		if first {
-			io.WriteString(w, openAIChunk(`{"role":"assistant","content":null,"tool_calls":[{"index":0,"id":"call_rem","type":"function","function":{"name":"issues__lookup","arguments":"{}"}}]}`, "null"))
-			io.WriteString(w, openAIChunk(`{}`, `"tool_calls"`))
+			writeOpenAIToolCall(w, "call_rem", "issues__lookup", `{}`)
 		} else {
-			io.WriteString(w, openAIChunk(`{"role":"assistant","content":"done"}`, "null"))
-			io.WriteString(w, openAIChunk(`{}`, `"stop"`))
+			writeOpenAIAnswer(w, "done")
 		}
-		io.WriteString(w, "data: [DONE]\n\n")
 	}))
 	defer model.Close()
 

@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/astrid-go/astrid/internal/config"
 	"github.com/astrid-go/astrid/internal/mcpserve"
 	"github.com/astrid-go/astrid/manifest"
 )
@@ -20,7 +21,7 @@ func newMCPServeCmd() *cobra.Command {
 	var window, timeout time.Duration
 	cmd := &cobra.Command{
 		Use:   "serve",
-		Short: "Serve the loaded capsules' tools to an MCP client (stdio, or --http on loopback)",
+		Short: "Serve the loaded capsules' tools, resources and prompts to an MCP client (stdio, or --http on loopback)",
 		Long: `Serves every tool the loaded capsules provide to an MCP client: over standard input
 and output by default (an editor or another agent starts "astrid mcp serve" as its
 stdio server), or with --http 127.0.0.1:PORT over streamable HTTP at /mcp, on a
@@ -32,7 +33,19 @@ tool changes things. A call goes through the router, the approval capsule and th
 providing capsule's confinement like any other, acting for --principal. When the
 approval capsule asks about a call, the client is asked through MCP elicitation
 (yes, no or always); a client that cannot elicit is refused, and the call answers
-an error. A client's cancel cancels the call.
+an error. A client's cancel cancels the call. A tool's images, audio and embedded
+resources reach the client as MCP content, its progress and log messages as
+notifications (log messages at the level the client sets with logging/setLevel),
+and its form questions as one elicitation. A tool may ask the client's model
+(sampling/createMessage) only when config.toml's [mcp] sampling names its capsule
+and the client offers sampling.
+
+Resources and prompts are the capsules' too: those a capsule offers through the
+resource and prompt conventions, each [[skill]] and [[context_file]] at
+astrid://<capsule>/skills/<name> and astrid://<capsule>/context/<name>, and each
+slash [[command]] with a prompt as a prompt taking "args". A read or get is answered
+by the capsule that owns it; a URI with a ".." segment, a control character or no
+scheme, or over 2048 bytes, is refused first (docs/mcp.md).
 
 Talks to the running daemon of $ASTRID_HOME when there is one (and --no-daemon is
 not given), else boots a kernel in-process; either way the tools work on
@@ -55,10 +68,20 @@ the server cannot start; 2 on a usage error.`,
 				return err
 			}
 			defer stop()
+			home, err := config.Home()
+			if err != nil {
+				return err
+			}
+			cfg, err := config.Load(config.Layout(home).Config)
+			if err != nil {
+				return err
+			}
 			srv := mcpserve.New(mcpserve.Options{
 				Kernel: fe.k, Principal: f.principal, Window: window, Timeout: timeout,
 				Version: manifest.RuntimeVersion, Logger: fe.k.Logger(),
+				Sampling: cfg.MCP.SamplingAllowed,
 			})
+			defer srv.Close()
 			if err := srv.Sync(ctx); err != nil {
 				return err
 			}

@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -329,12 +330,23 @@ func TestMCPServeHTTPOnlyOnLoopback(t *testing.T) {
 }
 
 // Through a running daemon, in the caller's workspace: listed, and a
-// write approved by elicitation lands in the caller's directory.
+// write approved by elicitation lands in the caller's directory; the
+// operator's skill is a resource, read from its capsule's static engine,
+// and the conformance fixture's resource, prompt and completion are asked
+// of it through the daemon's uplink (request and reply).
 func TestMCPServeThroughTheDaemon(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs a daemon and astrid mcp serve")
 	}
+	t.Setenv(mcpFixtureEnv, "1") // the daemon's and mcp serve's environment
 	home, daemonWS, ws := realDir(t), realDir(t), realDir(t)
+	skill := "---\nname: tidy\ndescription: Tidy the imports\n---\nRun goimports.\n"
+	if err := os.MkdirAll(filepath.Join(home, "skills", "tidy"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(home, "skills", "tidy", "SKILL.md"), []byte(skill), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	startDaemonIn(t, home, daemonWS)
 	var asked []string
 	cmd := astridProcess(home, "mcp", "serve", "--workspace", ws)
@@ -358,5 +370,22 @@ func TestMCPServeThroughTheDaemon(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(daemonWS, "via-daemon.txt")); !errors.Is(err, os.ErrNotExist) {
 		t.Fatalf("the write landed in the daemon's workspace (%v)", err)
+	}
+	const uri = "astrid://astrid-skills/skills/tidy"
+	rr, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: uri})
+	if err != nil || len(rr.Contents) != 1 || rr.Contents[0].Text != skill {
+		t.Fatalf("read %s through the daemon: %+v, %v\n%s", uri, rr, err, stderr.String())
+	}
+	rr, err = cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: "test://template/42/data"})
+	if err != nil || len(rr.Contents) != 1 || !strings.Contains(rr.Contents[0].Text, "Data for ID: 42") {
+		t.Fatalf("the fixture's template through the daemon: %+v, %v\n%s", rr, err, stderr.String())
+	}
+	gp, err := cs.GetPrompt(ctx, &mcp.GetPromptParams{Name: "test_prompt_with_arguments", Arguments: map[string]string{"arg1": "a", "arg2": "b"}})
+	if err != nil || len(gp.Messages) != 1 {
+		t.Fatalf("the fixture's prompt through the daemon: %+v, %v\n%s", gp, err, stderr.String())
+	}
+	cr, err := cs.Complete(ctx, &mcp.CompleteParams{Ref: &mcp.CompleteReference{Type: "ref/prompt", Name: "test_prompt_with_arguments"}, Argument: mcp.CompleteParamsArgument{Name: "arg1", Value: "test"}})
+	if err != nil || !slices.Equal(cr.Completion.Values, []string{"testValue1", "test-alpha"}) {
+		t.Fatalf("completion through the daemon: %+v, %v", cr, err)
 	}
 }

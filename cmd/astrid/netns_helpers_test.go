@@ -585,24 +585,6 @@ func (c *faultCluster) callAsync(ctx context.Context, host, id string, hold, tim
 	return ch
 }
 
-// cancel publishes, on the caller's host, the cancel of call id, as the
-// caller's client does when it stops waiting.
-func (c *faultCluster) cancel(t *testing.T, id string) {
-	t.Helper()
-	cl, err := dialDaemon(context.Background(), c.caller.home)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cl.Close()
-	p, err := ipc.EncodePayload(ipc.ToolCancelRequest{CallIDs: []string{id}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := cl.Publish(dispatch.Caller{Capsule: toolclient.ClientID, Principal: cl.Principal(), Continues: true}, ipc.ToolRequestCancelTopic, p); err != nil {
-		t.Fatal(err)
-	}
-}
-
 // mustSucceed fails t unless call was answered by host's tool.
 func mustSucceed(t *testing.T, call faultCall, host string) {
 	t.Helper()

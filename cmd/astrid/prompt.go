@@ -225,6 +225,10 @@ func runTurn(ctx context.Context, k agentclient.Kernel, prompt agentclient.Promp
 			printer.toolStarted(ev.ToolStarted)
 		case agentclient.EventToolFinished:
 			printer.toolFinished(ev.ToolFinished)
+		case agentclient.EventToolProgress:
+			printer.toolProgress(ev.ToolProgress)
+		case agentclient.EventCompacted:
+			printer.compacted(ev.Compacted)
 		case agentclient.EventApproval:
 			printer.approval(ev.Approval)
 			if err := t.Answer(ev.Approval.RequestID, approve.decide(ctx, ev.Approval)); err != nil {

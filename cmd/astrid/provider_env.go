@@ -1,5 +1,7 @@
 package main
 
+import "github.com/astrid-go/astrid/internal/config"
+
 // providerEnv maps the environment variables people already set for an
 // LLM provider to that provider capsule's [env] keys. A value stored with
 // `astrid capsule env set` wins; these fill in only what is unset, so
@@ -29,4 +31,18 @@ func configFallback(getenv func(string) string) map[string]map[string]string {
 		}
 	}
 	return out
+}
+
+// withHooks adds config.toml [hooks] to fallback as the hooks capsule's
+// [env] hooks value (a value set with `astrid capsule env set` wins, as
+// for every key).
+func withHooks(fallback map[string]map[string]string, h config.Hooks) map[string]map[string]string {
+	if !h.Configured() {
+		return fallback
+	}
+	if fallback[config.HooksCapsuleID] == nil {
+		fallback[config.HooksCapsuleID] = map[string]string{}
+	}
+	fallback[config.HooksCapsuleID][config.HooksConfigKey] = h.JSON()
+	return fallback
 }

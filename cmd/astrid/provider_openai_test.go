@@ -6,6 +6,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -16,6 +17,24 @@ import (
 func openAIChunk(delta, finish string) string {
 	return `data: {"id":"chatcmpl-Cli1","object":"chat.completion.chunk","created":1764590000,"model":"test-model","system_fingerprint":"fp_1","choices":[{"index":0,"delta":` +
 		delta + `,"logprobs":null,"finish_reason":` + finish + `}],"usage":null}` + "\n\n"
+}
+
+// writeOpenAIAnswer streams a whole Chat Completions answer of text, as
+// OpenAI's server does.
+func writeOpenAIAnswer(w http.ResponseWriter, text string) {
+	w.Header().Set("Content-Type", "text/event-stream")
+	io.WriteString(w, openAIChunk(`{"role":"assistant","content":`+strconv.Quote(text)+`}`, "null"))
+	io.WriteString(w, openAIChunk(`{}`, `"stop"`))
+	io.WriteString(w, "data: [DONE]\n\n")
+}
+
+// writeOpenAIToolCall streams a whole answer that calls tool name with
+// args (a JSON object) as call id.
+func writeOpenAIToolCall(w http.ResponseWriter, id, name, args string) {
+	w.Header().Set("Content-Type", "text/event-stream")
+	io.WriteString(w, openAIChunk(`{"role":"assistant","content":null,"tool_calls":[{"index":0,"id":`+strconv.Quote(id)+`,"type":"function","function":{"name":`+strconv.Quote(name)+`,"arguments":`+strconv.Quote(args)+`}}]}`, "null"))
+	io.WriteString(w, openAIChunk(`{}`, `"tool_calls"`))
+	io.WriteString(w, "data: [DONE]\n\n")
 }
 
 // `astrid -p --provider openai`, pointed at a local OpenAI-compatible

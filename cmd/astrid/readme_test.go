@@ -145,8 +145,19 @@ var readmeRows = map[string]readmeRow{
 			}
 		},
 	},
-	`bin/astrid sandbox check`: {want: []string{"Landlock"}},
-	`bin/astrid tool list`:     {want: []string{"read_file", "write_file", "run_shell_command"}},
+	`bin/astrid sandbox check`:      {want: []string{"Landlock"}},
+	`bin/astrid capsule show hello`: {want: []string{"hello: Greets someone by name", "GREETING: stored"}},
+	`bin/astrid capsule tree`:       {want: []string{"no imports, no dependents:", "hello"}},
+	`bin/astrid config show`:        {want: []string{"call_deadline = \"5m\"", "# default"}},
+	`bin/astrid doctor`: {
+		why:  "this machine cannot reach api.openai.com, where the key stored above would make doctor knock: the fake OpenAI server stands in",
+		env:  func(r *readmeRun) []string { return []string{"OPENAI_BASE_URL=" + r.openai.URL + "/v1"} },
+		want: []string{"openai: http://127.0.0.1", "no problems found"},
+	},
+	`bin/astrid gc --dry-run`:                                    {want: []string{"would remove 0 sessions"}},
+	`bin/astrid capsule new weather`:                             {want: []string{"wrote the wasm capsule weather"}},
+	`bin/astrid restart`:                                         {want: []string{"astrid daemon restarted (pid "}},
+	`bin/astrid tool list`:                                       {want: []string{"read_file", "write_file", "run_shell_command"}},
 	`bin/astrid tool call read_file '{"file_path":"README.md"}'`: {want: []string{"# Astrid in Go"}},
 	`bin/astrid tool call grep_search '{"pattern":"TODO"}' --workspace ~/project --timeout 10s`: {
 		want: []string{"plan.txt:1:TODO: write the plan"},
@@ -221,6 +232,9 @@ var readmeRows = map[string]readmeRow{
 // written unless readmeRows says otherwise, with bin/astrid this binary and
 // $HOME a directory of the test's (so ~/.astrid is its $ASTRID_HOME).
 func TestReadmeExamples(t *testing.T) {
+	// Parallel: among the longest of a race run (wasm compiled by a
+	// race-instrumented kernel, builds), and it changes no process-wide state.
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("builds a wasm capsule and runs about forty processes")
 	}

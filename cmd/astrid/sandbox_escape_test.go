@@ -35,8 +35,9 @@ func TestShellEscapesThroughTheDaemon(t *testing.T) {
 	must(os.WriteFile(filepath.Join(outside, "secret"), []byte("OUTSIDE-SECRET"), 0o600))
 	must(os.Symlink(outside, filepath.Join(ws, "link-out")))
 	must(os.Symlink(home, filepath.Join(ws, "link-home")))
-	// What the home holds once used: a key, a config.
-	must(os.WriteFile(filepath.Join(home, "secrets.key"), []byte("HOME-SECRET"), 0o600))
+	// What the home holds once used: a key (32 bytes, usable: the kernel
+	// unseals the host signing key with it), a config.
+	must(os.WriteFile(filepath.Join(home, "secrets.key"), []byte(homeSecretKey), 0o600))
 	must(os.WriteFile(filepath.Join(home, "config.toml"), []byte("# HOME-SECRET\n"), 0o600))
 	pid := startedPid(t, home, ws)
 	sock := filepath.Join(home, "run", "astrid.sock")
@@ -155,6 +156,9 @@ func TestConfinedShellAuto(t *testing.T) {
 // capsule, told it may touch the whole file system, is held by the OS to
 // its capsule's grants when called through the real binary: the
 // workspace reads, Astrid's home and /etc/passwd do not.
+// homeSecretKey is a usable store key whose bytes a leak would show.
+const homeSecretKey = "HOME-SECRET-0123456789abcdefghij"
+
 func TestMCPServerEscapesThroughTheBinary(t *testing.T) {
 	if err := sandbox.Need(sandbox.ABI()); err != nil {
 		t.Skipf("this kernel cannot confine: %v", err)
@@ -180,7 +184,11 @@ args = [%q, "/"]
 	for path, body := range map[string]string{
 		filepath.Join(src, "Capsule.toml"): manifest,
 		filepath.Join(ws, "notes.txt"):     "workspace notes",
-		filepath.Join(home, "secrets.key"): "HOME-SECRET",
+		filepath.Join(home, "secrets.key"): homeSecretKey,
+		// It must exist: a missing file answers ENOENT whether or not the
+		// read was allowed (the server checks its roots only once they
+		// arrive, after initialize; the OS check is what holds before).
+		filepath.Join(home, "config.toml"): "# the operator's settings\n",
 	} {
 		if err := os.WriteFile(path, []byte(body), 0o600); err != nil {
 			t.Fatal(err)

@@ -20,12 +20,12 @@ const sessionTimeout = 10 * time.Second
 func newSessionCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "session",
-		Short: "List, show and delete the agent's conversations",
+		Short: "List, show, compact and delete the agent's conversations",
 		Long: `Sessions are the agent's conversation histories, kept by the session store capsule
 per principal (another principal's sessions are invisible). Continue one with
 astrid -p "..." --session <id>, or the newest of this workspace with --continue.`,
 	}
-	cmd.AddCommand(newSessionListCmd(), newSessionShowCmd(), newSessionDeleteCmd())
+	cmd.AddCommand(newSessionListCmd(), newSessionShowCmd(), newSessionDeleteCmd(), newSessionCompactCmd(), newSessionUndoCmd())
 	return cmd
 }
 
@@ -76,7 +76,10 @@ func newSessionShowCmd() *cobra.Command {
 		Use:   "show <session id>",
 		Short: "Print a session's messages",
 		Long: `Prints a session's messages: what the user asked, the assistant's answers, and each
-tool call with its result. Exit status: 0 when shown, 1 when there is no such session.`,
+tool call with its result. When the agent compacted the session (astrid session compact, or on
+its own near the model's context window), the summary it sends in place of the older messages
+is printed where they end; every message is still shown. Exit status: 0 when shown, 1 when
+there is no such session.`,
 		Args: oneSessionID,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			fe, ctx, stop, err := bootForSessions(cmd, f)
@@ -92,14 +95,17 @@ tool call with its result. Exit status: 0 when shown, 1 when there is no such se
 				fmt.Fprintf(cmd.ErrOrStderr(), "astrid: no session %s (astrid session list shows them)\n", args[0])
 				return exitError{code: 1}
 			}
-			msgs, err := sessionclient.Messages(ctx, fe.k, f.principal, args[0])
+			msgs, comp, err := sessionclient.History(ctx, fe.k, f.principal, args[0])
 			if err != nil {
 				return err
 			}
 			if asJSON {
 				return writeJSON(cmd.OutOrStdout(), msgs)
 			}
-			for _, m := range msgs {
+			for i, m := range msgs {
+				if comp != nil && i == comp.Upto {
+					fmt.Fprintf(cmd.OutOrStdout(), "── the model is sent this summary in place of the %d messages above ──\n%s\n──\n", comp.Upto, comp.Summary)
+				}
 				writeMessage(cmd.OutOrStdout(), m)
 			}
 			if line := sessionUsageLine(meta); line != "" {

@@ -19,6 +19,18 @@ import (
 // default principal, as the orchestrator would have.
 func seedSession(t *testing.T, home, ws, id string) {
 	t.Helper()
+	seedMessages(t, home, ws, id, []ipc.Message{
+		ipc.TextMessage(ipc.RoleUser, "What is in README.md?"),
+		{Role: ipc.RoleAssistant, Content: ipc.MessageContent{Kind: ipc.ContentToolCalls, ToolCalls: []ipc.ToolCall{{ID: "c1", Name: "read_file", Arguments: json.RawMessage(`{"file_path": "README.md"}`)}}}},
+		{Role: ipc.RoleTool, Content: ipc.MessageContent{Kind: ipc.ContentToolResult, ToolResult: ipc.ToolCallResult{CallID: "c1", Content: "# Demo\nhello"}}},
+		ipc.TextMessage(ipc.RoleAssistant, "It says hello."),
+	})
+}
+
+// seedMessages appends msgs to session id of the default principal, in a
+// kernel of its own on home.
+func seedMessages(t *testing.T, home, ws, id string, msgs []ipc.Message) {
+	t.Helper()
 	k, err := kernel.Boot(context.Background(), kernel.Options{
 		Home: home, Workspace: ws, Config: config.Default(), Builtins: builtins(), Frontends: frontends(),
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
@@ -27,12 +39,6 @@ func seedSession(t *testing.T, home, ws, id string) {
 		t.Fatal(err)
 	}
 	defer k.Close()
-	msgs := []ipc.Message{
-		ipc.TextMessage(ipc.RoleUser, "What is in README.md?"),
-		{Role: ipc.RoleAssistant, Content: ipc.MessageContent{Kind: ipc.ContentToolCalls, ToolCalls: []ipc.ToolCall{{ID: "c1", Name: "read_file", Arguments: json.RawMessage(`{"file_path": "README.md"}`)}}}},
-		{Role: ipc.RoleTool, Content: ipc.MessageContent{Kind: ipc.ContentToolResult, ToolResult: ipc.ToolCallResult{CallID: "c1", Content: "# Demo\nhello"}}},
-		ipc.TextMessage(ipc.RoleAssistant, "It says hello."),
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	if _, err := sessionclient.Ask(ctx, k.Frontend(), ipc.DefaultPrincipal, "get_messages", map[string]any{

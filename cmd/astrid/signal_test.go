@@ -19,10 +19,30 @@ import (
 // signal) by re-executing the test binary with ASTRID_TEST_RUN_MAIN=1.
 func TestMain(m *testing.M) {
 	if os.Getenv("ASTRID_TEST_RUN_MAIN") == "1" {
+		wasmCache = os.Getenv(testWasmCacheEnv)
 		main()
 		os.Exit(0)
 	}
-	os.Exit(m.Run())
+	os.Exit(runSharingWasmCode(m))
+}
+
+// testWasmCacheEnv names the compilation cache every process of a test run
+// shares: compiling a Go-built capsule takes a race-instrumented kernel
+// ~18 s, and each test's fresh home would compile the same modules again
+// (TestReadmeExamples spent 83 s of cmd/astrid's race run on it).
+const testWasmCacheEnv = "ASTRID_TEST_WASM_CACHE"
+
+// runSharingWasmCode runs the tests with one wasm compilation cache for
+// all the astrid processes they start, removed afterwards.
+func runSharingWasmCode(m *testing.M) int {
+	dir, err := os.MkdirTemp("", "astrid-test-wasm-cache-")
+	if err != nil {
+		return m.Run()
+	}
+	defer os.RemoveAll(dir)
+	os.Setenv(testWasmCacheEnv, dir)
+	wasmCache = dir
+	return m.Run()
 }
 
 // Ctrl-C during a tool call ends astrid promptly: the pending call is

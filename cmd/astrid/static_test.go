@@ -56,7 +56,11 @@ func TestTheScriptBuildsAStaticBinary(t *testing.T) {
 		t.Fatal(err)
 	}
 	if len(problems) > 0 {
-		t.Fatalf("scripts/build.sh built a dynamic binary: %s", strings.Join(problems, "; "))
+		t.Fatalf("scripts/build.sh built a dynamic astrid: %s", strings.Join(problems, "; "))
+	}
+	// One binary is all there is: nothing else beside it.
+	if entries, _ := os.ReadDir(filepath.Dir(bin)); len(entries) != 1 {
+		t.Fatalf("scripts/build.sh built %d files, want astrid alone", len(entries))
 	}
 }
 

@@ -29,6 +29,20 @@ func terminalOf(cmd *cobra.Command) *operatorTerminal {
 	return &operatorTerminal{in: f, out: cmd.ErrOrStderr()}
 }
 
+// errNoEcho is withoutEcho's refusal: the terminal cannot hide typing.
+var errNoEcho = errors.New("this terminal cannot hide what is typed")
+
+// secret reads one line with echo off, so a secret typed at the terminal
+// never shows. ok is false when echo cannot be turned off (then the
+// caller reads it some other way).
+func (t *operatorTerminal) secret() (value string, ok bool, err error) {
+	value, err = withoutEcho(t.in, t.line)
+	if errors.Is(err, errNoEcho) {
+		return "", false, nil
+	}
+	return value, true, err
+}
+
 // line reads one line, without its newline.
 func (t *operatorTerminal) line() (string, error) {
 	var b strings.Builder

@@ -66,8 +66,8 @@ func bootKernel(cmd *cobra.Command, f kernelFlags) (*kernel.Kernel, context.Cont
 	ctx, cancel := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	k, err := kernel.Boot(ctx, kernel.Options{
 		Home: home, Workspace: ws, Config: cfg, Logger: logger, Builtins: builtins(), Frontends: frontends(),
-		LoadInBackground: f.background, ConfigFallback: configFallback(os.Getenv),
-		AskEnv: f.askEnv(),
+		LoadInBackground: f.background, ConfigFallback: withHooks(configFallback(os.Getenv), cfg.Hooks),
+		AskEnv: f.askEnv(), WasmCache: wasmCache,
 	})
 	if err != nil {
 		interrupted := ctx.Err() != nil

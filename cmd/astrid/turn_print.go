@@ -21,10 +21,14 @@ type turnPrinter struct {
 	// response repeating it is not printed twice.
 	streamed  string
 	lineStart bool
+	// finished are the calls whose result was shown: a progress report
+	// that comes after it (through a daemon it has a route of its own)
+	// is late news and is not printed.
+	finished map[string]bool
 }
 
 func newTurnPrinter(out, errOut io.Writer, asJSON bool) *turnPrinter {
-	return &turnPrinter{out: out, err: errOut, json: asJSON, lineStart: true}
+	return &turnPrinter{out: out, err: errOut, json: asJSON, lineStart: true, finished: map[string]bool{}}
 }
 
 // jsonEvent is one line of --json output.
@@ -69,6 +73,7 @@ func (p *turnPrinter) toolStarted(e ipc.AgentToolStarted) {
 func (p *turnPrinter) toolFinished(e ipc.AgentToolFinished) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	p.finished[e.CallID] = true
 	if p.json {
 		p.emit("tool_finished", e)
 		return
@@ -83,6 +88,34 @@ func (p *turnPrinter) toolFinished(e ipc.AgentToolFinished) {
 		took = (time.Duration(e.DurationMS) * time.Millisecond).String()
 	}
 	fmt.Fprintf(p.err, "%s %s (%s) %s\n", mark, e.Name, took, oneLine(e.Summary, 100))
+}
+
+// toolProgress notes how far a tool call got on stderr ("… name: 2/5
+// message"), as its provider reported it.
+func (p *turnPrinter) toolProgress(e ipc.AgentToolProgress) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.finished[e.CallID] {
+		return
+	}
+	if p.json {
+		p.emit("tool_progress", e)
+		return
+	}
+	p.breakLine()
+	fmt.Fprintf(p.err, "… %s\n", oneLine(e.Text(), 160))
+}
+
+// compacted notes a compaction of the session's history on stderr.
+func (p *turnPrinter) compacted(e ipc.AgentCompacted) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.json {
+		p.emit("compacted", e)
+		return
+	}
+	p.breakLine()
+	fmt.Fprintf(p.err, "astrid: %s\n", e.Text())
 }
 
 func (p *turnPrinter) approval(q ipc.ApprovalRequired) {
@@ -104,6 +137,8 @@ func (p *turnPrinter) final(r ipc.AgentResponse) {
 		return
 	}
 	switch r.Outcome {
+	case ipc.OutcomeCompacted:
+		fmt.Fprintln(p.out, r.Text)
 	case ipc.OutcomeAnswer, "":
 		rest := r.Text
 		if len(p.streamed) <= len(rest) && rest[:len(p.streamed)] == p.streamed {
@@ -155,7 +190,7 @@ func (p *turnPrinter) breakLine() {
 // turn's outcome.
 func turnExitCode(outcome string) int {
 	switch outcome {
-	case ipc.OutcomeAnswer, "":
+	case ipc.OutcomeAnswer, ipc.OutcomeCompacted, "":
 		return 0
 	case ipc.OutcomeTimeout:
 		return 124 // as timeout(1) reports it

@@ -23,6 +23,10 @@ func uplinkBuiltin(cfg config.Config, rep *daemon.Reporter) (kernel.Builtin, err
 	if err != nil {
 		return kernel.Builtin{}, fmt.Errorf("config [uplink] principals: %w", err)
 	}
+	allowed, err := cfg.Uplink.UIDAllowedPrincipals()
+	if err != nil {
+		return kernel.Builtin{}, fmt.Errorf("config [uplink] principals: %w", err)
+	}
 	byPrincipal, err := cfg.Uplink.IngressByPrincipal()
 	if err != nil {
 		return kernel.Builtin{}, fmt.Errorf("config [uplink] ingress: %w", err)
@@ -33,6 +37,7 @@ func uplinkBuiltin(cfg config.Config, rep *daemon.Reporter) (kernel.Builtin, err
 	s := uplink.Settings{
 		OwnerUID:    os.Getuid(),
 		Principals:  principals,
+		Allowed:     allowed,
 		Ingress:     byPrincipal,
 		MaxClients:  cfg.Uplink.MaxClients,
 		ClientQueue: cfg.Uplink.ClientQueue,
@@ -40,6 +45,7 @@ func uplinkBuiltin(cfg config.Config, rep *daemon.Reporter) (kernel.Builtin, err
 	if rep != nil {
 		s.Report = queryReporter(rep)
 		s.Load = capsuleLoader(rep)
+		s.AttachMCP = mcpAttacher(rep)
 		s.Clients = rep.Clients // the idle timer's
 	}
 	return kernel.Builtin{Manifest: uplink.Manifest, New: uplink.NewWith(s)}, nil

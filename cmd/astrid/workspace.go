@@ -62,7 +62,14 @@ func clientEnv() (map[string]string, error) {
 // dialDaemonFor connects to the daemon of home as a client working on ws
 // with the provider settings env.
 func dialDaemonFor(ctx context.Context, home, ws string, env map[string]string) (*daemonclient.Client, error) {
-	return daemonclient.Dial(ctx, home, daemonclient.Options{Client: "astrid " + manifest.RuntimeVersion, Workspace: ws, Env: env})
+	return dialDaemonAs(ctx, home, ws, env, "")
+}
+
+// dialDaemonAs is dialDaemonFor asking to act as principal (empty: the
+// uid's default); the daemon allows only the principals config.toml maps
+// this user's uid to ([uplink] principals).
+func dialDaemonAs(ctx context.Context, home, ws string, env map[string]string, principal string) (*daemonclient.Client, error) {
+	return daemonclient.Dial(ctx, home, daemonclient.Options{Client: "astrid " + manifest.RuntimeVersion, Workspace: ws, Env: env, Principal: principal})
 }
 
 // followSession makes a continued session work on the workspace it

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
 	"net/http"
@@ -16,6 +17,7 @@ import (
 	"testing"
 
 	"github.com/astrid-go/astrid/internal/daemonclient"
+	"github.com/astrid-go/astrid/internal/sessionclient"
 	"github.com/astrid-go/astrid/internal/uplinkwire"
 )
 
@@ -336,6 +338,47 @@ func TestSessionContinuedFromAnotherDirectoryWorksOnItsOwn(t *testing.T) {
 			if out, code := runProcess(t, home, "stop"); code != 0 {
 				t.Fatalf("stop: exit %d: %s", code, out)
 			}
+		}
+	}
+}
+
+// Through the daemon, -p records its new session's workspace before it
+// exits: the next command, started the moment the first exits, already
+// finds it — --continue resumes it there and not in another workspace, and
+// session list shows it.
+func TestDaemonRecordsANewSessionsWorkspaceBeforeTheNextCommand(t *testing.T) {
+	promptHome(t, "")
+	home := os.Getenv("ASTRID_HOME")
+	wsA, wsB := t.TempDir(), t.TempDir()
+	for _, ws := range []string{wsA, wsB} {
+		if err := os.WriteFile(filepath.Join(ws, "README.md"), []byte("# Project\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	startDaemonIn(t, home, t.TempDir())
+	for round := range 3 {
+		first := runClient(t, home, wsA, nil, "-p", "What does README.md say?")
+		if first.code != 0 {
+			t.Fatalf("round %d: the first turn: %+v", round, first)
+		}
+		sd := sessionNamed(t, first.stderr)
+		again := runClient(t, home, wsA, nil, "-p", "What does README.md say?", "--continue")
+		if again.code != 0 || sessionNamed(t, again.stderr) != sd {
+			t.Fatalf("round %d: --continue right after %s: %+v", round, sd, again)
+		}
+		if other := runClient(t, home, wsB, nil, "-p", "hello", "--continue"); other.code != 2 {
+			t.Fatalf("round %d: --continue in another workspace: %+v", round, other)
+		}
+	}
+	list := runClient(t, home, wsA, nil, "session", "list", "--json")
+	var sessions []sessionclient.Summary
+	if list.code != 0 || json.Unmarshal([]byte(list.stdout), &sessions) != nil || len(sessions) != 3 {
+		t.Fatalf("session list: %+v", list)
+	}
+	wsAReal, _ := filepath.EvalSymlinks(wsA)
+	for _, s := range sessions {
+		if s.Workspace != wsAReal {
+			t.Errorf("session %s records workspace %q, want %q", s.SessionID, s.Workspace, wsAReal)
 		}
 	}
 }

@@ -200,21 +200,40 @@ func TestKindsAndDiffs(t *testing.T) {
 	}
 }
 
-func TestPromptText(t *testing.T) {
-	text, err := promptText([]acpsdk.ContentBlock{
+func TestPromptContent(t *testing.T) {
+	in, err := promptContent([]acpsdk.ContentBlock{
 		acpsdk.TextBlock("look at"),
+		acpsdk.ImageBlock("iVBORw0KGgo=", "image/PNG"),
 		acpsdk.ResourceLinkBlock("main.go", "file:///ws/main.go"),
 		acpsdk.ResourceBlock(acpsdk.EmbeddedResourceResource{TextResourceContents: &acpsdk.TextResourceContents{Uri: "file:///ws/x.txt", Text: "hello"}}),
 	})
-	if err != nil || text != "look at\n\n[main.go](file:///ws/main.go)\n\nfile:///ws/x.txt:\n```\nhello\n```" {
-		t.Fatalf("%q %v", text, err)
+	if err != nil || in.text != "look at\n\n[main.go](file:///ws/main.go)\n\nfile:///ws/x.txt:\n```\nhello\n```" {
+		t.Fatalf("%q %v", in.text, err)
 	}
-	var re *acpsdk.RequestError
-	if _, err := promptText([]acpsdk.ContentBlock{acpsdk.ImageBlock("AAAA", "image/png")}); !errors.As(err, &re) || re.Code != -32602 {
-		t.Fatalf("image: %v", err)
+	if len(in.images) != 1 || in.images[0] != (ipc.PromptImage{Data: "iVBORw0KGgo=", MediaType: "image/png"}) {
+		t.Fatalf("images %+v", in.images)
 	}
-	if _, err := promptText([]acpsdk.ContentBlock{acpsdk.TextBlock("  ")}); !errors.As(err, &re) || re.Code != -32602 {
-		t.Fatalf("empty: %v", err)
+	// Images alone are a prompt (the model is asked whether it takes
+	// them before the turn, takesImages).
+	if in, err := promptContent([]acpsdk.ContentBlock{acpsdk.ImageBlock("AAAA", "image/png")}); err != nil || in.text != "" || len(in.images) != 1 {
+		t.Fatalf("an image alone: %+v %v", in, err)
+	}
+	many := []acpsdk.ContentBlock{acpsdk.TextBlock("these")}
+	for range maxPromptImages + 1 {
+		many = append(many, acpsdk.ImageBlock("AAAA", "image/png"))
+	}
+	for name, blocks := range map[string][]acpsdk.ContentBlock{
+		"svg":          {acpsdk.TextBlock("this"), acpsdk.ImageBlock("PHN2Zz4=", "image/svg+xml")},
+		"uri only":     {acpsdk.TextBlock("this"), {Image: &acpsdk.ContentBlockImage{MimeType: "image/png", Uri: acpsdk.Ptr("file:///x.png"), Type: "image"}}},
+		"audio":        {acpsdk.TextBlock("this"), acpsdk.AudioBlock("AAAA", "audio/wav")},
+		"empty":        {acpsdk.TextBlock("  ")},
+		"too many":     many,
+		"over the bus": {acpsdk.TextBlock("this"), acpsdk.ImageBlock(strings.Repeat("A", maxPromptBytes), "image/png")},
+	} {
+		var re *acpsdk.RequestError
+		if _, err := promptContent(blocks); !errors.As(err, &re) || re.Code != -32602 {
+			t.Errorf("%s: %v, want invalid params", name, err)
+		}
 	}
 }
 
@@ -244,5 +263,29 @@ func TestPermissionOptionsMapToDecisions(t *testing.T) {
 	}
 	if got := decisionOf("something_else"); got != ipc.DecisionDeny {
 		t.Fatalf("an unknown option is %q", got)
+	}
+}
+
+// The editor's servers reach the kernel's checks as sent (env and headers
+// in order); SSE and ACP-carried servers, which initialize does not
+// offer, are refused by name with invalid params.
+func TestEditorServers(t *testing.T) {
+	got, err := editorServers([]acpsdk.McpServer{
+		{Stdio: &acpsdk.McpServerStdio{Name: "fs", Command: "npx", Args: []string{"-y", "pkg"}, Env: []acpsdk.EnvVariable{{Name: "A", Value: "1"}}}},
+		{Http: &acpsdk.McpServerHttpInline{Name: "web", Type: "http", Url: "https://mcp.example.com/", Headers: []acpsdk.HttpHeader{{Name: "Authorization", Value: "Bearer t"}}}},
+	})
+	if err != nil || len(got) != 2 || got[0].Command != "npx" || len(got[0].Args) != 2 || got[0].Env[0].Name != "A" ||
+		got[1].URL != "https://mcp.example.com/" || got[1].Headers[0].Value != "Bearer t" {
+		t.Fatalf("%+v %v", got, err)
+	}
+	for name, srv := range map[string]acpsdk.McpServer{
+		"sse":  {Sse: &acpsdk.McpServerSseInline{Name: "old", Type: "sse", Url: "https://x/sse"}},
+		"acp":  {Acp: &acpsdk.McpServerAcpInline{Name: "inner"}},
+		"none": {},
+	} {
+		var re *acpsdk.RequestError
+		if _, err := editorServers([]acpsdk.McpServer{srv}); !errors.As(err, &re) || re.Code != -32602 {
+			t.Errorf("%s: %v, want invalid params", name, err)
+		}
 	}
 }

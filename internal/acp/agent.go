@@ -12,8 +12,10 @@ import (
 	acpsdk "github.com/coder/acp-go-sdk"
 
 	"github.com/astrid-go/astrid/internal/agentclient"
+	"github.com/astrid-go/astrid/internal/commandclient"
 	"github.com/astrid-go/astrid/internal/registryclient"
 	"github.com/astrid-go/astrid/internal/sessionclient"
+	"github.com/astrid-go/astrid/internal/sessionmcp"
 	"github.com/astrid-go/astrid/ipc"
 )
 
@@ -31,17 +33,34 @@ const askTimeout = 10 * time.Second
 // workspace, with at most one turn at a time.
 type session struct {
 	id string
-	ws Workspace
+	// cwd is the directory the editor named, the key its workspace is
+	// opened again by (reconnect.go).
+	cwd string
 
 	// turn is a one-slot semaphore: the turn running, if any. A newer
 	// prompt waits for the older one, which the SDK cancels first.
 	turn chan struct{}
 
 	mu       sync.Mutex
+	ws       Workspace          // read with workspace(); changed by session/load and a reconnect
 	cancel   context.CancelFunc // the running turn's, nil when idle
 	provider string             // session/set_model; "" the registry's choice
 	model    string
 	recorded bool // its workspace is recorded in the store
+	// own: ws is the session's alone (it brought MCP servers, mcp.go),
+	// released with the session; servers are those, attached again on
+	// a reconnect.
+	own     bool
+	servers []sessionmcp.Server
+	// commands are the capsules' slash commands (commands.go).
+	commands []commandclient.Command
+}
+
+// workspace is the session's way to the kernel now.
+func (s *session) workspace() Workspace {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.ws
 }
 
 func (s *session) cancelTurn() {
@@ -74,12 +93,13 @@ func (a *agent) Initialize(_ context.Context, p acpsdk.InitializeRequest) (acpsd
 		AgentCapabilities: acpsdk.AgentCapabilities{
 			LoadSession: true,
 			// Text, resource links and embedded resources (their
-			// text goes into the prompt); no images or audio: a
-			// prompt on the bus is text.
-			PromptCapabilities: acpsdk.PromptCapabilities{EmbeddedContext: true},
-			// stdio servers must be accepted; none is loaded yet
-			// (NewSession says so per server). No HTTP or SSE.
-			McpCapabilities: acpsdk.McpCapabilities{},
+			// text goes into the prompt), images (a prompt with
+			// images is refused when the session's model does not
+			// take them: takesImages); no audio.
+			PromptCapabilities: acpsdk.PromptCapabilities{EmbeddedContext: true, Image: true},
+			// stdio and HTTP servers are the session's own
+			// (mcp.go), under the operator's rules; no SSE.
+			McpCapabilities: acpsdk.McpCapabilities{Http: true},
 		},
 		AgentInfo:   &acpsdk.Implementation{Name: "astrid", Title: acpsdk.Ptr("Astrid"), Version: a.opts.Version},
 		AuthMethods: []acpsdk.AuthMethod{},
@@ -99,14 +119,18 @@ func (a *agent) NewSession(ctx context.Context, p acpsdk.NewSessionRequest) (acp
 		return acpsdk.NewSessionResponse{}, internal("%v", errShuttingDown)
 	}
 	defer a.leave()
-	ws, err := a.open(ctx, p.Cwd)
+	servers, err := editorServers(p.McpServers)
 	if err != nil {
 		return acpsdk.NewSessionResponse{}, err
 	}
-	a.refuseMCP(p.McpServers)
-	s := &session{id: agentclient.NewSessionID(), ws: ws, turn: make(chan struct{}, 1)}
+	ws, own, err := a.openSession(ctx, p.Cwd, servers)
+	if err != nil {
+		return acpsdk.NewSessionResponse{}, err
+	}
+	s := &session{id: agentclient.NewSessionID(), cwd: filepath.Clean(p.Cwd), ws: ws, own: own, servers: servers, turn: make(chan struct{}, 1)}
 	a.add(s)
 	a.log.Info("acp: new session", "session", s.id, "workspace", ws.Dir)
+	defer a.loadCommands(s)
 	return acpsdk.NewSessionResponse{SessionId: acpsdk.SessionId(s.id), Models: a.models(ctx, s)}, nil
 }
 
@@ -123,25 +147,6 @@ func (a *agent) open(ctx context.Context, cwd string) (Workspace, error) {
 		return Workspace{}, invalidParams("cwd: %v", err)
 	}
 	return ws, nil
-}
-
-// refuseMCP says, per server, that the editor's MCP servers are not
-// loaded: session-scoped MCP capsules are not built yet (docs/acp.md).
-func (a *agent) refuseMCP(servers []acpsdk.McpServer) {
-	for _, srv := range servers {
-		name, kind := "", ""
-		switch {
-		case srv.Stdio != nil:
-			name, kind = srv.Stdio.Name, "stdio"
-		case srv.Http != nil:
-			name, kind = srv.Http.Name, "http"
-		case srv.Sse != nil:
-			name, kind = srv.Sse.Name, "sse"
-		case srv.Acp != nil:
-			name, kind = srv.Acp.Name, "acp"
-		}
-		a.log.Warn("acp: the editor's MCP server is not loaded: astrid does not load an editor's MCP servers per session yet; install it as a capsule (astrid capsule install) to offer its tools under the operator's grants", "server", name, "transport", kind)
-	}
 }
 
 func (a *agent) add(s *session) {
@@ -165,7 +170,7 @@ func (a *agent) session(id acpsdk.SessionId) (*session, error) {
 func (a *agent) models(ctx context.Context, s *session) *acpsdk.SessionModelState {
 	ctx, cancel := context.WithTimeout(ctx, askTimeout)
 	defer cancel()
-	list, err := registryclient.List(ctx, s.ws.Kernel, a.opts.Principal)
+	list, err := registryclient.List(ctx, s.workspace().Kernel, a.opts.Principal)
 	if err != nil {
 		a.log.Info("acp: no model list for the editor", "err", err)
 		return nil
@@ -208,7 +213,7 @@ func (a *agent) UnstableSetSessionModel(ctx context.Context, p acpsdk.UnstableSe
 	}
 	ctx, cancel := context.WithTimeout(ctx, askTimeout)
 	defer cancel()
-	list, err := registryclient.List(ctx, s.ws.Kernel, a.opts.Principal)
+	list, err := registryclient.List(ctx, s.workspace().Kernel, a.opts.Principal)
 	if err != nil {
 		return acpsdk.UnstableSetSessionModelResponse{}, internal("the provider registry did not answer: %v", err)
 	}
@@ -237,11 +242,20 @@ func (a *agent) LoadSession(ctx context.Context, p acpsdk.LoadSessionRequest) (a
 	if err := sessionclient.ValidSessionID(id); err != nil {
 		return acpsdk.LoadSessionResponse{}, invalidParams("%v", err)
 	}
-	ws, err := a.open(ctx, p.Cwd)
+	servers, err := editorServers(p.McpServers)
 	if err != nil {
 		return acpsdk.LoadSessionResponse{}, err
 	}
-	a.refuseMCP(p.McpServers)
+	ws, own, err := a.openSession(ctx, p.Cwd, servers)
+	if err != nil {
+		return acpsdk.LoadSessionResponse{}, err
+	}
+	kept := false
+	defer func() {
+		if own && !kept {
+			release(ws)
+		}
+	}()
 	actx, cancel := context.WithTimeout(ctx, askTimeout)
 	defer cancel()
 	if _, ok, err := sessionclient.Meta(actx, ws.Kernel, a.opts.Principal, id); err != nil {
@@ -260,17 +274,22 @@ func (a *agent) LoadSession(ctx context.Context, p acpsdk.LoadSessionRequest) (a
 		if err := a.acquire(ctx, s); err != nil {
 			return acpsdk.LoadSessionResponse{}, err
 		}
-		s.ws = ws
-		s.recorded = false
+		s.releaseOwn()
+		s.mu.Lock()
+		s.ws, s.cwd, s.recorded, s.own, s.servers = ws, filepath.Clean(p.Cwd), false, own, servers
+		s.mu.Unlock()
+		kept = true
 		<-s.turn
 	} else {
-		s = &session{id: id, ws: ws, turn: make(chan struct{}, 1)}
+		s = &session{id: id, cwd: filepath.Clean(p.Cwd), ws: ws, own: own, servers: servers, turn: make(chan struct{}, 1)}
 	}
 	if err := a.replay(ctx, s, msgs); err != nil {
 		return acpsdk.LoadSessionResponse{}, err
 	}
 	a.add(s)
+	kept = true // a new session's workspace is released with it from now on
 	a.log.Info("acp: session loaded", "session", id, "workspace", ws.Dir, "messages", len(msgs))
+	defer a.loadCommands(s)
 	return acpsdk.LoadSessionResponse{Models: a.models(ctx, s)}, nil
 }
 
@@ -278,6 +297,7 @@ func (a *agent) LoadSession(ctx context.Context, p acpsdk.LoadSessionRequest) (a
 // sent: the person's messages, the agent's text, each tool call with its
 // result.
 func (a *agent) replay(ctx context.Context, s *session, msgs []ipc.Message) error {
+	ws := s.workspace()
 	send := func(u acpsdk.SessionUpdate) error {
 		return a.conn.SessionUpdate(ctx, acpsdk.SessionNotification{SessionId: acpsdk.SessionId(s.id), Update: u})
 	}
@@ -291,20 +311,24 @@ func (a *agent) replay(ctx context.Context, s *session, msgs []ipc.Message) erro
 			err = send(acpsdk.UpdateAgentMessageText(m.Content.Text))
 		case m.Content.Kind == ipc.ContentMultiPart && m.Role == ipc.RoleUser:
 			for _, part := range m.Content.Parts {
-				if part.Type == ipc.PartText && err == nil {
+				switch {
+				case err != nil:
+				case part.Type == ipc.PartText:
 					err = send(acpsdk.UpdateUserMessageText(part.Text))
+				case part.Type == ipc.PartImage:
+					err = send(acpsdk.UpdateUserMessage(acpsdk.ImageBlock(part.Data, part.MediaType)))
 				}
 			}
 		case m.Content.Kind == ipc.ContentToolCalls:
 			for _, c := range m.Content.ToolCalls {
 				names[c.ID] = c.Name
-				title, kind, locs := describeCall(s.ws.Dir, c.Name, c.Arguments)
+				title, kind, locs := describeCall(ws.Dir, c.Name, c.Arguments)
 				_, input := parseArgs(c.Arguments)
 				opts := []acpsdk.ToolCallStartOpt{acpsdk.WithStartKind(kind), acpsdk.WithStartStatus(acpsdk.ToolCallStatusPending), acpsdk.WithStartRawInput(input)}
 				if len(locs) > 0 {
 					opts = append(opts, acpsdk.WithStartLocations(locs))
 				}
-				if d, ok := diffOf(s.ws.Dir, c.Name, c.Arguments, nil); ok {
+				if d, ok := diffOf(ws.Dir, c.Name, c.Arguments, nil); ok {
 					opts = append(opts, acpsdk.WithStartContent([]acpsdk.ToolCallContent{d}))
 				}
 				if err == nil {
@@ -366,6 +390,7 @@ func (a *agent) CloseSession(_ context.Context, p acpsdk.CloseSessionRequest) (a
 	a.mu.Lock()
 	delete(a.sessions, s.id)
 	a.mu.Unlock()
+	s.releaseOwn()
 	return acpsdk.CloseSessionResponse{}, nil
 }
 

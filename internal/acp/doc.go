@@ -8,9 +8,13 @@
 // drives one agentclient turn; deltas become agent_message_chunk, the
 // model's reasoning agent_thought_chunk, tool calls tool_call and
 // tool_call_update with a kind, locations and, for edits, a diff; an approval question becomes session/request_permission
-// and its answer the person's decision; session/cancel cancels the turn),
+// and its answer the person's decision; session/cancel cancels the turn; a
+// prompt's images go with its text when the session's model takes them),
 // the ACP sessions of one connection (each bound to the editor's cwd as its
-// workspace, through the Backend), session/load replaying a stored session
+// workspace, through the Backend, opened again on the next prompt when the
+// daemon behind it restarted; one that brought MCP servers gets a
+// workspace of its own, the servers attached to it through the Backend
+// and stopped when it is released: mcp.go), session/load replaying a stored session
 // (sessionclient), session/set_model from the provider registry
 // (registryclient), and the input guard in front of the SDK's reader: a
 // line that is not JSON, not a JSON-RPC message, or longer than maxFrame is

@@ -9,6 +9,7 @@ import (
 
 	acpsdk "github.com/coder/acp-go-sdk"
 
+	"github.com/astrid-go/astrid/internal/sessionmcp"
 	"github.com/astrid-go/astrid/internal/toolclient"
 	"github.com/astrid-go/astrid/ipc"
 )
@@ -34,6 +35,28 @@ type Workspace struct {
 	Dir string
 	// Close releases it; nil when there is nothing to release.
 	Close func()
+	// Lost is closed when the way to the kernel is gone for good (the
+	// daemon stopped or restarted); nil when it cannot be lost (the
+	// in-process kernel lives as long as Serve). A session whose
+	// workspace is lost opens it again on its next use (reconnect.go).
+	Lost <-chan struct{}
+	// Attach loads a session's own MCP servers bound to this workspace's
+	// scope, which only that session uses (mcp.go); they stop when Close
+	// releases it. It returns their tools; nil when the backend cannot.
+	Attach func(ctx context.Context, servers []sessionmcp.Server) ([]string, error)
+}
+
+// lost says whether w's way to the kernel is gone.
+func (w Workspace) lost() bool {
+	if w.Lost == nil {
+		return false
+	}
+	select {
+	case <-w.Lost:
+		return true
+	default:
+		return false
+	}
 }
 
 // Options configure Serve.
@@ -130,6 +153,11 @@ func (a *agent) shutdown() {
 	for _, s := range sessions {
 		s.cancelTurn()
 	}
+	defer func() {
+		for _, s := range sessions {
+			s.releaseOwn()
+		}
+	}()
 	done := make(chan struct{})
 	go func() { a.running.Wait(); close(done) }()
 	select {
@@ -151,10 +179,18 @@ func (a *agent) shutdown() {
 }
 
 // workspace is the Backend's workspace for dir, opened once per
-// directory and shared by its sessions.
+// directory and shared by its sessions; one whose way to the kernel was
+// lost is released and opened again.
 func (a *agent) workspace(ctx context.Context, dir string) (Workspace, error) {
 	a.mu.Lock()
 	w, ok := a.workspaces[dir]
+	if ok && w.lost() {
+		delete(a.workspaces, dir)
+		if w.Close != nil {
+			w.Close()
+		}
+		ok = false
+	}
 	a.mu.Unlock()
 	if ok {
 		return w, nil

@@ -20,13 +20,34 @@ import (
 // room for the envelope around the text (as astrid -p).
 const maxPromptBytes = 1<<20 - 4<<10
 
-// promptText is the prompt's blocks as the text of one prompt: text as
-// it is, a resource link as a line naming it, an embedded text resource
-// fenced under its URI. An image, audio or binary resource is refused:
-// the bus carries a prompt as text.
-func promptText(blocks []acpsdk.ContentBlock) (string, error) {
+// maxPromptImages is the most images one prompt takes (as the agent).
+const maxPromptImages = 16
+
+// prompt is what a session/prompt asks: its text and its images.
+type prompt struct {
+	text   string
+	images []ipc.PromptImage
+}
+
+// promptContent is the prompt's blocks as the text of one prompt and its
+// images: text as it is, a resource link as a line naming it, an embedded
+// text resource fenced under its URI, an image (png, jpeg, gif, webp, by
+// data) as an image of the prompt. Audio and binary resources are
+// refused; so is a prompt over what the bus carries in one message.
+func promptContent(blocks []acpsdk.ContentBlock) (prompt, error) {
 	var b strings.Builder
+	var images []ipc.PromptImage
+	size := 0
 	for i, c := range blocks {
+		if c.Image != nil {
+			img, err := imageOf(i, c.Image)
+			if err != nil {
+				return prompt{}, err
+			}
+			images = append(images, img)
+			size += len(img.Data) + len(img.MediaType)
+			continue
+		}
 		if b.Len() > 0 {
 			b.WriteString("\n\n")
 		}
@@ -39,17 +60,19 @@ func promptText(blocks []acpsdk.ContentBlock) (string, error) {
 			r := c.Resource.Resource.TextResourceContents
 			fmt.Fprintf(&b, "%s:\n```\n%s\n```", r.Uri, r.Text)
 		default:
-			return "", invalidParams("prompt block %d: only text, resource links and embedded text resources are taken (promptCapabilities)", i)
+			return prompt{}, invalidParams("prompt block %d: only text, images, resource links and embedded text resources are taken (promptCapabilities)", i)
 		}
 	}
 	text := b.String()
 	switch {
-	case strings.TrimSpace(text) == "":
-		return "", invalidParams("the prompt is empty")
-	case len(text) > maxPromptBytes:
-		return "", invalidParams("the prompt is over %d KiB, the largest the bus carries in one message", maxPromptBytes>>10)
+	case strings.TrimSpace(text) == "" && len(images) == 0:
+		return prompt{}, invalidParams("the prompt is empty")
+	case len(images) > maxPromptImages:
+		return prompt{}, invalidParams("the prompt has %d images; at most %d are taken", len(images), maxPromptImages)
+	case len(text)+size > maxPromptBytes:
+		return prompt{}, invalidParams("the prompt is over %d KiB with its images, the largest the bus carries in one message", maxPromptBytes>>10)
 	}
-	return text, nil
+	return prompt{text: text, images: images}, nil
 }
 
 // acquire takes the session's turn slot, waiting for a running turn (the
@@ -73,14 +96,30 @@ func (a *agent) Prompt(ctx context.Context, p acpsdk.PromptRequest) (acpsdk.Prom
 	if err != nil {
 		return acpsdk.PromptResponse{}, err
 	}
-	text, err := promptText(p.Prompt)
+	in, err := promptContent(p.Prompt)
 	if err != nil {
 		return acpsdk.PromptResponse{}, err
+	}
+	text, action, err := s.expandCommand(in.text)
+	if err != nil {
+		return acpsdk.PromptResponse{}, invalidParams("%v", err)
 	}
 	if err := a.acquire(ctx, s); err != nil {
 		return acpsdk.PromptResponse{StopReason: acpsdk.StopReasonCancelled}, nil
 	}
 	defer func() { <-s.turn }()
+	ws, err := a.current(ctx, s)
+	if err != nil {
+		if ctx.Err() != nil {
+			return acpsdk.PromptResponse{StopReason: acpsdk.StopReasonCancelled}, nil
+		}
+		return acpsdk.PromptResponse{}, err
+	}
+	if len(in.images) > 0 {
+		if err := a.takesImages(ctx, s); err != nil {
+			return acpsdk.PromptResponse{}, err
+		}
+	}
 	turnCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	s.mu.Lock()
@@ -92,10 +131,10 @@ func (a *agent) Prompt(ctx context.Context, p acpsdk.PromptRequest) (acpsdk.Prom
 		s.cancel = nil
 		s.mu.Unlock()
 	}()
-	r := &run{a: a, s: s, asks: map[string]context.CancelFunc{}}
+	r := &run{a: a, s: s, ws: ws, asks: map[string]context.CancelFunc{}}
 	resp, err := r.turn(turnCtx, agentclient.Prompt{
-		Principal: a.opts.Principal, SessionID: s.id, Text: text,
-		Context: ipc.PromptContext{Provider: provider, Model: model},
+		Principal: a.opts.Principal, SessionID: s.id, Text: text, Images: in.images,
+		Context: ipc.PromptContext{Provider: provider, Model: model, Action: action},
 	})
 	a.record(s)
 	return resp, err
@@ -113,16 +152,18 @@ func (a *agent) record(s *session) {
 	}
 	ctx, cancel := context.WithTimeout(a.hard, askTimeout)
 	defer cancel()
-	if err := sessionclient.SetWorkspace(ctx, s.ws.Kernel, a.opts.Principal, s.id, s.ws.Dir); err != nil {
+	ws := s.workspace()
+	if err := sessionclient.SetWorkspace(ctx, ws.Kernel, a.opts.Principal, s.id, ws.Dir); err != nil {
 		a.log.Info("acp: the session's workspace was not recorded", "session", s.id, "err", err)
 	}
 }
 
 // run is one turn in flight.
 type run struct {
-	a *agent
-	s *session
-	t *agentclient.Turn
+	a  *agent
+	s  *session
+	ws Workspace // the session's, for the whole turn
+	t  *agentclient.Turn
 
 	// streamed is the text sent since the last tool call: what of the
 	// final answer the editor has already shown.
@@ -148,7 +189,7 @@ func (r *run) send(u acpsdk.SessionUpdate) {
 
 // turn runs p and returns how it ended.
 func (r *run) turn(ctx context.Context, p agentclient.Prompt) (acpsdk.PromptResponse, error) {
-	t, err := agentclient.Start(ctx, r.s.ws.Kernel, p)
+	t, err := agentclient.Start(ctx, r.ws.Kernel, p)
 	if err != nil {
 		if ctx.Err() != nil {
 			return acpsdk.PromptResponse{StopReason: acpsdk.StopReasonCancelled}, nil
@@ -166,15 +207,33 @@ func (r *run) turn(ctx context.Context, p agentclient.Prompt) (acpsdk.PromptResp
 		ev, err := t.Next(ctx)
 		if err != nil {
 			if ctx.Err() == nil {
+				if r.daemonGone() {
+					return acpsdk.PromptResponse{}, internal("the daemon went away during the turn (stopped or restarted): what the turn did so far is in the session (session/load shows it); the next prompt connects again")
+				}
 				return acpsdk.PromptResponse{}, internal("%v", err)
 			}
 			return r.cancelled()
 		}
 		if ev.Kind == agentclient.EventFinal {
+			if ev.Final.Outcome == ipc.OutcomeCancelled && ctx.Err() == nil {
+				return r.cancelledByAstrid(ev.Final)
+			}
 			return r.final(ev.Final)
 		}
 		r.event(ev)
 	}
+}
+
+// cancelledByAstrid answers a turn cancelled while its prompt still
+// stood: not the editor's cancel (that is a stop reason) but the daemon
+// stopping (astrid stop cancels the running turns first) or another
+// client's prompt taking the session over, which the editor must see as
+// an error, not as its own cancel.
+func (r *run) cancelledByAstrid(f ipc.AgentResponse) (acpsdk.PromptResponse, error) {
+	if r.stoppedDaemon() {
+		return acpsdk.PromptResponse{}, internal("the daemon stopped during the turn (astrid stop or restart) and cancelled it: what the turn did so far is in the session (session/load shows it); the next prompt connects again")
+	}
+	return acpsdk.PromptResponse{}, internal("the turn was cancelled by astrid, not by the editor: %s", f.Text)
 }
 
 // cancelled cancels the turn after its prompt's context ended (session/cancel,
@@ -231,6 +290,9 @@ func (r *run) final(f ipc.AgentResponse) (acpsdk.PromptResponse, error) {
 		return acpsdk.PromptResponse{StopReason: acpsdk.StopReasonMaxTurnRequests}, nil
 	case ipc.OutcomeCancelled:
 		return acpsdk.PromptResponse{StopReason: acpsdk.StopReasonCancelled}, nil
+	case ipc.OutcomeCompacted:
+		r.send(acpsdk.UpdateAgentMessageText("_" + f.Text + "_"))
+		return acpsdk.PromptResponse{StopReason: acpsdk.StopReasonEndTurn}, nil
 	}
 	return acpsdk.PromptResponse{}, &acpsdk.RequestError{Code: -32603, Message: f.Text, Data: map[string]any{"outcome": f.Outcome}}
 }
@@ -254,6 +316,10 @@ func (r *run) event(ev agentclient.Event) {
 		r.started(ev.ToolStarted)
 	case agentclient.EventToolFinished:
 		r.finished(ev.ToolFinished)
+	case agentclient.EventCompacted:
+		// Said as the agent's thought: the editor shows it apart from
+		// the answer.
+		r.send(acpsdk.UpdateAgentThoughtText(ev.Compacted.Text() + "\n"))
 	case agentclient.EventApproval:
 		r.ask(ev.Approval)
 	case agentclient.EventElicit:
@@ -270,13 +336,13 @@ func (r *run) started(e ipc.AgentToolStarted) {
 	r.mu.Lock()
 	r.calls[e.CallID], r.names[e.CallID] = e.Arguments, e.Name
 	r.mu.Unlock()
-	title, kind, locs := describeCall(r.s.ws.Dir, e.Name, e.Arguments)
+	title, kind, locs := describeCall(r.ws.Dir, e.Name, e.Arguments)
 	_, input := parseArgs(e.Arguments)
 	opts := []acpsdk.ToolCallStartOpt{acpsdk.WithStartKind(kind), acpsdk.WithStartStatus(acpsdk.ToolCallStatusInProgress), acpsdk.WithStartRawInput(input)}
 	if len(locs) > 0 {
 		opts = append(opts, acpsdk.WithStartLocations(locs))
 	}
-	if d, ok := diffOf(r.s.ws.Dir, e.Name, e.Arguments, nil); ok {
+	if d, ok := diffOf(r.ws.Dir, e.Name, e.Arguments, nil); ok {
 		opts = append(opts, acpsdk.WithStartContent([]acpsdk.ToolCallContent{d}))
 	}
 	r.send(acpsdk.StartToolCall(acpsdk.ToolCallId(e.CallID), title, opts...))
@@ -295,7 +361,7 @@ func (r *run) finished(e ipc.AgentToolFinished) {
 		status = acpsdk.ToolCallStatusFailed
 	}
 	var content []acpsdk.ToolCallContent
-	if d, ok := diffOf(r.s.ws.Dir, e.Name, args, old); ok && !e.IsError {
+	if d, ok := diffOf(r.ws.Dir, e.Name, args, old); ok && !e.IsError {
 		content = append(content, d)
 	}
 	if e.Summary != "" {
@@ -361,13 +427,13 @@ func (r *run) ask(q ipc.ApprovalRequired) {
 		defer cancel()
 		tc := acpsdk.ToolCallUpdate{ToolCallId: acpsdk.ToolCallId(key), Status: acpsdk.Ptr(acpsdk.ToolCallStatusPending)}
 		if name != "" {
-			title, kind, locs := describeCall(r.s.ws.Dir, name, args)
+			title, kind, locs := describeCall(r.ws.Dir, name, args)
 			tc.Title, tc.Kind, tc.Locations = acpsdk.Ptr(title), acpsdk.Ptr(kind), locs
 			var old *string
 			if name == "write_file" {
 				old = r.oldText(ctx, q.CallID, args)
 			}
-			if d, ok := diffOf(r.s.ws.Dir, name, args, old); ok {
+			if d, ok := diffOf(r.ws.Dir, name, args, old); ok {
 				tc.Content = []acpsdk.ToolCallContent{d}
 			}
 		} else {
@@ -410,7 +476,7 @@ func (r *run) oldText(ctx context.Context, callID string, args json.RawMessage) 
 	}
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	res, err := toolclient.CallTool(ctx, r.s.ws.Kernel, r.a.opts.Principal, "read_file", body, 10*time.Second)
+	res, err := toolclient.CallTool(ctx, r.ws.Kernel, r.a.opts.Principal, "read_file", body, 10*time.Second)
 	if err != nil || res.IsError {
 		return nil
 	}

@@ -80,6 +80,9 @@ type Prompt struct {
 	// is ipc.DefaultSessionID, as on the wire.
 	SessionID string
 	Text      string
+	// Images go to the model with Text (a model that takes images:
+	// the frontend checks, the provider refuses otherwise).
+	Images []ipc.PromptImage
 	// Context may name the provider and model of this turn; its TurnID is
 	// chosen by Start when empty, and its Action must be empty.
 	Context ipc.PromptContext
@@ -100,6 +103,14 @@ const (
 	// the answer. Last in the list, so a frontend that switches on the
 	// kinds it knows skips it.
 	EventReasoning
+	// EventCompacted: Compacted says the agent summarized the session's
+	// older history before a model request (or tried to, and sent it
+	// whole).
+	EventCompacted
+	// EventToolProgress: ToolProgress says how far one of this turn's
+	// tool calls got (its provider's words, e.g. an MCP server's
+	// notifications/progress).
+	EventToolProgress
 )
 
 // Event is one event of a turn.
@@ -111,6 +122,8 @@ type Event struct {
 	Approval     ipc.ApprovalRequired
 	Final        ipc.AgentResponse
 	Elicit       ipc.ElicitRequest
+	Compacted    ipc.AgentCompacted
+	ToolProgress ipc.AgentToolProgress
 }
 
 // CancelGrace is how long Run waits for the final response after it sent
@@ -143,7 +156,7 @@ type Turn struct {
 	lostOnce sync.Once
 
 	// Read and written by Next's goroutine only.
-	calls map[string]bool    // call ids this turn announced
+	calls map[string]string  // call ids this turn announced: their tool names
 	held  []Event            // questions for calls not announced yet
 	ready []Event            // released questions, delivered next
 	final *ipc.AgentResponse // set once the turn ended
@@ -159,8 +172,8 @@ func Start(ctx context.Context, k Kernel, p Prompt) (*Turn, error) {
 	if p.SessionID == "" {
 		p.SessionID = ipc.DefaultSessionID
 	}
-	if p.Context.Action != "" {
-		return nil, fmt.Errorf("agentclient: a prompt's action must be empty (got %q); use Turn.Cancel", p.Context.Action)
+	if p.Context.Action != "" && p.Context.Action != ipc.ActionCompact {
+		return nil, fmt.Errorf("agentclient: a prompt's action must be empty or %q (got %q); use Turn.Cancel", ipc.ActionCompact, p.Context.Action)
 	}
 	if len(k.Interceptors(ipc.UserPromptTopic)) == 0 {
 		return nil, ErrNoAgent
@@ -174,7 +187,7 @@ func Start(ctx context.Context, k Kernel, p Prompt) (*Turn, error) {
 	t := &Turn{
 		k: k, caller: dispatch.Caller{Capsule: ClientID, Principal: p.Principal},
 		session: p.SessionID, turnID: p.Context.TurnID,
-		in: make(chan bus.Delivery), calls: map[string]bool{},
+		in: make(chan bus.Delivery), calls: map[string]string{},
 	}
 	// Subscribed before the prompt goes out, so no event is missed.
 	for _, pattern := range []string{agentEvents, ipc.ApprovalRequestTopic, ipc.ElicitRequestTopic} {
@@ -193,7 +206,18 @@ func Start(ctx context.Context, k Kernel, p Prompt) (*Turn, error) {
 		}
 		t.routes = append(t.routes, r)
 	}
-	payload, err := userInput(p.Text, p.SessionID, p.Context)
+	if _, ok := k.(MatchingSubscriber); ok {
+		// A tool's progress names no turn, so the route matching this
+		// turn's id never carries it: it comes on a route of its own,
+		// and accept keeps only this turn's calls'.
+		r, err := k.Subscribe(t.caller, ipc.AgentToolProgressTopic, true)
+		if err != nil {
+			t.closeRoutes()
+			return nil, fmt.Errorf("agentclient: subscribe %s: %w", ipc.AgentToolProgressTopic, err)
+		}
+		t.routes = append(t.routes, r)
+	}
+	payload, err := userInput(p.Text, p.SessionID, p.Images, p.Context)
 	if err == nil {
 		// A request correlated by the turn id: a prompt the agent never
 		// takes (its queue is full, it is unloaded, it fails) is answered
@@ -203,7 +227,7 @@ func Start(ctx context.Context, k Kernel, p Prompt) (*Turn, error) {
 	if err != nil {
 		t.closeRoutes()
 		if errors.Is(err, bus.ErrTooLarge) {
-			return nil, fmt.Errorf("agentclient: the prompt (%d bytes) was not sent: a message on the bus holds at most 1 MiB: %w", len(p.Text), err)
+			return nil, fmt.Errorf("agentclient: the prompt (%d bytes) was not sent: a message on the bus holds at most 1 MiB: %w", len(payload), err)
 		}
 		return nil, fmt.Errorf("agentclient: the prompt was not sent: %w", err)
 	}
@@ -217,12 +241,12 @@ func Start(ctx context.Context, k Kernel, p Prompt) (*Turn, error) {
 	return t, nil
 }
 
-func userInput(text, session string, pc ipc.PromptContext) (json.RawMessage, error) {
+func userInput(text, session string, images []ipc.PromptImage, pc ipc.PromptContext) (json.RawMessage, error) {
 	ctxJSON, err := json.Marshal(pc)
 	if err != nil {
 		return nil, err
 	}
-	return ipc.EncodePayload(ipc.UserInput{Text: text, SessionID: session, Context: ctxJSON})
+	return ipc.EncodePayload(ipc.UserInput{Text: text, SessionID: session, Context: ctxJSON, Images: images})
 }
 
 // forward hands r's deliveries to Next until ctx ends.
@@ -296,6 +320,8 @@ func (t *Turn) accept(d bus.Delivery) (Event, bool) {
 		return t.acceptApproval(e.SourceID, body)
 	case ipc.ElicitRequestTopic:
 		return t.acceptElicit(e.SourceID, body)
+	case ipc.AgentToolProgressTopic:
+		return t.acceptProgress(e.SourceID, body)
 	}
 	if e.SourceID == ipc.KernelSourceID && e.Topic == ipc.AgentResponseTopic {
 		// The kernel's answer to the prompt, for an agent that did not
@@ -340,7 +366,7 @@ func (t *Turn) accept(d bus.Delivery) (Event, bool) {
 		if json.Unmarshal(body, &v) != nil || !t.ours(v.SessionID, v.TurnID) {
 			return Event{}, false
 		}
-		t.calls[v.CallID] = true
+		t.calls[v.CallID] = v.Name
 		t.release(v.CallID)
 		return Event{Kind: EventToolStarted, ToolStarted: v}, true
 	case ipc.AgentToolFinishedTopic:
@@ -349,8 +375,35 @@ func (t *Turn) accept(d bus.Delivery) (Event, bool) {
 			return Event{}, false
 		}
 		return Event{Kind: EventToolFinished, ToolFinished: v}, true
+	case ipc.AgentCompactedTopic:
+		var v ipc.AgentCompacted
+		if json.Unmarshal(body, &v) != nil || !t.ours(v.SessionID, v.TurnID) {
+			return Event{}, false
+		}
+		return Event{Kind: EventCompacted, Compacted: v}, true
 	}
 	return Event{}, false
+}
+
+// acceptProgress delivers a tool's progress about one of this turn's calls
+// (over a daemon it comes on its own route, so it may follow the call's
+// result: a frontend that shows only running calls drops it then),
+// from the capsule that provides the tool (it intercepts the tool's
+// execute topic); progress carries no session or turn, so the call id and
+// tool name are what tie it to this turn (docs/rationale/mcp.md).
+func (t *Turn) acceptProgress(source string, body []byte) (Event, bool) {
+	var v ipc.AgentToolProgress
+	if json.Unmarshal(body, &v) != nil || v.CallID == "" {
+		return Event{}, false
+	}
+	if name, ok := t.calls[v.CallID]; !ok || name != v.Name {
+		return Event{}, false
+	}
+	topic := ipc.ToolExecuteTopic(v.Name)
+	if ipc.ValidateTopic(topic) != nil || !slices.Contains(t.k.Interceptors(topic), source) {
+		return Event{}, false
+	}
+	return Event{Kind: EventToolProgress, ToolProgress: v}, true
 }
 
 // ours reports whether an event of session and turn belongs to this turn.
@@ -392,7 +445,7 @@ func (t *Turn) acceptElicit(source string, body []byte) (Event, bool) {
 // of this turn's (or it names none), or keeps it back until the call is
 // announced.
 func (t *Turn) question(callID string, ev Event) (Event, bool) {
-	if callID == "" || t.calls[callID] {
+	if _, announced := t.calls[callID]; callID == "" || announced {
 		return ev, true
 	}
 	if len(t.held) < maxHeldApprovals {
@@ -471,7 +524,7 @@ func (t *Turn) AnswerElicit(r ipc.ElicitResponse) error {
 // Cancel asks the agent to end the turn; its final response (outcome
 // cancelled) then comes through Next.
 func (t *Turn) Cancel() error {
-	payload, err := userInput("", t.session, ipc.PromptContext{Action: ipc.ActionCancelTurn, TurnID: t.turnID})
+	payload, err := userInput("", t.session, nil, ipc.PromptContext{Action: ipc.ActionCancelTurn, TurnID: t.turnID})
 	if err != nil {
 		return err
 	}
@@ -569,6 +622,10 @@ func (ev Event) Value() any {
 		return ev.Elicit
 	case EventReasoning:
 		return ev.Delta
+	case EventCompacted:
+		return ev.Compacted
+	case EventToolProgress:
+		return ev.ToolProgress
 	}
 	return nil
 }

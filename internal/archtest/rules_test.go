@@ -36,7 +36,7 @@ type layers struct {
 // capsules/rules_test.go.
 var capsuleStd = []string{
 	"bytes", "embed", "encoding/base64", "encoding/hex", "encoding/json", "errors", "fmt",
-	"math", "path", "slices", "sort", "strconv", "strings", "time", "unicode", "unicode/utf8",
+	"crypto/sha256", "math", "path", "regexp", "slices", "sort", "strconv", "strings", "time", "unicode", "unicode/utf8",
 }
 
 // nativeProviders are the built-in capsules that run natively only, each

@@ -31,7 +31,11 @@
 // atomic pointer, and each matching route is locked only for its own enqueue.
 // Seq is one atomic counter; envelopes from concurrent publishers may reach a
 // route in an order that differs from their Seq, while each publisher's own
-// envelopes keep their order. Publish never blocks on a receiver.
+// envelopes keep their order. Publish never blocks on a receiver. A route's
+// RouteSpec.Accept, the subscriber's own filter (an uplink client's match),
+// runs on the publisher's goroutine before the route's lock is taken, so
+// that what it refuses is never queued and never wakes the receiver; it must
+// not block.
 //
 // A Route is meant to be read by one goroutine. Receivers take messages in
 // small batches under one lock acquisition; concurrent receivers are safe but

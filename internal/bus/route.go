@@ -23,6 +23,13 @@ type RouteSpec struct {
 	// web view's turns): it receives envelopes addressed to some capsules
 	// too (PublishTo). The dispatcher never sets it for a capsule.
 	Operator bool
+	// Accept, when set, admits only the envelopes it returns true for. It
+	// runs on the publisher's goroutine for every envelope the pattern and
+	// scope admit, before any lock of the route's is taken, so a refused
+	// envelope costs the route nothing and never wakes its receiver. It
+	// must be quick, must not block or publish, and must not keep the
+	// envelope (it is shared with every other route).
+	Accept func(*ipc.Envelope) bool
 }
 
 // Delivery is one received envelope. Lost is how many envelopes this
@@ -85,10 +92,14 @@ func (r *Route) ID() uint64 { return r.id }
 // Spec returns what the route was created with.
 func (r *Route) Spec() RouteSpec { return r.spec }
 
-// accepts is the scope check, made before any lock is taken so that a
-// refused envelope costs the route nothing and never wakes its receiver.
+// accepts is the scope check and the spec's Accept, made before any lock is
+// taken so that a refused envelope costs the route nothing and never wakes
+// its receiver.
 func (r *Route) accepts(e *ipc.Envelope) bool {
-	return !r.spec.Scoped || e.Principal == r.spec.Principal
+	if r.spec.Scoped && e.Principal != r.spec.Principal {
+		return false
+	}
+	return r.spec.Accept == nil || r.spec.Accept(e)
 }
 
 // enqueue adds e and reports whether the route took it and how many older

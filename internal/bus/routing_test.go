@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/astrid-go/astrid/ipc"
@@ -203,6 +204,53 @@ func TestScopedRefusalDoesNotWakeReceiver(t *testing.T) {
 	case <-r.doorbell:
 	default:
 		t.Fatal("alice's event did not ring the parked receiver's doorbell")
+	}
+}
+
+// A route's Accept sees each envelope its pattern and scope admit; what it
+// refuses is neither queued nor counted on the route, and a parked receiver
+// is not woken for it (one principal's many clients, each matching its own
+// turn, issue 38).
+func TestAcceptFiltersBeforeTheQueue(t *testing.T) {
+	b := newTestBus(t, Options{})
+	var seen []string
+	mine := func(e *ipc.Envelope) bool {
+		seen = append(seen, e.Topic)
+		return strings.Contains(string(e.Payload), `"turn":"mine"`)
+	}
+	r := subscribe(t, b, RouteSpec{Pattern: "agent.*", Principal: "alice", Scoped: true, Accept: mine})
+	other := subscribe(t, b, RouteSpec{Pattern: "agent.*"})
+	if _, ok, _ := r.take(true); ok { // park: the next enqueue would ring
+		t.Fatal("empty route delivered")
+	}
+	for i := 0; i < 20; i++ {
+		e := env("agent.x", "alice")
+		e.Payload = []byte(`{"turn":"theirs"}`)
+		publish(t, b, e)
+	}
+	publish(t, b, env("agent.x", "bob")) // out of scope: Accept is not asked
+	select {
+	case <-r.doorbell:
+		t.Fatal("refused events rang the receiver's doorbell")
+	default:
+	}
+	if len(seen) != 20 {
+		t.Fatalf("Accept saw %d envelopes, want alice's 20", len(seen))
+	}
+	e := env("agent.x", "alice")
+	e.Payload = []byte(`{"turn":"mine"}`)
+	publish(t, b, e)
+	ds := drain(r)
+	if len(ds) != 1 || string(ds[0].Envelope.Payload) != `{"turn":"mine"}` || ds[0].Lost != 0 {
+		t.Fatalf("route got %+v, want only the matching envelope, nothing lost", ds)
+	}
+	for _, st := range b.Stats().Routes {
+		if st.ID == r.ID() && st.Enqueued != 1 {
+			t.Errorf("filtered route enqueued %d, want 1", st.Enqueued)
+		}
+	}
+	if n := len(drain(other)); n != 22 {
+		t.Errorf("the unfiltered route got %d, want all 22", n)
 	}
 }
 

@@ -151,6 +151,18 @@ func (c *Composite) Surface() Surface {
 	return s
 }
 
+// Restarts sums what the engines restarted by themselves (an MCP server's
+// process, Restarts() int), for the capsule's status.
+func (c *Composite) Restarts() int {
+	n := 0
+	for _, e := range c.engines {
+		if r, ok := e.(interface{ Restarts() int }); ok {
+			n += r.Restarts()
+		}
+	}
+	return n
+}
+
 // Health is the first failed engine's health, else the capsule's own state.
 func (c *Composite) Health() Health {
 	for _, e := range c.engines {

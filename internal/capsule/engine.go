@@ -13,6 +13,12 @@ import (
 // Composite then asks the next engine.
 var ErrNotSupported = errors.New("not supported by this engine")
 
+// ErrGaveUp is wrapped by the failure of an engine that restarted what it
+// runs (an MCP server's process) as often as it may, in a row: the
+// runtime's health monitor shows it and does not restart the capsule
+// again by itself.
+var ErrGaveUp = errors.New("gave up restarting")
+
 // Engine is one way of running (part of) a capsule.
 type Engine interface {
 	// Name identifies the engine in status output: "native", "wasm",

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/astrid-go/astrid/internal/agentclient"
+	"github.com/astrid-go/astrid/internal/commandclient"
 	"github.com/astrid-go/astrid/internal/registryclient"
 	"github.com/astrid-go/astrid/ipc"
 )
@@ -54,4 +55,18 @@ func (b kernelBackend) currentModel(ctx context.Context) (ipc.RegistryReply, err
 
 func (b kernelBackend) setModel(ctx context.Context, id string) (ipc.RegistryReply, error) {
 	return registryclient.Set(ctx, b.k, b.principal, id)
+}
+
+// commandLister is a backend that can list the capsules' slash commands
+// (kernelBackend; a test's fake may not).
+type commandLister interface {
+	listCommands(ctx context.Context, reserved []string) ([]commandclient.Command, error)
+}
+
+func (b kernelBackend) listCommands(ctx context.Context, reserved []string) ([]commandclient.Command, error) {
+	k, ok := b.k.(commandclient.Kernel)
+	if !ok {
+		return nil, nil
+	}
+	return commandclient.List(ctx, k, b.principal, reserved)
 }

@@ -19,6 +19,8 @@ var helpText = []string{
 	"/clear            start a new session (the old one stays: astrid session list)",
 	"/session          show this session's id; /session <id> continues another",
 	"/models           list the models and choose one; /models <provider:model> chooses directly",
+	"/undo             restore the files the last turn changed (write, edit, delete, move; not shell commands); /undo <n> that turn",
+	"/cost             tokens and cost of this chat and of the whole session",
 	"/help             this",
 	"Enter sends · Ctrl-J a new line · Up/Down earlier prompts · Ctrl-L redraws",
 	"Ctrl-C cancels the running turn; twice (or with no turn running) leaves · Ctrl-D on an empty line leaves",
@@ -31,7 +33,7 @@ func (m *Model) command(line string) tea.Cmd {
 	arg = strings.TrimSpace(arg)
 	switch name {
 	case "/help", "/?":
-		for _, l := range helpText {
+		for _, l := range append(m.moreHelp(), helpText...) {
 			m.print(styled(faint, l))
 		}
 		m.print("")
@@ -45,6 +47,10 @@ func (m *Model) command(line string) tea.Cmd {
 		m.print(styled(faint, "new session "+m.session), "")
 	case "/session":
 		return m.sessionCommand(arg)
+	case "/undo":
+		return m.undoCommand(arg)
+	case "/cost":
+		return m.costCommand()
 	case "/models", "/model":
 		if arg != "" {
 			return m.chooseModel(arg)
@@ -58,6 +64,9 @@ func (m *Model) command(line string) tea.Cmd {
 			return modelsMsg{reply: r, err: err}
 		}
 	default:
+		if cmd, ok := m.slashCommand(name, arg); ok {
+			return cmd
+		}
 		m.notice = fmt.Sprintf("unknown command %s: /help lists them", shownLine(name))
 	}
 	return nil

@@ -60,7 +60,11 @@ func (m *Model) sendElicit(line string) tea.Cmd {
 		// Never the value: it may be a secret, and the scrollback stays.
 		m.appendNotice(faint, fmt.Sprintf("gave %s to %s", key, shownLine(q.CapsuleID)))
 	}
-	t := m.turn
+	return answerElicit(m.turn, r)
+}
+
+// answerElicit sends r for turn t (none: nothing to answer).
+func answerElicit(t turn, r ipc.ElicitResponse) tea.Cmd {
 	if t == nil {
 		return nil
 	}

@@ -106,3 +106,29 @@ func TestApprovalsBeforeElicits(t *testing.T) {
 		t.Fatalf("answers %v, elicited %+v", ft.answers, ft.elicited)
 	}
 }
+
+// A form of several fields is declined at once, saying why, and asks
+// nothing on the answer line.
+func TestElicitFormDeclinedInChat(t *testing.T) {
+	h := newHarness(t, Options{})
+	ft := h.prompt("q")
+	schema, err := ipc.ParseElicitSchema([]byte(`{"type":"object","properties":{"a":{"type":"string"},"b":{"type":"integer"}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ev := elicitEvent("f1", ipc.OnboardingField{Key: "profile", Prompt: "Who?", FieldType: ipc.FieldType{Kind: ipc.FieldText}})
+	ev.Elicit.Form = &ipc.ElicitForm{Schema: schema}
+	cmd := h.event(ev)
+	batch, ok := cmd().(tea.BatchMsg)
+	if !ok || len(batch) == 0 || batch[0] == nil || batch[0]() != nil {
+		t.Fatalf("no answer sent: %#v", cmd)
+	}
+	if len(ft.elicited) != 1 || ft.elicited[0].RequestID != "f1" || !ft.elicited[0].Cancelled() {
+		t.Fatalf("answers %+v", ft.elicited)
+	}
+	h.mustNotShow("asks for profile")
+	h.final(ipc.OutcomeAnswer, "ok")
+	if all := strings.Join(h.printed(), "\n"); !strings.Contains(all, "declined a form of 2 fields from weather") {
+		t.Fatalf("scrollback:\n%s", all)
+	}
+}

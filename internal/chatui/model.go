@@ -31,6 +31,9 @@ type Options struct {
 	// Provider and Model pin every turn's provider and model, as
 	// `astrid -p --provider/--model` do, until /models chooses another.
 	Provider, Model string
+	// Workspace is the directory the turns act on, named in the status
+	// line ("" names none).
+	Workspace string
 }
 
 // Model is the chat's state. It is a tea.Model; New makes one.
@@ -74,6 +77,8 @@ type Model struct {
 	editor editor
 	picker *picker
 	notice string
+	// commands are the capsules' slash commands (slash.go).
+	commands commandState
 
 	// armedAt is when the last Ctrl-C came; armed says it was the last key.
 	armed    bool
@@ -84,6 +89,12 @@ type Model struct {
 	// says a print is on its way, so that prints stay in order.
 	outbox   []string
 	printing bool
+
+	// md renders answers (markdown.go).
+	md markdown
+	// workspace is Options.Workspace, as the status line shows it;
+	// workspaceDir as given (write approvals diff against its files).
+	workspace, workspaceDir string
 }
 
 // New makes the chat's model; ctx bounds every request it makes.
@@ -107,6 +118,7 @@ func newModel(ctx context.Context, be backend, o Options) *Model {
 	return &Model{
 		ctx: ctx, be: be, principal: principal, session: session,
 		provider: o.Provider, model: o.Model, now: time.Now, width: 80,
+		workspace: shortWorkspace(o.Workspace), workspaceDir: o.Workspace,
 	}
 }
 
@@ -151,10 +163,10 @@ type (
 // Init asks the registry which model is active, for the status line.
 func (m *Model) Init() tea.Cmd {
 	be, ctx := m.be, m.ctx
-	return func() tea.Msg {
+	return tea.Batch(func() tea.Msg {
 		ctx, cancel := context.WithTimeout(ctx, registryTimeout)
 		defer cancel()
 		r, err := be.currentModel(ctx)
 		return activeModelMsg{reply: r, err: err}
-	}
+	}, m.loadCommands(""))
 }

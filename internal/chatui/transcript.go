@@ -26,6 +26,8 @@ type block struct {
 	// toolBlock
 	started  ipc.AgentToolStarted
 	finished *ipc.AgentToolFinished
+	// progress is the provider's last report while the call runs.
+	progress *ipc.AgentToolProgress
 	// decision is the person's answer to a question about this call
 	// ("" if none was asked).
 	decision string
@@ -68,15 +70,16 @@ func (m *Model) settle(all bool) {
 		switch b.kind {
 		case textBlock:
 			if len(m.blocks) == 1 && !all {
-				// Only whole lines leave; the line being written stays live.
-				if i := strings.LastIndexByte(b.text, '\n'); i >= 0 {
-					m.print(textLines(b.text[:i])...)
-					b.text = b.text[i+1:]
+				// Only whole markdown blocks leave, rendered; the block
+				// being written stays live, as text.
+				if i := markdownCut(b.text); i > 0 {
+					m.print(m.md.render(b.text[:i], m.width)...)
+					b.text = b.text[i:]
 				}
 				return
 			}
-			if b.text != "" {
-				m.print(textLines(strings.TrimSuffix(b.text, "\n"))...)
+			if strings.TrimSpace(b.text) != "" {
+				m.print(m.md.render(b.text, m.width)...)
 			}
 		case toolBlock:
 			if b.finished == nil && !all {

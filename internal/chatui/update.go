@@ -66,8 +66,18 @@ func (m *Model) step(msg tea.Msg) tea.Cmd {
 		m.notice = "the answer was not delivered: " + msg.err.Error()
 	case modelsMsg:
 		return m.modelsListed(msg)
+	case undoneMsg:
+		if msg.session == m.session {
+			m.undone(msg)
+		}
+		return nil
+	case costMsg:
+		m.costKnown(msg)
+		return nil
 	case activeModelMsg:
 		m.activeModelKnown(msg)
+	case commandsMsg:
+		return m.commandsLoaded(msg)
 	}
 	return nil
 }
@@ -236,10 +246,24 @@ func (m *Model) event(msg eventMsg) tea.Cmd {
 			m.blocks = append(m.blocks, block{kind: toolBlock, finished: &f,
 				started: ipc.AgentToolStarted{CallID: f.CallID, Name: f.Name}})
 		}
+	case agentclient.EventToolProgress:
+		if b := m.toolBlockOf(ev.ToolProgress.CallID); b != nil && b.finished == nil {
+			p := ev.ToolProgress
+			b.progress = &p
+		}
 	case agentclient.EventApproval:
 		m.approvals = append(m.approvals, ev.Approval)
 	case agentclient.EventElicit:
+		if ev.Elicit.Form != nil {
+			// A form of several fields: chat asks one value at a time.
+			m.appendNotice(faint, fmt.Sprintf("declined a form of %d fields from %s: chat answers one value at a time (astrid -p on a terminal asks a form field by field)",
+				len(ev.Elicit.Form.Schema.Properties), shownLine(ev.Elicit.CapsuleID)))
+			m.settle(false)
+			return tea.Batch(answerElicit(m.turn, ipc.ElicitResponse{RequestID: ev.Elicit.RequestID}), waitNext(m.turnCtx, m.turn))
+		}
 		m.elicits = append(m.elicits, ev.Elicit)
+	case agentclient.EventCompacted:
+		m.compacted(ev.Compacted)
 	case agentclient.EventFinal:
 		m.final(ev.Final)
 		return nil
@@ -265,6 +289,8 @@ func (m *Model) final(r ipc.AgentResponse) {
 	case ipc.OutcomeCancelled, ipc.OutcomeBusy:
 		// Busy: nothing ran; the person sends it again when they like.
 		m.appendNotice(warn, r.Text)
+	case ipc.OutcomeCompacted:
+		m.appendNotice(good, r.Text)
 	default:
 		m.appendNotice(bad, r.Text)
 	}

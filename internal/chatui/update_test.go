@@ -1,6 +1,7 @@
 package chatui
 
 import (
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -295,7 +296,8 @@ func TestUntrustedTextEscaped(t *testing.T) {
 	h.delta("clear\x1b[2J\nnow\x1b]0;title\x07 \u202eevil")
 	h.event(agentclient.Event{Kind: agentclient.EventApproval, Approval: ipc.ApprovalRequired{RequestID: "r", Action: "x\x1b[1A", Reason: "why\r\x1b[31m"}})
 	for _, s := range append(h.m.takeOutbox(), h.m.render()) {
-		stripped := strings.NewReplacer("\x1b[0m", "", "\x1b[1m", "", "\x1b[2m", "", "\x1b[7m", "", "\x1b[31m", "", "\x1b[32m", "", "\x1b[33m", "", "\x1b[36m", "").Replace(s)
+		// Styling (SGR: colours, bold) is the UI's own, markdown's too.
+		stripped := sgr.ReplaceAllString(s, "")
 		if strings.ContainsAny(stripped, "\x1b\x07\r\u202e") {
 			t.Fatalf("a control character reached the terminal: %q", s)
 		}
@@ -408,3 +410,6 @@ func TestReplayStandInIsSaidOnAnError(t *testing.T) {
 		t.Fatalf("printed %q", got)
 	}
 }
+
+// sgr matches one Select Graphic Rendition sequence (styling only).
+var sgr = regexp.MustCompile(`\x1b\[[0-9;:]*m`)

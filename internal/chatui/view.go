@@ -110,6 +110,8 @@ func (m *Model) toolLines(b block, ended bool) []string {
 	switch {
 	case f == nil && ended:
 		return []string{m.fit(styled(warn, "⊘ ") + head + styled(faint, " (no result: the turn ended)"))}
+	case f == nil && b.progress != nil:
+		return []string{m.fit(styled(accent, "⋯ ") + head + styled(faint, " · "+shownLine(progressWords(*b.progress))))}
 	case f == nil:
 		return []string{m.fit(styled(accent, "⋯ ") + head)}
 	}
@@ -126,6 +128,13 @@ func (m *Model) toolLines(b block, ended bool) []string {
 		lines = append(lines, m.fit(styled(faint, "  └ "+summary)))
 	}
 	return lines
+}
+
+// progressWords is a running call's progress without the tool's name,
+// which the line already shows.
+func progressWords(p ipc.AgentToolProgress) string {
+	p.Name = ""
+	return strings.TrimPrefix(p.Text(), ": ")
 }
 
 // View draws the live part: the current turn's unfinished blocks, the
@@ -180,11 +189,13 @@ func (m *Model) approvalView(q ipc.ApprovalRequired) []string {
 	if q.Resource != "" {
 		what += " " + q.Resource
 	}
-	lines := []string{
-		m.wrap(styled(warn, "? ") + styled(bold, shownLine(q.Reason))),
-		m.fit("  " + shownLine(what)),
-		m.fit("  Allow? " + agentclient.DecisionChoices),
+	lines := []string{m.wrap(styled(warn, "? ") + styled(bold, shownLine(q.Reason)))}
+	if diff := m.approvalDiff(q); diff != nil {
+		lines = append(lines, diff...) // a write or an edit, as the change it makes (diff.go)
+	} else {
+		lines = append(lines, m.fit("  "+shownLine(what)))
 	}
+	lines = append(lines, m.fit("  Allow? "+agentclient.DecisionChoices))
 	if n := len(m.approvals) - 1; n > 0 {
 		lines = append(lines, styled(faint, fmt.Sprintf("  (%d more waiting)", n)))
 	}
@@ -215,11 +226,14 @@ func (m *Model) promptLine() string {
 	return b.String()
 }
 
-// statusLine names the session (to continue it with astrid -p --session),
+// statusLine names the workspace, the session (to continue it with astrid -p --session),
 // the model, the tokens and cost of the turns chat ran on it, and what the
 // keys do now.
 func (m *Model) statusLine() string {
 	parts := []string{"session " + m.session}
+	if m.workspace != "" {
+		parts = append([]string{shownLine(m.workspace)}, parts...)
+	}
 	switch {
 	case m.provider != "" && m.model != "":
 		parts = append(parts, shownLine(m.provider+":"+m.model))
@@ -229,11 +243,7 @@ func (m *Model) statusLine() string {
 		parts = append(parts, shownLine(m.activeModel))
 	}
 	if u := m.usage; u != nil {
-		tokens := fmt.Sprintf("%d in", u.InputTokens)
-		if u.CachedTokens > 0 {
-			tokens += fmt.Sprintf(" (%d cached)", u.CachedTokens)
-		}
-		tokens += fmt.Sprintf(", %d out", u.OutputTokens)
+		tokens := tokensText(*u)
 		switch {
 		case m.costUSD > 0 && m.unpriced:
 			tokens += fmt.Sprintf(", ≥ $%.4f", m.costUSD)

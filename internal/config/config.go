@@ -40,6 +40,14 @@ type Config struct {
 	Sandbox Sandbox `toml:"sandbox"`
 	// Approval is what runs without asking (sandbox.go).
 	Approval Approval `toml:"approval"`
+	// GC is what astrid gc removes (gc.go).
+	GC GC `toml:"gc"`
+	// Health is the restarts of failed capsules (health.go).
+	Health Health `toml:"health"`
+	// Hooks are the operator's command hooks (hooks.go).
+	Hooks Hooks `toml:"hooks"`
+	// MCP is what MCP servers may ask of Astrid (mcp.go).
+	MCP MCP `toml:"mcp"`
 }
 
 // Limits are the kernel's resource limits (DESIGN §4 and §4b).
@@ -92,6 +100,8 @@ func Default() Config {
 		NATS:                NATS{ClusterName: "astrid"},
 		Telemetry:           defaultTelemetry(),
 		Approval:            Approval{ConfinedShell: ConfinedShellAsk},
+		GC:                  GC{SessionMaxAge: Duration{DefaultSessionMaxAge}},
+		Health:              Health{MaxRestarts: 5, RestartBackoff: Duration{time.Second}, MaxRestartBackoff: Duration{time.Minute}},
 		Sandbox:             Sandbox{Mode: SandboxEnforce, Read: slices.Clone(sandbox.DefaultSystemRead), Devices: slices.Clone(sandbox.DefaultDevices)},
 	}
 }

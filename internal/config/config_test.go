@@ -149,6 +149,8 @@ confined_shell = "auto"
 		// A list given replaces the default list; it is not merged.
 		Sandbox:  Sandbox{Mode: "off", Read: []string{"/usr"}, Devices: []string{"/dev/null"}},
 		Approval: Approval{ConfinedShell: "auto"},
+		GC:       Default().GC,
+		Health:   Default().Health,
 	}
 	if !reflect.DeepEqual(c, want) {
 		t.Fatalf("Load =\n%+v\nwant\n%+v", c, want)
@@ -188,6 +190,36 @@ func TestLoadProblemsArePositioned(t *testing.T) {
 			name: "key under the wrong table",
 			doc:  "[log]\nlevel = \"info\"\nqueue_depth = 3\n",
 			want: []string{"config.toml:3:1: log.queue_depth: unknown key (did you mean limits.queue_depth?)"},
+		},
+		{
+			name: "negative restarts",
+			doc:  "[health]\nmax_restarts = -1\n",
+			want: []string{"config.toml:2:1: health.max_restarts: must be 0 (never restart) to 100, got -1"},
+		},
+		{
+			name: "backoff cap below the first wait",
+			doc:  "[health]\nrestart_backoff = \"2m\"\n",
+			want: []string{"config.toml:2:1: health.restart_backoff: max_restart_backoff (1m0s) must be at least restart_backoff (2m0s)"},
+		},
+		{
+			name: "negative session age",
+			doc:  "[gc]\nsession_max_age = \"-1h\"\n",
+			want: []string{"config.toml:2:1: gc.session_max_age: must be 0 (keep every session) or a positive duration, got -1h0m0s"},
+		},
+		{
+			name: "sampling names no capsule",
+			doc:  "[mcp]\nsampling = [\"../x\"]\n",
+			want: []string{"config.toml:2:13: mcp.sampling[0]: \"../x\" is not a capsule id"},
+		},
+		{
+			name: "session command is a relative path",
+			doc:  "[mcp]\nsession_commands = [\"bin/x\"]\n",
+			want: []string{"mcp.session_commands[0]: \"bin/x\" is neither a bare command name"},
+		},
+		{
+			name: "session read is relative",
+			doc:  "[mcp]\nsession_read = [\"node_modules\"]\n",
+			want: []string{"mcp.session_read[0]: \"node_modules\" is not an absolute path"},
 		},
 		{
 			name: "unknown table",
@@ -361,21 +393,25 @@ func TestSchemaListsEveryKey(t *testing.T) {
 		"limits.wasm_pool_size", "log", "log.level", "limits.max_component_bytes", "mcp_handshake_timeout",
 		"store_lock_wait", "watchdog_interval",
 		"daemon", "daemon.idle_exit",
-		"uplink", "uplink.client_queue", "uplink.ingress", "uplink.max_clients", "uplink.principals",
+		"uplink", "uplink.client_queue", "uplink.ingress", "uplink.acts_for", "uplink.max_clients", "uplink.principals",
 		"admin", "admin.enabled", "admin.listen",
 		"nats", "nats.host_id", "nats.listen", "nats.routes", "nats.cluster_name", "nats.url",
 		"nats.cluster_secret_file", "nats.cluster_tls_cert", "nats.cluster_tls_key", "nats.cluster_tls_ca",
 		"nats.creds_file", "nats.creds_dir", "nats.tls_ca", "nats.tls_cert", "nats.tls_key",
 		"telemetry", "telemetry.tracing", "telemetry.otlp_endpoint", "telemetry.trace_file", "telemetry.metrics",
 		"sandbox", "sandbox.mode", "sandbox.read", "sandbox.devices", "approval", "approval.confined_shell",
+		"gc", "gc.session_max_age", "health", "health.max_restarts", "health.restart_backoff", "health.max_restart_backoff",
+		"hooks", "hooks.allow_workspace", "hooks.timeout_secs", "hooks.pre_tool_use", "hooks.post_tool_use",
+		"hooks.user_prompt_submit", "hooks.stop", "hooks.session_start", "mcp", "mcp.sampling",
+		"mcp.session_commands", "mcp.session_read",
 	}
 	for _, k := range want {
-		if schema[k] == "" {
+		if schema()[k] == "" {
 			t.Errorf("schema has no entry for %s", k)
 		}
 	}
-	if len(schema) != len(want) {
-		t.Errorf("schema has %d keys, want %d: %v", len(schema), len(want), schema)
+	if len(schema()) != len(want) {
+		t.Errorf("schema has %d keys, want %d: %v", len(schema()), len(want), schema())
 	}
 }
 

@@ -56,10 +56,28 @@
 //	ingress      = []                # "principal=pattern" ("guest=user.v1.prompt"):
 //	                                 # narrows what that principal's clients may
 //	                                 # publish; none: the uplink's whole allowlist
+//	acts_for     = []                # "capsule=principal" ("chat-bridge=alice",
+//	                                 # "chat-bridge=*"): whom an installed uplink
+//	                                 # capsule acts for; built-ins act for anyone
+//
+//	[gc]                             # what astrid gc removes
+//	session_max_age = "2160h"        # sessions unwritten this long; "0s": keep all
+//
+//	[health]                         # restarts of a failed capsule
+//	max_restarts        = 5          # then it stays failed; 0: never restart
+//	restart_backoff     = "1s"       # before the first; doubling each time
+//	max_restart_backoff = "1m"       # at most this long between two
 //
 //	[telemetry]                      # docs/observability.md; all off by default
 //	tracing       = "off"            # off | stdout | otlp: one trace per turn
 //	otlp_endpoint = "http://localhost:4318" # OTLP/HTTP collector (/v1/traces)
 //	trace_file    = ""               # stdout exporter: append here instead
 //	metrics       = false            # the daemon's admin endpoint serves /metrics
+//
+//	[mcp]                            # what MCP servers may ask of Astrid
+//	sampling = []                    # capsules whose servers may sample (asked
+//	                                 # like a tool call, run on the active model)
+//	session_commands = []            # commands an editor's ACP session may start
+//	                                 # as its own MCP servers (e.g. ["npx"])
+//	session_read = []                # dirs those servers may read (their code)
 package config

@@ -18,10 +18,12 @@ type Paths struct {
 	State      string // state.db (internal/store)
 	SecretsKey string // secrets.key (internal/store)
 	Capsules   string // capsules/: operator-installed capsules
+	Skills     string // skills/: the operator's skill library (<name>/SKILL.md)
 	Principals string // home/: one home://  directory per principal
 	WasmCache  string // cache/wasm/: compiled modules
 	Run        string // run/: sockets and pid files
 	Logs       string // logs/
+	Audit      string // audit/: the signed audit chains (internal/audit)
 	// ClusterSecret is nats/cluster.secret: the secret an embedded NATS
 	// node of this machine only creates when [nats] names none
 	// (natsbus.EnsureClusterSecret; docs/nats.md).
@@ -36,10 +38,12 @@ func Layout(home string) Paths {
 		State:      filepath.Join(home, "state.db"),
 		SecretsKey: filepath.Join(home, "secrets.key"),
 		Capsules:   filepath.Join(home, "capsules"),
+		Skills:     filepath.Join(home, "skills"),
 		Principals: filepath.Join(home, "home"),
 		WasmCache:  filepath.Join(home, "cache", "wasm"),
 		Run:        filepath.Join(home, "run"),
 		Logs:       filepath.Join(home, "logs"),
+		Audit:      filepath.Join(home, "audit"),
 
 		ClusterSecret: filepath.Join(home, "nats", "cluster.secret"),
 	}
@@ -50,6 +54,21 @@ func Layout(home string) Paths {
 // subdirectory, that other users can write to: they could plant capsules,
 // poison the wasm cache or replace the state.
 func Home() (string, error) {
+	dir, err := HomeDir()
+	if err != nil {
+		return "", err
+	}
+	for _, d := range PrivateDirs(dir) {
+		if err := ensurePrivateDir(d); err != nil {
+			return "", err
+		}
+	}
+	return dir, nil
+}
+
+// HomeDir returns the absolute state directory Home would use, touching
+// nothing (astrid doctor examines it as it is).
+func HomeDir() (string, error) {
 	dir := os.Getenv(HomeEnv)
 	if dir == "" {
 		userHome, err := os.UserHomeDir()
@@ -58,17 +77,18 @@ func Home() (string, error) {
 		}
 		dir = filepath.Join(userHome, ".astrid")
 	}
-	dir, err := filepath.Abs(dir)
+	abs, err := filepath.Abs(dir)
 	if err != nil {
 		return "", fmt.Errorf("config: astrid home %s: %w", dir, err)
 	}
-	p := Layout(dir)
-	for _, d := range []string{p.Home, p.Capsules, p.Principals, p.WasmCache, p.Run, p.Logs} {
-		if err := ensurePrivateDir(d); err != nil {
-			return "", err
-		}
-	}
-	return dir, nil
+	return abs, nil
+}
+
+// PrivateDirs are the directories of home Home creates 0700 and refuses
+// when other users may write to them.
+func PrivateDirs(home string) []string {
+	p := Layout(home)
+	return []string{p.Home, p.Capsules, p.Principals, p.WasmCache, p.Run, p.Logs, p.Audit}
 }
 
 func ensurePrivateDir(dir string) error {

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"regexp"
 	"strings"
 
 	"github.com/pelletier/go-toml/v2"
@@ -78,7 +77,7 @@ func decodeProblems(file string, err error) error {
 // error without a position, so this check runs first, where positions are
 // known.
 func checkDurationKinds(file string, at map[string]written) error {
-	for key, want := range schema {
+	for key, want := range schema() {
 		w, ok := at[key]
 		if !ok || want != durationWant || w.kind == unstable.String {
 			continue
@@ -102,14 +101,32 @@ func kindName(k unstable.Kind) string {
 	return strings.ToLower(k.String())
 }
 
-var typeMismatch = regexp.MustCompile(`^cannot decode TOML (\w+) into`)
-
 func decodeMessage(key string, de *toml.DecodeError) string {
 	msg := strings.TrimPrefix(de.Error(), "toml: ")
-	if m := typeMismatch.FindStringSubmatch(msg); m != nil {
-		if want, ok := schema[key]; ok {
-			return fmt.Sprintf("expected %s, got a TOML %s", want, m[1])
+	if got, ok := typeMismatch(msg); ok {
+		if want, ok := schema()[key]; ok {
+			return fmt.Sprintf("expected %s, got a TOML %s", want, got)
 		}
 	}
 	return msg
+}
+
+// typeMismatch reads go-toml's "cannot decode TOML <kind> into …" and returns
+// the kind (a word). It is string matching, not a regexp, so that no
+// package-level regexp is compiled when every astrid process starts.
+func typeMismatch(msg string) (string, bool) {
+	rest, ok := strings.CutPrefix(msg, "cannot decode TOML ")
+	if !ok {
+		return "", false
+	}
+	kind, _, ok := strings.Cut(rest, " into")
+	if !ok || kind == "" {
+		return "", false
+	}
+	for _, r := range kind {
+		if !(r == '_' || r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z') {
+			return "", false
+		}
+	}
+	return kind, true
 }

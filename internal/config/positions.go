@@ -68,16 +68,31 @@ func keyPositions(data []byte) map[string]written {
 			}
 		}
 	}
+	// An array of tables' elements are "key[i]", each at its header.
+	elements := map[string]int{}
 	for p.NextExpression() {
 		e := p.Expression()
 		switch e.Kind {
 		case unstable.Table, unstable.ArrayTable:
 			var parts []string
 			it := e.Key()
-			for it.Next() {
+			var pos position
+			for first := true; it.Next(); first = false {
+				if first {
+					pos = at(it.Node().Raw)
+				}
 				parts = append(parts, string(it.Node().Data))
 			}
 			table = strings.Join(parts, ".")
+			if e.Kind == unstable.ArrayTable {
+				i := elements[table]
+				elements[table] = i + 1
+				if i == 0 {
+					out[table] = written{position: pos, value: pos, kind: unstable.Array}
+				}
+				table += "[" + strconv.Itoa(i) + "]"
+				out[table] = written{position: pos, value: pos, kind: unstable.Table}
+			}
 		case unstable.KeyValue:
 			record(table, e)
 		}

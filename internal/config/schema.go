@@ -4,12 +4,15 @@ import (
 	"reflect"
 	"sort"
 	"strings"
+	"sync"
 )
 
 // schema maps every dotted key Config accepts to what its value must be, for
 // messages ("expected an integer") and suggestions for mistyped keys. It is
-// derived from Config's toml tags, so it cannot drift from the struct.
-var schema = buildSchema()
+// derived from Config's toml tags, so it cannot drift from the struct. It is
+// built on first use, not at init: every astrid process links this package,
+// and most (a daemon client, --version) never read config.toml's errors.
+var schema = sync.OnceValue(buildSchema)
 
 var durationType = reflect.TypeFor[Duration]()
 
@@ -49,8 +52,8 @@ func buildSchema() map[string]string {
 // suggest returns the known key closest to an unknown one, or "" when none
 // is close enough to be a plausible typo.
 func suggest(unknown string) string {
-	keys := make([]string, 0, len(schema))
-	for k := range schema {
+	keys := make([]string, 0, len(schema()))
+	for k := range schema() {
 		keys = append(keys, k)
 	}
 	sort.Strings(keys) // deterministic among ties

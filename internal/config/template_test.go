@@ -14,7 +14,7 @@ import (
 // struct.
 func TestTemplateHasEveryKeyAtItsDefault(t *testing.T) {
 	text := string(Template())
-	for key, want := range schema {
+	for key, want := range schema() {
 		if keyNotes[key] == "" {
 			t.Errorf("key %s has no note for the template", key)
 		}
@@ -28,7 +28,7 @@ func TestTemplateHasEveryKeyAtItsDefault(t *testing.T) {
 		}
 	}
 	for key := range keyNotes {
-		if _, ok := schema[key]; !ok {
+		if _, ok := schema()[key]; !ok {
 			t.Errorf("a note for %s, which is not a key", key)
 		}
 	}
@@ -50,11 +50,28 @@ func TestTemplateHasEveryKeyAtItsDefault(t *testing.T) {
 	if len(cfg.Uplink.Ingress) == 0 {
 		cfg.Uplink.Ingress = nil // and ingress = []
 	}
+	if len(cfg.Uplink.ActsFor) == 0 {
+		cfg.Uplink.ActsFor = nil // and acts_for = []
+	}
+	if len(cfg.MCP.Sampling) == 0 {
+		cfg.MCP.Sampling = nil // and sampling = []
+	}
+	if len(cfg.MCP.SessionCommands) == 0 {
+		cfg.MCP.SessionCommands = nil // and session_commands = []
+	}
+	if len(cfg.MCP.SessionRead) == 0 {
+		cfg.MCP.SessionRead = nil // and session_read = []
+	}
+	for _, hs := range []*[]Hook{&cfg.Hooks.PreToolUse, &cfg.Hooks.PostToolUse, &cfg.Hooks.UserPromptSubmit, &cfg.Hooks.Stop, &cfg.Hooks.SessionStart} {
+		if len(*hs) == 0 {
+			*hs = nil // and each hooks event = []
+		}
+	}
 	if !reflect.DeepEqual(cfg, Default()) {
 		t.Errorf("the uncommented template decodes to %+v, want Default() %+v", cfg, Default())
 	}
-	if got := len(commented.FindAllString(text, -1)); got != len(schema) {
-		t.Errorf("%d commented keys and tables, want %d", got, len(schema))
+	if got := len(commented.FindAllString(text, -1)); got != len(schema()) {
+		t.Errorf("%d commented keys and tables, want %d", got, len(schema()))
 	}
 	// As written (all commented), it is a valid, empty config.
 	path := filepath.Join(t.TempDir(), "config.toml")

@@ -3,6 +3,7 @@ package config
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -22,7 +23,9 @@ type Uplink struct {
 	ClientQueue int `toml:"client_queue"`
 	// Principals maps peer uids to principals, "uid=principal" each
 	// ("1001=alice"). The daemon owner's uid is "default" unless mapped
-	// here; any other uid not listed is refused.
+	// here; any other uid not listed is refused. A uid listed more than
+	// once may act as each of its principals (a client's --principal
+	// picks one); the first is the one it acts as by default.
 	Principals []string `toml:"principals"`
 	// Ingress narrows what one principal's clients may publish,
 	// "principal=pattern" each ("guest=user.v1.prompt"): a principal with
@@ -30,15 +33,35 @@ type Uplink struct {
 	// uplink's own allowlist); a principal with none has the whole
 	// allowlist.
 	Ingress []string `toml:"ingress"`
+	// ActsFor lets an installed uplink capsule (capabilities.uplink, not a
+	// built-in) act for principals, "capsule=principal" each
+	// ("chat-bridge=alice", "chat-bridge=*" for any): one not listed acts
+	// for no one (uplink_actsfor.go).
+	ActsFor []string `toml:"acts_for"`
 }
 
 // MaxUplinkClients caps Uplink.MaxClients (the uplink's socket handles,
 // hostapi.MaxUplinkNetHandles, hold the listener and every client).
 const MaxUplinkClients = 1000
 
-// UIDPrincipals parses Principals: uid → principal.
+// UIDPrincipals parses Principals: uid → the principal it acts as by
+// default (its first entry).
 func (u Uplink) UIDPrincipals() (map[int]string, error) {
-	out := make(map[int]string, len(u.Principals))
+	all, err := u.UIDAllowedPrincipals()
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[int]string, len(all))
+	for uid, ps := range all {
+		out[uid] = ps[0]
+	}
+	return out, nil
+}
+
+// UIDAllowedPrincipals parses Principals: uid → every principal it may act
+// as, in the order listed (the first is its default).
+func (u Uplink) UIDAllowedPrincipals() (map[int][]string, error) {
+	out := make(map[int][]string, len(u.Principals))
 	for _, entry := range u.Principals {
 		uidText, principal, ok := strings.Cut(entry, "=")
 		if !ok {
@@ -52,10 +75,9 @@ func (u Uplink) UIDPrincipals() (map[int]string, error) {
 		if err := checkPrincipal(principal); err != nil {
 			return nil, fmt.Errorf("%q: %w", entry, err)
 		}
-		if prev, dup := out[uid]; dup && prev != principal {
-			return nil, fmt.Errorf("%q: uid %d is already mapped to %s", entry, uid, prev)
+		if !slices.Contains(out[uid], principal) {
+			out[uid] = append(out[uid], principal)
 		}
-		out[uid] = principal
 	}
 	return out, nil
 }
@@ -102,5 +124,8 @@ func (u Uplink) validate(bad func(key, format string, args ...any)) {
 	}
 	if _, err := u.IngressByPrincipal(); err != nil {
 		bad("uplink.ingress", "%v", err)
+	}
+	if _, err := u.ActsForByCapsule(); err != nil {
+		bad("uplink.acts_for", "%v", err)
 	}
 }

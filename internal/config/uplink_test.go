@@ -21,8 +21,13 @@ func TestUplinkPrincipals(t *testing.T) {
 			t.Errorf("%q accepted", bad)
 		}
 	}
-	if _, err := (Uplink{Principals: []string{"1=a", "1=b"}}).UIDPrincipals(); err == nil {
-		t.Error("one uid mapped to two principals accepted")
+	// One uid listed twice may act as both; the first is its default.
+	u := Uplink{Principals: []string{"1=a", "1=b", "1=a", "2=c"}}
+	if got, err := u.UIDPrincipals(); err != nil || got[1] != "a" || got[2] != "c" {
+		t.Errorf("defaults of a uid listed twice: %v %v", got, err)
+	}
+	if got, err := u.UIDAllowedPrincipals(); err != nil || !reflect.DeepEqual(got, map[int][]string{1: {"a", "b"}, 2: {"c"}}) {
+		t.Errorf("allowed: %v %v", got, err)
 	}
 }
 

@@ -9,6 +9,10 @@ import (
 	"strings"
 )
 
+// maxRestarts bounds health.max_restarts: a capsule that failed this often
+// will not come back by itself.
+const maxRestarts = 100
+
 // maxWasmMemoryMiB is the 32-bit wasm address space.
 const maxWasmMemoryMiB = 4096
 
@@ -18,8 +22,11 @@ func (c Config) validate(file string, at map[string]written) error {
 	var probs []error
 	bad := func(key, format string, args ...any) {
 		pos, ok := at[key]
-		if !ok { // an array element falls back to its array
-			if base, _, cut := strings.Cut(key, "["); cut {
+		if !ok { // a key of an array element falls back to the element, then to its array
+			if i := strings.LastIndexByte(key, ']'); i >= 0 {
+				pos, ok = at[key[:i+1]]
+			}
+			if base, _, cut := strings.Cut(key, "["); cut && !ok {
 				pos = at[base]
 			}
 		}
@@ -54,6 +61,19 @@ func (c Config) validate(file string, at map[string]written) error {
 	}
 	if l.CPUBudgetMsPerSec < 0 {
 		bad("limits.cpu_budget_ms_per_sec", "must be 0 (no budget) or a positive integer, got %d", l.CPUBudgetMsPerSec)
+	}
+	h := c.Health
+	if h.MaxRestarts < 0 || h.MaxRestarts > maxRestarts {
+		bad("health.max_restarts", "must be 0 (never restart) to %d, got %d", maxRestarts, h.MaxRestarts)
+	}
+	if h.RestartBackoff.Duration <= 0 {
+		bad("health.restart_backoff", "must be a positive duration, got %s", h.RestartBackoff)
+	}
+	if h.MaxRestartBackoff.Duration < h.RestartBackoff.Duration {
+		bad(present("health.max_restart_backoff", "health.restart_backoff"), "max_restart_backoff (%s) must be at least restart_backoff (%s)", h.MaxRestartBackoff, h.RestartBackoff)
+	}
+	if c.GC.SessionMaxAge.Duration < 0 {
+		bad("gc.session_max_age", "must be 0 (keep every session) or a positive duration, got %s", c.GC.SessionMaxAge)
 	}
 	if l.WasmMemoryMiB > maxWasmMemoryMiB {
 		bad("limits.wasm_memory_mib", "must be at most %d (the 32-bit wasm address space), got %d", maxWasmMemoryMiB, l.WasmMemoryMiB)
@@ -94,6 +114,8 @@ func (c Config) validate(file string, at map[string]written) error {
 	c.Telemetry.validate(bad)
 	c.Sandbox.validate(bad)
 	c.Approval.validate(bad)
+	c.Hooks.validate(bad)
+	c.MCP.validate(bad)
 	return errors.Join(probs...)
 }
 

@@ -35,6 +35,8 @@ type Options struct {
 	// daemon adds its own (ACL).
 	Frontends      []dispatch.CapsuleACL
 	ConfigFallback map[string]map[string]string
+	// WasmCache is kernel.Options.WasmCache.
+	WasmCache string
 	// Console, when set, gets the log as text besides the JSON log file (a
 	// daemon in the foreground: its terminal).
 	Console io.Writer
@@ -108,7 +110,10 @@ func Run(ctx context.Context, opts Options) (err error) {
 	k, err := kernel.Boot(ctx, kernel.Options{
 		Home: opts.Home, Workspace: opts.Workspace, Config: opts.Config, Logger: log,
 		Builtins: opts.Builtins, Frontends: frontends,
-		ConfigFallback: opts.ConfigFallback, WatchCapsules: true,
+		ConfigFallback: opts.ConfigFallback, WatchCapsules: true, WasmCache: opts.WasmCache,
+		// People come and go: a value a capsule needs is asked of
+		// each principal when it is used (host env.go).
+		OnboardMissingEnv: true,
 	})
 	if err != nil {
 		log.Error("daemon did not start", "err", err)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/astrid-go/astrid/internal/kernel"
 	"github.com/astrid-go/astrid/internal/runtime"
+	"github.com/astrid-go/astrid/internal/sessionmcp"
 )
 
 // ErrNotServing answers a query asked before the daemon serves (the uplink
@@ -97,6 +98,7 @@ func (r *Reporter) Status(v Viewer, socket map[string]SocketTraffic) (Status, er
 		s.Idle = src.idle.status()
 	}
 	addTraffic(&s, socket)
+	src.turns.usage(&s)
 	return statusFor(v, s, src.turns.RunningFor(v.Principal)), nil
 }
 
@@ -132,4 +134,14 @@ func (r *Reporter) Load(ctx context.Context, v Viewer, id string) (runtime.Statu
 	}
 	st, _ := src.k.Runtime.LoadInstalled(ctx, id)
 	return st, nil
+}
+
+// AttachMCP loads a session's own MCP servers bound to request scope for
+// principal (kernel.AttachMCP): the uplink's attach_mcp op.
+func (r *Reporter) AttachMCP(ctx context.Context, principal string, scope uint64, servers []sessionmcp.Server) ([]string, error) {
+	src, err := r.source()
+	if err != nil {
+		return nil, err
+	}
+	return src.k.AttachMCP(ctx, principal, scope, servers)
 }

@@ -73,6 +73,14 @@ type PrincipalUsage struct {
 	Clients   int    `json:"clients,omitempty"`
 	BytesIn   uint64 `json:"bytes_in,omitempty"`
 	BytesOut  uint64 `json:"bytes_out,omitempty"`
+	// Turns are the agent turns that ended since the daemon started, with
+	// the tokens their providers reported and, for the turns of a priced
+	// model, their cost (turns.go).
+	Turns        uint64   `json:"turns,omitempty"`
+	InputTokens  uint64   `json:"input_tokens,omitempty"`
+	OutputTokens uint64   `json:"output_tokens,omitempty"`
+	CachedTokens uint64   `json:"cached_tokens,omitempty"`
+	CostUSD      *float64 `json:"cost_usd,omitempty"`
 }
 
 func busStats(s bus.Stats) *BusStats {

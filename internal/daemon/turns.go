@@ -44,6 +44,9 @@ type turns struct {
 
 	mu      sync.Mutex
 	running map[turnKey]bool
+	// used sums, per principal, the turns that ended and their usage
+	// (their final responses'), for status.
+	used    map[string]turnUsage
 	changed time.Time     // when a turn last started or ended
 	ended   chan struct{} // signalled at every final response
 
@@ -60,7 +63,7 @@ type Kernel interface {
 }
 
 func startTurns(k Kernel, log *slog.Logger) (*turns, error) {
-	t := &turns{k: k, log: log, running: map[turnKey]bool{}, ended: make(chan struct{}, 1)}
+	t := &turns{k: k, log: log, running: map[turnKey]bool{}, used: map[string]turnUsage{}, ended: make(chan struct{}, 1)}
 	// Unscoped: every principal's turns.
 	self := dispatch.Caller{Capsule: ClientID, Principal: ipc.DefaultPrincipal}
 	for _, topic := range []string{ipc.UserPromptTopic, ipc.AgentResponseTopic} {
@@ -123,6 +126,9 @@ func (t *turns) observe(e *ipc.Envelope) {
 		t.mu.Lock()
 		delete(t.running, turnKey{e.Principal, r.SessionID, r.TurnID})
 		t.changed = time.Now()
+		if _, known := t.used[e.Principal]; known || len(t.used) < maxUsagePrincipals {
+			t.used[e.Principal] = t.used[e.Principal].add(r)
+		}
 		t.mu.Unlock()
 		select {
 		case t.ended <- struct{}{}:
@@ -204,4 +210,46 @@ func (t *turns) RunningFor(principal string) int {
 		}
 	}
 	return n
+}
+
+// turnUsage is what one principal's ended turns used.
+type turnUsage struct {
+	turns  uint64
+	tokens ipc.Usage
+	cost   float64
+	priced bool
+}
+
+// maxUsagePrincipals bounds the principals whose usage is kept: beyond it
+// a new principal's turns are not summed (status says nothing of them).
+const maxUsagePrincipals = 4096
+
+func (u turnUsage) add(r ipc.AgentResponse) turnUsage {
+	u.turns++
+	if r.Usage != nil {
+		u.tokens = u.tokens.Add(*r.Usage)
+	}
+	if r.CostUSD != nil {
+		u.cost += *r.CostUSD
+		u.priced = true
+	}
+	return u
+}
+
+// usage puts each principal's ended turns, tokens and cost into s.
+func (t *turns) usage(s *Status) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for p, u := range t.used {
+		pu := s.Principals[p]
+		pu.Turns, pu.InputTokens, pu.OutputTokens, pu.CachedTokens = u.turns, u.tokens.InputTokens, u.tokens.OutputTokens, u.tokens.CachedTokens
+		if u.priced {
+			cost := u.cost
+			pu.CostUSD = &cost
+		}
+		if s.Principals == nil {
+			s.Principals = map[string]PrincipalUsage{}
+		}
+		s.Principals[p] = pu
+	}
 }

@@ -57,6 +57,10 @@ type Options struct {
 	// Env is the caller's provider settings (uplinkwire.ReadEnv), applied
 	// to the connection's requests only; never logged.
 	Env map[string]string
+	// Principal, when set, asks to act as that principal: the daemon
+	// allows it only if config.toml maps this user's uid to it
+	// ([uplink] principals); empty acts as the uid's default.
+	Principal string
 	// Logger receives what the client refuses or drops.
 	Logger *slog.Logger
 	// Timeout bounds the dial, the handshake and each request's answer
@@ -157,7 +161,7 @@ func (c *Client) handshake(opts Options) error {
 	defer func() { _ = c.conn.SetDeadline(time.Time{}) }()
 	// A daemon that refuses the peer answers and closes before reading
 	// the hello: a failed write still leaves its answer to read.
-	werr := c.write(uplinkwire.Frame{Op: uplinkwire.OpHello, Version: uplinkwire.Version, Client: opts.Client, Workspace: opts.Workspace, Env: opts.Env})
+	werr := c.write(uplinkwire.Frame{Op: uplinkwire.OpHello, Version: uplinkwire.Version, Client: opts.Client, Workspace: opts.Workspace, Env: opts.Env, Principal: opts.Principal})
 	body, err := uplinkwire.Read(c.conn)
 	if err != nil {
 		return fmt.Errorf("daemon: handshake: %w", errors.Join(werr, err))

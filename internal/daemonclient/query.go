@@ -53,3 +53,19 @@ func (c *Client) Load(id string, wait time.Duration, v any) error {
 	}
 	return nil
 }
+
+// AttachMCP has the daemon load servers (a session's own MCP servers,
+// encoded as sessionmcp.Server values) bound to this connection's
+// workspace scope, waiting up to wait for them to start; they stop when
+// the connection closes. It returns their tools.
+func (c *Client) AttachMCP(servers any, wait time.Duration) ([]string, error) {
+	payload, err := json.Marshal(servers)
+	if err != nil {
+		return nil, fmt.Errorf("daemon: attach_mcp: %w", err)
+	}
+	r, err := c.requestWithin(uplinkwire.Frame{Op: uplinkwire.OpAttachMCP, Payload: payload}, nil, wait)
+	if err != nil {
+		return nil, err
+	}
+	return r.IDs, nil
+}

@@ -32,6 +32,9 @@ func newSubscription(c *Client, id uint64) *subscription {
 // push queues one event, dropping the oldest when the queue is full.
 func (s *subscription) push(f uplinkwire.Frame) {
 	d := bus.Delivery{Envelope: &ipc.Envelope{Topic: f.Topic, Payload: f.Payload, SourceID: f.Source, Principal: f.Principal}, Lost: f.Lost}
+	if f.Host != "" {
+		d.Envelope.SetHost(f.Host)
+	}
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()

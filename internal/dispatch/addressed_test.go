@@ -40,14 +40,13 @@ func TestRepliesReachOnlyTheirAskers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := d.PublishRequest(Caller{Capsule: "react", Principal: "alice"}, "tool.v1.request.execute", json.RawMessage(`{}`),
-		Request{ReplyTo: answers, CorrelationID: "call-1", Timeout: time.Minute}); err != nil {
+	if _, err := d.Publish(Caller{Capsule: "react", Principal: "alice"}, "tool.v1.request.execute", json.RawMessage(`{}`), RequestOf(Request{ReplyTo: answers, CorrelationID: "call-1", Timeout: time.Minute})); err != nil {
 		t.Fatal(err)
 	}
 	// Three replies: the first answers the request, the others stream on
 	// it until its deadline; each reaches react alone.
 	for i := range 3 {
-		if _, err := d.PublishReply(router, answers, "call-1", json.RawMessage(fmt.Sprintf(`{"secret":%d}`, i))); err != nil {
+		if _, err := d.Publish(router, answers, json.RawMessage(fmt.Sprintf(`{"secret":%d}`, i)), ReplyOf("call-1")); err != nil {
 			t.Fatal(err)
 		}
 		if dl := recvOne(t, reactRoute); dl.Envelope.CorrelationID() != "call-1" {
@@ -62,7 +61,7 @@ func TestRepliesReachOnlyTheirAskers(t *testing.T) {
 	// A reply nobody here asked for (a guessed correlation id, a late
 	// one) reaches nobody, and is counted.
 	before := d.Stats().RepliesUnaddressed
-	if _, err := d.PublishReply(router, answers, "call-guessed", json.RawMessage(`{"secret":"x"}`)); err != nil {
+	if _, err := d.Publish(router, answers, json.RawMessage(`{"secret":"x"}`), ReplyOf("call-guessed")); err != nil {
 		t.Fatal(err)
 	}
 	rec.quiet(t, d)
@@ -95,11 +94,11 @@ func TestARelayedRequestAnswersEveryAsker(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, c := range []Caller{from, {Capsule: "relay", Principal: "alice", Continues: true}} {
-		if _, err := d.PublishRequest(c, "svc.v1.ask", json.RawMessage(`{}`), req("c1")); err != nil {
+		if _, err := d.Publish(c, "svc.v1.ask", json.RawMessage(`{}`), RequestOf(req("c1"))); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if _, err := d.PublishReply(Caller{Capsule: "svc", Principal: "alice", Continues: true}, "svc.v1.answer", "c1", json.RawMessage(`"done"`)); err != nil {
+	if _, err := d.Publish(Caller{Capsule: "svc", Principal: "alice", Continues: true}, "svc.v1.answer", json.RawMessage(`"done"`), ReplyOf("c1")); err != nil {
 		t.Fatal(err)
 	}
 	for name, route := range map[string]*bus.Route{"asker": r, "relay": relayRoute} {
@@ -108,7 +107,7 @@ func TestARelayedRequestAnswersEveryAsker(t *testing.T) {
 		}
 	}
 	// Another principal's request of the same id is another request.
-	if _, err := d.PublishReply(Caller{Capsule: "svc", Principal: "bob", Continues: true}, "svc.v1.answer", "c1", json.RawMessage(`"bob's"`)); err != nil {
+	if _, err := d.Publish(Caller{Capsule: "svc", Principal: "bob", Continues: true}, "svc.v1.answer", json.RawMessage(`"bob's"`), ReplyOf("c1")); err != nil {
 		t.Fatal(err)
 	}
 	settle(t, d)
@@ -126,7 +125,7 @@ func TestARemoteReplyReachesOnlyItsAskers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := d.PublishRequest(from, "svc.v1.ask", json.RawMessage(`{}`), req("c1")); err != nil {
+	if _, err := d.Publish(from, "svc.v1.ask", json.RawMessage(`{}`), RequestOf(req("c1"))); err != nil {
 		t.Fatal(err)
 	}
 	for _, corr := range []string{"c1", "c2"} { // c2: asked by nobody here

@@ -25,19 +25,17 @@ func TestAdmitRefusesOnlyPublishesThatStartWork(t *testing.T) {
 	tests := []struct {
 		name    string
 		from    Caller
-		publish func(Caller, string, json.RawMessage) (Result, error)
+		kind    Kind
 		refused bool
 	}{
-		{"alice starts work", Caller{Capsule: "cli", Principal: "alice"}, d.Publish, true},
-		{"bob starts work", Caller{Capsule: "cli", Principal: "bob"}, d.Publish, false},
-		{"alice continues work", Caller{Capsule: "cli", Principal: "alice", Continues: true}, d.Publish, false},
-		{"alice's failure reply", Caller{Capsule: "cli", Principal: "alice"}, func(c Caller, topic string, p json.RawMessage) (Result, error) {
-			return d.PublishFailure(c, topic, "", p)
-		}, false},
+		{"alice starts work", Caller{Capsule: "cli", Principal: "alice"}, Event, true},
+		{"bob starts work", Caller{Capsule: "cli", Principal: "bob"}, Event, false},
+		{"alice continues work", Caller{Capsule: "cli", Principal: "alice", Continues: true}, Event, false},
+		{"alice's failure reply", Caller{Capsule: "cli", Principal: "alice"}, FailureOf(""), false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := tt.publish(tt.from, "tool.v1.request.execute", payload)
+			_, err := d.Publish(tt.from, "tool.v1.request.execute", payload, tt.kind)
 			if refused := err != nil; refused != tt.refused {
 				t.Fatalf("publish: %v, want refused %v", err, tt.refused)
 			}

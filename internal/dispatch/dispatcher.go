@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/astrid-go/astrid/internal/audit"
 	"log/slog"
 	"maps"
 	"slices"
@@ -18,13 +19,17 @@ import (
 // Options configures a Dispatcher. The zero value gives DESIGN §4b's
 // defaults.
 type Options struct {
+	// Audit records the first refusal of each (capsule, publish or
+	// subscribe, topic) by the ACL in the audit chain (audit.go); nil
+	// records none.
+	Audit *audit.Log
 	// RateBytesPerSec and RateBurst size each (capsule, principal) token
 	// bucket, counted in envelope bytes ((*ipc.Envelope).Size).
 	RateBytesPerSec int64
 	RateBurst       int64
 	// QueueDepth is the capacity of each (capsule, principal) interceptor
 	// queue; a call arriving at a full queue is dropped and counted. A
-	// reply a handler publishes (PublishReply) may go past it, up to
+	// reply a handler publishes (ReplyOf) may go past it, up to
 	// ReplyHeadroom times it.
 	QueueDepth int
 	// IdleTimeout is how long a queue worker lingers without work.
@@ -135,6 +140,8 @@ type Dispatcher struct {
 	opts  Options
 	log   *slog.Logger
 	stats counters
+	// policy records ACL refusals in the audit chain.
+	policy *policyAudit
 	// now is the rate limiter's clock: Options.Now, or the bus's, in
 	// which case (stampsShared) one reading also stamps the envelope.
 	now          func() int64 // Unix nanoseconds
@@ -215,7 +222,7 @@ func New(b *bus.Bus, opts Options) *Dispatcher {
 
 func newDispatcher(b busPort, opts Options) *Dispatcher {
 	opts = opts.withDefaults()
-	d := &Dispatcher{bus: b, opts: opts, log: opts.Logger}
+	d := &Dispatcher{bus: b, opts: opts, log: opts.Logger, policy: &policyAudit{log: opts.Audit}}
 	if fake := opts.Now; fake != nil {
 		d.now = func() int64 { return fake().UnixNano() }
 	} else {
@@ -394,14 +401,12 @@ func (d *Dispatcher) Stats() Stats {
 
 // Interceptors answers "who intercepts topic T": the ids of the capsules
 // with an interceptor matching topic, ordered by (priority, id), each once.
-// It is this host's answer, but for two topics that span hosts (DESIGN §9),
-// where with a transport that knows other hosts' capsules (RemoteProviders)
-// the other hosts' exact interceptors follow this host's:
-// tool.v1.request.execute — the capsules that take tool calls, the router
-// and the approval layer, are asked "who routes tool calls here", and a
-// router on another host routes this host's calls — and
-// tool.v1.request.describe — the capsules that describe tools, asked
-// "whose answers to wait for", and a remote tool is described from its host.
+// With a transport that knows other hosts' capsules (RemoteProviders), the
+// other hosts' exact interceptors of topic follow this host's (DESIGN §9:
+// one bus): a router on another host routes this host's tool calls, and a
+// tool on another host is described from there. The answer is the same
+// for every topic; what an interceptor of one means is its asker's
+// business.
 func (d *Dispatcher) Interceptors(topic string) []string {
 	t := d.interceptors.Load()
 	ids, ok := t.owners.get(topic)
@@ -409,11 +414,9 @@ func (d *Dispatcher) Interceptors(topic string) []string {
 		ids = owners(t.match(topic))
 		t.owners.put(topic, ids)
 	}
-	ids = slices.Clone(ids) // the caller may change its copy
-	if topic == ipc.ToolRequestExecuteTopic || topic == ipc.ToolRequestDescribeTopic {
-		ids = d.withRemoteProviders(topic, ids)
-	}
-	return ids
+	// The caller may change its copy; other hosts' interceptors change
+	// with their presence, so they are added after the cache.
+	return d.withRemoteProviders(topic, slices.Clone(ids))
 }
 
 // exactOwnersKey prefixes ExactInterceptors' entries in the owners cache;
@@ -422,10 +425,10 @@ const exactOwnersKey = "="
 
 // ExactInterceptors answers "who intercepts exactly topic T": the ids of the
 // capsules with an interceptor whose pattern is topic itself, ordered by
-// (priority, id), each once. For a tool's topic tool.v1.execute.<name> these
-// are the tool's providers (DESIGN §4c); a wildcard interceptor is
-// middleware, never a provider. With a transport that knows other hosts'
-// capsules (RemoteProviders), theirs follow this host's.
+// (priority, id), each once: a wildcard interceptor is left out (the tool
+// convention calls these a tool's providers, DESIGN §4c). With a transport
+// that knows other hosts' capsules (RemoteProviders), theirs follow this
+// host's.
 func (d *Dispatcher) ExactInterceptors(topic string) []string {
 	t := d.interceptors.Load()
 	ids, ok := t.owners.get(exactOwnersKey + topic)

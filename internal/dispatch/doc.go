@@ -1,5 +1,6 @@
 // Package dispatch owns the one publish/subscribe entry every capsule's IPC
-// goes through (DESIGN §4b).
+// goes through (DESIGN §4b): one Publish, whose Kind (an event, a request, a
+// reply, a failure reply, a kernel event) decides the checks it passes.
 //
 // It makes the ACL check — the only place in the runtime where a capsule's
 // [publish] and [subscribe] keys are enforced — charges the per-(capsule,

@@ -86,14 +86,14 @@ func TestAdmittedWorkHasHeadroom(t *testing.T) {
 	acl.Publish = []string{"t.ask"}
 	register(t, d, acl, g)
 	// The replies below answer agent's request: only its askers read them.
-	if _, err := d.PublishRequest(Caller{Capsule: "agent", Principal: "alice"}, "t.ask", json.RawMessage(`{}`), Request{ReplyTo: "s.x", CorrelationID: "corr"}); err != nil {
+	if _, err := d.Publish(Caller{Capsule: "agent", Principal: "alice"}, "t.ask", json.RawMessage(`{}`), RequestOf(Request{ReplyTo: "s.x", CorrelationID: "corr"})); err != nil {
 		t.Fatal(err)
 	}
 	starts := Caller{Capsule: "pub", Principal: "alice"}
 	continues := Caller{Capsule: "pub", Principal: "alice", Continues: true}
 	reply := func(from Caller, payload string) {
 		t.Helper()
-		if _, err := d.PublishReply(from, "s.x", "corr", json.RawMessage(payload)); err != nil {
+		if _, err := d.Publish(from, "s.x", json.RawMessage(payload), ReplyOf("corr")); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -6,49 +6,62 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
+	"time"
 
 	"github.com/astrid-go/astrid/internal/bus"
 	"github.com/astrid-go/astrid/ipc"
 )
 
-// Publish sends payload on topic for a capsule, in this order: topic and
-// principal validity, the [publish] ACL, the (capsule, principal) rate limit
-// (charged only once the ACL has passed), payload JSON validity, delivery to
-// every matching bus route, then the interceptors. It never blocks: an
+// Publish sends payload on topic, as its kind says: Event when none is
+// given, else the one given (RequestOf, ReplyOf, FailureOf, KernelEvent).
+// It is the one way anything is published. A capsule's publish goes, in
+// this order, through topic and principal validity, the [publish] ACL,
+// admission (Options.Admit), the (capsule, principal) rate limit (charged
+// only once the ACL has passed), payload JSON validity, delivery to every
+// matching bus route, then the interceptors. It never blocks: an
 // interceptor whose queue is full is dropped and counted.
 //
-// The envelope's source_id is from.Capsule and its principal from.Principal;
-// the bus stamps seq and timestamp.
-func (d *Dispatcher) Publish(from Caller, topic string, payload json.RawMessage) (Result, error) {
-	return d.publish(from, &ipc.Envelope{Topic: topic, Payload: payload}, publishOpts{})
+// The envelope's source_id is from.Capsule and its principal
+// from.Principal; the bus stamps seq and timestamp.
+func (d *Dispatcher) Publish(from Caller, topic string, payload json.RawMessage, kind ...Kind) (Result, error) {
+	// Small enough to be inlined (BENCHMARKS.md, dispatch).
+	return d.publish(from, &ipc.Envelope{Topic: topic, Payload: payload}, kind)
 }
 
-// PublishFailure publishes a call's failure reply (DESIGN §4): the one
-// answer a caller is owed when the handler it reached cannot give it. It is
-// Publish except that the rate limit never refuses it: its bytes are
-// borrowed from the bucket (which may go up to one burst into debt, repaid
-// by the capsule's later publishes), so that a caller is not left waiting
-// for a reply the limiter dropped. The host layer checked the topic against
-// the ACL when the reply was registered, and checks it again here. A
-// non-empty correlationID makes it the reply to that request (PublishReply).
-func (d *Dispatcher) PublishFailure(from Caller, topic, correlationID string, payload json.RawMessage) (Result, error) {
-	e := &ipc.Envelope{Topic: topic, Payload: payload}
-	if correlationID != "" {
-		e.SetReply(correlationID)
+// publish publishes e, whose Topic and Payload are set, as kind says.
+func (d *Dispatcher) publish(from Caller, e *ipc.Envelope, kind []Kind) (Result, error) {
+	var k Kind
+	switch len(kind) {
+	case 0:
+	case 1:
+		k = kind[0]
+	default:
+		return Result{}, fmt.Errorf("dispatch: publish %s from capsule %s: %d kinds given, at most one", e.Topic, from.Capsule, len(kind))
 	}
-	return d.publish(from, e, publishOpts{owed: true})
+	switch k.of {
+	case kindEvent:
+		return d.publishChecked(from, e, false)
+	case kindRequest:
+		return d.publishRequest(from, e, Request{ReplyTo: k.replyTo, CorrelationID: k.correlation, Timeout: k.timeout})
+	case kindReply:
+		return d.publishReply(from, e, k.correlation)
+	case kindFailure:
+		if k.correlation != "" {
+			e.SetReply(k.correlation)
+		}
+		return d.publishChecked(from, e, true)
+	case kindKernel:
+		return d.publishKernel(from.Principal, from.Trace, e)
+	}
+	return Result{}, fmt.Errorf("dispatch: publish %s from capsule %s: unknown kind %d", e.Topic, from.Capsule, k.of)
 }
 
-// publishOpts are what distinguishes the kinds of publish.
-type publishOpts struct {
-	// owed: a failure reply, which the rate limit never refuses.
-	owed bool
-}
-
-// publish checks and delivers e, whose Topic and Payload (and request or
-// reply fields) the caller set; the rest is stamped here.
-func (d *Dispatcher) publish(from Caller, e *ipc.Envelope, o publishOpts) (Result, error) {
-	topic, payload, owed := e.Topic, e.Payload, o.owed
+// publishChecked checks and delivers a capsule's e, whose Topic and
+// Payload (and request or reply fields) the caller set; the rest is
+// stamped here. owed marks a failure reply, which the rate limit never
+// refuses.
+func (d *Dispatcher) publishChecked(from Caller, e *ipc.Envelope, owed bool) (Result, error) {
+	topic, payload := e.Topic, e.Payload
 	lookup := d.lookup
 	if owed {
 		lookup = d.lookupOwed
@@ -69,6 +82,7 @@ func (d *Dispatcher) publish(from Caller, e *ipc.Envelope, o publishOpts) (Resul
 		if !c.publish.allows(topic) {
 			d.stats.publishDenied.Add(1)
 			err := c.publish.deny("publish", topic, c.id)
+			d.policy.refused(c.id, from.Principal, "publish", topic, err)
 			d.log.Warn("dispatch: publish refused", slog.String("capsule", c.id), slog.String("topic", topic), slog.String("principal", from.Principal), slog.Any("error", err))
 			return Result{}, err
 		}
@@ -80,6 +94,7 @@ func (d *Dispatcher) publish(from Caller, e *ipc.Envelope, o publishOpts) (Resul
 	if !owed && !from.Continues && d.opts.Admit != nil {
 		if err := d.opts.Admit(from.Principal); err != nil {
 			d.stats.notAdmitted.Add(1)
+			d.policy.quotaRefused(c.id, from.Principal, topic, err, time.Now())
 			return Result{}, fmt.Errorf("dispatch: publish %s from capsule %s for principal %s: %w: %w", topic, c.id, from.Principal, ErrNotAdmitted, err)
 		}
 	}
@@ -117,24 +132,9 @@ func (d *Dispatcher) publish(from Caller, e *ipc.Envelope, o publishOpts) (Resul
 	return res, nil
 }
 
-// PublishKernel sends one of the kernel's own events: source_id "kernel", no
-// principal, no ACL and no rate limit.
-func (d *Dispatcher) PublishKernel(topic string, payload json.RawMessage) (Result, error) {
-	return d.PublishKernelFor("", topic, payload)
-}
-
-// PublishKernelFor is PublishKernel for one principal's handlers: the
-// event's principal is principal, so an interceptor runs for (and sees the
-// KV of) that principal. The kernel's watchdog tick uses it to reach every
-// principal's per-session state.
-func (d *Dispatcher) PublishKernelFor(principal, topic string, payload json.RawMessage) (Result, error) {
-	return d.PublishKernelTraced(principal, ipc.TraceContext{}, topic, payload)
-}
-
-// PublishKernelTraced is PublishKernelFor for an event the kernel publishes
-// on a call's behalf (the host's approval question), carrying the call's
-// trace context so that the wait shows in the call's trace.
-func (d *Dispatcher) PublishKernelTraced(principal string, trace ipc.TraceContext, topic string, payload json.RawMessage) (Result, error) {
+// publishKernel sends one of the kernel's own events (KernelEvent).
+func (d *Dispatcher) publishKernel(principal string, trace ipc.TraceContext, e *ipc.Envelope) (Result, error) {
+	topic, payload := e.Topic, e.Payload
 	if principal != "" {
 		if err := ValidatePrincipal(principal); err != nil {
 			return Result{}, fmt.Errorf("dispatch: kernel publish %s: %w", topic, err)
@@ -151,7 +151,7 @@ func (d *Dispatcher) PublishKernelTraced(principal string, trace ipc.TraceContex
 		d.stats.invalid.Add(1)
 		return Result{}, fmt.Errorf("dispatch: kernel publish %s: %w", topic, ErrInvalidPayload)
 	}
-	e := &ipc.Envelope{Topic: topic, Payload: payload, SourceID: ipc.KernelSourceID, Principal: principal}
+	e.SourceID, e.Principal = ipc.KernelSourceID, principal
 	if trace.Valid() {
 		e.SetTrace(trace)
 	}
@@ -269,6 +269,13 @@ func addressed(links []*link, askers []string) []*link {
 // receives only from.Principal's events (a subscription made inside a
 // handler). The route is closed when the capsule is unregistered.
 func (d *Dispatcher) Subscribe(from Caller, pattern string, scoped bool) (*bus.Route, error) {
+	return d.SubscribeAccepting(from, pattern, scoped, nil)
+}
+
+// SubscribeAccepting is Subscribe with a route that admits only the
+// envelopes accept returns true for (bus.RouteSpec.Accept; nil: all),
+// checked as they are published, so that the others never reach its queue.
+func (d *Dispatcher) SubscribeAccepting(from Caller, pattern string, scoped bool, accept func(*ipc.Envelope) bool) (*bus.Route, error) {
 	c, err := d.lookup(from.Capsule)
 	if err != nil {
 		return nil, fmt.Errorf("dispatch: subscribe %s from capsule %s: %w", pattern, from.Capsule, err)
@@ -284,10 +291,11 @@ func (d *Dispatcher) Subscribe(from Caller, pattern string, scoped bool) (*bus.R
 	if !c.subscribe.allows(pattern) {
 		d.stats.subscribeDenied.Add(1)
 		err := c.subscribe.deny("subscribe", pattern, c.id)
+		d.policy.refused(c.id, from.Principal, "subscribe", pattern, err)
 		d.log.Warn("dispatch: subscribe refused", slog.String("capsule", c.id), slog.String("pattern", pattern), slog.Any("error", err))
 		return nil, err
 	}
-	r, err := d.bus.Subscribe(bus.RouteSpec{Owner: c.id, Pattern: pattern, Principal: from.Principal, Scoped: scoped})
+	r, err := d.bus.Subscribe(bus.RouteSpec{Owner: c.id, Pattern: pattern, Principal: from.Principal, Scoped: scoped, Accept: accept})
 	if err != nil {
 		return nil, fmt.Errorf("dispatch: subscribe %s from capsule %s: %w", pattern, c.id, err)
 	}

@@ -1,10 +1,12 @@
 package dispatch
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"testing"
 
+	"github.com/astrid-go/astrid/internal/bus"
 	"github.com/astrid-go/astrid/ipc"
 )
 
@@ -58,7 +60,7 @@ func TestPublishStampsCallerAndReportsReach(t *testing.T) {
 	}
 }
 
-func TestPublishKernel(t *testing.T) {
+func TestPublishKernelEvent(t *testing.T) {
 	d, _ := newTestDispatcher(t, Options{})
 	rec := newRecorder()
 	register(t, d, CapsuleACL{ID: "obs", Subscribe: []string{"astrid.v1.*"},
@@ -67,9 +69,9 @@ func TestPublishKernel(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := d.PublishKernel("astrid.v1.capsules_loaded", []byte(`{"type":"custom"}`))
+	res, err := d.Publish(Caller{}, "astrid.v1.capsules_loaded", []byte(`{"type":"custom"}`), KernelEvent)
 	if err != nil || res != (Result{Routes: 1, Interceptors: 1}) {
-		t.Fatalf("PublishKernel = %+v, %v", res, err)
+		t.Fatalf("kernel event = %+v, %v", res, err)
 	}
 	if e := recvOne(t, route).Envelope; e.SourceID != ipc.KernelSourceID || e.Principal != "" {
 		t.Fatalf("kernel event stamped %q/%q", e.SourceID, e.Principal)
@@ -86,8 +88,8 @@ func TestPublishKernel(t *testing.T) {
 		{"astrid.v1.x", `{`, ErrInvalidPayload},
 		{"astrid.v1.x", ``, ErrInvalidPayload},
 	} {
-		if _, err := d.PublishKernel(bad.topic, []byte(bad.payload)); !errors.Is(err, bad.want) {
-			t.Errorf("PublishKernel(%q, %q) = %v, want %v", bad.topic, bad.payload, err, bad.want)
+		if _, err := d.Publish(Caller{}, bad.topic, []byte(bad.payload), KernelEvent); !errors.Is(err, bad.want) {
+			t.Errorf("kernel event (%q, %q) = %v, want %v", bad.topic, bad.payload, err, bad.want)
 		}
 	}
 }
@@ -128,5 +130,33 @@ func TestClosedRoutesAreForgotten(t *testing.T) {
 	c.mu.Unlock()
 	if tracked > 2*minRoutePrune || !kept {
 		t.Fatalf("%d routes tracked (open route kept: %v), want at most %d", tracked, kept, 2*minRoutePrune)
+	}
+}
+
+// A publish takes at most one kind: two are refused, nothing delivered.
+func TestPublishTakesOneKind(t *testing.T) {
+	d, b := newTestDispatcher(t, Options{})
+	register(t, d, CapsuleACL{ID: "pub", Publish: []string{"a.b"}}, continueTarget)
+	r, err := b.Subscribe(bus.RouteSpec{Owner: "watch", Pattern: "a.b"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	from := Caller{Capsule: "pub", Principal: "default"}
+	if _, err := d.Publish(from, "a.b", json.RawMessage(`{}`), Event, FailureOf("")); err == nil {
+		t.Fatal("two kinds accepted")
+	}
+	if res, err := d.Publish(from, "a.b", json.RawMessage(`{}`), Event); err != nil || res.Routes != 1 {
+		t.Fatalf("one kind: %+v, %v", res, err)
+	}
+	if res, err := d.Publish(from, "a.b", json.RawMessage(`{}`)); err != nil || res.Routes != 1 {
+		t.Fatalf("no kind (an event): %+v, %v", res, err)
+	}
+	if _, ok := r.TryRecv(); !ok {
+		t.Fatal("nothing delivered")
+	}
+	r.TryRecv()
+	if _, ok := r.TryRecv(); ok {
+		t.Fatal("the refused publish was delivered")
 	}
 }

@@ -226,8 +226,8 @@ func TestCloseStopsEverything(t *testing.T) {
 	if _, err := d.Publish(Caller{Capsule: "pub"}, "a.b", []byte(`{}`)); !errors.Is(err, ErrClosed) {
 		t.Fatalf("Publish after Close = %v, want ErrClosed", err)
 	}
-	if _, err := d.PublishKernel("a.b", []byte(`{}`)); !errors.Is(err, ErrClosed) {
-		t.Fatalf("PublishKernel after Close = %v, want ErrClosed", err)
+	if _, err := d.Publish(Caller{}, "a.b", []byte(`{}`), KernelEvent); !errors.Is(err, ErrClosed) {
+		t.Fatalf("a kernel event after Close = %v, want ErrClosed", err)
 	}
 	if err := d.Register(CapsuleACL{ID: "late"}, continueTarget); !errors.Is(err, ErrClosed) {
 		t.Fatalf("Register after Close = %v, want ErrClosed", err)

@@ -64,7 +64,7 @@ func (l *limiter) take(principal string, n int64, now int64) bool {
 // borrow charges n bytes to principal's bucket whether or not they are
 // there: the bucket may go into debt, down to one burst below empty, and
 // later publishes wait for the refill to repay it. It is for the one answer
-// a call owes its caller (PublishFailure), which must not be lost to the
+// a call owes its caller (FailureOf), which must not be lost to the
 // limit but must still be paid for.
 func (l *limiter) borrow(principal string, n int64, now int64) {
 	l.mu.Lock()

@@ -191,9 +191,9 @@ func TestLimiterBorrowGoesIntoDebt(t *testing.T) {
 	}
 }
 
-// TestPublishFailureIsNeverRateLimited: a failure reply goes out when the
+// TestFailureReplyIsNeverRateLimited: a failure reply goes out when the
 // publisher's bucket is empty, and is paid for by the next publishes.
-func TestPublishFailureIsNeverRateLimited(t *testing.T) {
+func TestFailureReplyIsNeverRateLimited(t *testing.T) {
 	clock := newFakeClock()
 	d, b := newTestDispatcher(t, Options{RateBytesPerSec: 1000, RateBurst: 1000, Now: clock.now})
 	register(t, d, CapsuleACL{ID: "tool", Publish: []string{"reply"}}, continueTarget)
@@ -212,7 +212,7 @@ func TestPublishFailureIsNeverRateLimited(t *testing.T) {
 			break
 		}
 	}
-	if _, err := d.PublishFailure(from, "reply", "", payload); err != nil {
+	if _, err := d.Publish(from, "reply", payload, FailureOf("")); err != nil {
 		t.Fatalf("failure reply refused: %v", err)
 	}
 	delivered := 0
@@ -229,7 +229,7 @@ func TestPublishFailureIsNeverRateLimited(t *testing.T) {
 	if _, err := d.Publish(from, "reply", payload); !errors.Is(err, ErrRateLimited) {
 		t.Fatalf("publish right after the borrowed reply: %v, want rate limited", err)
 	}
-	if _, err := d.PublishFailure(Caller{Capsule: "tool", Principal: "alice"}, "elsewhere", "", payload); !errors.Is(err, ErrDenied) {
+	if _, err := d.Publish(Caller{Capsule: "tool", Principal: "alice"}, "elsewhere", payload, FailureOf("")); !errors.Is(err, ErrDenied) {
 		t.Fatalf("failure reply outside the ACL: %v, want denied", err)
 	}
 }

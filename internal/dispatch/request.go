@@ -2,7 +2,6 @@ package dispatch
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -296,13 +295,14 @@ func (d *Dispatcher) Pending() int {
 	return len(d.requests.pending)
 }
 
-// PublishRequest publishes payload on topic as a request (Publish's checks,
-// then the request's): the reply address must be a valid topic the capsule
+// publishRequest publishes payload on topic as a request (RequestOf: an
+// Event's checks, then the request's): the reply address must be a valid topic the capsule
 // may subscribe to or publish on, and the correlation id valid. From then on the request
 // is answered exactly once by the kernel if no handler answers it: at once
 // when nothing on this host or a transport took it (ipc.FailNoResponders),
 // and otherwise as the Request type says.
-func (d *Dispatcher) PublishRequest(from Caller, topic string, payload json.RawMessage, req Request) (Result, error) {
+func (d *Dispatcher) publishRequest(from Caller, e *ipc.Envelope, req Request) (Result, error) {
+	topic := e.Topic
 	c, err := d.lookup(from.Capsule)
 	if err != nil {
 		return Result{}, fmt.Errorf("dispatch: request %s from capsule %s: %w", topic, from.Capsule, err)
@@ -324,7 +324,7 @@ func (d *Dispatcher) PublishRequest(from Caller, topic string, payload json.RawM
 		wait = DefaultRequestTimeout
 	}
 	wait = min(wait, MaxRequestTimeout)
-	e := &ipc.Envelope{Topic: topic, Payload: payload, SourceID: c.id, Principal: from.Principal, Scope: from.Scope}
+	e.SourceID, e.Principal, e.Scope = c.id, from.Principal, from.Scope
 	e.SetRequest(req.ReplyTo, req.CorrelationID, time.Now().Add(wait).UnixNano())
 	// Pending before it is published: a handler may answer before the
 	// publish returns.
@@ -334,7 +334,7 @@ func (d *Dispatcher) PublishRequest(from Caller, topic string, payload json.RawM
 	}); err != nil {
 		return Result{}, fmt.Errorf("dispatch: request %s from capsule %s: %w", topic, c.id, err)
 	}
-	res, err := d.publish(from, e, publishOpts{})
+	res, err := d.publishChecked(from, e, false)
 	if err != nil {
 		d.requests.take(a.key)
 		return Result{}, err
@@ -345,17 +345,17 @@ func (d *Dispatcher) PublishRequest(from Caller, topic string, payload json.RawM
 	return res, nil
 }
 
-// PublishReply publishes payload on topic as an answer to the request
-// correlationID names; the first answer ends that request's wait. A reply
+// publishReply publishes payload on topic as an answer to the request
+// correlationID names (ReplyOf); the first answer ends that request's wait. A reply
 // a handler publishes may use the queues' headroom (limitFor).
-func (d *Dispatcher) PublishReply(from Caller, topic, correlationID string, payload json.RawMessage) (Result, error) {
+func (d *Dispatcher) publishReply(from Caller, e *ipc.Envelope, correlationID string) (Result, error) {
 	if err := ipc.ValidateCorrelationID(correlationID); err != nil {
 		d.stats.invalid.Add(1)
-		return Result{}, fmt.Errorf("dispatch: reply on %s from capsule %s: %w", topic, from.Capsule, err)
+		return Result{}, fmt.Errorf("dispatch: reply on %s from capsule %s: %w", e.Topic, from.Capsule, err)
 	}
-	e := &ipc.Envelope{Topic: topic, Payload: payload, SourceID: from.Capsule, Principal: from.Principal, Scope: from.Scope}
+	e.SourceID, e.Principal, e.Scope = from.Capsule, from.Principal, from.Scope
 	e.SetReply(correlationID)
-	return d.publish(from, e, publishOpts{})
+	return d.publishChecked(from, e, false)
 }
 
 // keyOfReply is the key of the request the reply e answers.

@@ -56,7 +56,7 @@ func req(corr string) Request {
 func TestARequestNobodyTakesIsAnsweredAtOnce(t *testing.T) {
 	d, _ := newTestDispatcher(t, Options{})
 	from, r := requester(t, d)
-	if _, err := d.PublishRequest(from, "svc.v1.ask", json.RawMessage(`{}`), req("c1")); err != nil {
+	if _, err := d.Publish(from, "svc.v1.ask", json.RawMessage(`{}`), RequestOf(req("c1"))); err != nil {
 		t.Fatal(err)
 	}
 	f, e := failureOn(t, r)
@@ -77,11 +77,11 @@ func TestARequestIsAnsweredOnceWhateverHappens(t *testing.T) {
 		want   ipc.FailureReason // "" : the handler's own answer
 	}{
 		{"the handler replies", func(d *Dispatcher, inv Invocation) (Verdict, error) {
-			_, err := d.PublishReply(Caller{Capsule: "svc", Principal: inv.Principal, Continues: true}, inv.Envelope.ReplyTo(), inv.Envelope.CorrelationID(), json.RawMessage(`{"ok":true}`))
+			_, err := d.Publish(Caller{Capsule: "svc", Principal: inv.Principal, Continues: true}, inv.Envelope.ReplyTo(), json.RawMessage(`{"ok":true}`), ReplyOf(inv.Envelope.CorrelationID()))
 			return Verdict{Action: Final}, err
 		}, ""},
 		{"the handler replies then fails", func(d *Dispatcher, inv Invocation) (Verdict, error) {
-			_, err := d.PublishReply(Caller{Capsule: "svc", Principal: inv.Principal, Continues: true}, inv.Envelope.ReplyTo(), inv.Envelope.CorrelationID(), json.RawMessage(`{"ok":true}`))
+			_, err := d.Publish(Caller{Capsule: "svc", Principal: inv.Principal, Continues: true}, inv.Envelope.ReplyTo(), json.RawMessage(`{"ok":true}`), ReplyOf(inv.Envelope.CorrelationID()))
 			if err != nil {
 				return Verdict{}, err
 			}
@@ -103,7 +103,7 @@ func TestARequestIsAnsweredOnceWhateverHappens(t *testing.T) {
 			register(t, d, CapsuleACL{ID: "svc", Publish: []string{"svc.v1.answer"}, Subscribe: []string{"svc.v1.ask"},
 				Interceptors: []Interceptor{{Pattern: "svc.v1.ask", Handler: "h"}}},
 				targetFunc(func(_ context.Context, inv Invocation) (Verdict, error) { return tt.answer(d, inv) }))
-			if _, err := d.PublishRequest(from, "svc.v1.ask", json.RawMessage(`{}`), req("c1")); err != nil {
+			if _, err := d.Publish(from, "svc.v1.ask", json.RawMessage(`{}`), RequestOf(req("c1"))); err != nil {
 				t.Fatal(err)
 			}
 			dl := recvOne(t, r)
@@ -131,7 +131,7 @@ func TestARequestDroppedAtAFullQueueIsAnswered(t *testing.T) {
 	g := newGate()
 	register(t, d, CapsuleACL{ID: "svc", Subscribe: []string{"svc.v1.ask"}, Interceptors: []Interceptor{{Pattern: "svc.v1.ask", Handler: "h"}}}, g)
 	for i := range 3 {
-		if _, err := d.PublishRequest(from, "svc.v1.ask", json.RawMessage(`{}`), req(fmt.Sprint("c", i))); err != nil {
+		if _, err := d.Publish(from, "svc.v1.ask", json.RawMessage(`{}`), RequestOf(req(fmt.Sprint("c", i)))); err != nil {
 			t.Fatal(err)
 		}
 		if i == 0 {
@@ -162,7 +162,7 @@ func TestARequestNobodyAnswersTimesOut(t *testing.T) {
 		targetFunc(func(context.Context, Invocation) (Verdict, error) { return Verdict{Action: Final}, nil })) // takes it, never answers
 	rq := req("slow")
 	rq.Timeout = 50 * time.Millisecond
-	if _, err := d.PublishRequest(from, "svc.v1.ask", json.RawMessage(`{}`), rq); err != nil {
+	if _, err := d.Publish(from, "svc.v1.ask", json.RawMessage(`{}`), RequestOf(rq)); err != nil {
 		t.Fatal(err)
 	}
 	if f, _ := failureOn(t, r); f.Reason != ipc.FailTimeout || !strings.Contains(f.Message, "50ms") {
@@ -206,7 +206,7 @@ func TestARequestCannotAimTheKernelElsewhere(t *testing.T) {
 		{"an oversized id", Request{ReplyTo: "svc.v1.answer", CorrelationID: strings.Repeat("x", ipc.MaxCorrelationID+1)}, ipc.ErrInvalidCorrelationID},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			if _, err := d.PublishRequest(from, "svc.v1.ask", json.RawMessage(`{}`), tt.req); !errors.Is(err, tt.want) {
+			if _, err := d.Publish(from, "svc.v1.ask", json.RawMessage(`{}`), RequestOf(tt.req)); !errors.Is(err, tt.want) {
 				t.Fatalf("err = %v, want %v", err, tt.want)
 			}
 		})
@@ -215,7 +215,7 @@ func TestARequestCannotAimTheKernelElsewhere(t *testing.T) {
 		t.Fatalf("%d refused requests left pending", d.Pending())
 	}
 	// The publish ACL still applies to the request's own topic.
-	if _, err := d.PublishRequest(from, "other.v1.ask", json.RawMessage(`{}`), req("y")); !errors.Is(err, ErrDenied) || d.Pending() != 0 {
+	if _, err := d.Publish(from, "other.v1.ask", json.RawMessage(`{}`), RequestOf(req("y"))); !errors.Is(err, ErrDenied) || d.Pending() != 0 {
 		t.Fatalf("err = %v, pending %d", err, d.Pending())
 	}
 }
@@ -228,11 +228,11 @@ func TestPendingRequestsAreBounded(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i := range MaxPendingRequests {
-		if _, err := d.PublishRequest(from, "svc.v1.ask", json.RawMessage(`{}`), req(fmt.Sprint(i))); err != nil {
+		if _, err := d.Publish(from, "svc.v1.ask", json.RawMessage(`{}`), RequestOf(req(fmt.Sprint(i)))); err != nil {
 			t.Fatalf("request %d: %v", i, err)
 		}
 	}
-	if _, err := d.PublishRequest(from, "svc.v1.ask", json.RawMessage(`{}`), req("one-too-many")); !errors.Is(err, ErrTooManyRequests) {
+	if _, err := d.Publish(from, "svc.v1.ask", json.RawMessage(`{}`), RequestOf(req("one-too-many"))); !errors.Is(err, ErrTooManyRequests) {
 		t.Fatalf("err = %v, want ErrTooManyRequests", err)
 	}
 	d.Close()
@@ -253,12 +253,12 @@ func TestALostReplyIsToldOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The stream answers asker's request: only its askers read replies.
-	if _, err := d.PublishRequest(Caller{Capsule: "asker", Principal: "alice"}, "svc.v1.ask", json.RawMessage(`{}`), req("stream-1")); err != nil {
+	if _, err := d.Publish(Caller{Capsule: "asker", Principal: "alice"}, "svc.v1.ask", json.RawMessage(`{}`), RequestOf(req("stream-1"))); err != nil {
 		t.Fatal(err)
 	}
 	svc := Caller{Capsule: "svc", Principal: "alice", Continues: true}
 	reply := func(n int) {
-		if _, err := d.PublishReply(svc, "svc.v1.answer", "stream-1", json.RawMessage(fmt.Sprint(n))); err != nil {
+		if _, err := d.Publish(svc, "svc.v1.answer", json.RawMessage(fmt.Sprint(n)), ReplyOf("stream-1")); err != nil {
 			t.Fatal(err)
 		}
 	}

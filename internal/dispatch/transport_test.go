@@ -90,7 +90,7 @@ func TestCapsulePublishesAreForwardedKernelEventsAreNot(t *testing.T) {
 	d, _ := newTestDispatcher(t, Options{Transport: ft})
 	register(t, d, CapsuleACL{ID: "a", Publish: []string{"x"}}, continueTarget)
 	mustPublish(t, d, Caller{Capsule: "a", Principal: "alice"}, "x", `1`)
-	if _, err := d.PublishKernel("x", json.RawMessage(`2`)); err != nil {
+	if _, err := d.Publish(Caller{}, "x", json.RawMessage(`2`), KernelEvent); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := d.Publish(Caller{Capsule: "a"}, "denied", json.RawMessage(`3`)); !errors.Is(err, ErrDenied) {
@@ -198,15 +198,20 @@ func TestExactInterceptorsAddOtherHostsProviders(t *testing.T) {
 			t.Fatalf("providers %q, want this host's then the other host's, each once", got)
 		}
 	}
-	if got := d.Interceptors("tool.v1.execute.echo"); !slices.Equal(got, []string{"echo"}) {
-		t.Fatalf("Interceptors %q: only a tool's providers are looked for on other hosts", got)
+	register(t, d, CapsuleACL{ID: "middle", Subscribe: []string{"tool.v1.execute.*"},
+		Interceptors: []Interceptor{{Pattern: "tool.v1.execute.*", Handler: "h", Priority: 1}}}, continueTarget)
+	if got := d.ExactInterceptors("tool.v1.execute.echo"); !slices.Equal(got, []string{"echo", "remote-echo"}) {
+		t.Fatalf("providers %q: a wildcard interceptor is no provider", got)
+	}
+	if got := d.Interceptors("tool.v1.execute.echo"); !slices.Equal(got, []string{"echo", "middle", "remote-echo"}) {
+		t.Fatalf("Interceptors %q, want every match here, then the other host's exact ones", got)
 	}
 }
 
-// TestInterceptorsOfToolRequestsAddOtherHostsRouters: who takes tool calls
-// (tool.v1.request.execute) includes the routers of other hosts, after this
-// host's, each once; every other topic stays this host's answer.
-func TestInterceptorsOfToolRequestsAddOtherHostsRouters(t *testing.T) {
+// TestInterceptorsAddOtherHostsExactInterceptors: who intercepts a topic
+// includes the other hosts' exact interceptors, after this host's, each
+// once, whatever the topic (the kernel knows no topic's convention).
+func TestInterceptorsAddOtherHostsExactInterceptors(t *testing.T) {
 	rp := remoteProviders{fakeTransport: newFakeTransport(), ids: map[string][]string{
 		ipc.ToolRequestExecuteTopic: {"approval", "router"},
 		"mesh.hello":                {"remote-listener"},
@@ -221,7 +226,12 @@ func TestInterceptorsOfToolRequestsAddOtherHostsRouters(t *testing.T) {
 		}
 		got[0] = "changed" // the caller's copy
 	}
-	if got := d.Interceptors("mesh.hello"); !slices.Equal(got, []string{"approval"}) {
-		t.Fatalf("Interceptors(mesh.hello) %q: only tool requests are looked for on other hosts", got)
+	for range 2 {
+		if got := d.Interceptors("mesh.hello"); !slices.Equal(got, []string{"approval", "remote-listener"}) {
+			t.Fatalf("Interceptors(mesh.hello) %q, want this host's then the other host's", got)
+		}
+	}
+	if got := d.Interceptors("mesh.other"); len(got) != 0 {
+		t.Fatalf("Interceptors(mesh.other) %q, want none", got)
 	}
 }

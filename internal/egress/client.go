@@ -55,8 +55,8 @@ type hopPolicy struct {
 }
 
 // check applies the scheme rule, the `net` gate and, for an IP literal, the
-// address check, to one request URL.
-func (p *hopPolicy) check(method string, u *url.URL) error {
+// address check, to one request URL sent under ctx.
+func (p *hopPolicy) check(ctx context.Context, method string, u *url.URL) error {
 	if u == nil {
 		return fmt.Errorf("egress: %s without URL: %w", method, ErrInvalidAddress)
 	}
@@ -90,8 +90,10 @@ func (p *hopPolicy) check(method string, u *url.URL) error {
 		return fmt.Errorf("egress: %s %s: %w by net: %w", method, shown, ErrDenied, err)
 	}
 	if ip, err := netip.ParseAddr(host); err == nil {
-		// Refused here so the error names the URL; the dialer would refuse it too.
-		if err := p.g.permit(ip, port); err != nil {
+		// Refused here so the error names the URL; the dialer would refuse it
+		// too. A local address the person may consent to is the dialer's to
+		// ask about.
+		if err := p.g.permit(ip, port); err != nil && (!consentable(ip) || consentOf(ctx) == nil) {
 			p.g.log.Warn("egress: request refused", "method", method, "url", shown, "reason", err)
 			return fmt.Errorf("egress: %s %s: %w", method, shown, err)
 		}
@@ -103,7 +105,7 @@ func (p *hopPolicy) checkRedirect(req *http.Request, via []*http.Request) error 
 	if len(via) >= MaxRedirects {
 		return fmt.Errorf("egress: %s %s: stopped after %d redirects: %w", req.Method, req.URL.Redacted(), MaxRedirects, ErrDenied)
 	}
-	return p.check(req.Method, req.URL)
+	return p.check(req.Context(), req.Method, req.URL)
 }
 
 // dial is the transport's only way out. With Proxy nil the address is the
@@ -124,7 +126,7 @@ type checkedTransport struct {
 }
 
 func (t *checkedTransport) RoundTrip(req *http.Request) (*http.Response, error) {
-	if err := t.policy.check(req.Method, req.URL); err != nil {
+	if err := t.policy.check(req.Context(), req.Method, req.URL); err != nil {
 		if req.Body != nil {
 			_ = req.Body.Close() // RoundTrip owns the body, even on error
 		}

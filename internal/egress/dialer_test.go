@@ -326,7 +326,7 @@ func TestDefaultDialerControlChecksTheSocketAddress(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		raw := &net.Dialer{Control: g.control}
+		raw := &net.Dialer{ControlContext: g.control}
 		_, err = raw.DialContext(context.Background(), "tcp", addr)
 		if !errors.Is(err, ErrForbiddenAddress) {
 			t.Fatalf("err = %v, want ErrForbiddenAddress from Control", err)
@@ -344,10 +344,10 @@ func TestDefaultDialerControlChecksTheSocketAddress(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := g.control("tcp", "not-an-address", nil); !errors.Is(err, ErrInvalidAddress) {
+		if err := g.control(context.Background(), "tcp", "not-an-address", nil); !errors.Is(err, ErrInvalidAddress) {
 			t.Fatalf("err = %v", err)
 		}
-		if err := g.control("tcp", netip.MustParseAddrPort("93.184.216.34:80").String(), nil); err != nil {
+		if err := g.control(context.Background(), "tcp", netip.MustParseAddrPort("93.184.216.34:80").String(), nil); err != nil {
 			t.Fatalf("public address refused: %v", err)
 		}
 	})

@@ -41,7 +41,7 @@ func newGuard(opts Options, connectTimeout time.Duration) (*guard, error) {
 		g.log = slog.Default()
 	}
 	if g.dial == nil {
-		d := &net.Dialer{Control: g.control}
+		d := &net.Dialer{ControlContext: g.control}
 		g.dial = d.DialContext
 	}
 	return g, nil
@@ -60,11 +60,15 @@ func (g *guard) permit(ip netip.Addr, port uint16) error {
 }
 
 // control runs on the socket about to connect, after any resolution, so it
-// sees exactly the address the kernel will connect to.
-func (g *guard) control(network, address string, _ syscall.RawConn) error {
+// sees exactly the address the kernel will connect to. An address the
+// person consented to for this dial (connect) passes.
+func (g *guard) control(ctx context.Context, network, address string, _ syscall.RawConn) error {
 	ap, err := netip.ParseAddrPort(address)
 	if err != nil {
 		return fmt.Errorf("egress: socket address %q: %w", address, ErrInvalidAddress)
+	}
+	if consented(ctx, ap) {
+		return nil
 	}
 	if err := g.permit(ap.Addr(), ap.Port()); err != nil {
 		g.log.Warn("egress: connection refused at socket", "network", network, "address", address, "reason", err)
@@ -86,11 +90,27 @@ func (g *guard) connect(ctx context.Context, network, host string, port uint16) 
 	if err != nil {
 		return nil, fmt.Errorf("egress: dial %s %s: %w", network, target, err)
 	}
+	var local []netip.Addr // forbidden, but a person may let them be reached
 	for _, ip := range addrs {
-		if err := g.permit(ip, port); err != nil {
-			g.log.Warn("egress: connection refused", "network", network, "target", target, "address", ip, "reason", err)
+		err := g.permit(ip, port)
+		if err == nil {
+			continue
+		}
+		if consentable(ip) && consentOf(ctx) != nil {
+			local = append(local, ip)
+			continue
+		}
+		g.log.Warn("egress: connection refused", "network", network, "target", target, "address", ip, "reason", err)
+		return nil, fmt.Errorf("egress: dial %s %s: %w", network, target, err)
+	}
+	if len(local) > 0 {
+		if err := consentOf(ctx)(ctx, target, local); err != nil {
+			err = fmt.Errorf("%w; %w", g.permit(local[0], port), err)
+			g.log.Warn("egress: connection refused", "network", network, "target", target, "address", local[0], "reason", err)
 			return nil, fmt.Errorf("egress: dial %s %s: %w", network, target, err)
 		}
+		g.log.Info("egress: local addresses reached with the person's consent", "network", network, "target", target, "addresses", local)
+		ctx = withConsented(ctx, local, port)
 	}
 	var errs []error
 	for _, ip := range addrs {

@@ -3,7 +3,9 @@
 // flag, [publish] and [subscribe] keys, interceptor patterns, MCP server
 // commands, and the tools it promises to mark mutable), the comparison of a
 // manifest against the record approved at install, and the record's place
-// in the state database (internal/store's approvals namespace).
+// in the state database (internal/store's approvals namespace). Approve and
+// Revoke record what they did in the system audit chain (internal/audit),
+// signed with the host key, and fail when it cannot take it.
 //
 // Check is the one decision every load of an installed capsule goes
 // through (internal/runtime calls it at boot, on Load, on the watcher's

@@ -1,7 +1,11 @@
 package host
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
+
 	"github.com/astrid-go/astrid/hostapi"
+	"github.com/astrid-go/astrid/internal/audit"
 	"github.com/astrid-go/astrid/internal/host/ask"
 )
 
@@ -17,7 +21,50 @@ func (call *Call) RequestApproval(action, resource string) (bool, error) {
 	if a == nil || call.c.deps.Bus == nil {
 		return false, hostapi.Errorf(hostapi.CodeUnavailable, op, "this kernel has no frontend to ask")
 	}
-	return a.Request(call.asker(), call.c.deps.Store, action, resource)
+	call.auditApproval(audit.KindApprovalAsked, action, resource, "", nil)
+	ok, err := a.Request(call.asker(), call.c.deps.Store, action, resource)
+	outcome := "denied"
+	switch {
+	case err != nil:
+		outcome = "error"
+	case ok:
+		outcome = "allowed"
+	}
+	// The answer is on disk before it takes effect; a chain that cannot
+	// take it refuses the action.
+	if aerr := call.auditApproval(audit.KindApprovalAnswered, action, resource, outcome, err); aerr != nil && ok {
+		return false, hostapi.Errorf(hostapi.CodeIO, op, "the audit chain did not record the approval: %v", aerr)
+	}
+	return ok, err
+}
+
+// auditApproval records a question of the approval call (queued) or its
+// answer (on disk when it returns): the resource, an exact command line,
+// as its sha256 and its first 256 bytes.
+func (call *Call) auditApproval(kind audit.Kind, action, resource, outcome string, cause error) error {
+	log := call.c.deps.Audit
+	if log == nil {
+		return nil
+	}
+	sum := sha256.Sum256([]byte(resource))
+	d := map[string]string{"resource_sha256": hex.EncodeToString(sum[:]), "resource": clipBytes(resource, 256)}
+	if cause != nil {
+		d["error"] = clipBytes(cause.Error(), 512)
+	}
+	e := audit.Entry{Principal: call.principal, Kind: kind, Capsule: call.c.id, Subject: clipBytes(action, 256), Outcome: outcome, Detail: d}
+	if kind == audit.KindApprovalAsked {
+		return log.Enqueue(e)
+	}
+	return log.AppendDurable(call.ctx, e)
+}
+
+// clipBytes cuts s to at most n bytes (the audit chain makes what it cuts
+// mid-rune valid again).
+func clipBytes(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n]
 }
 
 // Elicit implements hostapi.Elicit: the question is internal/host/ask's.

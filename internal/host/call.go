@@ -129,7 +129,7 @@ func (call *Call) Fail(reason error) {
 	if call.replyTo != "" && call.replyTo == f.topic {
 		corr = call.correlation
 	}
-	if _, err := call.c.deps.Dispatcher.PublishFailure(from, f.topic, corr, f.payload); err != nil {
+	if _, err := call.c.deps.Dispatcher.Publish(from, f.topic, f.payload, dispatch.FailureOf(corr)); err != nil {
 		call.c.log.Error("failure reply not published", "topic", f.topic, "err", err)
 	}
 }
@@ -209,9 +209,15 @@ func (call *Call) Config(key string) (string, bool) {
 	if key == hostapi.RequestSettingsKey {
 		return settingsFingerprint(call.scope()), true
 	}
+	if v, ok := call.principalValue(key); ok {
+		return v, true
+	}
 	v, ok := call.c.config[key]
 	if s := call.scope(); s != nil {
-		return call.scopedConfig(s, key, v, ok)
+		v, ok = call.scopedConfig(s, key, v, ok)
+	}
+	if e, declared := call.c.env[key]; !ok && declared && e.Required() {
+		return call.onboard(e)
 	}
 	return v, ok
 }

@@ -252,7 +252,7 @@ version = "0.1.0"
 			// The call serves the watcher's request, as a dispatched call
 			// would.
 			req := dispatch.Request{ReplyTo: "tool.v1.execute.x.result", CorrelationID: "k"}
-			if _, err := f.deps.Dispatcher.PublishRequest(watcher, "tool.v1.execute.x", []byte(`{}`), req); err != nil {
+			if _, err := f.deps.Dispatcher.Publish(watcher, "tool.v1.execute.x", []byte(`{}`), dispatch.RequestOf(req)); err != nil {
 				t.Fatal(err)
 			}
 			served := &ipc.Envelope{Principal: "default"}

@@ -2,12 +2,15 @@ package host
 
 import (
 	"fmt"
+	"github.com/astrid-go/astrid/internal/audit"
 	"log/slog"
 	"net/http"
 	"sync"
+	"sync/atomic"
 
 	"github.com/astrid-go/astrid/hostapi"
 	"github.com/astrid-go/astrid/internal/bus"
+	"github.com/astrid-go/astrid/internal/caps"
 	"github.com/astrid-go/astrid/internal/dispatch"
 	"github.com/astrid-go/astrid/internal/egress"
 	"github.com/astrid-go/astrid/internal/gate"
@@ -15,6 +18,7 @@ import (
 	"github.com/astrid-go/astrid/internal/host/netio"
 	"github.com/astrid-go/astrid/internal/host/proc"
 	"github.com/astrid-go/astrid/internal/ledger"
+	"github.com/astrid-go/astrid/internal/principals"
 	"github.com/astrid-go/astrid/internal/store"
 	"github.com/astrid-go/astrid/manifest"
 )
@@ -66,6 +70,21 @@ type Deps struct {
 	// Elicits holds who may answer the elicit call and how long a question
 	// waits; without it (and Bus) the elicit call is unavailable.
 	Elicits *ask.Elicits
+	// UplinkActsFor answers whether an installed uplink capsule may act
+	// for principal (config [uplink] acts_for); a built-in uplink acts for
+	// anyone (Capsule.ActForAnyone). Nil: an installed uplink acts for no
+	// one.
+	UplinkActsFor func(capsule, principal string) bool
+	// Audit is the host's signed audit chain (internal/audit): the
+	// AuditRecord call appends to it, and the approval call records its
+	// questions and answers. Nil records nothing.
+	Audit *audit.Log
+	// Caps keeps the capability tokens (internal/caps); nil makes the
+	// capability calls unavailable.
+	Caps *caps.Book
+	// Agents are the operator's agents (internal/principals), for
+	// AgentPolicy; nil: no principal has limits.
+	Agents *principals.Cache
 }
 
 // Capsule is the host side of one loaded capsule.
@@ -77,9 +96,10 @@ type Capsule struct {
 	config map[string]string
 	log    *slog.Logger
 	roots  roots
-	// tools are the manifest's [[tool]] entries by name: what the
-	// operator reviewed, stamped on the capsule's describe answers.
-	tools map[string]manifest.Tool
+	// manifest is what the operator reviewed: every publish passes
+	// through its StampPublish (the [[tool]] entries' word over the
+	// code's, seed 003).
+	manifest *manifest.Manifest
 
 	// stream is the streaming HTTP client of HTTPClient, built once.
 	streamOnce sync.Once
@@ -101,11 +121,26 @@ type Capsule struct {
 	dialer   *egress.Dialer
 	dialErr  error
 	// uplink is [capabilities] uplink: the capsule may act for other
-	// principals (uplink.go) and hold more sockets.
-	uplink bool
+	// principals (uplink.go) and hold more sockets. actsForAnyone is set
+	// for a built-in uplink, which maps its clients to principals itself;
+	// an installed one acts only for those Deps.UplinkActsFor names.
+	uplink        bool
+	actsForAnyone bool
+	// consent coalesces the questions about local addresses (consent.go).
+	consent consents
+	// toolMiddleware is [capabilities] tool_middleware: the capsule may
+	// record tool calls in the audit chain (audit.go).
+	toolMiddleware bool
+	// quotaAudited is the Unix second of the last quota.refused entry it
+	// recorded (auditQuota).
+	quotaAudited atomic.Int64
 	// secrets are the [env] keys of type secret: a stored one is not
 	// handed to a call whose scope chose an endpoint (Config).
 	secrets map[string]bool
+	// env are the manifest's [env] keys (env.go: each principal's own
+	// values, the onboarding question for a required one).
+	env        map[string]manifest.EnvVar
+	onboarding onboarding
 }
 
 // NewCapsule binds the host to capsule m installed in installDir; config
@@ -137,7 +172,9 @@ func NewCapsule(deps Deps, m *manifest.Manifest, installDir string, config map[s
 	// Without the kernel's Background the instance keeps a registry of
 	// its own that ends with it (tests).
 	c.procs = proc.NewInstance(id, c.log, deps.Background)
+	c.env = make(map[string]manifest.EnvVar, len(m.Env))
 	for _, e := range m.Env {
+		c.env[e.Key] = e
 		if e.Type == manifest.EnvSecret {
 			if c.secrets == nil {
 				c.secrets = map[string]bool{}
@@ -151,12 +188,8 @@ func NewCapsule(deps Deps, m *manifest.Manifest, installDir string, config map[s
 		netLimit = hostapi.MaxUplinkNetHandles
 	}
 	c.nets = netio.NewTable(netLimit, c.log)
-	if len(m.Tools) > 0 {
-		c.tools = make(map[string]manifest.Tool, len(m.Tools))
-		for _, t := range m.Tools {
-			c.tools[t.Name] = t
-		}
-	}
+	c.toolMiddleware = m.Capabilities.ToolMiddleware
+	c.manifest = m
 	return c, nil
 }
 

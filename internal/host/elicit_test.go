@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"strings"
 	"sync"
@@ -46,7 +47,7 @@ func elicitFixture(t *testing.T, window time.Duration) (fixture, *Capsule, *lock
 	f.deps.Elicits = ask.NewElicits([]string{testFrontend}, window)
 	for _, id := range []string{testFrontend, rogueCapsule} {
 		err := f.deps.Dispatcher.Register(dispatch.CapsuleACL{ID: id,
-			Publish: []string{ipc.ElicitResponseTopic("*")}, Subscribe: []string{ipc.ElicitRequestTopic}}, nopTarget{})
+			Publish: []string{ipc.ElicitResponseTopic("*")}, Subscribe: []string{ipc.ElicitRequestTopic, ipc.OnboardingTopic}}, nopTarget{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -325,6 +326,11 @@ func TestElicitRefusesBadQuestions(t *testing.T) {
 		{"a secret with a default", hostapi.ElicitRequest{Key: "K", Kind: hostapi.ElicitSecret, Default: str("hunter2")}, hostapi.CodeInvalid},
 		{"a prompt too long", hostapi.ElicitRequest{Key: "K", Kind: hostapi.ElicitText, Prompt: strings.Repeat("p", hostapi.MaxElicitPrompt+1)}, hostapi.CodeTooLarge},
 		{"a description that is not UTF-8", hostapi.ElicitRequest{Key: "K", Kind: hostapi.ElicitText, Description: "\xff"}, hostapi.CodeInvalid},
+		{"a schema on a text", hostapi.ElicitRequest{Key: "K", Kind: hostapi.ElicitText, Schema: []byte(testForm)}, hostapi.CodeInvalid},
+		{"a form without a schema", hostapi.ElicitRequest{Key: "K", Kind: hostapi.ElicitForm}, hostapi.CodeInvalid},
+		{"a form of 10,000 fields", hostapi.ElicitRequest{Key: "K", Kind: hostapi.ElicitForm, Schema: hugeForm(10000)}, hostapi.CodeInvalid},
+		{"a form with a nested object", hostapi.ElicitRequest{Key: "K", Kind: hostapi.ElicitForm, Schema: []byte(`{"type":"object","properties":{"a":{"type":"object"}}}`)}, hostapi.CodeInvalid},
+		{"a form with a default beside its schema", hostapi.ElicitRequest{Key: "K", Kind: hostapi.ElicitForm, Schema: []byte(testForm), Default: str("x")}, hostapi.CodeInvalid},
 	} {
 		if a := <-elicit(c, "alice", tc.q); hostapi.CodeOf(a.err) != tc.code {
 			t.Errorf("%s: %v, want %v", tc.name, a.err, tc.code)
@@ -334,5 +340,64 @@ func TestElicitRefusesBadQuestions(t *testing.T) {
 	case q := <-alice.questions:
 		t.Fatalf("asked a bad question: %+v", q)
 	default:
+	}
+}
+
+// testForm is a form of three typed fields, one required.
+const testForm = `{"type":"object","properties":{"name":{"type":"string","default":"Ada"},"age":{"type":"integer"},"tags":{"type":"array","items":{"enum":["a","b"]}}},"required":["name"]}`
+
+// hugeForm is a form of n string fields.
+func hugeForm(n int) []byte {
+	var b strings.Builder
+	b.WriteString(`{"type":"object","properties":{`)
+	for i := range n {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		fmt.Fprintf(&b, `"f%d":{"type":"string"}`, i)
+	}
+	b.WriteString(`}}`)
+	return []byte(b.String())
+}
+
+// A form question carries its checked schema to the frontend; answers
+// that do not fit it (a value instead of content, a wrong type, a missing
+// required field, a field it does not have) are ignored, and the fitting
+// content comes back to the capsule.
+func TestElicitAsksAForm(t *testing.T) {
+	f, c, _ := elicitFixture(t, 0)
+	alice := listenElicit(t, f, "alice")
+	got := elicit(c, "alice", hostapi.ElicitRequest{Key: "profile", Kind: hostapi.ElicitForm, Prompt: "Who are you?", Schema: []byte(testForm)})
+	q := alice.next()
+	if q.Form == nil || len(q.Form.Schema.Properties) != 3 || q.Field.Key != "profile" || q.Field.Prompt != "Who are you?" {
+		t.Fatalf("question %+v", q)
+	}
+	for _, bad := range []ipc.ElicitResponse{
+		{Value: str("Ada")},
+		{Content: []byte(`{"name":"Ada","age":"old"}`)},
+		{Content: []byte(`{"age":3}`)},
+		{Content: []byte(`{"name":"Ada","admin":true}`)},
+		{Content: []byte(`{"name":"Ada","tags":["c"]}`)},
+	} {
+		bad.RequestID = q.RequestID
+		if err := alice.send(testFrontend, "alice", q.RequestID, bad); err != nil {
+			t.Fatal(err)
+		}
+	}
+	answer := `{"name":"Grace","age":85,"tags":["a"]}`
+	if err := alice.send(testFrontend, "alice", q.RequestID, ipc.ElicitResponse{RequestID: q.RequestID, Content: []byte(answer)}); err != nil {
+		t.Fatal(err)
+	}
+	if a := <-got; a.err != nil || string(a.ans.Content) != answer {
+		t.Fatalf("Elicit = %+v, %v", a.ans, a.err)
+	}
+	// Declined: an answer with nothing in it.
+	got = elicit(c, "alice", hostapi.ElicitRequest{Key: "profile", Kind: hostapi.ElicitForm, Schema: []byte(testForm)})
+	q = alice.next()
+	if err := alice.send(testFrontend, "alice", q.RequestID, ipc.ElicitResponse{RequestID: q.RequestID}); err != nil {
+		t.Fatal(err)
+	}
+	if a := <-got; hostapi.CodeOf(a.err) != hostapi.CodeDeclined {
+		t.Fatalf("declined form: %+v, %v", a.ans, a.err)
 	}
 }

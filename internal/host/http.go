@@ -25,7 +25,7 @@ func (call *Call) HTTPDo(r hostapi.HTTPRequest) (hostapi.HTTPResponse, error) {
 	if method == "" {
 		method = http.MethodGet
 	}
-	req, err := http.NewRequestWithContext(call.ctx, method, r.URL, bytes.NewReader(r.Body))
+	req, err := http.NewRequestWithContext(call.egressCtx(), method, r.URL, bytes.NewReader(r.Body))
 	if err != nil {
 		return hostapi.HTTPResponse{}, hostapi.Errorf(hostapi.CodeInvalid, "http", "%v", err)
 	}

@@ -21,17 +21,17 @@ func (call *Call) Publish(topic string, payload []byte) error {
 	if err := call.live("publish"); err != nil {
 		return err
 	}
-	if topic == ipc.ToolDescribeResponseTopic(call.c.id) {
-		payload = call.c.stampDescribe(payload)
+	payload, err := call.c.manifest.StampPublish(call.c.id, topic, payload)
+	if err != nil {
+		call.c.log.Warn("publish not stamped by the manifest", "topic", topic, "err", err)
 	}
 	// The dispatcher checks the payload (JSON, UTF-8) once for every
 	// publisher; an invalid one comes back as CodeInvalid. A publish on
 	// the reply address of the request the call serves is its reply:
 	// a handler answers a request the way it always has, and the wait
 	// ends (DESIGN §4b).
-	var err error
 	if call.correlation != "" && topic == call.replyTo {
-		_, err = call.c.deps.Dispatcher.PublishReply(call.caller, topic, call.correlation, payload)
+		_, err = call.c.deps.Dispatcher.Publish(call.caller, topic, payload, dispatch.ReplyOf(call.correlation))
 	} else {
 		_, err = call.c.deps.Dispatcher.Publish(call.caller, topic, payload)
 	}
@@ -58,7 +58,7 @@ func (call *Call) PublishRequest(topic string, payload []byte, req hostapi.Reque
 		return err
 	}
 	r := dispatch.Request{ReplyTo: req.ReplyTo, CorrelationID: req.CorrelationID, Timeout: req.Timeout}
-	if _, err := call.c.deps.Dispatcher.PublishRequest(call.caller, topic, payload, r); err != nil {
+	if _, err := call.c.deps.Dispatcher.Publish(call.caller, topic, payload, dispatch.RequestOf(r)); err != nil {
 		return hostapi.Errorf(codeOfDispatch(err), "publish_request", "%v", err)
 	}
 	return nil
@@ -70,7 +70,7 @@ func (call *Call) PublishReply(topic, correlationID string, payload []byte) erro
 	if err := call.live("publish_reply"); err != nil {
 		return err
 	}
-	if _, err := call.c.deps.Dispatcher.PublishReply(call.caller, topic, correlationID, payload); err != nil {
+	if _, err := call.c.deps.Dispatcher.Publish(call.caller, topic, payload, dispatch.ReplyOf(correlationID)); err != nil {
 		if errors.Is(err, bus.ErrTooLarge) {
 			call.tooLarge(topic, len(payload))
 		}
@@ -196,12 +196,16 @@ func (call *Call) Interceptors(topic string) ([]string, error) {
 	if err := ipc.ValidateTopic(topic); err != nil {
 		return nil, hostapi.Errorf(hostapi.CodeInvalid, "interceptors", "%v", err)
 	}
-	if _, ok := ipc.ToolNameFromExecuteTopic(topic); ok {
-		// A tool's providers are the exact interceptors of its topic
-		// (DESIGN §4c): the router asks this to know who may answer.
-		return call.c.deps.Dispatcher.ExactInterceptors(topic), nil
-	}
 	return call.c.deps.Dispatcher.Interceptors(topic), nil
+}
+
+// ExactInterceptors implements hostapi.IPC.
+func (call *Call) ExactInterceptors(topic string) ([]string, error) {
+	defer call.leave(call.enter(opExactInterceptors))
+	if err := ipc.ValidateTopic(topic); err != nil {
+		return nil, hostapi.Errorf(hostapi.CodeInvalid, "exact_interceptors", "%v", err)
+	}
+	return call.c.deps.Dispatcher.ExactInterceptors(topic), nil
 }
 
 func message(d bus.Delivery) hostapi.Message {
@@ -211,6 +215,7 @@ func message(d bus.Delivery) hostapi.Message {
 		Payload:   ipc.GuestBytes(e.Payload),
 		SourceID:  e.SourceID,
 		Principal: e.Principal,
+		Host:      e.Host(),
 		Lost:      d.Lost,
 	}
 }

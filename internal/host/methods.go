@@ -39,6 +39,7 @@ const (
 	opPoll
 	opUnsubscribe
 	opInterceptors
+	opExactInterceptors
 	opKVGet
 	opKVSet
 	opKVDelete
@@ -80,6 +81,10 @@ const (
 	opPublishRequest
 	opPublishReply
 	opServing
+	opAuditRecord
+	opMintCapability
+	opCheckCapability
+	opAgentPolicy
 	numOps
 )
 
@@ -91,38 +96,46 @@ var methods = [numOps]struct {
 	name string
 	kind kind
 }{
-	opPublish:         {"Publish", instant},
-	opPublishRequest:  {"PublishRequest", instant},
-	opPublishReply:    {"PublishReply", instant},
-	opServing:         {"Serving", instant},
-	opSubscribe:       {"Subscribe", instant},
-	opRecv:            {"Recv", waits},
-	opPoll:            {"Poll", waits},
-	opUnsubscribe:     {"Unsubscribe", instant},
-	opInterceptors:    {"Interceptors", instant},
-	opKVGet:           {"KVGet", instant},
-	opKVSet:           {"KVSet", waits},
-	opKVDelete:        {"KVDelete", waits},
-	opKVList:          {"KVList", instant},
-	opKVClear:         {"KVClear", waits},
-	opFSRead:          {"FSRead", waits},
-	opFSWrite:         {"FSWrite", waits},
-	opFSStat:          {"FSStat", waits},
-	opFSList:          {"FSList", waits},
-	opFSMkdir:         {"FSMkdir", waits},
-	opFSRemove:        {"FSRemove", waits},
-	opFSRename:        {"FSRename", waits},
-	opHTTPDo:          {"HTTPDo", waits},
-	opCapsuleID:       {"CapsuleID", instant},
-	opPrincipal:       {"Principal", instant},
-	opConfig:          {"Config", instant},
-	opLog:             {"Log", instant},
-	opNow:             {"Now", instant},
-	opHoldsGrant:      {"HoldsGrant", instant},
-	opSetFailureReply: {"SetFailureReply", instant},
-	opSetCancelKey:    {"SetCancelKey", instant},
-	opRequestApproval: {"RequestApproval", waits},
-	opProcessRun:      {"ProcessRun", waits},
+	opPublish:        {"Publish", instant},
+	opPublishRequest: {"PublishRequest", instant},
+	opPublishReply:   {"PublishReply", instant},
+	opServing:        {"Serving", instant},
+	// An end entry waits for the disk (group commit).
+	opAuditRecord: {"AuditRecord", waits},
+	// A token is kept in the store (a durable write waits for the disk);
+	// a check reads it.
+	opMintCapability:    {"MintCapability", waits},
+	opCheckCapability:   {"CheckCapability", instant},
+	opAgentPolicy:       {"AgentPolicy", instant},
+	opSubscribe:         {"Subscribe", instant},
+	opRecv:              {"Recv", waits},
+	opPoll:              {"Poll", waits},
+	opUnsubscribe:       {"Unsubscribe", instant},
+	opInterceptors:      {"Interceptors", instant},
+	opExactInterceptors: {"ExactInterceptors", instant},
+	opKVGet:             {"KVGet", instant},
+	opKVSet:             {"KVSet", waits},
+	opKVDelete:          {"KVDelete", waits},
+	opKVList:            {"KVList", instant},
+	opKVClear:           {"KVClear", waits},
+	opFSRead:            {"FSRead", waits},
+	opFSWrite:           {"FSWrite", waits},
+	opFSStat:            {"FSStat", waits},
+	opFSList:            {"FSList", waits},
+	opFSMkdir:           {"FSMkdir", waits},
+	opFSRemove:          {"FSRemove", waits},
+	opFSRename:          {"FSRename", waits},
+	opHTTPDo:            {"HTTPDo", waits},
+	opCapsuleID:         {"CapsuleID", instant},
+	opPrincipal:         {"Principal", instant},
+	opConfig:            {"Config", instant},
+	opLog:               {"Log", instant},
+	opNow:               {"Now", instant},
+	opHoldsGrant:        {"HoldsGrant", instant},
+	opSetFailureReply:   {"SetFailureReply", instant},
+	opSetCancelKey:      {"SetCancelKey", instant},
+	opRequestApproval:   {"RequestApproval", waits},
+	opProcessRun:        {"ProcessRun", waits},
 	// Net: a connect, accept, read or write waits on the network; a bind
 	// and a close touch the file system (a unix socket file).
 	opNetConnect: {"NetConnect", waits},

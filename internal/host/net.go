@@ -33,7 +33,9 @@ func (call *Call) netCaller() netio.Caller {
 // NetConnect implements hostapi.Net: the stream is internal/host/netio's.
 func (call *Call) NetConnect(hostname string, port int) (hostapi.NetHandle, error) {
 	defer call.leave(call.enter(opNetConnect))
-	return call.c.nets.Connect(call.netCaller(), "net_connect", call.c.netDialer, hostname, port)
+	nc := call.netCaller()
+	nc.Ctx = call.egressCtx() // a local address may be put to the person
+	return call.c.nets.Connect(nc, "net_connect", call.c.netDialer, hostname, port)
 }
 
 // NetBind implements hostapi.Net: addr is checked against net_bind here,

@@ -19,6 +19,7 @@ func (call *Call) ProcessRun(req hostapi.ProcessRequest) (hostapi.ProcessResult,
 	}
 	cmd, dir, cf, err := call.prepareProcess(op, req)
 	if err != nil {
+		call.auditRefusal(op, req.Program, err)
 		return hostapi.ProcessResult{}, err
 	}
 	defer dir.Close()
@@ -34,11 +35,14 @@ func (call *Call) ProcessSpawn(req hostapi.ProcessSpawnRequest) (hostapi.Process
 	}
 	if req.Persistent {
 		if err := call.c.gate.Persistent(req.Program); err != nil {
-			return hostapi.ProcessHandle{}, hostapi.Errorf(hostapi.CodeDenied, op, "%v", err)
+			err := hostapi.Errorf(hostapi.CodeDenied, op, "%v", err)
+			call.auditRefusal(op, req.Program, err)
+			return hostapi.ProcessHandle{}, err
 		}
 	}
 	cmd, dir, cf, err := call.prepareProcess(op, req.ProcessRequest)
 	if err != nil {
+		call.auditRefusal(op, req.Program, err)
 		return hostapi.ProcessHandle{}, err
 	}
 	defer dir.Close()

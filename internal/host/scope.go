@@ -49,6 +49,8 @@ type scopeEntry struct {
 	// Close lets their idle connections go.
 	mu      sync.Mutex
 	streams map[*Capsule]*http.Client
+	// onClose run once the scope is closed (OnClose), in order.
+	onClose []func()
 }
 
 // Scopes holds the open scopes of a kernel. It is safe for concurrent use.
@@ -92,11 +94,45 @@ func (ss *Scopes) Close(id uint64) {
 		return
 	}
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	for _, c := range s.streams {
 		c.CloseIdleConnections()
 	}
 	s.streams = nil
+	fns := s.onClose
+	s.onClose = nil
+	s.mu.Unlock()
+	for _, fn := range fns {
+		fn()
+	}
+}
+
+// Lookup returns open scope id (its principal and workspace; never its
+// settings).
+func (ss *Scopes) Lookup(id uint64) (Scope, bool) {
+	s, ok := ss.get(id)
+	if !ok {
+		return Scope{}, false
+	}
+	return Scope{Principal: s.Principal, Workspace: s.Workspace}, true
+}
+
+// OnClose has fn run when scope id closes (on the closing goroutine, so
+// fn must not block for long); false, and fn not kept, when id is not
+// open. What lives only as long as a scope (a session's own MCP servers)
+// ends with it this way, however its client left.
+func (ss *Scopes) OnClose(id uint64, fn func()) bool {
+	// Under ss.mu, so that Close cannot take the entry between the
+	// lookup and the append.
+	ss.mu.RLock()
+	defer ss.mu.RUnlock()
+	s, ok := ss.m[id]
+	if !ok {
+		return false
+	}
+	s.mu.Lock()
+	s.onClose = append(s.onClose, fn)
+	s.mu.Unlock()
+	return true
 }
 
 // Len is how many scopes are open.
@@ -232,7 +268,7 @@ func (call *Call) publishIn(principal string, scope uint64, topic string, payloa
 	}
 	from.Scope = scope
 	if req != nil {
-		_, err = call.c.deps.Dispatcher.PublishRequest(from, topic, payload, dispatch.Request{ReplyTo: req.ReplyTo, CorrelationID: req.CorrelationID, Timeout: req.Timeout})
+		_, err = call.c.deps.Dispatcher.Publish(from, topic, payload, dispatch.RequestOf(dispatch.Request{ReplyTo: req.ReplyTo, CorrelationID: req.CorrelationID, Timeout: req.Timeout}))
 	} else {
 		_, err = call.c.deps.Dispatcher.Publish(from, topic, payload)
 	}

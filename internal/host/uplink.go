@@ -6,6 +6,7 @@ import (
 	"github.com/astrid-go/astrid/hostapi"
 	"github.com/astrid-go/astrid/internal/bus"
 	"github.com/astrid-go/astrid/internal/dispatch"
+	"github.com/astrid-go/astrid/ipc"
 )
 
 // maxUplinkSubscriptions bounds what an uplink's one service call holds
@@ -30,11 +31,21 @@ func (call *Call) onBehalf(op, principal string) (dispatch.Caller, error) {
 	if err := dispatch.ValidatePrincipal(principal); err != nil {
 		return dispatch.Caller{}, hostapi.Errorf(hostapi.CodeInvalid, op, "%v", err)
 	}
+	if !call.c.actsForAnyone && (call.c.deps.UplinkActsFor == nil || !call.c.deps.UplinkActsFor(call.c.id, principal)) {
+		return dispatch.Caller{}, hostapi.Errorf(hostapi.CodeDenied, op,
+			"uplink %s may not act for principal %s: the operator names the principals an installed uplink acts for in config.toml, [uplink] acts_for = [\"%s=%s\"]",
+			call.c.id, principal, call.c.id, principal)
+	}
 	if err := call.live(op); err != nil {
 		return dispatch.Caller{}, err
 	}
 	return dispatch.Caller{Capsule: call.c.id, Principal: principal}, nil
 }
+
+// ActForAnyone lets a built-in uplink act for every principal: it decides
+// itself who its clients are (the CLI uplink maps socket peers' uids,
+// docs/uplink.md). The runtime calls it for built-ins only.
+func (c *Capsule) ActForAnyone() { c.actsForAnyone = true }
 
 // PublishAs implements hostapi.Uplink.
 func (call *Call) PublishAs(principal, topic string, payload []byte) error {
@@ -51,7 +62,7 @@ func (call *Call) PublishAs(principal, topic string, payload []byte) error {
 }
 
 // SubscribeAs implements hostapi.Uplink.
-func (call *Call) SubscribeAs(principal, pattern string) (hostapi.SubscriptionID, error) {
+func (call *Call) SubscribeAs(principal, pattern string, accept func(payload []byte) bool) (hostapi.SubscriptionID, error) {
 	defer call.leave(call.enter(opSubscribe))
 	const op = "subscribe_as"
 	from, err := call.onBehalf(op, principal)
@@ -64,7 +75,11 @@ func (call *Call) SubscribeAs(principal, pattern string) (hostapi.SubscriptionID
 	if n >= maxUplinkSubscriptions {
 		return 0, hostapi.Errorf(hostapi.CodeTooLarge, op, "an uplink may hold at most %d subscriptions", maxUplinkSubscriptions)
 	}
-	r, err := call.c.deps.Dispatcher.Subscribe(from, pattern, true)
+	var acceptEnv func(*ipc.Envelope) bool
+	if accept != nil {
+		acceptEnv = func(e *ipc.Envelope) bool { return accept(e.Payload) }
+	}
+	r, err := call.c.deps.Dispatcher.SubscribeAccepting(from, pattern, true, acceptEnv)
 	if err != nil {
 		return 0, hostapi.Errorf(codeOfDispatch(err), op, "%v", err)
 	}

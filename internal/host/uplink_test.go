@@ -34,6 +34,7 @@ net_bind = ["unix:run://u.sock", "127.0.0.1:*"]
 // under its own ACL; no other capsule may, and a principal must be one.
 func TestUplinkActsForAPrincipal(t *testing.T) {
 	f := newFixture(t)
+	f.deps.UplinkActsFor = func(capsule, principal string) bool { return capsule == "up" && principal == "alice" }
 	up := f.capsule(t, uplinkCapsule)
 	plain := f.capsule(t, strings.Replace(strings.Replace(uplinkCapsule, "uplink = true\n", "", 1), `name = "up"`, `name = "plain"`, 1))
 	call, _ := up.Begin(context.Background(), "")
@@ -51,12 +52,12 @@ func TestUplinkActsForAPrincipal(t *testing.T) {
 		t.Fatalf("published as %q from %q, want alice from up", d.Envelope.Principal, d.Envelope.SourceID)
 	}
 
-	sub, err := call.SubscribeAs("alice", "agent.v1.*")
+	sub, err := call.SubscribeAs("alice", "agent.v1.*", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, p := range []string{"bob", "alice"} {
-		if _, err := f.deps.Dispatcher.PublishKernelFor(p, "agent.v1.response", json.RawMessage(`{"who":"`+p+`"}`)); err != nil {
+		if _, err := f.deps.Dispatcher.Publish(dispatch.Caller{Principal: p}, "agent.v1.response", json.RawMessage(`{"who":"`+p+`"}`), dispatch.KernelEvent); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -76,7 +77,12 @@ func TestUplinkActsForAPrincipal(t *testing.T) {
 		{"publish outside the ACL", call.PublishAs("alice", "tool.v1.request.execute", []byte(`{}`)), hostapi.CodeDenied},
 		{"empty principal", call.PublishAs("", "user.v1.prompt", []byte(`{}`)), hostapi.CodeInvalid},
 		{"principal with a dot", call.PublishAs("al.ice", "user.v1.prompt", []byte(`{}`)), hostapi.CodeInvalid},
-		{"subscribe outside the ACL", subErr(call.SubscribeAs("alice", "tool.v1.*")), hostapi.CodeDenied},
+		{"subscribe outside the ACL", subErr(call.SubscribeAs("alice", "tool.v1.*", nil)), hostapi.CodeDenied},
+		// The operator let it act for alice only.
+		{"publish for a principal not mapped", call.PublishAs("bob", "user.v1.prompt", []byte(`{}`)), hostapi.CodeDenied},
+		{"subscribe for a principal not mapped", subErr(call.SubscribeAs("bob", "agent.v1.*", nil)), hostapi.CodeDenied},
+		{"scope for a principal not mapped", scopeErr(call.OpenScope("bob", hostapi.Scope{PeerUID: -1})), hostapi.CodeDenied},
+		{"publish in a scope for a principal not mapped", call.PublishIn("bob", 0, "user.v1.prompt", []byte(`{}`)), hostapi.CodeDenied},
 	} {
 		if hostapi.CodeOf(tc.err) != tc.code {
 			t.Errorf("%s: %v, want %s", tc.name, tc.err, tc.code)
@@ -88,12 +94,32 @@ func TestUplinkActsForAPrincipal(t *testing.T) {
 	if err := pc.PublishAs("alice", "user.v1.prompt", []byte(`{}`)); hostapi.CodeOf(err) != hostapi.CodeDenied {
 		t.Errorf("a capsule without uplink = true published as alice: %v", err)
 	}
-	if _, err := pc.SubscribeAs("alice", "agent.v1.*"); hostapi.CodeOf(err) != hostapi.CodeDenied {
+	if _, err := pc.SubscribeAs("alice", "agent.v1.*", nil); hostapi.CodeOf(err) != hostapi.CodeDenied {
 		t.Errorf("a capsule without uplink = true subscribed as alice: %v", err)
 	}
 }
 
 func subErr(_ hostapi.SubscriptionID, err error) error { return err }
+
+func scopeErr(_ uint64, _ string, err error) error { return err }
+
+// An installed uplink the operator mapped to no one acts for no one; a
+// built-in one (ActForAnyone) for anyone, as the CLI uplink maps its
+// peers itself.
+func TestAnUplinkActsOnlyForThePrincipalsItWasGiven(t *testing.T) {
+	f := newFixture(t)
+	up := f.capsule(t, uplinkCapsule)
+	call, _ := up.Begin(context.Background(), "")
+	defer call.End()
+	err := call.PublishAs("alice", "user.v1.prompt", []byte(`{}`))
+	if hostapi.CodeOf(err) != hostapi.CodeDenied || !strings.Contains(err.Error(), `acts_for = ["up=alice"]`) {
+		t.Fatalf("an uplink mapped to no one published as alice: %v (want denied, naming the config key)", err)
+	}
+	up.ActForAnyone()
+	if err := call.PublishAs("mallory", "user.v1.prompt", []byte(`{}`)); err != nil {
+		t.Fatalf("a built-in uplink acting for a principal: %v", err)
+	}
+}
 
 // An uplink holds a listener and many clients; any other capsule 8 handles.
 func TestUplinkHoldsMoreSockets(t *testing.T) {
@@ -149,6 +175,7 @@ func TestHostApprovalAcceptsAnUplinkRelay(t *testing.T) {
 			if !tc.uplink {
 				toml = strings.Replace(toml, "uplink = true\n", "", 1)
 			}
+			f.deps.UplinkActsFor = func(string, string) bool { return true }
 			loaded := map[string]manifest.Capabilities{}
 			f.deps.Grants = func(id string) (manifest.Capabilities, bool) { c, ok := loaded[id]; return c, ok }
 			relay := f.capsule(t, toml)

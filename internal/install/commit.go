@@ -41,21 +41,11 @@ func (s *Staged) Commit(st *store.Store) error {
 // what is there; what was there ends up at the staging path and is
 // deleted.
 func (s *Staged) place() error {
-	caps := filepath.Dir(s.Target)
-	_, err := os.Lstat(s.Target)
-	switch {
-	case errors.Is(err, os.ErrNotExist):
-		if err := os.Rename(s.Dir, s.Target); err != nil {
-			return err
-		}
-		return syncDir(caps)
-	case err != nil:
+	replaced, err := s.swapIn()
+	if err != nil {
 		return err
 	}
-	if err := exchange(s.Dir, s.Target); err != nil {
-		return err
-	}
-	if err := syncDir(caps); err != nil {
+	if err := syncDir(filepath.Dir(s.Target)); err != nil || !replaced {
 		return err
 	}
 	// The old install is now at the staging path, hidden; if deleting it
@@ -64,6 +54,27 @@ func (s *Staged) place() error {
 		return fmt.Errorf("installed, but the old install at %s was not deleted: %w", s.Dir, err)
 	}
 	return nil
+}
+
+// swapIn renames the staging directory to the target, or swaps the two
+// in one step when something is there (which is then at the staging
+// path); replaced says which. The caller makes it durable (syncDir).
+func (s *Staged) swapIn() (replaced bool, err error) {
+	_, err = os.Lstat(s.Target)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		if err := os.Rename(s.Dir, s.Target); err != nil {
+			return false, err
+		}
+	case err != nil:
+		return false, err
+	default:
+		if err := exchange(s.Dir, s.Target); err != nil {
+			return false, err
+		}
+		replaced = true
+	}
+	return replaced, nil
 }
 
 // syncDir makes a rename in dir durable.

@@ -549,13 +549,15 @@ func TestOneInstallAtATime(t *testing.T) {
 	e.install(src)
 }
 
+// tool is the manifest text of a capsule providing tool name.
+func tool(name string) string {
+	return fmt.Sprintf("[[tool]]\nname = %q\ndescription_for_llm = \"x\"\n[subscribe]\n\"tool.v1.execute.%s\" = { wit = \"opaque\", handler = \"run\" }\n", name, name)
+}
+
 // A capsule declaring a tool that a built-in or another installed capsule
 // provides is refused at install, naming the provider: the runtime would
 // refuse it at load, after install had said "installed".
 func TestInstallRefusesATakenTool(t *testing.T) {
-	tool := func(name string) string {
-		return fmt.Sprintf("[[tool]]\nname = %q\ndescription_for_llm = \"x\"\n[subscribe]\n\"tool.v1.execute.%s\" = { wit = \"opaque\", handler = \"run\" }\n", name, name)
-	}
 	e := newEnv(t)
 	e.opts.Builtins = []runtime.Builtin{{Manifest: []byte("[package]\nname = \"fs\"\nversion = \"0.1.0\"\n" + tool("read_file")), New: func() *sdk.Capsule { return nil }}}
 	e.install(e.src("first", map[string]string{"Capsule.toml": manifestText("first", tool("greet")), "notes.md": "x"}))
@@ -578,4 +580,20 @@ func TestInstallRefusesATakenTool(t *testing.T) {
 	// Reinstalling the provider itself, or a capsule with a free tool, is fine.
 	e.install(e.src("first", map[string]string{"Capsule.toml": manifestText("first", tool("greet")), "notes.md": "y"}))
 	e.install(e.src("third", map[string]string{"Capsule.toml": manifestText("third", tool("wave")), "notes.md": "x"}))
+}
+
+// A capsule of several components is installed from its directory: the
+// two-file form (one .wasm and its Capsule.toml) would leave the others
+// behind, so it is refused saying what to give instead.
+func TestWasmAndManifestRefusesSeveralComponents(t *testing.T) {
+	e := newEnv(t)
+	dir := e.src("multi", map[string]string{
+		"Capsule.toml": "[package]\nname = \"multi\"\nversion = \"0.1.0\"\n[[component]]\nid = \"app\"\nfile = \"app.wasm\"\nlink = [\"lib\"]\n[[component]]\nid = \"lib\"\nfile = \"lib.wasm\"\ntype = \"library\"\n",
+		"app.wasm":     "\x00asm\x01\x00\x00\x00",
+		"lib.wasm":     "\x00asm\x01\x00\x00\x00",
+	})
+	_, err := Stage(e.opts, filepath.Join(dir, "app.wasm"), filepath.Join(dir, "Capsule.toml"))
+	if err == nil || !strings.Contains(err.Error(), "declares 2 [[component]]s; install the capsule's directory") {
+		t.Fatalf("two-file install of a two-component capsule: %v", err)
+	}
 }

@@ -30,17 +30,11 @@ func Remove(opts Options, st *store.Store, id string, purge bool) (Removed, erro
 		return out, err
 	}
 	caps := opts.capsulesDir()
-	if err := os.MkdirAll(caps, 0o700); err != nil {
-		return out, fmt.Errorf("install: %w", err)
-	}
-	lock, err := lockDir(caps, opts.lockWait())
+	lock, err := lockCapsules(opts)
 	if err != nil {
 		return out, err
 	}
 	defer lock.unlock()
-	if err := cleanLeftovers(caps); err != nil {
-		return out, err
-	}
 	dirs, err := dirsOf(opts, id)
 	if err != nil {
 		return out, err

@@ -48,23 +48,29 @@ type Staged struct {
 // lock and first deletes what a crashed install or remove left behind.
 // On success the caller must Commit or Abort.
 func Stage(opts Options, src ...string) (_ *Staged, err error) {
-	caps := opts.capsulesDir()
-	if err := os.MkdirAll(caps, 0o700); err != nil {
-		return nil, fmt.Errorf("install: %w", err)
-	}
-	lock, err := lockDir(caps, opts.lockWait())
+	lock, err := lockCapsules(opts)
 	if err != nil {
 		return nil, err
 	}
-	s := &Staged{opts: opts, lock: lock, Source: strings.Join(src, " + ")}
+	s, err := stageLocked(opts, src)
+	if err != nil {
+		lock.unlock()
+		return nil, err
+	}
+	s.lock = lock
+	return s, nil
+}
+
+// stageLocked stages src while the caller holds the install lock (the
+// returned Staged holds none of its own).
+func stageLocked(opts Options, src []string) (_ *Staged, err error) {
+	caps := opts.capsulesDir()
+	s := &Staged{opts: opts, Source: strings.Join(src, " + ")}
 	defer func() {
 		if err != nil {
 			s.Abort()
 		}
 	}()
-	if err := cleanLeftovers(caps); err != nil {
-		return nil, err
-	}
 	s.Dir, err = os.MkdirTemp(caps, stagingPrefix)
 	if err != nil {
 		return nil, fmt.Errorf("install: %w", err)
@@ -88,8 +94,9 @@ func Stage(opts Options, src ...string) (_ *Staged, err error) {
 	if err := checkTools(opts, s.Manifest); err != nil {
 		return nil, err
 	}
-	if s.Manifest.ExecutableComponent() != nil {
-		if _, err := wasm.CheckComponent(s.Manifest, opts.MaxComponentBytes); err != nil {
+	for i := range s.Manifest.Components {
+		// Every component, as the loader reads each.
+		if _, err := wasm.CheckComponentFile(s.Manifest, &s.Manifest.Components[i], opts.MaxComponentBytes); err != nil {
 			if errors.Is(err, fs.ErrNotExist) {
 				err = fmt.Errorf("%w (build it first: astrid capsule build)", err)
 			}
@@ -155,6 +162,9 @@ func (c *copier) wasmAndManifest(src []string, dst string) error {
 	if m == nil || m.ExecutableComponent() == nil {
 		return fmt.Errorf("%s declares no executable [[component]] for %s", toml, wasmFile)
 	}
+	if len(m.Components) > 1 {
+		return fmt.Errorf("%s declares %d [[component]]s; install the capsule's directory, which holds them all, not one .wasm file", toml, len(m.Components))
+	}
 	name := filepath.FromSlash(m.ExecutableComponent().File)
 	if !filepath.IsLocal(name) {
 		return fmt.Errorf("%s: the component file %q is not a path inside the capsule", toml, m.ExecutableComponent().File)
@@ -171,6 +181,24 @@ func (c *copier) wasmAndManifest(src []string, dst string) error {
 		}
 	}
 	return nil
+}
+
+// lockCapsules creates the capsules directory if need be, takes its
+// install lock, and deletes what a crashed install or remove left there.
+func lockCapsules(opts Options) (*dirLock, error) {
+	caps := opts.capsulesDir()
+	if err := os.MkdirAll(caps, 0o700); err != nil {
+		return nil, fmt.Errorf("install: %w", err)
+	}
+	lock, err := lockDir(caps, opts.lockWait())
+	if err != nil {
+		return nil, err
+	}
+	if err := cleanLeftovers(caps); err != nil {
+		lock.unlock()
+		return nil, err
+	}
+	return lock, nil
 }
 
 // cleanLeftovers deletes the staging and removal directories a crashed

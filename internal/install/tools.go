@@ -15,7 +15,7 @@ import (
 // install says so first, instead of reporting "installed" for a capsule
 // that cannot run. Reinstalling m's own id over itself is no conflict.
 func checkTools(opts Options, m *manifest.Manifest) error {
-	mine := runtime.ProvidedTools(m)
+	mine := m.ProvidedTools()
 	if len(mine) == 0 {
 		return nil
 	}
@@ -33,10 +33,10 @@ func checkTools(opts Options, m *manifest.Manifest) error {
 		if c.Builtin() {
 			holder = "built-in capsule " + c.ID()
 		}
-		if c.Builtin() && slices.ContainsFunc(runtime.ProvidedTools(c.Manifest), func(t string) bool { return slices.Contains(mine, t) }) {
+		if c.Builtin() && slices.ContainsFunc(c.Manifest.ProvidedTools(), func(t string) bool { return slices.Contains(mine, t) }) {
 			hint = "rename the tool (a built-in's tools cannot be taken over)"
 		}
-		for _, t := range runtime.ProvidedTools(c.Manifest) {
+		for _, t := range c.Manifest.ProvidedTools() {
 			if slices.Contains(mine, t) {
 				clashes = append(clashes, fmt.Sprintf("tool %s is provided by %s", t, holder))
 			}
@@ -48,3 +48,8 @@ func checkTools(opts Options, m *manifest.Manifest) error {
 	return fmt.Errorf("install: capsule %s cannot provide its tools: %s; a tool keeps its provider: %s (%w)",
 		m.ID(), strings.Join(clashes, "; "), hint, ErrToolTaken)
 }
+
+// CheckTools is checkTools for `astrid capsule check`: the same refusal,
+// before anything is installed, against the built-ins and the capsules
+// installed under opts.Home.
+func CheckTools(opts Options, m *manifest.Manifest) error { return checkTools(opts, m) }

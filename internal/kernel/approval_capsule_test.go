@@ -2,9 +2,12 @@ package kernel
 
 import (
 	"context"
+	"github.com/astrid-go/astrid/internal/audit"
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -129,7 +132,7 @@ func TestApprovalLayerWasm(t *testing.T) {
 			}
 			res, waiting = o.res, false
 		default:
-			if _, err := k.Dispatcher.PublishKernelFor(ipc.DefaultPrincipal, ipc.WatchdogTickTopic, []byte(`{}`)); err != nil {
+			if _, err := k.Dispatcher.Publish(dispatch.Caller{Principal: ipc.DefaultPrincipal}, ipc.WatchdogTickTopic, []byte(`{}`), dispatch.KernelEvent); err != nil {
 				t.Fatal(err)
 			}
 			time.Sleep(10 * time.Millisecond)
@@ -142,6 +145,25 @@ func TestApprovalLayerWasm(t *testing.T) {
 		if _, err := os.Stat(filepath.Join(ws, name)); !os.IsNotExist(err) {
 			t.Fatalf("%s was written (%v)", name, err)
 		}
+	}
+	// The wasm approval capsule recorded each question and its answer
+	// through the audit_record import.
+	var got []string
+	if err := audit.Show(config.Layout(k.opts.Home).Audit, audit.Filter{Principals: []string{ipc.DefaultPrincipal}}, func(r audit.Record) error {
+		if e := r.Entry; strings.HasPrefix(string(e.Kind), "approval.") {
+			got = append(got, string(e.Kind)+":"+e.Subject+":"+e.Outcome+":"+e.Detail["recorded_by"])
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{
+		"approval.asked:write_file::astrid-capsule-approval", "approval.answered:write_file:approve:astrid-capsule-approval",
+		"approval.asked:write_file::astrid-capsule-approval", "approval.answered:write_file:deny:astrid-capsule-approval",
+		"approval.asked:write_file::astrid-capsule-approval", "approval.answered:write_file:lapsed:astrid-capsule-approval",
+	}
+	if !slices.Equal(got, want) {
+		t.Fatalf("audit entries of the approval layer:\n%q\nwant\n%q", got, want)
 	}
 }
 
@@ -242,5 +264,24 @@ func TestHostApprovalCallThroughTheKernel(t *testing.T) {
 	call("c3", "make test && curl evil", ipc.DecisionDeny, "denied")
 	if d, ok := questions.TryRecv(); ok {
 		t.Fatalf("an extra question: %s", d.Envelope.Payload)
+	}
+	// Each question and its answer is in the principal's audit chain,
+	// the answer on disk before the call went on.
+	var got []string
+	if err := audit.Show(config.Layout(k.opts.Home).Audit, audit.Filter{Principals: []string{ipc.DefaultPrincipal}}, func(r audit.Record) error {
+		if e := r.Entry; e.Capsule == "test-asker" && strings.HasPrefix(string(e.Kind), "approval.") {
+			got = append(got, string(e.Kind)+":"+e.Outcome+":"+e.Detail["resource"])
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{
+		"approval.asked::make test", "approval.answered:allowed:make test",
+		"approval.asked::make test", "approval.answered:allowed:make test",
+		"approval.asked::make test && curl evil", "approval.answered:denied:make test && curl evil",
+	}
+	if !slices.Equal(got, want) {
+		t.Fatalf("audit entries of the host approval call:\n%q\nwant\n%q", got, want)
 	}
 }

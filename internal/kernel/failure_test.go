@@ -102,6 +102,22 @@ func TestAToolPastItsDeadlineAnswersWithAnError(t *testing.T) {
 	}
 }
 
+// publishCancel publishes the kernel's own cancel request for principal's
+// calls holding keys, as a capsule that owns a convention (the router)
+// would.
+func publishCancel(t *testing.T, k *Kernel, principal string, keys ...string) {
+	t.Helper()
+	p, err := ipc.CancelRequest{CorrelationIDs: keys}.MarshalJSON()
+	if err == nil {
+		_, err = k.Dispatcher.Publish(dispatch.Caller{Principal: principal}, ipc.CancelRequestTopic, p, dispatch.KernelEvent)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// The tool convention's cancel, as an orchestrator publishes it, reaches
+// the call through the router, which passes it on as the kernel's.
 func TestCancelRequestInterruptsANativeCall(t *testing.T) {
 	k := bootTrouble(t, time.Hour)
 	const callID = "call_to_cancel"

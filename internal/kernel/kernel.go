@@ -1,10 +1,13 @@
 package kernel
 
 import (
+	"cmp"
 	"context"
+	"crypto/ed25519"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/astrid-go/astrid/internal/audit"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -12,6 +15,7 @@ import (
 	"time"
 
 	"github.com/astrid-go/astrid/internal/bus"
+	"github.com/astrid-go/astrid/internal/caps"
 	"github.com/astrid-go/astrid/internal/capsule"
 	"github.com/astrid-go/astrid/internal/config"
 	"github.com/astrid-go/astrid/internal/dispatch"
@@ -22,7 +26,9 @@ import (
 	"github.com/astrid-go/astrid/internal/host"
 	"github.com/astrid-go/astrid/internal/host/ask"
 	"github.com/astrid-go/astrid/internal/host/proc"
+	"github.com/astrid-go/astrid/internal/hostkey"
 	"github.com/astrid-go/astrid/internal/ledger"
+	"github.com/astrid-go/astrid/internal/principals"
 	"github.com/astrid-go/astrid/internal/runtime"
 	"github.com/astrid-go/astrid/internal/store"
 	"github.com/astrid-go/astrid/internal/telemetry"
@@ -52,6 +58,10 @@ type Options struct {
 	// Ledger overrides the CPU ledger built from Config (tests inject a
 	// clock).
 	Ledger *ledger.Ledger
+	// WasmCache is where compiled wasm code is kept; empty: the home's
+	// cache/wasm. Compiled code is keyed by the module's digest and the
+	// wazero version, so several homes may share one directory.
+	WasmCache string
 	// WatchCapsules reloads installed capsules whose files change while the
 	// kernel runs (a long-lived kernel wants it; a one-shot command not).
 	WatchCapsules bool
@@ -71,10 +81,17 @@ type Options struct {
 	// goes on. Nil: such a capsule fails to load, its error naming the
 	// command that sets each value.
 	AskEnv EnvAsker
+	// OnboardMissingEnv (the daemon) loads a capsule whose required [env]
+	// values are unset and asks each principal for them on first use
+	// (runtime.Options.OnboardMissingEnv).
+	OnboardMissingEnv bool
 	// Tracer overrides the tracer built from Config.Telemetry (tests and
 	// benchmarks inject one with their own exporter). The kernel shuts it
 	// down at Close.
 	Tracer *telemetry.Tracer
+	// AuditOff boots without the audit chain (benchmarks comparing its
+	// cost); every other kernel records (DESIGN §13).
+	AuditOff bool
 }
 
 // Kernel is one running kernel.
@@ -95,7 +112,13 @@ type Kernel struct {
 	// Tracer makes the spans of agent turns; nil when tracing is off
 	// (config [telemetry] tracing), and then nothing observes the
 	// dispatcher for it.
-	Tracer   *telemetry.Tracer
+	Tracer *telemetry.Tracer
+	// Audit is the signed audit chain (internal/audit), signed with the
+	// host key; nil with Options.AuditOff.
+	Audit *audit.Log
+	// Caps keeps the capability tokens (standing approvals), signed with
+	// the host key.
+	Caps     *caps.Book
 	hostDeps host.Deps
 
 	wasmMu sync.Mutex
@@ -151,9 +174,21 @@ func construct(opts Options) (*Kernel, error) {
 	if led == nil {
 		led = ledger.New(time.Duration(cfg.Limits.CPUBudgetMsPerSec) * time.Millisecond)
 	}
+	// The agents (astrid agent create), re-read at most once a second:
+	// the ledger and every tool call consult them.
+	agents := principals.NewRegistry(st).Cache(time.Second, nil)
+	led.SetOwnBudgets(agents.CPUBudget)
 	warnSandbox(cfg.Sandbox, log)
-	link, err := startNATS(cfg.NATS, opts.Home, log)
+	var alog *audit.Log
+	if !opts.AuditOff {
+		if alog, err = openAudit(st, opts.Home); err != nil {
+			_ = st.Close()
+			return nil, err
+		}
+	}
+	link, err := startNATS(cfg.NATS, opts.Home, log, alog)
 	if err != nil {
+		_ = alog.Close()
 		_ = st.Close()
 		return nil, err
 	}
@@ -168,6 +203,7 @@ func construct(opts Options) (*Kernel, error) {
 		Admit: led.Admit,
 		// The link reaches the other hosts once wire has connected it.
 		Transport: link.transport(),
+		Audit:     alog,
 	})
 	eg := egress.Options{AllowLocal: cfg.Egress.Allow, Logger: log}
 	if opts.Egress != nil {
@@ -175,8 +211,12 @@ func construct(opts Options) (*Kernel, error) {
 	}
 	k := &Kernel{
 		opts: opts, log: log, Bus: b, Dispatcher: d, Store: st, nats: link, Ledger: led,
-		Registry: capsule.NewRegistry(), Cancels: host.NewCancels(),
+		Registry: capsule.NewRegistry(), Cancels: host.NewCancels(), Audit: alog,
+		// Loaded on first use: a home whose secrets cannot be unsealed
+		// still boots, and asks every question.
+		Caps: caps.NewLazyBook(st, func() (ed25519.PrivateKey, error) { return hostkey.Load(st) }, nil, log),
 	}
+	recordTokenEvents(k.Caps, alog, log)
 	k.hostDeps = host.Deps{
 		Dispatcher: d, Store: st, Cancels: k.Cancels, Logger: log, Ledger: led,
 		Workspace: ws, HomesDir: filepath.Join(opts.Home, "home"), RunDir: config.Layout(opts.Home).Run, Egress: eg,
@@ -195,7 +235,15 @@ func construct(opts Options) (*Kernel, error) {
 		// one survives a reload), never the kernel (Close).
 		Background: proc.NewBackground(log),
 		Elicits:    ask.NewElicits(frontendIDs(opts.Frontends), 0),
+		// An installed uplink acts only for the principals the operator
+		// lets it (a built-in, for anyone).
+		UplinkActsFor: cfg.Uplink.UplinkActsFor(),
+		Audit:         k.Audit,
+		Caps:          k.Caps,
+		Agents:        agents,
 	}
+	// The host approval call's standing allowances are tokens too.
+	k.hostDeps.Approvals.UseTokens(k.Caps)
 	k.Tracer = opts.Tracer
 	if k.Tracer == nil {
 		if k.Tracer, err = telemetry.New(cfg.Telemetry, opts.Home, log); err != nil {
@@ -213,22 +261,25 @@ func construct(opts Options) (*Kernel, error) {
 		rb[i] = runtime.Builtin(b)
 	}
 	k.Runtime = runtime.New(runtime.Options{
-		Dispatcher:   d,
-		Registry:     k.Registry,
-		Host:         k.hostDeps,
-		BuiltinDir:   filepath.Join(opts.Home, "builtin"),
-		CapsulesDir:  config.Layout(opts.Home).Capsules,
-		Builtins:     rb,
-		Engines:      runtime.Engines{Wasm: k.wasmEngine, MCP: k.mcpEngine},
-		Config:       k.capsuleConfig,
-		AskEnv:       k.askEnv(opts.AskEnv),
-		Reserved:     reserved,
-		Approvals:    grants.NewBook(st), // what the operator approved at install: every load of an installed capsule is held to it
-		CallDeadline: cfg.CallDeadline.Duration,
+		Dispatcher:        d,
+		Registry:          k.Registry,
+		Host:              k.hostDeps,
+		BuiltinDir:        filepath.Join(opts.Home, "builtin"),
+		CapsulesDir:       config.Layout(opts.Home).Capsules,
+		SkillsDir:         config.Layout(opts.Home).Skills,
+		Builtins:          rb,
+		Engines:           runtime.Engines{Wasm: k.wasmEngine, MCP: k.mcpEngine},
+		Config:            k.capsuleConfig,
+		AskEnv:            k.askEnv(opts.AskEnv),
+		OnboardMissingEnv: opts.OnboardMissingEnv,
+		Reserved:          reserved,
+		Approvals:         grants.NewBook(st), // what the operator approved at install: every load of an installed capsule is held to it
+		CallDeadline:      cfg.CallDeadline.Duration,
 		// Who provides each tool, kept across restarts (issue 15.7).
 		ProvidersFile: filepath.Join(opts.Home, "tool-providers.json"),
 		Logger:        log,
 		Principals:    k.tickPrincipals,
+		Forgotten:     k.Caps.ForgetSession,
 	})
 	return k, nil
 }
@@ -237,10 +288,11 @@ func construct(opts Options) (*Kernel, error) {
 // dispatcher to the other hosts (the NATS transport opens, delivering to
 // it), the tracer to the dispatcher, the frontends to the dispatcher
 // (before any capsule, whose ids they reserve), the cancel listener to the
-// bus, then the runtime loads the capsules, and the watchdog and the
-// capsules-directory watcher start.
+// bus, then the runtime loads the capsules, and the watchdog, the health
+// monitor (restarts of failed capsules) and the capsules-directory watcher
+// start.
 func (k *Kernel) wire(ctx context.Context) error {
-	if err := k.nats.connect(k.Dispatcher); err != nil {
+	if err := k.nats.connect(k.Dispatcher, k.Cancels); err != nil {
 		return err
 	}
 	if k.Tracer != nil {
@@ -264,6 +316,8 @@ func (k *Kernel) wire(ctx context.Context) error {
 		return fmt.Errorf("kernel: %w", err)
 	}
 	k.startWatchdog(runCtx, k.opts.Config.WatchdogInterval.Duration)
+	h := k.opts.Config.Health
+	k.Runtime.WatchHealth(runtime.HealthPolicy{MaxRestarts: h.MaxRestarts, Backoff: h.RestartBackoff.Duration, MaxBackoff: h.MaxRestartBackoff.Duration})
 	if k.opts.WatchCapsules {
 		if err := k.Runtime.Watch(runtime.WatchOptions{}); err != nil {
 			return fmt.Errorf("kernel: %w", err)
@@ -290,7 +344,7 @@ func (k *Kernel) wasmEngine(m *manifest.Manifest, h *host.Capsule) (capsule.Engi
 	if k.wasm == nil {
 		cfg := k.opts.Config
 		rt, err := wasm.NewRuntime(context.Background(), wasm.Options{
-			CacheDir:          config.Layout(k.opts.Home).WasmCache,
+			CacheDir:          cmp.Or(k.opts.WasmCache, config.Layout(k.opts.Home).WasmCache),
 			MemoryLimitMiB:    cfg.Limits.WasmMemoryMiB,
 			MaxComponentBytes: cfg.Limits.MaxComponentBytes,
 			PoolSize:          cfg.Limits.WasmPoolSize,
@@ -309,7 +363,17 @@ func (k *Kernel) wasmEngine(m *manifest.Manifest, h *host.Capsule) (capsule.Engi
 // mcpEngine builds the engine of one MCP server (stdio or remote); a
 // remote one reads its OAuth login from the store.
 func (k *Kernel) mcpEngine(srv manifest.MCPServer, m *manifest.Manifest, h *host.Capsule, env map[string]string) (capsule.Engine, error) {
-	return mcp.New(srv, m, h, mcp.Options{Logger: k.log, Env: env, StartTimeout: k.opts.Config.MCPHandshakeTimeout.Duration, Tokens: k.Store.MCPTokens(m.ID())})
+	// A dead server's process is restarted by its engine (the capsule's
+	// other engines keep serving) under the health monitor's own policy:
+	// the same backoff, the same cap, then the capsule fails for good.
+	hp := k.opts.Config.Health
+	maxRestarts := hp.MaxRestarts
+	if maxRestarts == 0 {
+		maxRestarts = -1 // [health] max_restarts = 0: never restart
+	}
+	return mcp.New(srv, m, h, mcp.Options{Logger: k.log, Env: env, StartTimeout: k.opts.Config.MCPHandshakeTimeout.Duration, Tokens: k.Store.MCPTokens(m.ID()),
+		Sampling:       k.opts.Config.MCP.SamplingAllowed(m.ID()),
+		RestartBackoff: hp.RestartBackoff.Duration, MaxBackoff: hp.MaxRestartBackoff.Duration, MaxRestarts: maxRestarts})
 }
 
 // LoadNative loads one sdk capsule in-process under its manifest.
@@ -378,10 +442,12 @@ func (k *Kernel) capsuleConfig(id string) map[string]string {
 }
 
 // startCancelListener runs the kernel's one listener on
-// tool.v1.request.cancel: every call holding a named cancel key is
-// interrupted.
+// ipc.CancelRequestTopic: every call of the request's principal holding a
+// named key (the correlation id of the request it serves) is interrupted.
+// Which convention's cancel led to it is the capsule's business that
+// published it (the router turns the tool convention's into it).
 func (k *Kernel) startCancelListener(ctx context.Context) error {
-	r, err := k.Bus.Subscribe(bus.RouteSpec{Owner: ipc.KernelSourceID, Pattern: ipc.ToolRequestCancelTopic})
+	r, err := k.Bus.Subscribe(bus.RouteSpec{Owner: ipc.KernelSourceID, Pattern: ipc.CancelRequestTopic})
 	if err != nil {
 		return fmt.Errorf("kernel: cancel listener: %w", err)
 	}
@@ -394,14 +460,15 @@ func (k *Kernel) startCancelListener(ctx context.Context) error {
 			if err != nil {
 				return
 			}
-			var req ipc.ToolCancelRequest
-			if err := json.Unmarshal(ipc.GuestBytes(d.Envelope.Payload), &req); err != nil {
+			req, err := ipc.ParseCancelRequest(d.Envelope.Payload)
+			if err != nil {
 				k.log.Warn("malformed cancel request", "source", d.Envelope.SourceID, "err", err)
 				continue
 			}
-			// Only the requester's own calls: call ids are not secrets.
-			n := k.Cancels.CancelFor(d.Envelope.Principal, errors.New("cancelled by tool.v1.request.cancel"), req.CallIDs...)
-			k.log.Info("cancel request", "source", d.Envelope.SourceID, "call_ids", req.CallIDs, "interrupted", n)
+			// Only the requester's own calls: correlation ids are not
+			// secrets.
+			n := k.Cancels.CancelFor(d.Envelope.Principal, fmt.Errorf("cancelled by a cancel request from %s", d.Envelope.SourceID), req.CorrelationIDs...)
+			k.log.Info("cancel request", "source", d.Envelope.SourceID, "correlation_ids", req.CorrelationIDs, "interrupted", n)
 		}
 	}()
 	return nil
@@ -442,6 +509,9 @@ func (k *Kernel) Close() {
 				k.log.Warn("tracer shutdown", "err", err)
 			}
 		}
+		if err := k.Audit.Close(); err != nil {
+			k.log.Warn("audit close", "err", err)
+		}
 		if k.Store != nil {
 			if err := k.Store.Close(); err != nil {
 				k.log.Warn("store close", "err", err)
@@ -473,6 +543,18 @@ type Frontend struct {
 // Frontend returns k as its frontends reach it.
 func (k *Kernel) Frontend() Frontend {
 	return Frontend{Dispatcher: k.Dispatcher, registry: k.Registry, log: k.log}
+}
+
+// Publish is a frontend's event (dispatch.Event). A frontend publishes
+// events and requests only; the frontends' API, which the daemon's client
+// serves over its socket too, has a method for each.
+func (f Frontend) Publish(from dispatch.Caller, topic string, payload json.RawMessage) (dispatch.Result, error) {
+	return f.Dispatcher.Publish(from, topic, payload)
+}
+
+// PublishRequest is a frontend's request (dispatch.RequestOf).
+func (f Frontend) PublishRequest(from dispatch.Caller, topic string, payload json.RawMessage, req dispatch.Request) (dispatch.Result, error) {
+	return f.Dispatcher.Publish(from, topic, payload, dispatch.RequestOf(req))
 }
 
 // HoldsToolMiddleware reports whether capsule id is loaded and holds the

@@ -9,6 +9,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/astrid-go/astrid/internal/dispatch"
 	"github.com/astrid-go/astrid/internal/testutil"
 	"github.com/astrid-go/astrid/ipc"
 )
@@ -49,7 +50,7 @@ func TestRouterTakesOnlyAKernelFailure(t *testing.T) {
 			// The kernel's failure is a request_failed answer.
 			payload, _ = ipc.RequestFailed{CorrelationID: callID, Reason: ipc.FailHostLost, Message: content}.MarshalJSON()
 		}
-		if _, err := k.Dispatcher.PublishKernelFor(ipc.DefaultPrincipal, ipc.ToolResultTopic("read_file"), payload); err != nil {
+		if _, err := k.Dispatcher.Publish(dispatch.Caller{Principal: ipc.DefaultPrincipal}, ipc.ToolResultTopic("read_file"), payload, dispatch.KernelEvent); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -28,14 +28,15 @@ func bootTest(t testing.TB, builtins []Builtin) (*Kernel, string) {
 // limit (10 MiB/s by default) is raised, because a closed loop of tool calls
 // on a fast path publishes more than that and the benchmark measures the
 // round trip, not the limiter.
-func bootBench(b *testing.B, builtins []Builtin) (*Kernel, string) {
+func bootBench(b *testing.B, builtins []Builtin, edit ...func(*Options)) (*Kernel, string) {
 	b.Helper()
 	cfg := config.Default()
 	cfg.Limits.RateBytesPerSec = 1 << 40
-	return bootTestConfig(b, builtins, cfg)
+	return bootTestConfig(b, builtins, cfg, edit...)
 }
 
-func bootTestConfig(t testing.TB, builtins []Builtin, cfg config.Config) (*Kernel, string) {
+// bootTestConfig boots a kernel with cfg; edit changes the options first.
+func bootTestConfig(t testing.TB, builtins []Builtin, cfg config.Config, edit ...func(*Options)) (*Kernel, string) {
 	t.Helper()
 	if builtins == nil {
 		builtins = Builtins()
@@ -48,7 +49,11 @@ func bootTestConfig(t testing.TB, builtins []Builtin, cfg config.Config) (*Kerne
 		t.Fatal(err)
 	}
 	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError}))
-	k, err := Boot(context.Background(), Options{Home: home, Workspace: ws, Config: cfg, Logger: logger, Builtins: builtins, Frontends: testFrontends()})
+	opts := Options{Home: home, Workspace: ws, Config: cfg, Logger: logger, Builtins: builtins, Frontends: testFrontends()}
+	for _, e := range edit {
+		e(&opts)
+	}
+	k, err := Boot(context.Background(), opts)
 	if err != nil {
 		t.Fatalf("boot: %v", err)
 	}

@@ -381,3 +381,75 @@ func TestMCPServerKilledMidCall(t *testing.T) {
 		t.Fatalf("call after restart: %+v", res)
 	}
 }
+
+// TestMCPProgressBecomesToolEvents: server-everything's long-running
+// operation reports each step with notifications/progress; each reaches the
+// bus as an agent.v1.tool.progress event naming the call (not the engine's
+// own progress token), for the call's principal, published by the MCP
+// capsule; the last says the call is done. The result is unchanged.
+func TestMCPProgressBecomesToolEvents(t *testing.T) {
+	npm := mcptest.NPM(t)
+	mk := bootMCPKernel(t)
+	_, wire := mk.loadMCP(t, "mcp-everything", "everything", nil, npm.Everything, "stdio")
+	progress := observe(t, mk.k, ipc.AgentToolProgressTopic)
+	const callID = "call-with-progress"
+	res := mk.call(t, callID, "everything:trigger-long-running-operation", `{"duration":0.3,"steps":3}`)
+	if res.IsError || !strings.Contains(res.Content, "Long running operation completed") {
+		t.Fatalf("result: %+v", res)
+	}
+	if !strings.Contains(wire.String(), `"progressToken":"p`) {
+		t.Fatalf("the call asked for no progress; wire:\n%s", wire)
+	}
+	// The notifications are handled apart from the result: wait for the
+	// last one rather than assume it came first.
+	var got []ipc.AgentToolProgress
+	testutil.WaitFor(t, mcpGuard, "the progress event saying 3/3", func() bool {
+		for {
+			d, ok := progress.TryRecv()
+			if !ok {
+				return len(got) > 0 && got[len(got)-1].Progress == 3
+			}
+			if d.Envelope.SourceID != "mcp-everything" || d.Envelope.Principal != ipc.DefaultPrincipal {
+				t.Errorf("progress event from %s for %q", d.Envelope.SourceID, d.Envelope.Principal)
+			}
+			var p ipc.AgentToolProgress
+			if err := json.Unmarshal(ipc.GuestBytes(d.Envelope.Payload), &p); err != nil {
+				t.Fatal(err)
+			}
+			got = append(got, p)
+		}
+	})
+	// The server sent three; one may be dropped as too soon after another
+	// (progressGap) when the machine is loaded, never the last.
+	if len(got) == 0 || len(got) > 3 {
+		t.Fatalf("progress events %+v, want 1 to 3", got)
+	}
+	for i, p := range got {
+		if p.CallID != callID || p.Name != "everything:trigger-long-running-operation" || p.Total != 3 {
+			t.Errorf("event %d: %+v", i, p)
+		}
+		if i > 0 && p.Progress <= got[i-1].Progress {
+			t.Errorf("progress went back: %+v", got)
+		}
+	}
+	if last := got[len(got)-1]; last.Progress != 3 || last.Text() != "everything:trigger-long-running-operation: 3/3" {
+		t.Errorf("last event %+v (%q), want 3/3", last, last.Text())
+	}
+}
+
+// TestMCPRootsAreTheGrantedDirectories: a stdio server's roots/list is
+// answered with the capsule's fs grants resolved for its workspace (here
+// the npm modules it reads and `*`, the workspace), each once;
+// server-everything's get-roots-list shows what it was told.
+func TestMCPRootsAreTheGrantedDirectories(t *testing.T) {
+	npm := mcptest.NPM(t)
+	mk := bootMCPKernel(t)
+	mk.loadMCP(t, "mcp-everything", "everything", nil, npm.Everything, "stdio")
+	res := mk.call(t, "c-roots", "everything:get-roots-list", `{}`)
+	modules := npm.Everything[:strings.LastIndex(npm.Everything, "/node_modules/")+len("/node_modules")]
+	for _, want := range []string{"Current MCP Roots (2 total)", "URI: file://" + mk.ws + "\n", "URI: file://" + modules + "\n"} {
+		if res.IsError || !strings.Contains(res.Content, want) {
+			t.Fatalf("get-roots-list: %+v\nwant it to contain %q", res, want)
+		}
+	}
+}

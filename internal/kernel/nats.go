@@ -2,6 +2,7 @@ package kernel
 
 import (
 	"fmt"
+	"github.com/astrid-go/astrid/internal/audit"
 	"log/slog"
 	"net/url"
 
@@ -11,6 +12,7 @@ import (
 	"github.com/astrid-go/astrid/internal/bus/natsbus"
 	"github.com/astrid-go/astrid/internal/config"
 	"github.com/astrid-go/astrid/internal/dispatch"
+	"github.com/astrid-go/astrid/internal/host"
 	"github.com/astrid-go/astrid/ipc"
 )
 
@@ -25,8 +27,11 @@ type natsLink struct {
 	opts natsbus.Options
 	// d receives the other hosts' envelopes: the dispatcher, wired in by
 	// connect before the transport starts, so never absent.
-	d   *dispatch.Dispatcher
-	log *slog.Logger
+	d *dispatch.Dispatcher
+	// cancels interrupts the calls of requests their requester abandoned
+	// (requestsAbandoned); wired in by connect.
+	cancels *host.Cancels
+	log     *slog.Logger
 }
 
 // startNATS starts what cfg asks for: an embedded server (a cluster node
@@ -35,14 +40,14 @@ type natsLink struct {
 // (connect). It returns nil when the bus stays on this host. An embedded
 // node of this machine only with neither a cluster secret nor route TLS
 // configured uses the one under home, created on first start.
-func startNATS(cfg config.NATS, home string, log *slog.Logger) (*natsLink, error) {
+func startNATS(cfg config.NATS, home string, log *slog.Logger, alog *audit.Log) (*natsLink, error) {
 	if !cfg.Enabled() {
 		return nil, nil
 	}
 	l := &natsLink{log: log, cfg: cfg}
 	opts := natsbus.Options{HostID: cfg.HostID, Logger: log, Deliver: l.deliver, Intercept: l.intercept, RequestLost: l.requestLost,
 		// A cancel reaches the host running the call (DESIGN §9).
-		KernelSubscribe: []string{ipc.ToolRequestCancelTopic}}
+		KernelSubscribe: []string{ipc.CancelRequestTopic}}
 	if cfg.Embedded() {
 		if err := defaultClusterSecret(&cfg, home, log); err != nil {
 			return nil, err
@@ -50,7 +55,7 @@ func startNATS(cfg config.NATS, home string, log *slog.Logger) (*natsLink, error
 		auth := natsbus.NewAuthenticator(log)
 		ns, err := natsbus.StartServer(natsbus.ServerOptions{
 			Name: cfg.HostID, ClusterName: cfg.ClusterName, ClusterListen: cfg.Listen, Routes: cfg.Routes,
-			ClusterSecretFile: cfg.ClusterSecretFile, Logger: log,
+			ClusterSecretFile: cfg.ClusterSecretFile, Logger: log, Audit: alog,
 			ClusterTLS: natsbus.ClusterTLS{Cert: cfg.ClusterTLSCert, Key: cfg.ClusterTLSKey, CA: cfg.ClusterTLSCA},
 		}, auth)
 		if err != nil {
@@ -75,11 +80,12 @@ func startNATS(cfg config.NATS, home string, log *slog.Logger) (*natsLink, error
 // d from then on. Boot wires it once d exists and before any frontend or
 // capsule is registered: nothing is attached, forwarded or received
 // earlier. Nil l (no NATS) does nothing.
-func (l *natsLink) connect(d *dispatch.Dispatcher) error {
+func (l *natsLink) connect(d *dispatch.Dispatcher, cancels *host.Cancels) error {
 	if l == nil {
 		return nil
 	}
-	l.d = d
+	l.d, l.cancels = d, cancels
+	l.opts.RequestsAbandoned = l.requestsAbandoned
 	tr, err := natsbus.New(l.opts)
 	if err != nil {
 		return fmt.Errorf("kernel: %w", err)

@@ -2,6 +2,7 @@ package kernel
 
 import (
 	"fmt"
+	"log/slog"
 
 	"github.com/astrid-go/astrid/internal/bus/natsbus"
 	"github.com/astrid-go/astrid/ipc"
@@ -25,5 +26,20 @@ func (l *natsLink) requestLost(r natsbus.LostRequest) {
 		// deadline: the requester has its answer already.
 		l.log.Debug("kernel: a request whose host was lost was already answered",
 			"topic", r.Request.Topic, "reply_to", r.Request.ReplyTo(), "lost_host", r.Host)
+	}
+}
+
+// requestsAbandoned interrupts the calls this host runs for requests that
+// host asker answered as lost (natsbus abandon.go): its requester has its
+// answer, so the work only holds the capsule that runs it. A handler binds
+// its request's correlation id as its cancel key (a tool call's id), and
+// only calls of the request's principal are interrupted, as with any
+// cancel. A key no call holds yet is remembered, so a copy of the request
+// still queued here is cancelled as it starts.
+func (l *natsLink) requestsAbandoned(asker string, reqs []natsbus.AbandonedRequest) {
+	for _, r := range reqs {
+		n := l.cancels.CancelFor(r.Principal, fmt.Errorf("cancelled: host %s answered this request as lost while this host ran it", asker), r.CorrelationID)
+		l.log.Info("kernel: a request answered as lost elsewhere is cancelled here",
+			slog.String("asker", asker), slog.String("correlation_id", r.CorrelationID), slog.Int("interrupted", n))
 	}
 }

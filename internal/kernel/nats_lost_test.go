@@ -290,7 +290,7 @@ func holder(started chan<- struct{}) Builtin {
 }
 
 // TestRequestToALostHostIsAnsweredOnce: a request published on host A
-// with dispatch.PublishRequest, taken by a capsule on host B only, is
+// as a request (dispatch.RequestOf), taken by a capsule on host B only, is
 // answered by A's kernel on its reply address — reason host_lost, naming
 // host B — as soon as B's NATS node shuts down mid-request, and exactly
 // once. Neither the transport nor the kernel knows what mesh.v1.ask means.
@@ -322,8 +322,7 @@ func TestRequestToALostHostIsAnsweredOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer replies.Close()
-	if _, err := a.Dispatcher.PublishRequest(from, "mesh.v1.ask", json.RawMessage(`{"q":1}`),
-		dispatch.Request{ReplyTo: "mesh.v1.ask.reply", CorrelationID: "q1", Timeout: 10 * testTimeout}); err != nil {
+	if _, err := a.Dispatcher.Publish(from, "mesh.v1.ask", json.RawMessage(`{"q":1}`), dispatch.RequestOf(dispatch.Request{ReplyTo: "mesh.v1.ask.reply", CorrelationID: "q1", Timeout: 10 * testTimeout})); err != nil {
 		t.Fatal(err)
 	}
 	if n := a.NATSTransport().RemoteRequests(); n != 1 {

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/astrid-go/astrid/internal/audit"
 	"github.com/astrid-go/astrid/internal/bus/natsbus"
 	"github.com/astrid-go/astrid/internal/config"
 	"github.com/astrid-go/astrid/internal/testutil"
@@ -105,6 +106,17 @@ func TestKernelCreatesItsClusterSecret(t *testing.T) {
 	}
 
 	a.Close()
+	// Both decisions are in host A's system audit chain.
+	kinds := map[audit.Kind]int{}
+	if err := audit.Show(config.Layout(homeA).Audit, audit.Filter{Principals: []string{""}}, func(r audit.Record) error {
+		kinds[r.Entry.Kind]++
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if kinds[audit.KindPeerJoined] == 0 || kinds[audit.KindPeerRefused] == 0 {
+		t.Fatalf("audit entries of host A: %v, want peer.joined and peer.refused", kinds)
+	}
 	bootOnHome(t, homeA, nodeA, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if again, err := os.ReadFile(path); err != nil || string(again) != string(secret) {
 		t.Fatalf("the secret changed across a restart (%v)", err)

@@ -250,8 +250,7 @@ func (rc *remoteCaller) call(callID, tool, args string) {
 	if err != nil {
 		rc.t.Fatal(err)
 	}
-	if _, err := rc.k.Dispatcher.PublishRequest(dispatch.Caller{Capsule: ClientID, Principal: ipc.DefaultPrincipal}, ipc.ToolRequestExecuteTopic, req,
-		dispatch.Request{ReplyTo: ipc.ToolExecuteResultTopic, CorrelationID: callID, Timeout: testTimeout}); err != nil {
+	if _, err := rc.k.Dispatcher.Publish(dispatch.Caller{Capsule: ClientID, Principal: ipc.DefaultPrincipal}, ipc.ToolRequestExecuteTopic, req, dispatch.RequestOf(dispatch.Request{ReplyTo: ipc.ToolExecuteResultTopic, CorrelationID: callID, Timeout: testTimeout})); err != nil {
 		rc.t.Fatal(err)
 	}
 }

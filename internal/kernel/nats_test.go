@@ -107,7 +107,7 @@ func TestTwoKernelsShareTheBus(t *testing.T) {
 			break
 		}
 	}
-	if _, err := a.Dispatcher.PublishKernel("mesh.kernel", json.RawMessage(`1`)); err != nil {
+	if _, err := a.Dispatcher.Publish(dispatch.Caller{}, "mesh.kernel", json.RawMessage(`1`), dispatch.KernelEvent); err != nil {
 		t.Fatal(err)
 	}
 	if err := a.NATSTransport().Flush(); err != nil {

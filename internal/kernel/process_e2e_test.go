@@ -12,15 +12,14 @@ import (
 	"time"
 
 	"github.com/astrid-go/astrid/hostapi"
-	"github.com/astrid-go/astrid/internal/dispatch"
 	"github.com/astrid-go/astrid/internal/testutil"
 	"github.com/astrid-go/astrid/ipc"
 	"github.com/astrid-go/astrid/manifest"
 )
 
 // A wasm tool running `sleep 600` behind a shell that traps SIGINT is
-// cancelled by a request on tool.v1.request.cancel naming its call id,
-// through the kernel's one listener: the shell sees SIGINT, SIGKILL follows
+// cancelled by a cancel request naming its call id, through the kernel's
+// one listener: the shell sees SIGINT, SIGKILL follows
 // the grace, the call answers cancelled and no process of the run remains.
 func TestCancelRequestKillsAGuestsProcess(t *testing.T) {
 	k, ws := bootTest(t, []Builtin{})
@@ -43,11 +42,7 @@ func TestCancelRequestKillsAGuestsProcess(t *testing.T) {
 		done <- answer{v, err}
 	}()
 	pids := testutil.PidFile(t, 30*time.Second, filepath.Join(ws, "pid"))
-	req, _ := ipc.EncodePayload(ipc.ToolCancelRequest{CallIDs: []string{"call-proc-cancel"}})
-	client := dispatch.Caller{Capsule: ClientID, Principal: ipc.DefaultPrincipal}
-	if _, err := k.Dispatcher.Publish(client, ipc.ToolRequestCancelTopic, req); err != nil {
-		t.Fatal(err)
-	}
+	publishCancel(t, k, ipc.DefaultPrincipal, "call-proc-cancel")
 	a := <-done
 	said := ""
 	if a.err != nil {

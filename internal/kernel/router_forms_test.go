@@ -2,6 +2,7 @@ package kernel
 
 import (
 	"context"
+	"reflect"
 	"testing"
 
 	"github.com/astrid-go/astrid/internal/dispatch"
@@ -54,8 +55,7 @@ func TestRouterRewritesRequestsAndResultsNotInCodecForm(t *testing.T) {
 	if canon, err := (ipc.ToolExecuteRequest{CallID: "odd-1", ToolName: "odd", Arguments: []byte(`{}`)}).MarshalJSON(); err != nil || string(canon) == req {
 		t.Fatalf("the test request is in the codec's form (%v); it must not be", err)
 	}
-	if _, err := k.Dispatcher.PublishRequest(caller, ipc.ToolRequestExecuteTopic, []byte(req),
-		dispatch.Request{ReplyTo: ipc.ToolExecuteResultTopic, CorrelationID: "odd-1", Timeout: testTimeout}); err != nil {
+	if _, err := k.Dispatcher.Publish(caller, ipc.ToolRequestExecuteTopic, []byte(req), dispatch.RequestOf(dispatch.Request{ReplyTo: ipc.ToolExecuteResultTopic, CorrelationID: "odd-1", Timeout: testTimeout})); err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
@@ -70,7 +70,7 @@ func TestRouterRewritesRequestsAndResultsNotInCodecForm(t *testing.T) {
 			continue
 		}
 		want := ipc.ToolExecuteResult{CallID: "odd-1", Result: ipc.ToolCallResult{CallID: "odd-1", Content: `odd "answer"`}}
-		if res != want {
+		if !reflect.DeepEqual(res, want) {
 			t.Fatalf("result %+v, want %+v", res, want)
 		}
 		if canon, _ := want.MarshalJSON(); string(d.Envelope.Payload) != string(canon) {

@@ -3,10 +3,10 @@ package kernel
 import (
 	"context"
 	"encoding/json"
-	"github.com/astrid-go/astrid/internal/config"
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -16,9 +16,11 @@ import (
 	"github.com/astrid-go/astrid/hostapi"
 	"github.com/astrid-go/astrid/internal/capsule"
 	"github.com/astrid-go/astrid/internal/capsulebuild"
+	"github.com/astrid-go/astrid/internal/config"
 	"github.com/astrid-go/astrid/internal/dispatch"
 	"github.com/astrid-go/astrid/internal/engine/wasm"
 	"github.com/astrid-go/astrid/internal/host"
+	"github.com/astrid-go/astrid/internal/testutil"
 	"github.com/astrid-go/astrid/ipc"
 	"github.com/astrid-go/astrid/manifest"
 )
@@ -174,9 +176,30 @@ func TestASleepingWasmToolsAnswerArrives(t *testing.T) {
 	}
 }
 
-// A wasm guest spinning in a handler is interrupted by a cancel request on
-// tool.v1.request.cancel naming its cancel key, through the kernel's one
-// listener; the capsule keeps serving afterwards.
+// A wasm guest asks who intercepts a topic, and who exactly: the tool it
+// provides by its exact topic, nothing for a topic no one takes, only
+// "all" for a topic it takes by a wildcard, through
+// the ABI's ipc_interceptors and ipc_exact_interceptors.
+func TestWasmGuestAsksWhoInterceptsExactly(t *testing.T) {
+	k, _ := bootTest(t, []Builtin{})
+	loadHostileWasm(t, k)
+	c, _ := k.Registry.Get("hostile")
+	for _, tc := range []struct{ topic, want string }{
+		{"tool.v1.execute.nap", `{"all":["hostile"],"exact":["hostile"]}`},
+		{"tool.v1.execute.none", `{"all":[],"exact":[]}`},
+		{"hostile.v1.wild.card", `{"all":["hostile"],"exact":[]}`},
+	} {
+		v, err := c.Invoke(context.Background(), hostapi.Invocation{Handler: "providers", Topic: "hostile.v1.providers", Principal: ipc.DefaultPrincipal, Payload: []byte(strconv.Quote(tc.topic))})
+		if err != nil || string(v.Payload) != tc.want {
+			t.Errorf("providers of %s = %s, %v; want %s", tc.topic, v.Payload, err, tc.want)
+		}
+	}
+}
+
+// A wasm guest spinning in a handler is interrupted by a cancel request
+// naming its cancel key, through the kernel's one listener (no router
+// here: the kernel's own cancel, not the tool convention's); the capsule
+// keeps serving afterwards.
 func TestCancelRequestInterruptsWasmGuest(t *testing.T) {
 	k, _ := bootTest(t, []Builtin{})
 	ctx := context.Background()
@@ -190,26 +213,22 @@ func TestCancelRequestInterruptsWasmGuest(t *testing.T) {
 		_, err := inv("cancellable", `"call-wasm-cancel"`)
 		done <- err
 	}()
-	req, _ := ipc.EncodePayload(ipc.ToolCancelRequest{CallIDs: []string{"call-wasm-cancel"}})
-	client := dispatch.Caller{Capsule: ClientID, Principal: ipc.DefaultPrincipal}
-	tick := time.NewTicker(50 * time.Millisecond)
-	defer tick.Stop()
-	for {
+	var err error
+	testutil.WaitFor(t, time.Minute, "the cancelled guest call to return", func() bool {
 		select {
-		case err := <-done:
-			if err == nil || !strings.Contains(err.Error(), "cancelled") {
-				t.Fatalf("cancelled call answered %v", err)
-			}
-			if v, err := inv("echo", `{"after":"cancel"}`); err != nil || string(v.Payload) != `{"after":"cancel"}` {
-				t.Fatalf("capsule after cancel: %+v %v", v, err)
-			}
-			return
-		case <-tick.C:
+		case err = <-done:
+			return true
+		default:
 			// Repeated until the guest has registered its key.
-			if _, err := k.Dispatcher.Publish(client, ipc.ToolRequestCancelTopic, req); err != nil {
-				t.Fatal(err)
-			}
+			publishCancel(t, k, ipc.DefaultPrincipal, "call-wasm-cancel")
+			return false
 		}
+	})
+	if err == nil || !strings.Contains(err.Error(), "cancelled") {
+		t.Fatalf("cancelled call answered %v", err)
+	}
+	if v, err := inv("echo", `{"after":"cancel"}`); err != nil || string(v.Payload) != `{"after":"cancel"}` {
+		t.Fatalf("capsule after cancel: %+v %v", v, err)
 	}
 }
 

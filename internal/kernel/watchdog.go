@@ -5,6 +5,7 @@ import (
 	"sort"
 	"time"
 
+	"github.com/astrid-go/astrid/internal/dispatch"
 	"github.com/astrid-go/astrid/ipc"
 )
 
@@ -40,7 +41,7 @@ var tickPayload = []byte(`{}`)
 
 func (k *Kernel) tick() {
 	for _, p := range k.tickPrincipals() {
-		if _, err := k.Dispatcher.PublishKernelFor(p, ipc.WatchdogTickTopic, tickPayload); err != nil {
+		if _, err := k.Dispatcher.Publish(dispatch.Caller{Principal: p}, ipc.WatchdogTickTopic, tickPayload, dispatch.KernelEvent); err != nil {
 			k.log.Debug("watchdog tick not published", "principal", p, "err", err)
 		}
 	}

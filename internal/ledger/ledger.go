@@ -3,6 +3,7 @@ package ledger
 import (
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/astrid-go/astrid/internal/clock"
@@ -18,8 +19,29 @@ type Ledger struct {
 	// instead of the readings engines pass.
 	clock func() time.Time
 
+	// own, when set, gives some principals a budget of their own (an
+	// agent's, astrid agent create --cpu-budget): ok false keeps budget.
+	own atomic.Pointer[func(principal string) (time.Duration, bool)]
+
 	mu       sync.Mutex
 	accounts map[string]*account
+}
+
+// SetOwnBudgets makes f the source of principals' own budgets: a principal
+// for which f answers ok is held to that budget instead of the ledger's
+// (0: unlimited). f is called on every admission and must be cheap.
+func (l *Ledger) SetOwnBudgets(f func(principal string) (time.Duration, bool)) {
+	l.own.Store(&f)
+}
+
+// budgetOf is principal's budget per window.
+func (l *Ledger) budgetOf(principal string) time.Duration {
+	if f := l.own.Load(); f != nil {
+		if b, ok := (*f)(principal); ok {
+			return b
+		}
+	}
+	return l.budget
 }
 
 // account is one principal's; its fields are guarded by Ledger.mu.
@@ -83,7 +105,7 @@ func (l *Ledger) account(principal string, now int64) *account {
 // already spent more than the budget in the current second (spending
 // exactly the budget is allowed). A refusal is counted.
 func (l *Ledger) Admit(principal string) error {
-	if l == nil || l.budget <= 0 {
+	if l == nil || l.budget <= 0 && l.own.Load() == nil {
 		return nil
 	}
 	return l.AdmitAt(principal, clock.Process.UnixNano())
@@ -101,15 +123,19 @@ func (l *Ledger) at(now int64) int64 {
 // AdmitAt is Admit at now (Unix nanoseconds), for an engine that has already read the
 // clock for the call (a clock read is a measurable part of a wasm call).
 func (l *Ledger) AdmitAt(principal string, now int64) error {
-	if l == nil || l.budget <= 0 {
+	if l == nil {
+		return nil
+	}
+	budget := l.budgetOf(principal)
+	if budget <= 0 {
 		return nil
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	a := l.account(principal, l.at(now))
-	if a.windowUsed > l.budget {
+	if a.windowUsed > budget {
 		a.refused++
-		return &OverBudgetError{Principal: principal, Used: a.windowUsed, Budget: l.budget}
+		return &OverBudgetError{Principal: principal, Used: a.windowUsed, Budget: budget}
 	}
 	return nil
 }

@@ -2,6 +2,7 @@ package ledger
 
 import (
 	"errors"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -198,5 +199,25 @@ func TestConcurrentAdmissionAndCharges(t *testing.T) {
 	}
 	if u := l.Usage("bob"); u.Calls != 4*500 || u.Refused != 0 {
 		t.Errorf("bob usage %+v, want %d calls and no refusal", u, 4*500)
+	}
+}
+
+// A principal with a budget of its own (an agent's) is held to it, under
+// a host budget or none; the others keep the host's.
+func TestOwnBudgets(t *testing.T) {
+	for _, host := range []time.Duration{0, time.Second} {
+		c := &fakeClock{t: time.Unix(1000, 0)}
+		l := NewWithClock(host, c.now)
+		l.SetOwnBudgets(func(p string) (time.Duration, bool) { return 10 * time.Millisecond, p == "bot" })
+		l.Charge("bot", 20*time.Millisecond)
+		l.Charge("alice", 20*time.Millisecond)
+		err := l.Admit("bot")
+		var ob *OverBudgetError
+		if !errors.As(err, &ob) || ob.Budget != 10*time.Millisecond || !strings.Contains(err.Error(), "CPU budget of 10ms per second") {
+			t.Fatalf("host budget %s: bot over its own budget: %v", host, err)
+		}
+		if err := l.Admit("alice"); err != nil {
+			t.Fatalf("host budget %s: alice refused: %v", host, err)
+		}
 	}
 }

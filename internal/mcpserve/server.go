@@ -15,6 +15,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/astrid-go/astrid/internal/bus"
 	"github.com/astrid-go/astrid/internal/toolclient"
 )
 
@@ -42,6 +43,10 @@ type Options struct {
 	Version string
 	// Logger receives what the server refused or could not do.
 	Logger *slog.Logger
+	// Sampling reports whether the operator allows capsule to ask the
+	// client's model during a call (config.toml [mcp] sampling); nil
+	// allows none.
+	Sampling func(capsule string) bool
 }
 
 // Server serves the loaded capsules' tools over MCP.
@@ -52,9 +57,23 @@ type Server struct {
 
 	syncMu sync.Mutex // one describe round at a time
 
-	mu    sync.Mutex
-	tools map[string]toolclient.ToolInfo // by MCP name
-	calls map[string]*call               // waiting for a client's answer, by request state
+	mu        sync.Mutex
+	tools     map[string]toolclient.ToolInfo // by MCP name
+	calls     map[string]*call               // waiting for a client's answer, by request state
+	resources map[string]resourceEntry       // by URI
+	templates map[string]templateEntry       // by URI template
+	prompts   map[string]promptEntry         // by name
+
+	// life ends at Close; stop ends it.
+	life context.Context
+	stop context.CancelFunc
+	// updates is the subscription to the capsules' resource updates,
+	// opened at the first resources/subscribe.
+	watchMu  sync.Mutex
+	updates  bus.Subscription
+	watching sync.WaitGroup
+	// loadsOnce starts watchLoads.
+	loadsOnce sync.Once
 }
 
 // New makes a Server; Sync (or the first tools/list) fills its tool list.
@@ -71,12 +90,24 @@ func New(opts Options) *Server {
 	if opts.Version == "" {
 		opts.Version = "dev"
 	}
-	s := &Server{opts: opts, log: opts.Logger, tools: map[string]toolclient.ToolInfo{}, calls: map[string]*call{}}
+	s := &Server{opts: opts, log: opts.Logger, tools: map[string]toolclient.ToolInfo{}, calls: map[string]*call{},
+		resources: map[string]resourceEntry{}, templates: map[string]templateEntry{}, prompts: map[string]promptEntry{}}
+	s.life, s.stop = context.WithCancel(context.Background())
 	s.srv = mcp.NewServer(&mcp.Implementation{Name: "astrid", Title: "Astrid", Version: opts.Version}, &mcp.ServerOptions{
 		Logger: opts.Logger,
-		// The tool list changes as capsules load and unload; a client is
-		// told so when a tools/list finds it changed.
-		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: true}},
+		// The lists change as capsules load and unload; a client is told
+		// so when a list request finds its list changed. Logging: a
+		// tool's log messages during a call (agent.v1.tool.log).
+		Capabilities: &mcp.ServerCapabilities{
+			Tools:     &mcp.ToolCapabilities{ListChanged: true},
+			Resources: &mcp.ResourceCapabilities{ListChanged: true, Subscribe: true},
+			Prompts:   &mcp.PromptCapabilities{ListChanged: true},
+			//lint:ignore SA1019 logging is deprecated (SEP-2577) but still works; docs/rationale/mcp.md says why a tool's log messages use it
+			Logging: &mcp.LoggingCapabilities{},
+		},
+		SubscribeHandler:   s.subscribe,
+		UnsubscribeHandler: s.unsubscribe,
+		CompletionHandler:  s.complete,
 	})
 	s.srv.AddReceivingMiddleware(s.refresh)
 	return s
@@ -91,24 +122,85 @@ func (s *Server) ServeStdio(ctx context.Context) error {
 	return s.srv.Run(ctx, &mcp.StdioTransport{})
 }
 
-// refresh re-reads the tool list before a tools/list, and before a
-// tools/call of a name not listed yet (a capsule loaded since).
+// refresh re-reads the lists before a list request, and before a request
+// naming a tool, resource or prompt not listed yet (a capsule loaded
+// since). A resource URI is checked before anything else sees it.
 func (s *Server) refresh(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-		switch method {
-		case "tools/list":
-			if err := s.Sync(ctx); err != nil {
-				s.log.Warn("mcp serve: tool list not refreshed", "err", err)
+		// Each request re-reads only its own kind of list.
+		var sync func(context.Context) error
+		switch r := req.(type) {
+		case *mcp.ListToolsRequest:
+			sync = s.syncTools
+		case *mcp.CallToolRequest:
+			if r.Params != nil && !s.known(r.Params.Name) {
+				sync = s.syncTools
 			}
-		case "tools/call":
-			if r, ok := req.(*mcp.CallToolRequest); ok && r.Params != nil && !s.known(r.Params.Name) {
-				if err := s.Sync(ctx); err != nil {
-					s.log.Warn("mcp serve: tool list not refreshed", "err", err)
+		case *mcp.ListResourcesRequest, *mcp.ListResourceTemplatesRequest:
+			sync = s.syncResources
+		case *mcp.ReadResourceRequest:
+			if r.Params != nil {
+				if err := checkURI(r.Params.URI); err != nil {
+					return nil, invalidParams("%v", err)
 				}
+				if s.owner(r.Params.URI) == "" {
+					sync = s.syncResources
+				}
+			}
+		case *mcp.SubscribeRequest:
+			if r.Params != nil && checkURI(r.Params.URI) == nil && s.owner(r.Params.URI) == "" {
+				sync = s.syncResources
+			}
+		case *mcp.ListPromptsRequest:
+			sync = s.syncPrompts
+		case *mcp.GetPromptRequest:
+			sync = s.syncPromptsIfUnknown(req)
+		case *mcp.CompleteRequest:
+			if r.Params != nil && r.Params.Ref != nil && r.Params.Ref.Type == "ref/resource" {
+				s.mu.Lock()
+				_, ok := s.templates[r.Params.Ref.URI]
+				s.mu.Unlock()
+				if !ok {
+					sync = s.syncResources
+				}
+			} else {
+				sync = s.syncPromptsIfUnknown(req)
+			}
+		}
+		if sync != nil {
+			s.syncMu.Lock()
+			err := sync(ctx)
+			s.syncMu.Unlock()
+			if err != nil {
+				s.log.Warn("mcp serve: list not refreshed", "method", method, "err", err)
 			}
 		}
 		return next(ctx, method, req)
 	}
+}
+
+// syncPromptsIfUnknown is syncPrompts for a prompts/get or a prompt's
+// completion naming a prompt not listed yet; else nil.
+func (s *Server) syncPromptsIfUnknown(req mcp.Request) func(context.Context) error {
+	name := ""
+	switch r := req.(type) {
+	case *mcp.GetPromptRequest:
+		if r.Params != nil {
+			name = r.Params.Name
+		}
+	case *mcp.CompleteRequest:
+		if r.Params == nil || r.Params.Ref == nil || r.Params.Ref.Type != "ref/prompt" {
+			return nil
+		}
+		name = r.Params.Ref.Name
+	}
+	s.mu.Lock()
+	_, ok := s.prompts[name]
+	s.mu.Unlock()
+	if ok || name == "" {
+		return nil
+	}
+	return s.syncPrompts
 }
 
 func (s *Server) known(name string) bool {
@@ -123,12 +215,24 @@ func (s *Server) known(name string) bool {
 // "files.write_file" and the two map one to one.
 func MCPName(busName string) string { return strings.ReplaceAll(busName, ":", ".") }
 
-// Sync runs the describe protocol and makes the served tool list what it
-// answered: new and changed tools added, gone ones removed (each change
-// notifies the clients that listen).
+// Sync runs the describe protocols (tools, resources, prompts) and makes
+// the served lists what they answered: new and changed entries added,
+// gone ones removed (each change notifies the clients that listen). Only
+// the tools' failing is an error: resources and prompts that cannot be
+// listed (a daemon older than this server) are logged and left out.
 func (s *Server) Sync(ctx context.Context) error {
+	s.watchLoads()
 	s.syncMu.Lock()
 	defer s.syncMu.Unlock()
+	if err := errors.Join(s.syncResources(ctx), s.syncPrompts(ctx)); err != nil {
+		s.log.Warn("mcp serve: resources or prompts not listed", "err", err)
+	}
+	return s.syncTools(ctx)
+}
+
+// syncTools runs the tool describe protocol and makes the served tool
+// list what it answered.
+func (s *Server) syncTools(ctx context.Context) error {
 	infos, missing, err := toolclient.ListTools(ctx, s.opts.Kernel, s.opts.Principal, s.opts.Window)
 	if err != nil {
 		return err
@@ -220,7 +324,7 @@ func (s *Server) handle(ctx context.Context, req *mcp.CallToolRequest) (*mcp.Cal
 		return nil, err
 	}
 	c := s.start(req.Session, info.Name, args)
-	return s.wait(ctx, c)
+	return s.wait(ctx, c, p.GetProgressToken())
 }
 
 // arguments checks a call's arguments: a JSON object of at most
@@ -250,5 +354,5 @@ func resultOf(c *call) (*mcp.CallToolResult, error) {
 		}
 		return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: c.err.Error()}}}, nil
 	}
-	return &mcp.CallToolResult{IsError: c.res.IsError, Content: []mcp.Content{&mcp.TextContent{Text: c.res.Content}}}, nil
+	return &mcp.CallToolResult{IsError: c.res.IsError, Content: contentOf(c.res)}, nil
 }

@@ -18,6 +18,10 @@ import (
 // kernel is a dispatcher as a frontend reaches it.
 type kernel struct{ *dispatch.Dispatcher }
 
+func (k kernel) PublishRequest(from dispatch.Caller, topic string, payload json.RawMessage, req dispatch.Request) (dispatch.Result, error) {
+	return k.Dispatcher.Publish(from, topic, payload, dispatch.RequestOf(req))
+}
+
 func (k kernel) Subscribe(from dispatch.Caller, pattern string, scoped bool) (bus.Subscription, error) {
 	r, err := k.Dispatcher.Subscribe(from, pattern, scoped)
 	if err != nil {
@@ -51,7 +55,7 @@ func setup(t *testing.T, serve func(d *dispatch.Dispatcher, inv dispatch.Invocat
 			Interceptors: []dispatch.Interceptor{{Pattern: "svc.v1.ask", Handler: "h"}}},
 			answer(func(_ *dispatch.Dispatcher, inv dispatch.Invocation) (dispatch.Verdict, error) {
 				if id == "impostor" {
-					_, err := d.PublishReply(dispatch.Caller{Capsule: id, Principal: inv.Principal, Continues: true}, "svc.v1.answer", inv.Envelope.CorrelationID(), json.RawMessage(`{"from":"impostor"}`))
+					_, err := d.Publish(dispatch.Caller{Capsule: id, Principal: inv.Principal, Continues: true}, "svc.v1.answer", json.RawMessage(`{"from":"impostor"}`), dispatch.ReplyOf(inv.Envelope.CorrelationID()))
 					return dispatch.Verdict{}, err
 				}
 				return serve(d, inv)
@@ -65,7 +69,7 @@ func setup(t *testing.T, serve func(d *dispatch.Dispatcher, inv dispatch.Invocat
 
 func TestAskTakesTheHandlersAnswerOnly(t *testing.T) {
 	k, caller := setup(t, func(d *dispatch.Dispatcher, inv dispatch.Invocation) (dispatch.Verdict, error) {
-		_, err := d.PublishReply(dispatch.Caller{Capsule: "svc", Principal: inv.Principal, Continues: true}, "svc.v1.answer", inv.Envelope.CorrelationID(), json.RawMessage(`{"from":"svc"}`))
+		_, err := d.Publish(dispatch.Caller{Capsule: "svc", Principal: inv.Principal, Continues: true}, "svc.v1.answer", json.RawMessage(`{"from":"svc"}`), dispatch.ReplyOf(inv.Envelope.CorrelationID()))
 		return dispatch.Verdict{}, err
 	})
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)

@@ -137,6 +137,13 @@ func (r *Runtime) plan() ([]*pendingLoad, error) {
 	if err != nil {
 		return nil, err
 	}
+	if r.opts.SkillsDir != "" {
+		lib, refused := SkillLibrary(r.opts.SkillsDir)
+		if lib != nil {
+			cands = append(cands, lib)
+		}
+		problems = append(problems, refused...)
+	}
 	for _, p := range problems {
 		r.log.Warn("capsule not loaded", "capsule", p.ID, "dir", p.Dir, "err", p.Err)
 	}

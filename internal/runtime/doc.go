@@ -4,7 +4,9 @@
 // each capsule's Composite of engines (wasm, one mcp per stdio server,
 // native for built-ins, static always), and the registry operations — load,
 // unload and reload while the kernel runs — with the watcher that reloads a
-// changed capsule and astrid.v1.capsules_loaded after every change. A boot
+// changed capsule and astrid.v1.capsules_loaded after every change, and the
+// health monitor that restarts a failed capsule with a backoff, up to a cap
+// (health.go; the one place restarts of capsules are decided). A boot
 // loads capsules concurrently along the dependency order (boot.go), so that
 // one slow capsule delays only what imports from it, and lets a command wait
 // for just the capsules it needs.

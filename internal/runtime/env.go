@@ -20,6 +20,24 @@ type EnvAsker func(ctx context.Context, id string, missing []manifest.EnvVar) (m
 // [env] values are unset.
 var ErrEnvMissing = errors.New("required [env] values are not set")
 
+// presetEnv is the operator's values and the manifest's presets, the
+// required keys without a value left out (asked per principal on use).
+func presetEnv(m *manifest.Manifest, set map[string]string) map[string]string {
+	env := maps.Clone(set)
+	if env == nil {
+		env = map[string]string{}
+	}
+	for _, e := range m.Env {
+		if _, ok := env[e.Key]; ok {
+			continue
+		}
+		if v, ok := e.Preset(); ok {
+			env[e.Key] = v
+		}
+	}
+	return env
+}
+
 // resolveEnv is the [env] a capsule loads with: the operator's values
 // (set), then the manifest's presets (defaults, a single-choice select)
 // for keys without one, then, for required keys still without a value,

@@ -127,3 +127,18 @@ func TestMissingEnvFailsOnlyItsCapsule(t *testing.T) {
 		t.Fatalf("needy = %+v after asking %v", s, asked)
 	}
 }
+
+// In a daemon (OnboardMissingEnv) a capsule whose required value nobody
+// set loads: each principal is asked for it when a call reads it (host
+// env.go), so the load does not fail.
+func TestMissingEnvLoadsWhenPrincipalsAreAsked(t *testing.T) {
+	f := newFixture(t, nil, Engines{})
+	f.install("needy", contextCapsule("needy", "n", `[env]`, `TOKEN = { type = "secret", request = "Token please" }`, `MODE = { type = "text", default = "quiet" }`))
+	f.rt.opts.OnboardMissingEnv = true
+	if err := f.rt.Boot(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if s := f.status("needy"); s.State != "ready" {
+		t.Fatalf("needy = %+v", s)
+	}
+}

@@ -28,7 +28,7 @@ const waitLimit = 30 * time.Second
 // fixture is a dispatcher, a capsules directory and a runtime over them,
 // with an observer capsule that may read kernel signals and static answers.
 type fixture struct {
-	t        *testing.T
+	t        testing.TB
 	d        *dispatch.Dispatcher
 	rt       *Runtime
 	capsules string
@@ -46,7 +46,7 @@ func (silentTarget) Intercept(context.Context, dispatch.Invocation) (dispatch.Ve
 
 func quietLogger() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
 
-func newFixture(t *testing.T, builtins []Builtin, engines Engines) *fixture {
+func newFixture(t testing.TB, builtins []Builtin, engines Engines) *fixture {
 	t.Helper()
 	log := quietLogger()
 	b := bus.New(bus.Options{Logger: log})
@@ -94,16 +94,17 @@ func newFixture(t *testing.T, builtins []Builtin, engines Engines) *fixture {
 // grants of the Capsule.toml it wrote (when it wrote one that parses).
 func (f *fixture) install(dir string, files map[string]string) string {
 	f.t.Helper()
-	root := f.edit(dir, files)
-	if _, ok := files[manifest.FileName]; !ok {
-		return root
-	}
-	if m, diags := manifest.Load(root); m != nil && diags.Err(false) == nil {
-		if err := f.book.Approve(m); err != nil {
-			f.t.Fatal(err)
+	// Approved before its files are written, as the installer records the
+	// approval before it moves the capsule in: a watcher that sees the
+	// files finds the approval already there.
+	if text, ok := files[manifest.FileName]; ok {
+		if m, diags := manifest.Parse([]byte(text), manifest.FileName, filepath.Join(f.capsules, dir)); m != nil && diags.Err(false) == nil {
+			if err := f.book.Approve(m); err != nil {
+				f.t.Fatal(err)
+			}
 		}
 	}
-	return root
+	return f.edit(dir, files)
 }
 
 // edit writes files into a capsule directory, as someone editing it on

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/astrid-go/astrid/internal/audit"
 	"log/slog"
 	"path/filepath"
 	"slices"
@@ -34,8 +35,11 @@ type Options struct {
 	BuiltinDir string
 	// CapsulesDir is $ASTRID_HOME/capsules, the operator's installs.
 	CapsulesDir string
-	Builtins    []Builtin
-	Engines     Engines
+	// SkillsDir is $ASTRID_HOME/skills, the operator's skill library,
+	// served as the capsule SkillsCapsuleID ("" serves none).
+	SkillsDir string
+	Builtins  []Builtin
+	Engines   Engines
 	// Config returns capsule id's operator-set [env] values.
 	Config func(id string) map[string]string
 	// Approvals are the operator's approval records: an installed capsule
@@ -46,6 +50,11 @@ type Options struct {
 	// required [env] values that Config has none of; nil fails such a
 	// load with the command that sets them (resolveEnv).
 	AskEnv EnvAsker
+	// OnboardMissingEnv (a daemon, whose people come and go) loads a
+	// capsule whose required [env] values are unset; each calling
+	// principal is asked for them when the capsule reads one (host
+	// env.go), instead of the load failing.
+	OnboardMissingEnv bool
 	// Reserved are ids no capsule may take (the kernel's own, the CLI's).
 	Reserved     []string
 	CallDeadline time.Duration
@@ -61,6 +70,10 @@ type Options struct {
 	// per-principal caches (kept in that principal's KV) hear of a change.
 	// Nil: the default principal only.
 	Principals func() []string
+	// Forgotten, if set, is told of each capsule unloaded for good (not
+	// reloaded): what was allowed "this session" to that capsule's code
+	// ends with it (the kernel drops its session capability tokens).
+	Forgotten func(id string)
 }
 
 // Runtime loads, unloads and reloads capsules while the kernel runs. It is
@@ -87,6 +100,13 @@ type Runtime struct {
 	watchStop context.CancelFunc
 	watchDone chan struct{}
 	watching  *watcher // the running watcher, nil when none (Rescan settles it)
+
+	// The health monitor (health.go): its policy, its record of each
+	// failed capsule's restarts, and its stop.
+	policy     HealthPolicy
+	restarts   map[string]*restarts
+	healthStop context.CancelFunc
+	healthDone chan struct{}
 }
 
 // entry is one capsule the runtime knows: loaded, or failed with its error.
@@ -116,7 +136,7 @@ func New(opts Options) *Runtime {
 	if opts.Config == nil {
 		opts.Config = func(string) map[string]string { return nil }
 	}
-	return &Runtime{opts: opts, log: opts.Logger, entries: map[string]*entry{}}
+	return &Runtime{opts: opts, log: opts.Logger, entries: map[string]*entry{}, restarts: map[string]*restarts{}}
 }
 
 // Load loads an installed capsule while the kernel runs, as Boot would:
@@ -138,6 +158,7 @@ func (r *Runtime) Load(ctx context.Context, c *Candidate) error {
 		r.publishLoaded()
 		return fmt.Errorf("runtime: load: %w", err)
 	}
+	r.forgetRestarts(c.ID())
 	err := r.load(ctx, c, nil)
 	r.publishLoaded()
 	return err
@@ -222,6 +243,7 @@ func (r *Runtime) load(ctx context.Context, c *Candidate, f EngineFactory) (err 
 			e.err = err
 		}
 		r.record(e)
+		r.audited(audit.KindCapsuleLoaded, c, err)
 	}()
 	surface, discard, err := r.build(ctx, e)
 	if err != nil {
@@ -269,12 +291,19 @@ func (r *Runtime) build(ctx context.Context, e *entry) (surface capsule.Surface,
 		dir = filepath.Join(r.opts.BuiltinDir, id)
 	}
 	env, err := resolveEnv(ctx, id, m, r.opts.Config(id), r.opts.AskEnv)
+	if errors.Is(err, ErrEnvMissing) && r.opts.OnboardMissingEnv {
+		r.log.Info("capsule loads without required [env] values; each principal is asked for them on first use", "capsule", id, "missing", err)
+		env, err = presetEnv(m, r.opts.Config(id)), nil
+	}
 	if err != nil {
 		return surface, nil, err
 	}
 	h, err := host.NewCapsule(r.opts.Host, m, dir, env)
 	if err != nil {
 		return surface, nil, err
+	}
+	if c.Builtin() {
+		h.ActForAnyone()
 	}
 	e.host = h
 	defer func() {
@@ -406,6 +435,7 @@ func (r *Runtime) unload(ctx context.Context, id string, forget bool) error {
 	e, ok := r.entries[id]
 	if ok && forget {
 		delete(r.entries, id)
+		delete(r.restarts, id)
 		r.order = slices.DeleteFunc(r.order, func(s string) bool { return s == id })
 	}
 	r.mu.Unlock()
@@ -445,6 +475,9 @@ func (r *Runtime) unload(ctx context.Context, id string, forget bool) error {
 			e.host.Discard()
 		}
 	}
+	if forget && r.opts.Forgotten != nil {
+		r.opts.Forgotten(id)
+	}
 	if err != nil {
 		return fmt.Errorf("runtime: unload %s: %w", id, err)
 	}
@@ -461,6 +494,14 @@ func (r *Runtime) unload(ctx context.Context, id string, forget bool) error {
 func (r *Runtime) Reload(ctx context.Context, id string) error {
 	r.ops.Lock()
 	defer r.ops.Unlock()
+	// Asked for from outside (a changed directory, SIGHUP): the health
+	// monitor's count starts afresh.
+	r.forgetRestarts(id)
+	return r.reload(ctx, id)
+}
+
+// reload is Reload for a caller holding ops (the health monitor too).
+func (r *Runtime) reload(ctx context.Context, id string) error {
 	r.mu.Lock()
 	e, ok := r.entries[id]
 	r.mu.Unlock()
@@ -476,6 +517,7 @@ func (r *Runtime) Reload(ctx context.Context, id string) error {
 			e.err = err
 			r.mu.Unlock()
 			r.log.Warn("reload refused", "capsule", id, "err", err)
+			r.audited(audit.KindCapsuleReloaded, e.cand, err)
 			r.publishLoaded()
 			return err
 		}
@@ -487,6 +529,7 @@ func (r *Runtime) Reload(ctx context.Context, id string) error {
 	var err error
 	if loaded {
 		err = r.replace(ctx, e, next)
+		r.audited(audit.KindCapsuleReloaded, next, err)
 	} else {
 		// Nothing serves: load it as a boot would.
 		err = r.load(ctx, next, e.factory)
@@ -513,6 +556,7 @@ func (r *Runtime) nextCandidate(e *entry) (*Candidate, error) {
 
 // Close stops the watcher and unloads every capsule, last loaded first.
 func (r *Runtime) Close(ctx context.Context) {
+	r.stopHealth()
 	r.stopWatch()
 	r.stopBoot()
 	r.ops.Lock()

@@ -2,8 +2,10 @@ package runtime
 
 import (
 	"encoding/json"
+	"time"
 
 	"github.com/astrid-go/astrid/internal/capsule"
+	"github.com/astrid-go/astrid/internal/dispatch"
 	"github.com/astrid-go/astrid/ipc"
 )
 
@@ -18,6 +20,11 @@ type Status struct {
 	// Error is the last error: why it failed, or why a reload was refused
 	// while the capsule kept running.
 	Error string `json:"error,omitempty"`
+	// Restarts counts the health monitor's restarts of it since it last
+	// failed (health.go); GaveUp is set once they are spent and it stays
+	// failed until it is reloaded or reinstalled.
+	Restarts int  `json:"restarts,omitempty"`
+	GaveUp   bool `json:"gave_up,omitempty"`
 }
 
 // List returns every capsule the runtime knows, in load order, then the
@@ -27,6 +34,7 @@ func (r *Runtime) List() []Status {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	out := make([]Status, 0, len(r.order)+len(r.problems))
+	now := time.Now()
 	for _, id := range r.order {
 		e := r.entries[id]
 		s := Status{ID: id, Dir: e.cand.Dir, Builtin: e.cand.Builtin(), Tools: e.tools}
@@ -35,6 +43,7 @@ func (r *Runtime) List() []Status {
 		case e.comp != nil:
 			s.Engines = e.comp.Engines()
 			health = e.comp.Health()
+			s.Restarts = e.comp.Restarts()
 		case e.cand.Builtin():
 			s.Engines = append([]string{"native"}, without(e.cand.Manifest.Engines(), "wasm")...)
 			health = capsule.Health{State: capsule.Failed}
@@ -59,6 +68,7 @@ func (r *Runtime) List() []Status {
 		case health.Err != nil:
 			s.Error = health.Err.Error()
 		}
+		r.restartNote(id, &s, now)
 		out = append(out, s)
 	}
 	for _, p := range r.problems {
@@ -104,13 +114,13 @@ func (r *Runtime) publishLoaded() {
 	if err == nil {
 		var payload json.RawMessage
 		if payload, err = ipc.EncodePayload(ipc.Custom{Data: data}); err == nil {
-			_, err = r.opts.Dispatcher.PublishKernel(ipc.CapsulesLoadedTopic, payload)
+			_, err = r.opts.Dispatcher.Publish(dispatch.Caller{}, ipc.CapsulesLoadedTopic, payload, dispatch.KernelEvent)
 			if r.opts.Principals != nil {
 				for _, p := range r.opts.Principals() {
 					if p == ipc.DefaultPrincipal || p == "" {
 						continue
 					}
-					if _, perr := r.opts.Dispatcher.PublishKernelFor(p, ipc.CapsulesLoadedTopic, payload); perr != nil {
+					if _, perr := r.opts.Dispatcher.Publish(dispatch.Caller{Principal: p}, ipc.CapsulesLoadedTopic, payload, dispatch.KernelEvent); perr != nil {
 						r.log.Warn("capsules_loaded not published", "principal", p, "err", perr)
 					}
 				}

@@ -12,35 +12,15 @@ import (
 
 	"github.com/astrid-go/astrid/internal/capsule"
 	"github.com/astrid-go/astrid/internal/dispatch"
-	"github.com/astrid-go/astrid/ipc"
 	"github.com/astrid-go/astrid/manifest"
 )
 
-// toolNames are the tools a capsule provides: its [[tool]] entries and the
-// tool.v1.execute.<name> interceptors of its manifest and engines. A
-// wildcard interceptor names no tool.
+// toolNames are the tools a capsule provides: its manifest's word
+// (manifest.ProvidedTools), engines' interceptors included. Which topics
+// name a tool is the manifest package's knowledge, never the runtime's.
 func toolNames(m *manifest.Manifest, s capsule.Surface) []string {
-	var out []string
-	add := func(name string) {
-		if name != "" && !slices.Contains(out, name) {
-			out = append(out, name)
-		}
-	}
-	for _, t := range m.Tools {
-		add(t.Name)
-	}
-	for _, i := range append(m.Interceptors(), s.Interceptors...) {
-		name, _ := ipc.ToolNameFromExecuteTopic(i.Pattern)
-		add(name)
-	}
-	slices.Sort(out)
-	return out
+	return m.ProvidedTools(s.Interceptors...)
 }
-
-// ProvidedTools are the tools m declares ([[tool]] names and exact
-// tool.v1.execute.<name> interceptors), sorted: the claims load settles
-// (claimTools), which an install checks before copying (internal/install).
-func ProvidedTools(m *manifest.Manifest) []string { return toolNames(m, capsule.Surface{}) }
 
 // plumbingGranted applies the manifest's tool-plumbing rule (DESIGN §4c) to
 // the ACL the capsule is about to get, engines' additions included, so that
@@ -66,9 +46,8 @@ func plumbingGranted(m *manifest.Manifest, acl dispatch.CapsuleACL) error {
 }
 
 // claimTools settles, before a boot loads anything, which candidate
-// provides each tool a manifest declares ([[tool]] names and exact
-// tool.v1.execute.<name> interceptors), so that the answer never depends on
-// directory names or load order. A built-in keeps its tools: an installed
+// provides each tool a manifest declares (manifest.ProvidedTools), so that
+// the answer never depends on directory names or load order. A built-in keeps its tools: an installed
 // capsule declaring one of them is refused. A tool declared by two or more
 // installed capsules stays with the one that provided it when the capsules
 // last changed (rec, same id and directory); the others are refused, naming
@@ -120,8 +99,8 @@ func claimTools(cands []*Candidate, rec providerRecord) (kept []*Candidate, refu
 	return kept, refused
 }
 
-// toolClaims are the tools c's manifest says it provides: [[tool]] names
-// and exact tool.v1.execute.<name> interceptors, and for each MCP server
+// toolClaims are the tools c's manifest says it provides
+// (manifest.ProvidedTools), and for each MCP server
 // the namespace "<server id>:*", since its tools are known only once it
 // runs and are all named "<server id>:<tool>".
 func toolClaims(c *Candidate) []string {

@@ -31,6 +31,12 @@ type Policy struct {
 	// ConnectTCP lists the TCP ports the process may connect to (the
 	// egress proxy's); empty means no network at all.
 	ConnectTCP []uint16
+	// Own lists directories the process may read (and run from) even
+	// inside an excluded one: an MCP server's own install directory in
+	// Astrid's home. One that is, contains or resolves to an excluded
+	// directory is refused, and nothing beside it in the excluded one is
+	// reached: a symlink in it is granted only by what it points to.
+	Own []string
 }
 
 // access is what a rule grants, before it is cut to what the running
@@ -121,7 +127,37 @@ func (p Policy) resolve() ([]rule, []Skipped, error) {
 	if err := add(p.Devices, accessDevice); err != nil {
 		return nil, nil, err
 	}
+	for _, path := range p.Own {
+		r, err := ownRule(path, excluded)
+		if err != nil {
+			return nil, nil, err
+		}
+		rules = append(rules, r)
+	}
 	return rules, skipped, nil
+}
+
+// ownRule grants read of one of Policy.Own: an existing directory, which
+// may lie in an excluded one but neither is nor holds one.
+func ownRule(path string, excluded []string) (rule, error) {
+	if !filepath.IsAbs(path) {
+		return rule{}, fmt.Errorf("sandbox: %s is not an absolute path", path)
+	}
+	real, err := filepath.EvalSymlinks(path)
+	if err != nil {
+		return rule{}, fmt.Errorf("sandbox: own directory %s: %w", path, err)
+	}
+	fi, err := os.Stat(real)
+	if err != nil {
+		return rule{}, fmt.Errorf("sandbox: own directory %s: %w", path, err)
+	}
+	if !fi.IsDir() {
+		return rule{}, fmt.Errorf("sandbox: own directory %s is not a directory", path)
+	}
+	if real == "/" || containsAny(real, excluded) || slices.Contains(excluded, real) {
+		return rule{}, fmt.Errorf("sandbox: own directory %s (%s) is or holds a directory no grant reaches", path, real)
+	}
+	return rule{path: real, access: accessRead, dir: true}, nil
 }
 
 // expandAround grants dir's entries one by one except the way into an

@@ -309,3 +309,78 @@ func TestAPathThatDoesNotExist(t *testing.T) {
 		}
 	}
 }
+
+// ownBox is escBox with an installed capsule's directory in the home (its
+// server script and a symlink to the home's key), another capsule's beside
+// it, and the policy an MCP server of the first gets.
+func ownBox(t *testing.T) (escBox, string, string) {
+	t.Helper()
+	b := newEscBox(t)
+	own := filepath.Join(b.home, "capsules", "mine")
+	other := filepath.Join(b.home, "capsules", "theirs")
+	mustDo(t, os.MkdirAll(own, 0o700))
+	mustDo(t, os.MkdirAll(other, 0o700))
+	mustDo(t, os.WriteFile(filepath.Join(own, "server.sh"), []byte("#!/bin/sh\necho own server runs\n"), 0o700))
+	mustDo(t, os.WriteFile(filepath.Join(other, "secret.txt"), []byte("THEIR-SECRET"), 0o600))
+	mustDo(t, os.Symlink(filepath.Join(b.home, "secrets.key"), filepath.Join(own, "key-link")))
+	mustDo(t, os.Symlink(other, filepath.Join(own, "theirs-link")))
+	b.policy.Own = []string{own}
+	return b, own, other
+}
+
+// A capsule's own directory in the home is readable and runnable by its
+// server; everything else of the home stays out, through it too.
+func TestOwnDirectoryInTheHome(t *testing.T) {
+	needLandlock(t)
+	b, own, other := ownBox(t)
+	if code, out := runIn(t, b.policy, b.ws, own+"/server.sh"); code != 0 || !strings.Contains(out, "own server runs") {
+		t.Fatalf("the server in its own directory did not run: %d %q", code, out)
+	}
+	for _, tc := range []struct{ name, script string }{
+		{"read the home's key", "cat " + b.home + "/secrets.key"},
+		{"read the home's key by a symlink in its own directory", "cat " + own + "/key-link"},
+		{"read another capsule's file", "cat " + other + "/secret.txt"},
+		{"read another capsule's file by a symlink in its own directory", "cat " + own + "/theirs-link/secret.txt"},
+		{"write into its own directory", "echo x > " + own + "/new"},
+		{"change its own server", "echo 'echo evil' >> " + own + "/server.sh"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if code, out := runIn(t, b.policy, b.ws, tc.script); code == 0 {
+				t.Fatalf("allowed: %q", out)
+			}
+		})
+	}
+	if got, _ := os.ReadFile(filepath.Join(own, "server.sh")); strings.Contains(string(got), "evil") {
+		t.Fatal("the server's own file was changed")
+	}
+}
+
+// An own directory that is, holds or resolves to the home is refused
+// before anything starts.
+func TestOwnDirectoryThatReachesTheHomeIsRefused(t *testing.T) {
+	b, own, _ := ownBox(t)
+	link := filepath.Join(b.outside, "home-link")
+	mustDo(t, os.Symlink(b.home, link))
+	file := filepath.Join(own, "server.sh")
+	for _, tc := range []struct{ name, own, says string }{
+		{"the home itself", b.home, "is or holds a directory no grant reaches"},
+		{"a symlink to the home", link, "is or holds a directory no grant reaches"},
+		{"the home's parent", b.ws, "is or holds a directory no grant reaches"},
+		{"the root", "/", "is or holds a directory no grant reaches"},
+		{"a file", file, "is not a directory"},
+		{"a relative path", "capsules/mine", "not an absolute path"},
+		{"a missing directory", filepath.Join(b.home, "capsules", "gone"), "no such file"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := b.policy
+			p.Own = []string{tc.own}
+			if _, _, err := p.resolve(); err == nil || !strings.Contains(err.Error(), tc.says) {
+				t.Fatalf("resolve: %v, want %q", err, tc.says)
+			}
+		})
+	}
+	p := b.policy
+	if _, _, err := p.resolve(); err != nil {
+		t.Fatalf("the capsule's own directory: %v", err)
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/astrid-go/astrid/internal/dispatch"
 	"github.com/astrid-go/astrid/internal/request"
@@ -58,6 +59,15 @@ func (s Summary) updated() int64 {
 		return s.UpdatedAtMs
 	}
 	return s.UpdatedAt * 1000
+}
+
+// LastWritten is when s was last written (zero for a record that never
+// said).
+func (s Summary) LastWritten() time.Time {
+	if ms := s.updated(); ms != 0 {
+		return time.UnixMilli(ms)
+	}
+	return time.Time{}
 }
 
 // SortByTime orders list oldest first, newest last, by when each session
@@ -167,17 +177,33 @@ func Meta(ctx context.Context, k toolclient.Kernel, principal, id string) (s Sum
 
 // Messages returns session id's messages.
 func Messages(ctx context.Context, k toolclient.Kernel, principal, id string) ([]ipc.Message, error) {
+	msgs, _, err := History(ctx, k, principal, id)
+	return msgs, err
+}
+
+// Compaction is the agent's summary of a session's first Upto messages,
+// which the model is sent in their place (docs/agent.md, "Context
+// window").
+type Compaction struct {
+	Summary string `json:"summary"`
+	Upto    int    `json:"upto"`
+}
+
+// History is session id's messages and its compaction (nil when it has
+// none).
+func History(ctx context.Context, k toolclient.Kernel, principal, id string) ([]ipc.Message, *Compaction, error) {
 	reply, err := Ask(ctx, k, principal, "get_messages", map[string]any{"session_id": id})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	var r struct {
-		Messages []ipc.Message `json:"messages"`
+		Messages   []ipc.Message `json:"messages"`
+		Compaction *Compaction   `json:"compaction"`
 	}
 	if err := json.Unmarshal(reply, &r); err != nil {
-		return nil, fmt.Errorf("session get_messages: malformed reply: %w", err)
+		return nil, nil, fmt.Errorf("session get_messages: malformed reply: %w", err)
 	}
-	return r.Messages, nil
+	return r.Messages, r.Compaction, nil
 }
 
 // Delete removes session id; deleted is false when there was none.
@@ -209,4 +235,59 @@ func ValidSessionID(id string) error {
 		}
 	}
 	return nil
+}
+
+// UndoResult is the undo capsule's answer (capsules/undo.Reply).
+type UndoResult struct {
+	Turn  int `json:"turn"`
+	Turns int `json:"turns"`
+	Files []struct {
+		Path     string `json:"path"`
+		Restored bool   `json:"restored"`
+		What     string `json:"what"`
+	} `json:"files"`
+	Shell bool `json:"shell,omitempty"`
+}
+
+// UndoTurn is one turn undo keeps (capsules/undo.Kept).
+type UndoTurn struct {
+	Turn   int      `json:"turn"`
+	Files  []string `json:"files"`
+	Shell  bool     `json:"shell,omitempty"`
+	Undone bool     `json:"undone,omitempty"`
+}
+
+// UndoList returns the turns of session id that undo keeps, oldest first.
+func UndoList(ctx context.Context, k toolclient.Kernel, principal, id string) ([]UndoTurn, error) {
+	reply, err := Ask(ctx, k, principal, "undo", map[string]any{"session_id": id, "list": true})
+	if errors.Is(err, ErrNoStore) {
+		return nil, errors.New("undo is not available: no capsule serves session.v1.request.undo (astrid-capsule-undo is not loaded)")
+	}
+	if err != nil {
+		return nil, err
+	}
+	var r struct {
+		Kept []UndoTurn `json:"kept"`
+	}
+	if err := json.Unmarshal(reply, &r); err != nil {
+		return nil, fmt.Errorf("session undo --list: malformed reply: %w", err)
+	}
+	return r.Kept, nil
+}
+
+// Undo asks for session id's turn (0: the latest not undone) to be
+// undone: the files the fs tools changed in it restored.
+func Undo(ctx context.Context, k toolclient.Kernel, principal, id string, turn int) (UndoResult, error) {
+	reply, err := Ask(ctx, k, principal, "undo", map[string]any{"session_id": id, "turn": turn})
+	if errors.Is(err, ErrNoStore) {
+		return UndoResult{}, errors.New("undo is not available: no capsule serves session.v1.request.undo (astrid-capsule-undo is not loaded)")
+	}
+	if err != nil {
+		return UndoResult{}, err
+	}
+	var r UndoResult
+	if err := json.Unmarshal(reply, &r); err != nil {
+		return UndoResult{}, fmt.Errorf("session undo: malformed reply: %w", err)
+	}
+	return r, nil
 }

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 
@@ -45,7 +46,26 @@ func (s *Store) Purge(capsule string) error {
 		if secrets != nil && secrets.Bucket([]byte(mcpTokensPrefix+capsule)) != nil {
 			tokens = secrets.DeleteBucket([]byte(mcpTokensPrefix + capsule))
 		}
-		return errors.Join(drop(tx.Bucket(bucketConfig)), drop(secrets), tokens)
+		// Every principal's own values of the capsule go too.
+		var own []error
+		for _, parent := range []*bolt.Bucket{tx.Bucket(bucketConfig), secrets} {
+			if parent == nil {
+				continue
+			}
+			var names [][]byte
+			if err := parent.ForEachBucket(func(p []byte) error {
+				if bytes.HasPrefix(p, []byte(principalEnvPrefix)) {
+					names = append(names, append([]byte(nil), p...))
+				}
+				return nil
+			}); err != nil {
+				return err
+			}
+			for _, n := range names {
+				own = append(own, drop(parent.Bucket(n)))
+			}
+		}
+		return errors.Join(drop(tx.Bucket(bucketConfig)), drop(secrets), tokens, errors.Join(own...))
 	})
 	if err != nil {
 		return fmt.Errorf("store: purge %s: %w", capsule, err)

@@ -14,6 +14,13 @@ import (
 // handle on its own goroutine, one at a time. It subscribes before the call
 // is published, so no question can be missed.
 func (c *ToolClient) answerQuestions(ctx context.Context, topic string, handle func(context.Context, bus.Delivery)) (stop func(), err error) {
+	return c.follow(ctx, topic, false, handle)
+}
+
+// follow is answerQuestions; with drain, stop first hands handle what the
+// route still holds (a route hands out what it holds before it reports
+// the context's end).
+func (c *ToolClient) follow(ctx context.Context, topic string, drain bool, handle func(context.Context, bus.Delivery)) (stop func(), err error) {
 	sub, err := c.k.Subscribe(c.plainCaller(), topic, true)
 	if err != nil {
 		return nil, err
@@ -33,6 +40,16 @@ func (c *ToolClient) answerQuestions(ctx context.Context, topic string, handle f
 	}()
 	return func() {
 		cancel()
+		if drain {
+			wg.Wait()
+			for {
+				d, err := sub.Recv(ctx)
+				if err != nil {
+					break
+				}
+				handle(ctx, d)
+			}
+		}
 		sub.Close()
 		wg.Wait()
 	}, nil

@@ -17,15 +17,15 @@ import (
 
 // ClientID is the identity the CLI acts under on the bus: an orchestrator
 // that may ask for tools and their descriptions, and nothing else.
-const ClientID = "astrid-cli"
+const ClientID = ipc.ToolCallerID
 
 // ACL is the CLI's frontend identity, for kernel.Options.Frontends: the
 // kernel registers it at boot and reserves its id against capsules.
 func ACL() dispatch.CapsuleACL {
 	return dispatch.CapsuleACL{
 		ID:        ClientID,
-		Publish:   []string{ipc.ToolRequestExecuteTopic, ipc.ToolRequestDescribeTopic, ipc.ToolRequestCancelTopic, ipc.ApprovalResponseTopic("*"), ipc.ElicitResponseTopic("*")},
-		Subscribe: []string{ipc.ToolExecuteResultTopic, "tool.v1.response.describe.*", ipc.ApprovalRequestTopic, ipc.ElicitRequestTopic},
+		Publish:   []string{ipc.ToolRequestExecuteTopic, ipc.ToolRequestDescribeTopic, ipc.ToolRequestCancelTopic, ipc.ApprovalResponseTopic("*"), ipc.ElicitResponseTopic("*"), ipc.AgentToolSampleReplyPattern},
+		Subscribe: []string{ipc.ToolExecuteResultTopic, "tool.v1.response.describe.*", ipc.ApprovalRequestTopic, ipc.ElicitRequestTopic, ipc.AgentToolProgressTopic, ipc.AgentToolLogTopic, ipc.AgentToolSampleTopic},
 	}
 }
 
@@ -121,6 +121,18 @@ type ToolClient struct {
 	// host asks on behalf of that call's tool. Left nil, nobody answers
 	// and the host's elicit window decides.
 	Elicit Elicitor
+	// Progress, if set before a Call, receives the progress the called
+	// tool's provider reports (agent.v1.tool.progress), in order, all of
+	// what came before the result before Call returns. It must not block.
+	Progress func(ipc.AgentToolProgress)
+	// Log, if set before a Call, receives the log messages the called
+	// tool's provider emits during it (agent.v1.tool.log), as Progress
+	// receives its reports. It must not block.
+	Log func(ipc.AgentToolLog)
+	// Sample, if set before a Call, answers the sample requests the
+	// called tool's provider makes during it (agent.v1.tool.sample):
+	// astrid mcp serve asks its client's model. Left nil, nobody answers.
+	Sample Sampler
 }
 
 // Approver decides an approval question; it may block while a person
@@ -179,6 +191,15 @@ func (c *ToolClient) Call(ctx context.Context, callID, name string, args json.Ra
 			return ipc.ToolCallResult{}, err
 		}
 		defer stopAnswering()
+	}
+	if c.Progress != nil {
+		defer c.forwardProgress(ctx, callID, name)()
+	}
+	if c.Log != nil {
+		defer c.forwardLogs(ctx, callID, name)()
+	}
+	if c.Sample != nil {
+		defer c.answerSamples(ctx, callID, name)()
 	}
 	if c.Elicit != nil {
 		stopAnswering, err := c.answerElicits(ctx, callID)
@@ -309,6 +330,7 @@ func ListTools(ctx context.Context, k Kernel, principal string, window time.Dura
 	ctx, cancel := context.WithTimeout(ctx, window)
 	defer cancel()
 	answers := map[string][]ipc.ToolDescriptor{}
+	hosts := map[string]string{}
 	for len(waiting) > 0 {
 		d, err := sub.Recv(ctx)
 		if err != nil {
@@ -324,7 +346,7 @@ func ListTools(ctx context.Context, k Kernel, principal string, window time.Dura
 			k.Logger().Warn("malformed describe answer", "capsule", src, "err", err)
 			continue
 		}
-		answers[src] = resp.Tools
+		answers[src], hosts[src] = resp.Tools, d.Envelope.Host()
 	}
 	var tools []ToolInfo
 	seen := map[string]bool{}
@@ -334,7 +356,7 @@ func ListTools(ctx context.Context, k Kernel, principal string, window time.Dura
 				continue
 			}
 			seen[t.Name] = true
-			tools = append(tools, ToolInfo{Name: t.Name, Description: t.Description, InputSchema: t.InputSchema, Mutable: t.Mutable, Capsule: id, Host: t.Host})
+			tools = append(tools, ToolInfo{Name: t.Name, Description: t.Description, InputSchema: t.InputSchema, Mutable: t.Mutable, Capsule: id, Host: hosts[id]})
 		}
 	}
 	missing := make([]string, 0, len(waiting))

@@ -2,6 +2,7 @@ package toolclient
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"log/slog"
 	"testing"
@@ -15,6 +16,14 @@ import (
 // frontend is a bare dispatcher as a frontend sees it: no capsule holds
 // tool_middleware.
 type frontend struct{ *dispatch.Dispatcher }
+
+func (f frontend) Publish(from dispatch.Caller, topic string, payload json.RawMessage) (dispatch.Result, error) {
+	return f.Dispatcher.Publish(from, topic, payload)
+}
+
+func (f frontend) PublishRequest(from dispatch.Caller, topic string, payload json.RawMessage, req dispatch.Request) (dispatch.Result, error) {
+	return f.Dispatcher.Publish(from, topic, payload, dispatch.RequestOf(req))
+}
 
 func (frontend) HoldsToolMiddleware(string) bool { return false }
 

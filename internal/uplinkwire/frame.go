@@ -27,8 +27,9 @@ const (
 	OpQuery        = "query"        // client: ID, Query, Args → OK with Payload (query.go)
 	OpWorkspace    = "workspace"    // client: ID, Workspace → OK with Workspace: the connection's later requests work there
 	OpLoad         = "load"         // client: ID, Capsule → OK with Payload: the capsule's status once (re)loaded (the owner only)
+	OpAttachMCP    = "attach_mcp"   // client: ID, Payload (a session's MCP servers) → OK with IDs: their tools, served in the connection's workspace scope only until it closes (the owner only)
 	OpOK           = "ok"           // server: ID, and Sub, IDs, Held or Payload
-	OpEvent        = "event"        // server: Sub, Topic, Payload, Source, Principal, Lost, ToolMiddleware
+	OpEvent        = "event"        // server: Sub, Topic, Payload, Source, Principal, Host, Lost, ToolMiddleware
 	OpError        = "error"        // server: ID (0 when about no request), Code, Error
 )
 
@@ -39,6 +40,7 @@ const (
 	CodeWorkspace      = "workspace"        // the hello's workspace is refused (missing, not a directory, in $ASTRID_HOME, not the peer's)
 	CodeSettings       = "settings"         // the hello's env is refused (an unknown variable, a control character, too long)
 	CodeRefused        = "refused"          // the peer's uid maps to no principal
+	CodePrincipal      = "principal"        // the hello asked for a principal the peer's uid may not act as
 	CodeTooManyClients = "too_many_clients" // the server is at its client limit
 	CodeEvicted        = "evicted"          // at the client limit, this idle connection gave its slot to a new client: it is closed
 	CodeBadFrame       = "bad_frame"        // the frame is not a JSON object of a known op
@@ -54,24 +56,31 @@ const (
 
 // Frame is every frame's shape; an op uses the fields its comment names.
 type Frame struct {
-	Op        string          `json:"op"`
-	ID        uint64          `json:"id,omitempty"`
-	Version   int             `json:"version,omitempty"`
-	Client    string          `json:"client,omitempty"`
+	Op      string `json:"op"`
+	ID      uint64 `json:"id,omitempty"`
+	Version int    `json:"version,omitempty"`
+	Client  string `json:"client,omitempty"`
+	// Principal, on a welcome, is who the connection acts as; on a
+	// hello, the principal the client asks to act as (empty: its uid's
+	// default), which the daemon allows only among its uid's.
 	Principal string          `json:"principal,omitempty"`
 	Topic     string          `json:"topic,omitempty"`
 	Pattern   string          `json:"pattern,omitempty"`
 	Payload   json.RawMessage `json:"payload,omitempty"`
 	Sub       uint64          `json:"sub,omitempty"`
 	Source    string          `json:"source,omitempty"`
-	Lost      uint64          `json:"lost,omitempty"`
-	Capsule   string          `json:"capsule,omitempty"`
-	Grant     string          `json:"grant,omitempty"`
-	IDs       []string        `json:"ids,omitempty"`
-	Held      bool            `json:"held,omitempty"`
-	Query     string          `json:"query,omitempty"`
-	Code      string          `json:"code,omitempty"`
-	Error     string          `json:"error,omitempty"`
+	// Host, on an event, is the host of a bus spanning hosts the
+	// envelope was published on, when that is not the daemon's own
+	// (ipc.Envelope.Host).
+	Host    string   `json:"host,omitempty"`
+	Lost    uint64   `json:"lost,omitempty"`
+	Capsule string   `json:"capsule,omitempty"`
+	Grant   string   `json:"grant,omitempty"`
+	IDs     []string `json:"ids,omitempty"`
+	Held    bool     `json:"held,omitempty"`
+	Query   string   `json:"query,omitempty"`
+	Code    string   `json:"code,omitempty"`
+	Error   string   `json:"error,omitempty"`
 	// Match, on a subscribe, relays only the events whose payload is an
 	// object with each of these top-level string members equal to its
 	// value (CheckMatch bounds it).

@@ -47,12 +47,24 @@ type Allowance struct {
 	Unnamed bool `json:"unnamed,omitempty"`
 	// Since is when it was given; absent when not recorded.
 	Since *time.Time `json:"since,omitempty"`
+	// Token is the full id of the capability token an allowance of a
+	// tool is (DESIGN §13); Expiry when it ends (absent: never) and
+	// Pattern the arguments it is limited to (absent: any).
+	Token   string     `json:"token,omitempty"`
+	Expiry  *time.Time `json:"expiry,omitempty"`
+	Pattern string     `json:"pattern,omitempty"`
+	// Ignored says why a token kept for the principal does not stand
+	// (tampered, expired, revoked, moved): it allows nothing.
+	Ignored string `json:"ignored,omitempty"`
 }
 
 // The kinds of Allowance.
 const (
 	AllowanceSession = "session"
 	AllowanceAlways  = "always"
+	// AllowanceGrant is a token an operator granted in advance (astrid
+	// caps grant).
+	AllowanceGrant = "grant"
 )
 
 // RevokeArgs are QueryRevokeApprovals's arguments: the IDs to withdraw, or

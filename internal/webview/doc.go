@@ -4,8 +4,10 @@
 // the capsule graph (an edge A→B when a [publish] pattern of A matches a
 // topic a [subscribe] pattern of B takes), each capsule's grants, the
 // message rates per topic and per publisher, the running and recent agent
-// turns with their tool calls and timings, and the drops with their
-// reasons.
+// turns with their tool calls and timings and their answers (markdown as
+// a fixed set of node kinds the page builds as elements: raw HTML as
+// text, links only to http, https and mailto, answer.go), and the drops
+// with their reasons.
 //
 // It reads the kernel through Source (KernelSource is the kernel's) and
 // never slows it: the rates come from a bus observer ring, open only while

@@ -16,8 +16,9 @@ import (
 // no ACL; the bus stats name it.
 const ObserverID = "astrid-webview"
 
-// turnTopics are the events a turn is seen by (docs/agent.md).
-var turnTopics = []string{ipc.UserPromptTopic, ipc.AgentToolStartedTopic, ipc.AgentToolFinishedTopic, ipc.AgentResponseTopic}
+// turnTopics are the events a turn is seen by (docs/agent.md), and the
+// onboarding question a call of one may wait on.
+var turnTopics = []string{ipc.UserPromptTopic, ipc.AgentToolStartedTopic, ipc.AgentToolFinishedTopic, ipc.AgentToolProgressTopic, ipc.AgentCompactedTopic, ipc.AgentResponseTopic, ipc.OnboardingTopic}
 
 // maxQueues bounds the backlog table.
 const maxQueues = 50

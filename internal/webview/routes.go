@@ -33,6 +33,15 @@ func (v *View) routes() *http.ServeMux {
 				Notice string `json:"notice"`
 			}{v.opts.Notice})
 		})
+		mux.HandleFunc("GET /api/answer/{id}", func(w http.ResponseWriter, r *http.Request) {
+			enc, ok := v.turns.answer(r.PathValue("id"))
+			if !ok {
+				http.Error(w, "no such answer (its turn left the recent list)", http.StatusNotFound)
+				return
+			}
+			w.Header().Set("Content-Type", "application/json")
+			_, _ = w.Write(enc)
+		})
 		mux.HandleFunc("GET /api/events", v.serveEvents)
 		v.mux = mux
 	})

@@ -2,7 +2,10 @@ package sdktest
 
 import (
 	"context"
+	"encoding/json"
+	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -92,4 +95,71 @@ func (k *Kernel) Collect(turn *agentclient.Turn) TurnResult {
 func (k *Kernel) RunPrompt(principal, session, text string, pc ipc.PromptContext) TurnResult {
 	k.t.Helper()
 	return k.Collect(k.StartTurn(principal, session, text, pc))
+}
+
+// RunPromptAnswering runs one turn for principal on session to its end, as
+// RunPrompt does, answering the approval questions it causes with
+// decisions in order (ipc.DecisionApprove, …); it fails the test at a
+// question more than decisions answer, or when fewer came.
+func (k *Kernel) RunPromptAnswering(principal, session, text string, decisions ...string) TurnResult {
+	k.t.Helper()
+	turn := k.StartTurn(principal, session, text, ipc.PromptContext{})
+	ctx, cancel := context.WithTimeout(context.Background(), k.Timeout)
+	defer cancel()
+	var r TurnResult
+	var b strings.Builder
+	for {
+		ev, err := turn.Next(ctx)
+		if err != nil {
+			k.t.Fatalf("sdktest: turn %q did not end: %v (events so far: %+v)", text, err, r.Events)
+		}
+		r.Events = append(r.Events, ev)
+		switch ev.Kind {
+		case agentclient.EventDelta:
+			b.WriteString(ev.Delta.Delta)
+		case agentclient.EventToolStarted:
+			r.Started = append(r.Started, ev.ToolStarted)
+		case agentclient.EventToolFinished:
+			r.Finished = append(r.Finished, ev.ToolFinished)
+		case agentclient.EventApproval:
+			r.Approvals = append(r.Approvals, ev.Approval)
+			if len(r.Approvals) > len(decisions) {
+				k.t.Fatalf("sdktest: turn %q: question %d, %+v, with %d decisions to give", text, len(r.Approvals), ev.Approval, len(decisions))
+			}
+			if err := turn.Answer(ev.Approval.RequestID, decisions[len(r.Approvals)-1]); err != nil {
+				k.t.Fatalf("sdktest: answer: %v", err)
+			}
+		case agentclient.EventFinal:
+			r.Final, r.Text = ev.Final, b.String()
+			if len(r.Approvals) != len(decisions) {
+				k.t.Fatalf("sdktest: turn %q: %d questions, want %d", text, len(r.Approvals), len(decisions))
+			}
+			return r
+		}
+	}
+}
+
+// historyReads numbers LastToolResult's requests.
+var historyReads atomic.Int64
+
+// LastToolResult is the last tool result the session store holds for
+// principal's session: what the model was given.
+func (k *Kernel) LastToolResult(principal, session string) ipc.ToolCallResult {
+	k.t.Helper()
+	corr := "sdktest-history-" + strconv.FormatInt(historyReads.Add(1), 10)
+	body := k.SessionAsk(principal, "session.v1.request.get_messages", map[string]string{"session_id": session, "correlation_id": corr},
+		ipc.SessionResponseTopic("get_messages", corr))
+	var reply struct {
+		Messages []ipc.Message `json:"messages"`
+	}
+	if err := json.Unmarshal(body, &reply); err != nil {
+		k.t.Fatalf("sdktest: history of %s: %s (%v)", session, body, err)
+	}
+	for i := len(reply.Messages) - 1; i >= 0; i-- {
+		if m := reply.Messages[i]; m.Content.Kind == ipc.ContentToolResult {
+			return m.Content.ToolResult
+		}
+	}
+	k.t.Fatalf("sdktest: no tool result in session %s: %+v", session, reply.Messages)
+	return ipc.ToolCallResult{}
 }

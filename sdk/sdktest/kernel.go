@@ -8,15 +8,18 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/astrid-go/astrid/capsules/router"
 	"github.com/astrid-go/astrid/internal/agentclient"
+	"github.com/astrid-go/astrid/internal/commandclient"
 	"github.com/astrid-go/astrid/internal/config"
 	"github.com/astrid-go/astrid/internal/dispatch"
 	"github.com/astrid-go/astrid/internal/egress"
 	"github.com/astrid-go/astrid/internal/kernel"
+	"github.com/astrid-go/astrid/internal/mcpserve"
 	"github.com/astrid-go/astrid/internal/registryclient"
 	"github.com/astrid-go/astrid/internal/store"
 	"github.com/astrid-go/astrid/internal/toolclient"
@@ -112,7 +115,7 @@ func bootNet(t testing.TB, cfg config.Config, eg *egress.Options, home, ws strin
 	}
 	k, err := kernel.Boot(context.Background(), kernel.Options{
 		Home: home, Workspace: ws, Config: cfg, Logger: logger, Builtins: builtins, Egress: eg,
-		Frontends: []dispatch.CapsuleACL{toolclient.ACL(), llmClientACL(), sessionClientACL(), agentclient.ACL(), promptClientACL(), approverACL(), registryclient.ACL()},
+		Frontends: []dispatch.CapsuleACL{toolclient.ACL(), llmClientACL(), sessionClientACL(), agentclient.ACL(), promptClientACL(), approverACL(), registryclient.ACL(), commandclient.ACL(), mcpserve.ACL()},
 	})
 	if err != nil {
 		t.Fatalf("sdktest: boot: %v", err)
@@ -192,14 +195,43 @@ func storeConfig(home string, capsules []Capsule) error {
 			}
 		}
 		for principal, kv := range c.KV {
-			for k, v := range kv {
-				if err := st.KV(principal, m.ID()).Set(k, []byte(v)); err != nil {
-					return fmt.Errorf("capsule %s: KV %s/%s: %w", m.ID(), principal, k, err)
-				}
+			if err := seedKV(st.KV(principal, m.ID()), kv); err != nil {
+				return fmt.Errorf("capsule %s: KV %s: %w", m.ID(), principal, err)
 			}
 		}
 	}
 	return nil
+}
+
+// seedKV writes kv into ns from several goroutines, so that the store's
+// group commit makes a large seed (thousands of keys) one commit per batch,
+// not one per key.
+func seedKV(ns *store.KV, kv map[string]string) error {
+	const writers = 32
+	keys := make(chan string)
+	errs := make(chan error, writers)
+	var wg sync.WaitGroup
+	for range writers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for k := range keys {
+				if err := ns.Set(k, []byte(kv[k])); err != nil {
+					errs <- fmt.Errorf("%s: %w", k, err)
+					for range keys { // drain, so the sender ends
+					}
+					return
+				}
+			}
+		}()
+	}
+	for k := range kv {
+		keys <- k
+	}
+	close(keys)
+	wg.Wait()
+	close(errs)
+	return <-errs
 }
 
 // testConfig is the operator config a test kernel starts from: the
@@ -227,3 +259,7 @@ func NewWithPublishRate(t testing.TB, bytesPerSec, burst int, capsules ...Capsul
 
 // RateLimited is how many publishes the publish budget has refused so far.
 func (k *Kernel) RateLimited() uint64 { return k.k.Dispatcher.Stats().RateLimited }
+
+// Home is the kernel's $ASTRID_HOME: a test puts the operator's files
+// there (skills/, say) and boots again with Restart.
+func (k *Kernel) Home() string { return k.home }

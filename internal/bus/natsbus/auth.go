@@ -92,9 +92,6 @@ func (a *Authenticator) Revoke(user string) {
 	a.mu.Unlock()
 }
 
-// Refused is the number of connections refused so far.
-func (a *Authenticator) Refused() uint64 { return a.refused.Load() }
-
 // Check implements server.Authentication.
 func (a *Authenticator) Check(c server.ClientAuthentication) bool {
 	opts := c.GetOpts()

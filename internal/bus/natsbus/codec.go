@@ -61,18 +61,20 @@ func splitFrame(subject string, data []byte) (host, ran, envelope []byte, err er
 	return host, data[k : k+int(n)], data[k+int(n):], nil
 }
 
-// decodeEnvelope rebuilds an envelope received on subject. The publisher
+// decodeEnvelope rebuilds an envelope received on subject, published on
+// host (set as the envelope's Host; "" leaves it unset). The publisher
 // and the topic are taken from the subject — which the broker only let the
 // publisher's own connection use — never from the encoded body, which
 // anyone holding a connection could have written. A payload that is not
 // valid JSON is refused, as dispatch refuses it at publish. The payload
 // aliases data.
-func decodeEnvelope(subject string, data []byte) (*ipc.Envelope, error) {
+func decodeEnvelope(subject string, data []byte, host string) (*ipc.Envelope, error) {
 	source, topic, err := ParseSubject(subject)
 	if err != nil {
 		return nil, err
 	}
-	e := new(ipc.Envelope)
+	r := new(received)
+	e := &r.e
 	if err := e.DecodeBinary(data); err != nil {
 		return nil, fmt.Errorf("natsbus: decode envelope on %s: %w", subject, err)
 	}
@@ -80,17 +82,21 @@ func decodeEnvelope(subject string, data []byte) (*ipc.Envelope, error) {
 		return nil, fmt.Errorf("natsbus: envelope on %s: payload is not valid JSON", subject)
 	}
 	e.SourceID, e.Topic = source, topic
+	if host != "" {
+		if e.Provenance == nil {
+			e.Provenance = &r.p
+		}
+		e.Provenance.Host = host
+	}
 	return e, nil
 }
 
-// decode is splitFrame then decodeEnvelope, for tests and the fuzz target.
-func decode(subject string, data []byte) (host string, ran []byte, e *ipc.Envelope, err error) {
-	h, ran, body, err := splitFrame(subject, data)
-	if err != nil {
-		return "", nil, nil, err
-	}
-	e, err = decodeEnvelope(subject, body)
-	return string(h), ran, e, err
+// received is a received envelope with room for the Provenance that names
+// its host: one allocation where ipc.Envelope.SetHost would add a second
+// to most envelopes, which carry no Provenance of their own.
+type received struct {
+	e ipc.Envelope
+	p ipc.Provenance
 }
 
 // maxRanBytes bounds a frame's list of capsules that ran the envelope.

@@ -111,7 +111,8 @@ func TestFrameLeavesTopicAndSourceToTheSubject(t *testing.T) {
 
 // TestCodecAllocations holds the per-message costs BENCHMARKS.md records:
 // encoding into a reused buffer allocates nothing, and decoding allocates
-// the envelope and its principal only (the payload aliases the frame).
+// the envelope (with room for the Provenance naming its host) and its
+// principal only (the payload aliases the frame).
 func TestCodecAllocations(t *testing.T) {
 	e := &ipc.Envelope{Topic: "news.today", SourceID: "pub", Principal: "alice", Seq: 7, Timestamp: 1_700_000_000_000_000_000,
 		Payload: json.RawMessage(`{"type":"custom","value":{"n":1}}`)}
@@ -124,7 +125,7 @@ func TestCodecAllocations(t *testing.T) {
 	frame := append([]byte(nil), buf...)
 	if n := testing.AllocsPerRun(100, func() {
 		_, _, body, _ := splitFrame("astrid.pub.news.today", frame)
-		if _, err := decodeEnvelope("astrid.pub.news.today", body); err != nil {
+		if _, err := decodeEnvelope("astrid.pub.news.today", body, "hostA"); err != nil {
 			t.Fatal(err)
 		}
 	}); n > 2 {

@@ -44,7 +44,7 @@ func inPublishOrder(held []*nats.Msg) []*nats.Msg {
 		if err != nil {
 			continue
 		}
-		e, err := decodeEnvelope(m.Subject, body)
+		e, err := decodeEnvelope(m.Subject, body, "")
 		if err != nil {
 			continue
 		}

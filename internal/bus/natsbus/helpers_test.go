@@ -135,3 +135,17 @@ func (r *rogue) violations() int {
 	}
 	return n
 }
+
+// decode is splitFrame then decodeEnvelope, as receive does, for tests and
+// the fuzz target.
+func decode(subject string, data []byte) (host string, ran []byte, e *ipc.Envelope, err error) {
+	h, ran, body, err := splitFrame(subject, data)
+	if err != nil {
+		return "", nil, nil, err
+	}
+	e, err = decodeEnvelope(subject, body, string(h))
+	return string(h), ran, e, err
+}
+
+// Refused is the number of connections a refused so far.
+func (a *Authenticator) Refused() uint64 { return a.refused.Load() }

@@ -58,6 +58,15 @@ const (
 	aliveMisses   = 2
 )
 
+// tookGrace is how long a request no host has said it took is given for
+// one to say so, once a host that could have taken it is lost: the host
+// that takes a request answers before its handler starts, but the answer
+// leaves its connection's buffer asynchronously, and a host going down
+// right after taking one may never send it (TestHostLostMidCallTheOther-
+// HostServesTheNext hung until the tool's timeout, 1 run in 10 under
+// load). A host still there that took it has answered well within this.
+const tookGrace = aliveMisses * aliveInterval
+
 // maxRemoteRequests bounds the requests tracked at once; beyond it a
 // request is still forwarded, only not answered by this host if its host is
 // lost (the requester then waits for its deadline, as without tracking).
@@ -111,6 +120,11 @@ type inflight struct {
 	// misses counts, per host holding a request, the liveness questions in
 	// a row NATS answered "no responders".
 	misses map[string]int
+	// owed is, per host, the requests answered as lost while it held them,
+	// which it may still be running (abandon.go); seq numbers the liveness
+	// questions that carry them.
+	owed map[string][]owed
+	seq  uint64
 }
 
 // requestKey names a request as dispatch does: a reply answers the request
@@ -128,6 +142,10 @@ type remoteRequest struct {
 	hosts   []string
 	taken   bool
 	expires time.Time
+	// orphanedBy is a host lost while it could have held the request,
+	// no host having said it took it yet, since orphanedAt (answerLost).
+	orphanedBy string
+	orphanedAt time.Time
 }
 
 // track observes an envelope this host forwards, with the ids of this
@@ -224,16 +242,27 @@ func (c *inflight) sweepLocked(now time.Time) {
 // took it: the answer goes to the reply subject, only if that is a host's
 // inbox (a publisher cannot have this host publish anywhere else).
 func (t *Transport) took(m *nats.Msg) {
-	rest, ok := strings.CutPrefix(m.Reply, PresencePrefix+".")
-	if !ok {
-		return
-	}
-	if _, tail, ok := strings.Cut(rest, "."); !ok || !strings.HasPrefix(tail, "inbox.took.") {
+	if inboxAsker(m.Reply, "took") == "" {
 		return
 	}
 	if err := m.Respond([]byte(t.opts.HostID)); err != nil {
 		t.log.Debug("natsbus: the requester not told this host took its request", "error", err)
 	}
+}
+
+// inboxAsker is the host whose inbox reply is, for answers of kind
+// ("took", "alive"), or "" if reply is no host's inbox: a host answers
+// nowhere else.
+func inboxAsker(reply, kind string) string {
+	rest, ok := strings.CutPrefix(reply, PresencePrefix+".")
+	if !ok {
+		return ""
+	}
+	asker, tail, ok := strings.Cut(rest, ".")
+	if !ok || !strings.HasPrefix(tail, "inbox."+kind+".") {
+		return ""
+	}
+	return asker
 }
 
 // inboxed handles an answer in this host's inbox: a host that took a
@@ -246,7 +275,11 @@ func (t *Transport) inboxed(m *nats.Msg) {
 	if token, ok := strings.CutPrefix(rest, "took."); ok {
 		t.requestTaken(token, string(m.Data))
 	} else if host, ok := strings.CutPrefix(rest, "alive."); ok {
-		t.aliveAnswered(host, len(m.Data) == 0 && m.Header.Get("Status") == "503")
+		gone := len(m.Data) == 0 && m.Header.Get("Status") == "503"
+		if seq, err := strconv.ParseUint(string(m.Data), 10, 64); err == nil && !gone {
+			t.abandonDelivered(host, seq)
+		}
+		t.aliveAnswered(host, gone)
 	}
 }
 
@@ -259,30 +292,15 @@ func (t *Transport) requestTaken(token, host string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if r := c.pending[c.tokens[token]]; r != nil && !r.taken {
-		r.hosts, r.taken = []string{host}, true
+		r.hosts, r.taken, r.orphanedBy = []string{host}, true, ""
 	}
 }
 
-// answerAlive answers a liveness question whose answer goes to a host's
-// inbox, and nothing else: a host cannot make another publish anywhere
-// but there.
-func answerAlive(m *nats.Msg) {
-	rest, ok := strings.CutPrefix(m.Reply, PresencePrefix+".")
-	if !ok {
-		return
-	}
-	if _, tail, ok := strings.Cut(rest, "."); !ok || !strings.HasPrefix(tail, "inbox.alive.") {
-		return
-	}
-	_ = m.Respond(nil)
-}
-
-// askAlive asks, on nc, each host holding one of this host's requests
-// whether it is still there. Called by the announcing goroutine.
+// askAlive asks, on nc, each host holding one of this host's requests, or
+// owed an abandonment, whether it is still there. Called by the announcing goroutine.
 func (t *Transport) askAlive(nc *nats.Conn) {
 	for _, h := range t.requestHosts() {
-		msg := &nats.Msg{Subject: aliveSubject(h), Reply: hostInbox(t.opts.HostID) + ".alive." + h, Header: nats.Header{}}
-		_ = nc.PublishMsg(msg) // a failed publish is retried next tick
+		_ = nc.PublishMsg(t.abandonQuestion(h)) // a failed publish is retried next tick
 	}
 }
 
@@ -298,6 +316,12 @@ func (t *Transport) aliveAnswered(host string, gone bool) {
 	}
 	if c.misses == nil {
 		c.misses = make(map[string]int)
+	}
+	if !c.holdsLocked(host) {
+		// Asked only for what it is owed: nothing of this host's waits
+		// on it, so there is nothing to answer as lost.
+		c.mu.Unlock()
+		return
 	}
 	c.misses[host]++
 	lost := c.misses[host] >= aliveMisses
@@ -322,7 +346,7 @@ func (t *Transport) requestHosts() []string {
 	c := &t.requests
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	var hosts []string
+	hosts := c.owedHostsLocked()
 	for _, r := range c.pending {
 		if !r.taken && len(r.hosts) == 0 {
 			r.hosts = interceptingHosts(peers, r.req.Topic)
@@ -354,35 +378,88 @@ func interceptingHosts(peers map[string]HostInfo, topic string) []string {
 
 // answerLost removes the hosts lost says are lost from every tracked
 // request and answers, through Options.RequestLost, the requests left held
-// by none; every request, held or not yet, when all is lost.
+// by none; every request, held or not yet, when all is lost. A request no
+// host has said it took, of which a host that could have taken it is lost,
+// is orphaned: answered too if no host says it took it within tookGrace
+// (answerOrphans).
 func (t *Transport) answerLost(reason string, lost func(host string) bool) {
 	var answers []LostRequest
 	c := &t.requests
 	c.mu.Lock()
-	c.sweepLocked(time.Now())
+	now := time.Now()
+	c.sweepLocked(now)
 	for k, r := range c.pending {
 		last := ""
+		var abandoned []string
 		r.hosts = slices.DeleteFunc(r.hosts, func(h string) bool {
 			if lost(h) {
 				last = h
+				abandoned = append(abandoned, h)
 				return true
 			}
 			return false
 		})
-		if len(r.hosts) == 0 && (last != "" || lost("")) {
-			c.deleteLocked(k, r)
-			answers = append(answers, LostRequest{Request: r.req, Host: last, Reason: reason})
+		switch {
+		case len(r.hosts) == 0 && (last != "" || lost("")):
+			answers = append(answers, c.answerLocked(k, r, last, reason, abandoned, now))
+		case last != "" && !r.taken && r.orphanedBy == "":
+			r.orphanedBy, r.orphanedAt = last, now
 		}
 	}
 	c.mu.Unlock()
+	t.reportLost(answers)
+}
+
+// answerOrphans answers the orphaned requests no host said it took within
+// tookGrace: the lost host had them. Called by the announcing goroutine.
+func (t *Transport) answerOrphans(now time.Time) {
+	var answers []LostRequest
+	c := &t.requests
+	c.mu.Lock()
+	for k, r := range c.pending {
+		if r.orphanedBy != "" && !r.taken && now.Sub(r.orphanedAt) >= tookGrace {
+			answers = append(answers, c.answerLocked(k, r, r.orphanedBy, LostGone, nil, now))
+		}
+	}
+	c.mu.Unlock()
+	t.reportLost(answers)
+}
+
+// answerLocked forgets request k, answered as lost with host, and owes
+// the hosts that may still run it an abandonment: abandoned, and the host
+// that orphaned it if any. c.mu must be held.
+func (c *inflight) answerLocked(k requestKey, r *remoteRequest, host, reason string, abandoned []string, now time.Time) LostRequest {
+	c.deleteLocked(k, r)
+	if r.orphanedBy != "" && !slices.Contains(abandoned, r.orphanedBy) {
+		abandoned = append(abandoned, r.orphanedBy)
+	}
+	for _, h := range abandoned {
+		c.oweLocked(h, AbandonedRequest{Principal: r.req.Principal, CorrelationID: r.req.CorrelationID()}, now)
+	}
+	return LostRequest{Request: r.req, Host: host, Reason: reason}
+}
+
+// reportLost hands the requests answered as lost to Options.RequestLost.
+func (t *Transport) reportLost(answers []LostRequest) {
 	if t.opts.RequestLost == nil {
 		return
 	}
 	for _, a := range answers {
 		t.log.Warn("natsbus: the host handling a request was lost; answering the requester",
-			"topic", a.Request.Topic, "correlation_id", a.Request.CorrelationID(), "lost_host", a.Host, "reason", reason)
+			"topic", a.Request.Topic, "correlation_id", a.Request.CorrelationID(), "lost_host", a.Host, "reason", a.Reason)
 		t.opts.RequestLost(a)
 	}
+}
+
+// holdsLocked says whether host holds one of this host's requests. c.mu
+// must be held.
+func (c *inflight) holdsLocked(host string) bool {
+	for _, r := range c.pending {
+		if slices.Contains(r.hosts, host) {
+			return true
+		}
+	}
+	return false
 }
 
 // RemoteRequests is the number of requests this host is tracking on other

@@ -112,7 +112,7 @@ func (t *Transport) dialPresence() (*nats.Conn, error) {
 	}
 	for subject, handler := range map[string]nats.MsgHandler{
 		PresencePrefix + ".*":           t.heard,
-		aliveSubject(t.opts.HostID):     answerAlive,
+		aliveSubject(t.opts.HostID):     t.answerAlive,
 		hostInbox(t.opts.HostID) + ".>": t.inboxed,
 	} {
 		if _, err := nc.Subscribe(subject, handler); err != nil {
@@ -152,7 +152,8 @@ func (t *Transport) announceEvery(interval time.Duration) {
 		select {
 		case <-t.done:
 			return
-		case <-alive.C:
+		case now := <-alive.C:
+			t.answerOrphans(now)
 			t.askAlive(t.presenceConn)
 			continue
 		case now := <-tick.C:

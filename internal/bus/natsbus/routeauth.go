@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"github.com/astrid-go/astrid/internal/audit"
 	"log/slog"
 	"net"
 	"net/url"
@@ -83,7 +84,7 @@ func secureRoutes(opts *server.Options, o ServerOptions, auth *Authenticator) er
 		}
 		return fmt.Errorf("%s: a cluster node needs the cluster secret ([nats] cluster_secret_file, --nats-cluster-secret-file; docs/nats.md) or route TLS (cluster_tls_cert, _key, _ca), on loopback too: a route carries every capsule's messages and may publish as any capsule, and any local user can dial a loopback port", where)
 	}
-	guard := &routeGuard{auth: auth, log: o.Logger}
+	guard := &routeGuard{auth: auth, log: o.Logger, audit: o.Audit}
 	if guard.log == nil {
 		guard.log = auth.log
 	}
@@ -139,6 +140,8 @@ type routeGuard struct {
 	password []byte
 	// tls: the peer must have presented a verified certificate.
 	tls bool
+	// audit records each decision (nil: none).
+	audit *audit.Log
 }
 
 // Check implements server.Authentication.
@@ -146,11 +149,36 @@ func (g *routeGuard) Check(c server.ClientAuthentication) bool {
 	opts := c.GetOpts()
 	if why := g.refusal(c, opts); why != "" {
 		g.log.Warn("natsbus: route refused", "remote", c.RemoteAddress(), "reason", why)
+		auditPeer(g.audit, audit.KindPeerRefused, remoteOf(c), why)
 		return false
 	}
 	g.auth.routesJoined.Add(1)
 	g.log.Info("natsbus: route joined", "remote", c.RemoteAddress(), "peer", opts.Name)
+	auditPeer(g.audit, audit.KindPeerJoined, remoteOf(c), "peer "+opts.Name)
 	return true
+}
+
+func remoteOf(c server.ClientAuthentication) string {
+	if a := c.RemoteAddress(); a != nil {
+		return a.String()
+	}
+	return ""
+}
+
+// auditPeer queues a route's join or refusal in the system audit chain
+// (queued: the decision is nats-server's to act on at once).
+func auditPeer(l *audit.Log, kind audit.Kind, remote, why string) {
+	if l == nil {
+		return
+	}
+	if len(why) > audit.MaxFieldBytes {
+		why = why[:audit.MaxFieldBytes]
+	}
+	outcome := "joined"
+	if kind == audit.KindPeerRefused {
+		outcome = "refused"
+	}
+	_ = l.Enqueue(audit.Entry{Kind: kind, Subject: remote, Outcome: outcome, Detail: map[string]string{"reason": why}})
 }
 
 // refusal is why the route connection c is refused, or "".

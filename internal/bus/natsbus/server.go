@@ -3,6 +3,7 @@ package natsbus
 import (
 	"errors"
 	"fmt"
+	"github.com/astrid-go/astrid/internal/audit"
 	"log/slog"
 	"net"
 	"strconv"
@@ -48,6 +49,9 @@ type ServerOptions struct {
 	Logger *slog.Logger
 	// MaxPayload is the largest message in bytes (DefaultMaxPayload if 0).
 	MaxPayload int32
+	// Audit records each route a peer opens, joined or refused, in the
+	// system audit chain (docs/audit.md); nil records nothing.
+	Audit *audit.Log
 }
 
 // A route is pinged every routePingInterval and closed after
@@ -124,7 +128,7 @@ func StartServer(o ServerOptions, auth *Authenticator) (*server.Server, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	ns.SetLoggerV2(serverLog{log: log, auth: auth}, true, false, false)
+	ns.SetLoggerV2(serverLog{log: log, auth: auth, audit: o.Audit}, true, false, false)
 	go ns.Start()
 	if !ns.ReadyForConnections(serverStartWait) {
 		ns.Shutdown()

@@ -3,6 +3,7 @@ package natsbus
 import (
 	"context"
 	"fmt"
+	"github.com/astrid-go/astrid/internal/audit"
 	"log/slog"
 	"strings"
 
@@ -21,8 +22,9 @@ import (
 // connection's address and kind ("127.0.0.1:41234 - rid:7 - ..."), which
 // the line keeps.
 type serverLog struct {
-	log  *slog.Logger
-	auth *Authenticator
+	log   *slog.Logger
+	auth  *Authenticator
+	audit *audit.Log
 }
 
 // The parts of nats-server's error lines that serverLog counts (client.go:
@@ -46,6 +48,7 @@ func (l serverLog) emit(level slog.Level, format string, v []any) {
 		switch {
 		case strings.Contains(msg, routeConnTag) && strings.Contains(msg, authErrorText):
 			l.auth.routesRefused.Add(1)
+			auditPeer(l.audit, audit.KindPeerRefused, "", msg)
 		case strings.Contains(msg, violationText):
 			l.auth.violations.Add(1)
 		}

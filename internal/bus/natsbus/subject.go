@@ -16,20 +16,6 @@ const SubjectPrefix = "astrid"
 // NATS cannot carry.
 var ErrUnmappable = errors.New("natsbus: cannot travel on NATS")
 
-// TopicSubject is the subject a capsule's publish of topic travels on:
-// astrid.<capsule id>.<topic>. The receiving host reads the publisher from
-// it (ParseSubject), so the broker's per-connection publish permission is
-// what proves the source.
-func TopicSubject(capsuleID, topic string) (string, error) {
-	if err := checkCapsuleID(capsuleID); err != nil {
-		return "", err
-	}
-	if err := checkTokens(topic, false); err != nil {
-		return "", fmt.Errorf("%w: topic %q: %w", ErrUnmappable, topic, err)
-	}
-	return SubjectPrefix + "." + capsuleID + "." + topic, nil
-}
-
 // PublishGrant is the subject pattern a capsule's connection may publish
 // on for one [publish] key: astrid.<capsule id>.<key mapped>.
 func PublishGrant(capsuleID, key string) (string, error) {
@@ -69,7 +55,7 @@ func MapPattern(pattern string) (string, error) {
 }
 
 // ParseSubject reads the publishing capsule and the topic from a subject
-// TopicSubject made. It refuses anything else, including the kernel's
+// Forward made (astrid.<capsule id>.<topic>). It refuses anything else, including the kernel's
 // reserved id: kernel events never travel (each host's kernel speaks for
 // itself), so a subject naming it is forged.
 func ParseSubject(subject string) (capsuleID, topic string, err error) {

@@ -2,6 +2,7 @@ package natsbus
 
 import (
 	"errors"
+	"fmt"
 	"testing"
 
 	"github.com/nats-io/nats-server/v2/server"
@@ -141,4 +142,16 @@ func TestGrantsMatchAsTheACLDoes(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TopicSubject is the subject Forward publishes a capsule's envelope on,
+// checked: astrid.<capsule id>.<topic>, for the tests of ParseSubject.
+func TopicSubject(capsuleID, topic string) (string, error) {
+	if err := checkCapsuleID(capsuleID); err != nil {
+		return "", err
+	}
+	if err := checkTokens(topic, false); err != nil {
+		return "", fmt.Errorf("%w: topic %q: %w", ErrUnmappable, topic, err)
+	}
+	return SubjectPrefix + "." + capsuleID + "." + topic, nil
 }

@@ -66,6 +66,11 @@ type Options struct {
 	// handlers were all on other hosts, lost before it was answered
 	// (inflight.go): the kernel fails the request. It must not block.
 	RequestLost func(LostRequest)
+	// RequestsAbandoned, if set, cancels on this host the requests another
+	// host (asker) answered as lost while this host held them (abandon.go):
+	// the kernel interrupts the calls bound to their correlation ids. It
+	// must not block.
+	RequestsAbandoned func(asker string, reqs []AbandonedRequest)
 	// KernelSubscribe are topics this host's kernel itself listens to from
 	// every host (its tool-call cancel listener): the host receives them
 	// whatever its capsules subscribe to.
@@ -450,17 +455,13 @@ func (t *Transport) receive(m *nats.Msg) {
 		t.stats.echoes.Add(1)
 		return
 	}
-	e, err := decodeEnvelope(m.Subject, body)
+	// Every envelope from another host says which: a reader tells this
+	// host's capsules from the others' (`tool list`'s HOST column,
+	// docs/nats.md "Tools on another host").
+	e, err := decodeEnvelope(m.Subject, body, t.hostName(host))
 	if err != nil {
 		t.dropped(DropDecode, 1, "natsbus: received message refused", "subject", m.Subject, "error", err)
 		return
-	}
-	if e.Topic == ipc.ToolDescribeResponseTopic(e.SourceID) {
-		// A tool described from another host is marked with the host
-		// it came from: `tool list` shows it, and a reader tells this
-		// host's tools from the others' (docs/nats.md "Tools on
-		// another host").
-		e.Payload = ipc.StampToolHost(e.Payload, string(host))
 	}
 	var group []string
 	if m.Sub != nil {
@@ -498,6 +499,15 @@ func (t *Transport) receive(m *nats.Msg) {
 		return
 	}
 	t.stats.intercepted.Add(1)
+}
+
+// hostName is host as a string, the one presence holds when the host is
+// known, so that naming each received envelope's host allocates nothing.
+func (t *Transport) hostName(host []byte) string {
+	if h, ok := t.peers()[string(host)]; ok {
+		return h.ID
+	}
+	return string(host)
 }
 
 // asyncError counts what the server or the client library reports about a

@@ -28,12 +28,18 @@ func TestEnvelopeCrossesHostsWhole(t *testing.T) {
 		t.Fatal(err)
 	}
 	sent.SetTrace(trace)
+	// The host an envelope comes from is the receiving host's word: what
+	// the publishing host's envelope says does not travel.
+	sent.SetHost("hostZ")
 	a.Forward(sent)
 	got := b.next(t)
 	want, _ := json.Marshal(sent)
 	have, _ := json.Marshal(got)
 	if string(have) != string(want) {
 		t.Fatalf("received %s\nsent     %s", have, want)
+	}
+	if got.Host() != "hostA" {
+		t.Fatalf("received from host %q, want hostA", got.Host())
 	}
 	if got.Trace() != trace {
 		t.Fatalf("trace %+v, sent %+v", got.Trace(), trace)

@@ -167,12 +167,5 @@ func clipText(s string) string {
 	if len(s) <= hostapi.MaxElicitPrompt {
 		return s
 	}
-	s = s[:hostapi.MaxElicitPrompt-len("…")]
-	for len(s) > 0 && s[len(s)-1]&0xC0 == 0x80 {
-		s = s[:len(s)-1]
-	}
-	if len(s) > 0 && s[len(s)-1] >= 0xC0 {
-		s = s[:len(s)-1]
-	}
-	return s + "…"
+	return clipBytes(s, hostapi.MaxElicitPrompt-len("…")) + "…"
 }

@@ -25,8 +25,18 @@ type Options struct {
 	Logger *slog.Logger
 	// RestartBackoff is the wait before the first restart of a dead server;
 	// it doubles after each failed or short-lived generation, up to
-	// MaxRestartBackoff. Zero means DefaultRestartBackoff.
+	// MaxBackoff. Zero means DefaultRestartBackoff.
 	RestartBackoff time.Duration
+	// MaxBackoff caps the wait between restarts. Zero means
+	// MaxRestartBackoff.
+	MaxBackoff time.Duration
+	// MaxRestarts, when positive, is how many restarts in a row (no
+	// generation living stableAfter between them) the server gets before
+	// the engine gives up: it fails with an error wrapping
+	// capsule.ErrGaveUp, which the runtime's health monitor shows and does
+	// not retry (the kernel passes config.toml's [health], the monitor's
+	// own policy). Zero restarts without end; negative never restarts.
+	MaxRestarts int
 	// Env holds the capsule's [env] values; they are added to the server's
 	// environment (see environ for what else it gets).
 	Env map[string]string
@@ -48,9 +58,16 @@ type Options struct {
 	// server's token, oauth.go); nil: a server that asks for
 	// authorization is told to log in.
 	Tokens TokenStore
+	// Sampling lets the server ask for sampling (sampling.go): the
+	// operator's [mcp] sampling names the capsule. False refuses every
+	// request, saying which config key allows it.
+	Sampling bool
 	// MaxResponseBytes caps a remote server's response bodies and events
 	// (remote.go). Zero means DefaultMaxResponseBytes.
 	MaxResponseBytes int
+	// Bound, when set, binds the engine to one request scope (bound.go):
+	// a server a frontend's session brought, serving that session only.
+	Bound *Binding
 }
 
 // Defaults for Options.
@@ -84,20 +101,27 @@ type Engine struct {
 	opts        Options
 	log         *slog.Logger
 	hooks       map[string]bool // handlers of the manifest's interceptors
+	codeServes  map[string]bool // the manifest's interceptor patterns (served_bus.go)
 	remote      *remote         // a remote server's state (remote.go); nil for stdio
+	progress    progressCalls   // the calls in flight that asked for progress
 
 	mu     sync.Mutex
 	health capsule.Health
 	// cur is the load-time server, the one of the kernel's own workspace
 	// for the default principal (home): nil while it is down or
 	// restarting. Its tools are the engine's.
-	cur      *server
-	tools    []tool // as loaded; the bus surface is fixed at load
-	hasHook  bool   // the server offers astrid_hook_intercept
-	restarts int
-	stopping bool
-	stopSup  context.CancelFunc
-	supDone  chan struct{}
+	cur    *server
+	tools  []tool // as loaded; the bus surface is fixed at load
+	served served // resources, templates and prompts, as loaded (served.go)
+	// relisting says a listing of them runs (relist.go), relistAgain
+	// that a change was announced during it; relistWG counts it.
+	relisting, relistAgain bool
+	relistWG               sync.WaitGroup
+	hasHook                bool // the server offers astrid_hook_intercept
+	restarts               int
+	stopping               bool
+	stopSup                context.CancelFunc
+	supDone                chan struct{}
 	// scoped are the servers of other workspaces and principals, started
 	// on their first call (workspace.go); scopedCtx ends with Unload and
 	// aborts their starts; scopedWG counts their goroutines, which Unload
@@ -154,6 +178,10 @@ func newEngine(srv manifest.MCPServer, m *manifest.Manifest, h *host.Capsule, co
 	if opts.RestartBackoff <= 0 {
 		opts.RestartBackoff = DefaultRestartBackoff
 	}
+	if opts.MaxBackoff <= 0 {
+		opts.MaxBackoff = MaxRestartBackoff
+	}
+	opts.MaxBackoff = max(opts.MaxBackoff, opts.RestartBackoff)
 	if opts.StartTimeout <= 0 {
 		opts.StartTimeout = DefaultStartTimeout
 	}
@@ -163,14 +191,15 @@ func newEngine(srv manifest.MCPServer, m *manifest.Manifest, h *host.Capsule, co
 	if opts.IdleTimeout <= 0 {
 		opts.IdleTimeout = DefaultIdleTimeout
 	}
-	hooks := map[string]bool{}
+	hooks, code := map[string]bool{}, map[string]bool{}
 	for _, i := range m.Interceptors() {
 		hooks[i.Handler] = true
+		code[i.Pattern] = true
 	}
 	return &Engine{
 		srv: srv, capsuleID: id, description: m.Package.Description, host: h, dir: m.Dir, command: command, opts: opts,
 		log:   opts.Logger.With("capsule", id, "mcp_server", srv.ID),
-		hooks: hooks,
+		hooks: hooks, codeServes: code,
 	}, nil
 }
 
@@ -223,9 +252,10 @@ func (e *Engine) Load(ctx context.Context) error {
 		e.set(capsule.Failed, err)
 		return err
 	}
+	srv := e.listServed(ctx, s)
 	supCtx, stopSup := context.WithCancel(context.Background())
 	e.mu.Lock()
-	e.cur, e.tools, e.hasHook = s, tools, hasHook
+	e.cur, e.tools, e.hasHook, e.served = s, tools, hasHook, srv
 	supDone := make(chan struct{})
 	e.stopSup, e.supDone = stopSup, supDone
 	e.scoped = map[scopeKey]*scopedServer{}
@@ -234,13 +264,17 @@ func (e *Engine) Load(ctx context.Context) error {
 	e.mu.Unlock()
 	join(e)
 	go e.supervise(supCtx, s, supDone)
-	e.log.Info("mcp server loaded", "command", e.command, "pid", s.pid, "tools", len(tools))
+	e.log.Info("mcp server loaded", "command", e.command, "pid", s.pid, "tools", len(tools),
+		"resources", len(srv.resources), "resource_templates", len(srv.templates), "prompts", len(srv.prompts))
 	return nil
 }
 
 // home is the key of the load-time server: the kernel's own workspace, for
 // the default principal.
 func (e *Engine) home() scopeKey {
+	if b := e.opts.Bound; b != nil {
+		return scopeKey{principal: b.Principal, workspace: b.Workspace}
+	}
 	return scopeKey{principal: ipc.DefaultPrincipal, workspace: e.host.Gate().Workspace()}
 }
 
@@ -257,14 +291,20 @@ func (e *Engine) start(ctx context.Context, k scopeKey) (*server, error) {
 		e.log.Warn("capsule [env] values left out of the server's environment: their names cannot be environment variables", "keys", skipped)
 	}
 	s, err := startServer(ctx, spawnSpec{
-		name:    e.capsuleID + "/" + e.srv.ID,
-		command: e.command,
-		args:    e.srv.Args,
-		dir:     cmp.Or(k.workspace, e.dir),
-		env:     env,
-		log:     e.log,
-		wire:    e.opts.WireLog,
-		timeout: e.opts.StartTimeout,
+		name:       e.capsuleID + "/" + e.srv.ID,
+		command:    e.command,
+		args:       e.srv.Args,
+		dir:        cmp.Or(k.workspace, e.dir),
+		env:        env,
+		log:        e.log,
+		wire:       e.opts.WireLog,
+		progress:   e.onProgress,
+		counted:    &e.progress,
+		logMessage: e.onLog,
+		changed:    e.listChanged,
+		sample:     e.sample,
+		roots:      e.grantedRoots(k),
+		timeout:    e.opts.StartTimeout,
 		// The server's own files (the install directory) are readable
 		// to it besides the capsule's grants.
 		confine: func(cmd *exec.Cmd) (*proc.Confined, error) {
@@ -312,6 +352,7 @@ func (e *Engine) Unload(context.Context) error {
 		s.stop(stopGrace)
 	}
 	e.scopedWG.Wait()
+	e.relistWG.Wait()
 	e.set(capsule.Unloaded, nil)
 	return nil
 }

@@ -4,12 +4,14 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"slices"
 	"strconv"
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/astrid-go/astrid/hostapi"
 	"github.com/astrid-go/astrid/internal/capsule"
@@ -29,7 +31,7 @@ func TestLoadPutsToolsOnTheBus(t *testing.T) {
 		}
 	}
 	slices.Sort(names)
-	want := []string{"fake:block", "fake:crash", "fake:echo", "fake:env", "fake:fail", "fake:spawn", "fake:where", "fake:write"}
+	want := []string{"fake:block", "fake:crash", "fake:echo", "fake:env", "fake:fail", "fake:grow", "fake:spawn", "fake:where", "fake:write"}
 	if !slices.Equal(names, want) {
 		t.Fatalf("tools on the bus = %v, want %v (bad.name and the hook tool left off)", names, want)
 	}
@@ -297,5 +299,37 @@ func TestVerdictOf(t *testing.T) {
 		if (err != nil) != tt.wantErr || v.Action != tt.want.Action || v.Reason != tt.want.Reason || string(v.Payload) != string(tt.want.Payload) {
 			t.Errorf("verdictOf(%q) = %+v (%s), %v; want %+v (%s)", tt.text, v, v.Payload, err, tt.want, tt.want.Payload)
 		}
+	}
+}
+
+// TestServerGivesUpAfterMaxRestarts: a server that keeps dying young is
+// restarted MaxRestarts times in a row, then the engine fails with
+// capsule.ErrGaveUp (the health monitor's final give-up, shared policy)
+// and starts no more processes.
+func TestServerGivesUpAfterMaxRestarts(t *testing.T) {
+	r := newRig(t, fakeManifest(t, ""), Options{RestartBackoff: 5 * time.Millisecond, MaxBackoff: 20 * time.Millisecond, MaxRestarts: 2})
+	for i := range 3 {
+		// The i-th generation, not the one that just died: under load the
+		// supervisor may not yet have noticed the last crash, and a call on
+		// the dead generation would not crash a new one.
+		waitFor(t, fmt.Sprintf("generation %d live", i), func() bool { return r.engine.current() != nil && r.engine.Restarts() == i })
+		r.call("fake:crash", fmt.Sprintf("doomed-%d", i), `{}`)
+		if _, _, res := r.result(); !res.Result.IsError {
+			t.Fatalf("crash %d: %+v", i, res)
+		}
+	}
+	waitFor(t, "the engine to give up", func() bool { return r.engine.Health().State == capsule.Failed })
+	h := r.engine.Health()
+	if !errors.Is(h.Err, capsule.ErrGaveUp) || !strings.Contains(h.Err.Error(), "died 3 times in a row") {
+		t.Fatalf("health after the give-up: %+v", h)
+	}
+	if n := r.engine.Restarts(); n != 2 {
+		t.Fatalf("restarts = %d, want 2", n)
+	}
+	if !strings.Contains(r.logs.String(), "gave up restarting it") {
+		t.Fatalf("the log does not say it gave up:\n%s", r.logs)
+	}
+	if r.engine.current() != nil {
+		t.Fatal("a server runs after the give-up")
 	}
 }

@@ -20,6 +20,11 @@ import (
 // Invoke implements capsule.Engine: a tool call, a describe request or one
 // of the manifest's interceptors; anything else is not this engine's.
 func (e *Engine) Invoke(ctx context.Context, inv hostapi.Invocation) (hostapi.Verdict, error) {
+	if e.opts.Bound != nil {
+		if v, done, err := e.outsideBinding(ctx, inv); done {
+			return v, err
+		}
+	}
 	switch {
 	case strings.HasPrefix(inv.Handler, toolHandlerPrefix):
 		t, ok := e.lookup(inv.Handler)
@@ -32,6 +37,8 @@ func (e *Engine) Invoke(ctx context.Context, inv hostapi.Invocation) (hostapi.Ve
 			return hostapi.Verdict{}, capsule.ErrNotSupported
 		}
 		return e.describe(ctx, inv)
+	case servedHandler(inv.Handler):
+		return e.invokeServed(ctx, inv)
 	case e.hooks[inv.Handler]:
 		return e.intercept(ctx, inv)
 	}
@@ -80,18 +87,21 @@ func (e *Engine) callTool(ctx context.Context, inv hostapi.Invocation, t tool) (
 	}
 	defer release()
 	params := &mcp.CallToolParams{Name: t.mcpName, Arguments: arguments(req.Arguments)}
-	res, callCtx, err := e.run(cctx, s, params)
-	if err != nil && e.remote != nil && sessionExpired(err) && cctx.Err() == nil {
+	progress := func(s *server, done <-chan struct{}) func() {
+		return e.progress.track(params, call, s.session, req.CallID, t.busName, done)
+	}
+	res, callCtx, err := e.run(cctx, s, params, progress)
+	if err != nil && e.remote != nil && expiredDuring(s, callCtx, err) && cctx.Err() == nil {
 		// The server forgot the session (404): it never ran the call, so
 		// the call goes again on the session the supervisor opens next.
 		e.log.Info("mcp: the server expired the session; calling again on a new one", "tool", t.busName, "call_id", req.CallID)
 		if ns, werr := e.awaitNewSession(cctx, s); werr == nil {
 			s = ns
-			res, callCtx, err = e.run(cctx, s, params)
+			res, callCtx, err = e.run(cctx, s, params, progress)
 		}
 	}
 	if err == nil {
-		return e.answer(call, topic, ipc.ToolCallResult{CallID: req.CallID, Content: resultText(res), IsError: res.IsError})
+		return e.answer(call, topic, e.resultOf(t.busName, req.CallID, res))
 	}
 	if reason, interrupted := e.interruption(s, ctx, cctx, callCtx, err); interrupted {
 		err = fmt.Errorf("mcp tool %s: call %s: %s: %w", t.busName, req.CallID, reason, err)
@@ -104,16 +114,42 @@ func (e *Engine) callTool(ctx context.Context, inv hostapi.Invocation, t tool) (
 	return e.answer(call, topic, ipc.ToolCallError(req.CallID, fmt.Sprintf("MCP tool %s failed: %v", t.busName, err)))
 }
 
-// run makes one tool call on s. The call ends at once when its server dies,
-// not when the session notices; callCtx is the context it ran under.
-func (e *Engine) run(cctx context.Context, s *server, params *mcp.CallToolParams) (*mcp.CallToolResult, context.Context, error) {
-	callCtx, cancel := context.WithCancelCause(cctx)
-	defer cancel(nil)
+// run makes one tool call on s, asking for its progress (progress.go)
+// while it runs. The call ends at once when its server dies or the call
+// is cancelled, not when the session notices; callCtx is the context it
+// ran under. An answered call's context lives on for answerGrace: a remote
+// server's stream for the request ends just after the answer, and the SDK
+// drains it under that context, so cancelling it at once would throw away
+// the HTTP connection of every call (a new one dialed for the next).
+func (e *Engine) run(cctx context.Context, s *server, params *mcp.CallToolParams, progress func(*server, <-chan struct{}) func()) (*mcp.CallToolResult, context.Context, error) {
+	callCtx, cancel := context.WithCancelCause(context.WithoutCancel(cctx))
+	stopOuter := context.AfterFunc(cctx, func() { cancel(context.Cause(cctx)) })
 	unwatch := context.AfterFunc(s.done, func() { cancel(context.Cause(s.done)) })
-	defer unwatch()
+	defer func() {
+		stopOuter()
+		unwatch()
+		time.AfterFunc(answerGrace, func() { cancel(nil) })
+	}()
+	defer progress(s, callCtx.Done())()
 	res, err := s.session.CallTool(callCtx, params)
 	return res, callCtx, err
 }
+
+// expiredDuring says whether a call failed because its remote server
+// forgot the session (404): by the call's own error, or, when the session's
+// end reached the call first (it is cancelled as its server stopped), by
+// the reason the session ended. s.exitErr is set before s.done is
+// cancelled, so it is read only after the cancel was seen.
+func expiredDuring(s *server, callCtx context.Context, err error) bool {
+	if sessionExpired(err) {
+		return true
+	}
+	return errors.Is(context.Cause(callCtx), errServerExited) && sessionExpired(s.exitErr)
+}
+
+// answerGrace is how long an answered call's request may still read what
+// its server sends after the answer (normally nothing: the stream's end).
+const answerGrace = 5 * time.Second
 
 // interruption says whether a failed call was interrupted rather than
 // answered, and why, in words for the caller. The server answered only when
@@ -189,7 +225,7 @@ func errorResult(callID, reason string) []byte {
 func (e *Engine) describe(ctx context.Context, inv hostapi.Invocation) (hostapi.Verdict, error) {
 	call, _ := e.host.Begin(ctx, inv.Principal)
 	defer call.End()
-	resp := ipc.ToolDescribeResponse{Description: e.description}
+	resp := ipc.ToolDescribeResponse{Description: e.description, ScopeBound: e.opts.Bound != nil}
 	for _, sib := range loadedSiblings(e) {
 		resp.Tools = append(resp.Tools, sib.Tools()...)
 	}

@@ -26,6 +26,10 @@ import (
 // without asking for authorization.
 var ErrNoLoginNeeded = errors.New("the server does not ask for authorization")
 
+// ErrEngineGrant is returned by RunLogin for a server whose manifest names
+// a grant the engine runs itself (oauth_grant): nobody logs in.
+var ErrEngineGrant = errors.New("the engine gets this server's tokens itself; nobody logs in")
+
 // LoginConfig is one interactive `astrid mcp login` for one server.
 type LoginConfig struct {
 	Capsule string
@@ -63,6 +67,9 @@ func RunLogin(ctx context.Context, c LoginConfig) (*Login, error) {
 	if _, ok := headerFold(srv.Headers, "Authorization"); ok {
 		return nil, fmt.Errorf("mcp server %s: the manifest sends its own Authorization header; a login would not be used", srv.ID)
 	}
+	if srv.OAuthGrant == manifest.MCPGrantClientCredentials || srv.OAuthGrant == manifest.MCPGrantEnterprise {
+		return nil, fmt.Errorf("mcp server %s uses oauth_grant = %q: %w", srv.ID, srv.OAuthGrant, ErrEngineGrant)
+	}
 	if c.Listen == nil {
 		c.Listen = func() (net.Listener, error) { return net.Listen("tcp", "127.0.0.1:0") }
 	}
@@ -73,23 +80,24 @@ func RunLogin(ctx context.Context, c LoginConfig) (*Login, error) {
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 		Timeout:       30 * time.Second,
 	}
-	prm, scopes, err := discoverResource(ctx, hc, srv)
+	prm, scopes, asm, err := discoverAuthServer(ctx, hc, srv)
 	if err != nil {
 		return nil, err
 	}
-	issuer := prm.AuthorizationServers[0]
-	asm, err := auth.GetAuthServerMetadata(ctx, issuer, hc)
-	if err != nil {
-		return nil, fmt.Errorf("mcp server %s: authorization server %s: %w", srv.ID, issuer, err)
-	}
-	if asm == nil {
-		return nil, fmt.Errorf("mcp server %s: authorization server %s publishes no metadata (RFC 8414)", srv.ID, issuer)
-	}
-	if asm.AuthorizationEndpoint == "" || asm.TokenEndpoint == "" {
-		return nil, fmt.Errorf("mcp server %s: authorization server %s names no authorization or token endpoint", srv.ID, issuer)
+	if asm.AuthorizationEndpoint == "" {
+		return nil, fmt.Errorf("mcp server %s: authorization server %s names no authorization endpoint", srv.ID, prm.AuthorizationServers[0])
 	}
 	if len(scopes) == 0 {
 		scopes = prm.ScopesSupported
+	}
+	// A step-up: the server refused a call for want of scope and the
+	// engine recorded what to ask for (scope.go).
+	stepUps := 0
+	if prev, ok, _ := LoadLogin(c.Tokens, srv.ID); ok && prev.ServerURL == srv.URL && prev.StepUpPending() {
+		if scopes, err = unionScopes(prev.StepUp, scopes); err != nil {
+			return nil, fmt.Errorf("mcp server %s: %w", srv.ID, err)
+		}
+		stepUps = prev.StepUps + 1
 	}
 
 	ln, err := c.Listen()
@@ -99,7 +107,7 @@ func RunLogin(ctx context.Context, c LoginConfig) (*Login, error) {
 	defer ln.Close()
 	redirect := "http://" + ln.Addr().String() + "/callback"
 
-	l := &Login{ServerURL: srv.URL, AuthURL: asm.AuthorizationEndpoint, TokenURL: asm.TokenEndpoint, Scopes: scopes}
+	l := &Login{ServerURL: srv.URL, AuthURL: asm.AuthorizationEndpoint, TokenURL: asm.TokenEndpoint, Scopes: scopes, StepUps: stepUps}
 	if err := client(ctx, hc, c, asm, redirect, l); err != nil {
 		return nil, err
 	}
@@ -119,9 +127,13 @@ func RunLogin(ctx context.Context, c LoginConfig) (*Login, error) {
 		return nil, err
 	}
 	verifier := oauth2.GenerateVerifier()
-	// RFC 8707: the token is for this server and no other.
-	resource := oauth2.SetAuthURLParam("resource", prm.Resource)
-	authURL := cfg.AuthCodeURL(state, oauth2.S256ChallengeOption(verifier), resource)
+	// RFC 8707: the token is for this server and no other. A 2025-03-26
+	// server published no resource to name.
+	var resource []oauth2.AuthCodeOption
+	if prm.Resource != "" {
+		resource = append(resource, oauth2.SetAuthURLParam("resource", prm.Resource))
+	}
+	authURL := cfg.AuthCodeURL(state, append(resource, oauth2.S256ChallengeOption(verifier))...)
 
 	codes := make(chan callback, 1)
 	hs := &http.Server{Handler: callbackHandler(state, codes), ReadHeaderTimeout: 10 * time.Second}
@@ -139,7 +151,7 @@ func RunLogin(ctx context.Context, c LoginConfig) (*Login, error) {
 	if cb.err != nil {
 		return nil, fmt.Errorf("mcp server %s: authorization refused: %w", srv.ID, cb.err)
 	}
-	tok, err := cfg.Exchange(context.WithValue(ctx, oauth2.HTTPClient, hc), cb.code, oauth2.VerifierOption(verifier), resource)
+	tok, err := cfg.Exchange(context.WithValue(ctx, oauth2.HTTPClient, hc), cb.code, append(resource, oauth2.VerifierOption(verifier))...)
 	if err != nil {
 		return nil, fmt.Errorf("mcp server %s: the token endpoint %s gave no token: %w", srv.ID, asm.TokenEndpoint, err)
 	}
@@ -151,6 +163,38 @@ func RunLogin(ctx context.Context, c LoginConfig) (*Login, error) {
 		return nil, fmt.Errorf("mcp server %s: seal the login: %w", srv.ID, err)
 	}
 	return l, nil
+}
+
+// discoverAuthServer finds what protects srv: its protected resource
+// metadata, the scopes its challenge named, and its authorization server's
+// metadata, which must name a token endpoint.
+func discoverAuthServer(ctx context.Context, hc *http.Client, srv manifest.MCPServer) (*oauthex.ProtectedResourceMetadata, []string, *oauthex.AuthServerMeta, error) {
+	prm, scopes, err := discoverResource(ctx, hc, srv)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	issuer := prm.AuthorizationServers[0]
+	asm, err := auth.GetAuthServerMetadata(ctx, issuer, hc)
+	if err != nil && prm.Resource == "" && strings.Contains(err.Error(), errIssuerMismatch) {
+		// A 2025-03-26 server (no protected resource metadata) whose
+		// issuer has a path on its own origin (legacy.go).
+		asm, err = legacyAuthServer(ctx, hc, issuer)
+	}
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("mcp server %s: authorization server %s: %w", srv.ID, issuer, err)
+	}
+	if asm == nil && prm.Resource == "" {
+		// A 2025-03-26 server with no metadata at all: the default
+		// endpoints at its own origin.
+		asm = legacyEndpoints(issuer)
+	}
+	if asm == nil {
+		return nil, nil, nil, fmt.Errorf("mcp server %s: authorization server %s publishes no metadata (RFC 8414)", srv.ID, issuer)
+	}
+	if asm.TokenEndpoint == "" {
+		return nil, nil, nil, fmt.Errorf("mcp server %s: authorization server %s names no token endpoint", srv.ID, issuer)
+	}
+	return prm, scopes, asm, nil
 }
 
 // discoverResource asks the server (without a token) what protects it: its
@@ -171,15 +215,17 @@ func discoverResource(ctx context.Context, hc *http.Client, srv manifest.MCPServ
 	}
 	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<16))
 	_ = resp.Body.Close()
-	if resp.StatusCode != http.StatusUnauthorized && resp.StatusCode != http.StatusForbidden {
-		if resp.StatusCode < 300 {
-			return nil, nil, fmt.Errorf("mcp server %s: %w", srv.ID, ErrNoLoginNeeded)
-		}
+	open := resp.StatusCode < 300
+	if !open && resp.StatusCode != http.StatusUnauthorized && resp.StatusCode != http.StatusForbidden {
 		return nil, nil, fmt.Errorf("mcp server %s answered HTTP %d, not 401: it asks for no OAuth login", srv.ID, resp.StatusCode)
 	}
 	var metaURLs []string
 	var scopes []string
-	if cs, err := oauthex.ParseWWWAuthenticate(resp.Header.Values("WWW-Authenticate")); err == nil {
+	if open {
+		// Initialize answered without a token; the server may still guard
+		// its other methods (a 401 on tools/list): its protected resource
+		// metadata at the well-known URLs says so.
+	} else if cs, err := oauthex.ParseWWWAuthenticate(resp.Header.Values("WWW-Authenticate")); err == nil {
 		for _, ch := range cs {
 			if !strings.EqualFold(ch.Scheme, "bearer") {
 				continue
@@ -205,10 +251,14 @@ func discoverResource(ctx context.Context, hc *http.Client, srv manifest.MCPServ
 	wk.Path = "/.well-known/oauth-protected-resource"
 	metaURLs = append(metaURLs, wk.String())
 	var errs []error
+	missing := 0
 	for _, mu := range metaURLs {
-		prm, err := oauthex.GetProtectedResourceMetadata(ctx, mu, srv.URL, hc)
+		prm, err := protectedResource(ctx, hc, mu, u)
 		if err != nil {
 			errs = append(errs, err)
+			if strings.Contains(err.Error(), "bad status 404") {
+				missing++
+			}
 			continue
 		}
 		if len(prm.AuthorizationServers) == 0 {
@@ -217,11 +267,82 @@ func discoverResource(ctx context.Context, hc *http.Client, srv manifest.MCPServ
 		}
 		return prm, scopes, nil
 	}
+	if open {
+		return nil, nil, fmt.Errorf("mcp server %s: %w", srv.ID, ErrNoLoginNeeded)
+	}
+	if missing == len(metaURLs) {
+		// No protected resource metadata anywhere: a server of the
+		// 2025-03-26 specification, whose authorization server is its
+		// own origin (its RFC 8414 metadata, else the default endpoints).
+		origin := *u
+		origin.Path, origin.RawPath, origin.RawQuery, origin.Fragment = "", "", "", ""
+		return &oauthex.ProtectedResourceMetadata{AuthorizationServers: []string{origin.String()}}, scopes, nil
+	}
 	return nil, nil, fmt.Errorf("mcp server %s asks for authorization but its protected resource metadata is unusable: %w", srv.ID, errors.Join(errs...))
 }
 
-// client fills l's client: the one the manifest names, else one the
-// authorization server registers now (RFC 7591) for the loopback redirect.
+// legacyEndpoints are the endpoints a 2025-03-26 authorization server
+// without metadata has at its origin (that specification's fallback).
+func legacyEndpoints(origin string) *oauthex.AuthServerMeta {
+	return &oauthex.AuthServerMeta{
+		Issuer:                origin,
+		AuthorizationEndpoint: origin + "/authorize",
+		TokenEndpoint:         origin + "/token",
+		RegistrationEndpoint:  origin + "/register",
+	}
+}
+
+// protectedResource reads the protected resource metadata at mu for the
+// server at u. Its resource must be the server's URL, or the same origin
+// with a path the server's lies under (a root metadata document naming
+// "https://host" for "https://host/mcp", as the MCP TypeScript SDK
+// accepts): the token is then asked for that resource. Another origin is
+// refused, whatever the path. One fetch per candidate, at most
+// maxResourceCandidates.
+func protectedResource(ctx context.Context, hc *http.Client, mu string, u *url.URL) (*oauthex.ProtectedResourceMetadata, error) {
+	var first error
+	for _, r := range resourceCandidates(u) {
+		prm, err := oauthex.GetProtectedResourceMetadata(ctx, mu, r, hc)
+		if err == nil {
+			return prm, nil
+		}
+		if first == nil {
+			first = err
+		}
+		if !strings.Contains(err.Error(), "metadata resource") {
+			break // not a mismatch: a 404, garbage, a refused hop
+		}
+	}
+	return nil, first
+}
+
+// maxResourceCandidates bounds the resources a metadata document is
+// checked against (so its fetches).
+const maxResourceCandidates = 4
+
+// resourceCandidates are u itself, then its parent paths up to the bare
+// origin, nearest first: "https://h/a/mcp", "https://h/a", "https://h".
+func resourceCandidates(u *url.URL) []string {
+	base := *u
+	base.RawQuery, base.Fragment = "", ""
+	out := []string{base.String()}
+	p := strings.TrimSuffix(base.Path, "/")
+	for len(out) < maxResourceCandidates && p != "" {
+		if i := strings.LastIndexByte(p, '/'); i >= 0 {
+			p = p[:i]
+		} else {
+			p = ""
+		}
+		base.Path, base.RawPath = p, ""
+		out = append(out, base.String())
+	}
+	return out
+}
+
+// client fills l's client: the one the manifest names; else its Client ID
+// Metadata Document's URL when the authorization server takes one; else
+// one the authorization server registers now (RFC 7591) for the loopback
+// redirect.
 func client(ctx context.Context, hc *http.Client, c LoginConfig, asm *oauthex.AuthServerMeta, redirect string, l *Login) error {
 	srv := c.Server
 	if srv.OAuthClientID != "" {
@@ -235,6 +356,12 @@ func client(ctx context.Context, hc *http.Client, c LoginConfig, asm *oauthex.Au
 				return fmt.Errorf("mcp server %s: oauth_client_secret: %w", srv.ID, err)
 			}
 		}
+		return nil
+	}
+	if srv.OAuthClientMetadataURL != "" && asm.ClientIDMetadataDocumentSupported {
+		// A Client ID Metadata Document: the URL is the client id, a
+		// public client; the authorization server fetches the document.
+		l.ClientID = srv.OAuthClientMetadataURL
 		return nil
 	}
 	if asm.RegistrationEndpoint == "" {

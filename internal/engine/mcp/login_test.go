@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"net/url"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -160,5 +162,22 @@ func TestLoginNotNeeded(t *testing.T) {
 	_, err = RunLogin(context.Background(), LoginConfig{Capsule: m.ID(), Server: m.MCPServers[0], Client: client, Tokens: &memTokens{}, Show: func(string) error { return nil }})
 	if !errors.Is(err, ErrNoLoginNeeded) {
 		t.Fatalf("login = %v, want ErrNoLoginNeeded", err)
+	}
+}
+
+func TestResourceCandidates(t *testing.T) {
+	for in, want := range map[string][]string{
+		"https://h/mcp":          {"https://h/mcp", "https://h"},
+		"https://h/a/b/mcp?x=1":  {"https://h/a/b/mcp", "https://h/a/b", "https://h/a", "https://h"},
+		"https://h/a/b/c/d/mcp/": {"https://h/a/b/c/d/mcp/", "https://h/a/b/c/d", "https://h/a/b/c", "https://h/a/b"},
+		"https://h":              {"https://h"},
+	} {
+		u, err := url.Parse(in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := resourceCandidates(u); !slices.Equal(got, want) {
+			t.Errorf("resourceCandidates(%s) = %q, want %q", in, got, want)
+		}
 	}
 }

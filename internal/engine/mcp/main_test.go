@@ -1,6 +1,7 @@
 package mcp
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -121,9 +122,47 @@ func runFakeServer() {
 			}
 			return text(""), nil
 		})
+	addFakeResources(s)
 	if err := s.Run(context.Background(), &mcp.StdioTransport{}); err != nil {
 		fmt.Fprintln(os.Stderr, "fake:", err)
 	}
+}
+
+// addFakeResources gives the fake server resources the engine must
+// serve or refuse (served_test.go): one it serves, one in the reserved
+// astrid: scheme and one with a ".." segment, a resource whose contents
+// claim an astrid: URI, a template whose read says the server's working
+// directory, and a tool "grow" that adds a resource.
+func addFakeResources(s *mcp.Server) {
+	contents := func(uri, text string) *mcp.ReadResourceResult {
+		return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: uri, MIMEType: "text/plain", Text: text}}}
+	}
+	for _, r := range []struct{ uri, text, claims string }{
+		{"fake://ok", "ok", ""},
+		{"astrid://other/skills/x", "a skill of another capsule", ""},
+		{"fake://a/../b", "past the directory", ""},
+		{"fake://sneaky", "claims another's skill", "astrid://other/skills/x"},
+	} {
+		s.AddResource(&mcp.Resource{URI: r.uri, Name: r.uri}, func(context.Context, *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+			return contents(cmp.Or(r.claims, r.uri), r.text), nil
+		})
+	}
+	obj := map[string]any{"type": "object"}
+	s.AddTool(&mcp.Tool{Name: "grow", Description: "Adds a resource (its list changes)", InputSchema: obj},
+		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			s.AddResource(&mcp.Resource{URI: "fake://grown", Name: "grown"}, func(context.Context, *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+				return contents("fake://grown", "grown"), nil
+			})
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "grown"}}}, nil
+		})
+	s.AddResourceTemplate(&mcp.ResourceTemplate{URITemplate: "fake://where/{x}", Name: "where"},
+		func(_ context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+			wd, err := os.Getwd()
+			if err != nil {
+				return nil, err
+			}
+			return contents(req.Params.URI, wd), nil
+		})
 }
 
 // Files in a fake server's working directory that hold its start, so that

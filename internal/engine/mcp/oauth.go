@@ -6,10 +6,13 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strings"
 	"sync"
 	"time"
 
 	"golang.org/x/oauth2"
+
+	"github.com/astrid-go/astrid/manifest"
 )
 
 // OAuth 2.1 for remote servers that ask for it (DESIGN §12): `astrid mcp
@@ -43,7 +46,16 @@ type Login struct {
 	Scopes       []string      `json:"scopes,omitempty"`
 	Token        *oauth2.Token `json:"token"`
 	At           time.Time     `json:"at"`
+	// StepUp is the scopes the next login asks for, set when the server
+	// refused a call for want of scope (scope.go); StepUps counts the
+	// step-up logins in a row that made this one.
+	StepUp  []string `json:"step_up,omitempty"`
+	StepUps int      `json:"step_ups,omitempty"`
 }
+
+// StepUpPending says the server asked for more scope than this login
+// has: `astrid mcp login` would ask for Login.StepUp.
+func (l *Login) StepUpPending() bool { return len(l.StepUp) > len(l.Scopes) }
 
 func (l *Login) config() *oauth2.Config {
 	return &oauth2.Config{
@@ -87,13 +99,23 @@ type LoginRequiredError struct {
 	// Header says the manifest sends its own Authorization header: the
 	// server refused that, and a login would not replace it.
 	Header bool
+	// Scopes, on a 403 insufficient_scope, is what the next login asks
+	// for; Hopeless says logging in again would not help.
+	Scopes   []string
+	Hopeless bool
 }
 
 func (e *LoginRequiredError) Error() string {
 	if e.Header {
 		return fmt.Sprintf("MCP server %s refused the Authorization header the manifest sends (HTTP %d); check the capsule's [env] value it names (astrid capsule env set %s …)", e.Server, e.Status, e.Capsule)
 	}
+	if e.Hopeless {
+		return fmt.Sprintf("MCP server %s refused the call for want of scope (HTTP %d): %s", e.Server, e.Status, e.Why)
+	}
 	msg := fmt.Sprintf("MCP server %s needs authorization (HTTP %d): run `astrid mcp login %s`", e.Server, e.Status, e.Capsule)
+	if len(e.Scopes) > 0 {
+		msg = fmt.Sprintf("MCP server %s needs more scope (HTTP %d): run `astrid mcp login %s`, which asks for %q", e.Server, e.Status, e.Capsule, strings.Join(e.Scopes, " "))
+	}
 	if e.Why != "" {
 		msg += " (" + e.Why + ")"
 	}
@@ -111,6 +133,12 @@ type storedAuth struct {
 	ts    oauth2.TokenSource // nil without a usable login
 	why   string             // why there is none, when one is stored
 	login *Login
+
+	// The client credentials grant (clientcred.go), when the manifest
+	// asks for it: no login, the engine's own tokens.
+	machine    *machineGrant
+	machineErr error
+	ccScopes   []string // the scopes of the last token granted
 }
 
 func newStoredAuth(e *Engine, egressClient *http.Client, header bool) *storedAuth {
@@ -120,7 +148,11 @@ func newStoredAuth(e *Engine, egressClient *http.Client, header bool) *storedAut
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 		Timeout:       30 * time.Second,
 	}
-	return &storedAuth{e: e, client: c, header: header}
+	a := &storedAuth{e: e, client: c, header: header}
+	if g := e.srv.OAuthGrant; g == manifest.MCPGrantClientCredentials || g == manifest.MCPGrantEnterprise {
+		a.machine, a.machineErr = newMachineGrant(e.srv, e.opts.Env)
+	}
+	return a
 }
 
 // load reads the stored login; a missing store or login leaves the
@@ -128,6 +160,9 @@ func newStoredAuth(e *Engine, egressClient *http.Client, header bool) *storedAut
 func (a *storedAuth) load() {
 	a.mu.Lock()
 	defer a.mu.Unlock()
+	if a.machine != nil || a.machineErr != nil {
+		return // its tokens are the engine's own, kept across sessions
+	}
 	a.ts, a.login, a.why = nil, nil, ""
 	tokens := a.e.opts.Tokens
 	if tokens == nil {
@@ -163,17 +198,77 @@ func (a *storedAuth) TokenSource(context.Context) (oauth2.TokenSource, error) {
 	return a.ts, nil
 }
 
-// Authorize implements auth.OAuthHandler: a 401 (or a 403 asking for more
-// scope) is answered by telling the person to log in.
-func (a *storedAuth) Authorize(_ context.Context, _ *http.Request, resp *http.Response) error {
+// Authorize implements auth.OAuthHandler. A login sealed since this one
+// was loaded (`astrid mcp login` while the engine runs) is taken up and the
+// request goes again with its token. Else a 401 tells the person to log
+// in, and a 403 insufficient_scope records the scopes the next login asks
+// for (scope.go) and says so; it never prompts.
+func (a *storedAuth) Authorize(ctx context.Context, _ *http.Request, resp *http.Response) error {
 	_ = resp.Body.Close()
-	a.mu.Lock()
-	why := a.why
-	a.mu.Unlock()
-	if resp.StatusCode == http.StatusForbidden && why == "" {
-		why = "the server refused the token's scope"
+	if a.machine != nil || a.machineErr != nil {
+		return a.clientCredentials(ctx, resp)
 	}
-	return &LoginRequiredError{Capsule: a.e.capsuleID, Server: a.e.srv.ID, Status: resp.StatusCode, Why: why, Header: a.header}
+	if a.newerLogin() {
+		a.load()
+		a.mu.Lock()
+		ok := a.ts != nil
+		a.mu.Unlock()
+		if ok {
+			return nil
+		}
+	}
+	a.mu.Lock()
+	why, l := a.why, a.login
+	a.mu.Unlock()
+	lr := &LoginRequiredError{Capsule: a.e.capsuleID, Server: a.e.srv.ID, Status: resp.StatusCode, Why: why, Header: a.header}
+	if resp.StatusCode != http.StatusForbidden || a.header {
+		return lr
+	}
+	ch, err := parseScopeChallenge(resp.Header)
+	switch {
+	case err != nil:
+		lr.Why, lr.Hopeless = "its scope challenge is unusable: "+err.Error(), true
+		a.e.log.Warn("mcp: unusable scope challenge", "server", a.e.srv.ID, "err", err)
+		return lr
+	case !ch.insufficient || l == nil:
+		if why == "" {
+			lr.Why = "the server refused the token's scope"
+		}
+		return lr
+	}
+	want, err := stepUp(l, ch)
+	if err != nil {
+		lr.Why, lr.Hopeless = err.Error(), true
+		return lr
+	}
+	up := *l
+	up.StepUp = want
+	if err := SaveLogin(a.e.opts.Tokens, a.e.srv.ID, &up); err != nil {
+		return fmt.Errorf("mcp server %s asks for scope %q; recording it for the next login: %w", a.e.srv.ID, strings.Join(want, " "), err)
+	}
+	a.mu.Lock()
+	if a.login == l {
+		a.login = &up
+	}
+	a.mu.Unlock()
+	lr.Scopes = want
+	return lr
+}
+
+// newerLogin says the store holds a login for this URL other than the one
+// loaded: its token differs and it was made later.
+func (a *storedAuth) newerLogin() bool {
+	tokens := a.e.opts.Tokens
+	if tokens == nil {
+		return false
+	}
+	l, ok, err := LoadLogin(tokens, a.e.srv.ID)
+	if err != nil || !ok || l.ServerURL != a.e.srv.URL {
+		return false
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.login == nil || (l.At.After(a.login.At) && l.Token.AccessToken != a.login.Token.AccessToken)
 }
 
 // savingSource seals every new token it hands out, and words a failed

@@ -125,6 +125,7 @@ func (e *Engine) startRemote(ctx context.Context) (*server, error) {
 		}
 		return nil, fmt.Errorf("mcp server %s: connect to %s: %w", e.srv.ID, r.shown, err)
 	}
+	askForLogs(cctx, session, e.log)
 	done, cancel := context.WithCancelCause(context.Background())
 	s := &server{session: session, started: time.Now(), exited: make(chan struct{}), done: done, cancel: cancel}
 	go func() {
@@ -193,7 +194,7 @@ func fallbackToSSE(ctx context.Context, err error) bool {
 		return false
 	}
 	var lr *LoginRequiredError
-	return !errors.As(err, &lr) && !errors.Is(err, errTooLarge) && !errors.Is(err, errNotMCP)
+	return !errors.As(err, &lr) && !errors.Is(err, errTooLarge) && !errors.Is(err, errNotMCP) && !errors.Is(err, errGrant)
 }
 
 // wire adds the wire log to a transport when one is configured.

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"reflect"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -91,12 +92,46 @@ func remoteTools(b *blocking) *mcp.Server {
 	s.AddTool(&mcp.Tool{Name: "sample", Description: "Asks the client's model", InputSchema: obj},
 		func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			//lint:ignore SA1019 a server that still samples (deprecated, SEP-2577) must be refused
-			_, err := req.Session.CreateMessage(ctx, &mcp.CreateMessageParams{MaxTokens: 10, Messages: []*mcp.SamplingMessage{{Role: "user", Content: &mcp.TextContent{Text: "hi"}}}})
+			res, err := req.Session.CreateMessage(ctx, &mcp.CreateMessageParams{MaxTokens: 10, SystemPrompt: "Be brief.", Messages: []*mcp.SamplingMessage{{Role: "user", Content: &mcp.TextContent{Text: "hi"}}}})
 			if err != nil {
 				return text("sampling failed: " + err.Error()), nil
 			}
-			return text("sampled"), nil
+			got, _ := res.Content.(*mcp.TextContent)
+			if got == nil {
+				return text(fmt.Sprintf("sampled no text: %T", res.Content)), nil
+			}
+			return text(fmt.Sprintf("sampled %s %s %s: %s", res.Role, res.Model, res.StopReason, got.Text)), nil
 		})
+	// logs logs three messages at info and one at debug (below the
+	// level the engine asks for), then waits as block does.
+	s.AddTool(&mcp.Tool{Name: "logs", Description: "Logs as it works", InputSchema: obj},
+		func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			//lint:ignore SA1019 a server that logs, as the engine must hear it
+			for i, level := range []mcp.LoggingLevel{"info", "debug", "warning", "info"} {
+				//lint:ignore SA1019 a server that logs, as the engine must hear it
+				if err := req.Session.Log(ctx, &mcp.LoggingMessageParams{Level: level, Logger: "worker", Data: fmt.Sprintf("step %d", i)}); err != nil {
+					return nil, err
+				}
+			}
+			select {
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			case <-b.release:
+				return text("logged"), nil
+			}
+		})
+	// mixed answers text, an image and an embedded resource; the image
+	// of mixed_huge is 2 MiB.
+	for name, size := range map[string]int{"mixed": 3, "mixed_huge": 2 << 20} {
+		s.AddTool(&mcp.Tool{Name: name, Description: "Typed content", InputSchema: obj},
+			func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+				return &mcp.CallToolResult{Content: []mcp.Content{
+					&mcp.TextContent{Text: "typed:"},
+					&mcp.ImageContent{MIMEType: "image/png", Data: make([]byte, size)},
+					&mcp.EmbeddedResource{Resource: &mcp.ResourceContents{URI: "test://r", MIMEType: "application/json", Text: `{"a":1}`}},
+				}}, nil
+			})
+	}
 	for _, name := range []string{"html", "huge", "endless", "redirect_meta", "redirect_loopback", "expire", "a/b", strings.Repeat("x", 200)} {
 		s.AddTool(&mcp.Tool{Name: name, Description: "answered by the middleware", InputSchema: obj},
 			func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
@@ -345,6 +380,79 @@ func TestRemoteStreamable(t *testing.T) {
 	contains(t, "logs", r.logs.String(), "left off the bus")
 }
 
+// TestRemoteTypedContentPassesThrough: a server's image and embedded
+// resource reach the bus as typed parts beside the text the model reads;
+// parts beyond the bus's bounds are left out, and the text says why.
+func TestRemoteTypedContentPassesThrough(t *testing.T) {
+	_, u := remoteServer(t, streamableTools(t, newBlocking(t)))
+	r := mustRemoteRig(t, remoteManifest(t, "http", u, ""), []string{hostPort(t, u)}, 0, Options{})
+	res := r.roundTrip("rem:mixed", "c1", `{}`)
+	want := []ipc.ToolPart{
+		{Type: ipc.ToolPartText, Text: "typed:"},
+		{Type: ipc.ToolPartImage, MimeType: "image/png", Data: []byte{0, 0, 0}},
+		{Type: ipc.ToolPartResource, URI: "test://r", MimeType: "application/json", Text: `{"a":1}`},
+	}
+	if res.IsError || res.Content != "typed:\n[image image/png, 3 bytes]\n{\"a\":1}" || !reflect.DeepEqual(res.Parts, want) {
+		t.Fatalf("mixed = %+v", res)
+	}
+	if res = r.roundTrip("rem:echo", "c3", `{"text":"hi"}`); res.Parts != nil {
+		t.Fatalf("a text result carries parts: %+v", res)
+	}
+	res = r.roundTrip("rem:mixed_huge", "c4", `{}`)
+	if res.Parts != nil || !strings.Contains(res.Content, "[image image/png, 2097152 bytes]") || !strings.Contains(res.Content, "typed content was not passed on") {
+		t.Fatalf("mixed_huge = %.300s (%d parts)", res.Content, len(res.Parts))
+	}
+	contains(t, "logs", r.logs.String(), "typed content was not passed on")
+}
+
+// TestRemoteLogMessagesBecomeToolEvents: the engine asks a server that
+// offers logging for its messages from info up; each it sends during a
+// call becomes an agent.v1.tool.log event naming the call, from the
+// capsule, for the call's principal.
+func TestRemoteLogMessagesBecomeToolEvents(t *testing.T) {
+	b := newBlocking(t)
+	_, u := remoteServer(t, streamableTools(t, b))
+	r := mustRemoteRig(t, remoteManifest(t, "http", u, ""), []string{hostPort(t, u)}, 0, Options{})
+	if err := r.d.Register(dispatch.CapsuleACL{ID: "log-watcher", Subscribe: []string{ipc.AgentToolLogTopic}}, nopTarget{}); err != nil {
+		t.Fatal(err)
+	}
+	logs, err := r.d.Subscribe(dispatch.Caller{Capsule: "log-watcher", Principal: ipc.DefaultPrincipal}, ipc.AgentToolLogTopic, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.call("rem:logs", "c1", `{}`)
+	var got []ipc.AgentToolLog
+	testutil.WaitFor(t, hangGuard, "three log events", func() bool {
+		for {
+			d, ok := logs.TryRecv()
+			if !ok {
+				return len(got) >= 3
+			}
+			if d.Envelope.SourceID != r.comp.ID() || d.Envelope.Principal != ipc.DefaultPrincipal {
+				t.Errorf("log event from %s for %q", d.Envelope.SourceID, d.Envelope.Principal)
+			}
+			var l ipc.AgentToolLog
+			if err := json.Unmarshal(ipc.GuestBytes(d.Envelope.Payload), &l); err != nil {
+				t.Fatal(err)
+			}
+			got = append(got, l)
+		}
+	})
+	b.stop()
+	if _, _, res := r.result(); res.Result.Content != "logged" {
+		t.Fatalf("result %+v", res)
+	}
+	want := []ipc.AgentToolLog{
+		{CallID: "c1", Name: "rem:logs", Level: "info", Logger: "worker", Message: "step 0"},
+		{CallID: "c1", Name: "rem:logs", Level: "warning", Logger: "worker", Message: "step 2"},
+		{CallID: "c1", Name: "rem:logs", Level: "info", Logger: "worker", Message: "step 3"},
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("log events %+v, want %+v", got, want)
+	}
+	contains(t, "wire", r.wire.String(), `"method":"logging/setLevel"`)
+}
+
 func remoteManifestHeaders(t *testing.T, u string) *manifest.Manifest {
 	t.Helper()
 	pu, _ := url.Parse(u)
@@ -505,8 +613,10 @@ func TestRemoteElicitationRefused(t *testing.T) {
 		contains(t, tt.tool, res.Content, "elicit failed")
 		contains(t, tt.tool, res.Content, tt.want)
 	}
-	// Sampling is not offered, so the server's request is refused.
-	contains(t, "sample", r.roundTrip("rem:sample", "e8", `{}`).Content, "sampling failed")
+	// Sampling is refused by default, naming the key that allows it.
+	res := r.roundTrip("rem:sample", "e8", `{}`)
+	contains(t, "sample", res.Content, "sampling failed")
+	contains(t, "sample", res.Content, `the operator has not allowed sampling for capsule remote-capsule (allow it in config.toml: [mcp] sampling = ["remote-capsule"])`)
 	if res := r.roundTrip("rem:echo", "e9", `{"text":"still here"}`); res.IsError || res.Content != "still here" {
 		t.Fatalf("echo after the refusals = %+v", res)
 	}
@@ -521,42 +631,52 @@ func TestRemoteElicitationAsksThePerson(t *testing.T) {
 	withFrontend := func(r *rig, d *host.Deps) {
 		d.Bus = r.bus
 		d.Elicits = ask.NewElicits([]string{frontend}, 0)
-		if err := r.d.Register(dispatch.CapsuleACL{ID: frontend, Publish: []string{ipc.ElicitResponseTopic("*")}, Subscribe: []string{ipc.ElicitRequestTopic}}, nopTarget{}); err != nil {
-			t.Fatal(err)
-		}
-		sub, err := r.d.Subscribe(dispatch.Caller{Capsule: frontend, Principal: ipc.DefaultPrincipal}, ipc.ElicitRequestTopic, true)
-		if err != nil {
-			t.Fatal(err)
-		}
-		ctx, cancel := context.WithCancel(context.Background())
-		done := make(chan struct{})
-		go func() {
-			defer close(done)
-			for {
-				d, err := sub.Recv(ctx)
-				if err != nil {
-					return
-				}
-				var q ipc.ElicitRequest
-				if q.UnmarshalJSON(ipc.GuestBytes(d.Envelope.Payload)) != nil {
-					continue
-				}
-				// The schema's default is offered (SEP-1034).
-				name := "Astrid"
-				if q.Field.Default == nil || *q.Field.Default != "Ada" {
-					name = fmt.Sprintf("no default offered: %+v", q.Field)
-				}
-				b, _ := ipc.ElicitResponse{RequestID: q.RequestID, Value: &name}.MarshalJSON()
-				_, _ = r.d.Publish(dispatch.Caller{Capsule: frontend, Principal: ipc.DefaultPrincipal}, ipc.ElicitResponseTopic(q.RequestID), b)
+		asFrontend(t, r, frontend, ipc.ElicitRequestTopic, ipc.ElicitResponseTopic("*"), func(payload []byte) {
+			var q ipc.ElicitRequest
+			if q.UnmarshalJSON(payload) != nil {
+				return
 			}
-		}()
-		t.Cleanup(func() { cancel(); <-done; sub.Close() })
+			// The schema's default is offered (SEP-1034).
+			name := "Astrid"
+			if q.Field.Default == nil || *q.Field.Default != "Ada" {
+				name = fmt.Sprintf("no default offered: %+v", q.Field)
+			}
+			b, _ := ipc.ElicitResponse{RequestID: q.RequestID, Value: &name}.MarshalJSON()
+			_, _ = r.d.Publish(dispatch.Caller{Capsule: frontend, Principal: ipc.DefaultPrincipal}, ipc.ElicitResponseTopic(q.RequestID), b)
+		})
 	}
 	r := mustRemoteRigWith(t, remoteManifest(t, "http", u, ""), []string{hostPort(t, u)}, Options{}, withFrontend)
 	res := r.roundTrip("rem:ask", "a1", `{}`)
 	if res.IsError || res.Content != `accept {"f0":"Astrid"}` {
 		t.Fatalf("ask = %+v", res)
 	}
+}
+
+// asFrontend registers frontend, allowed to answer on answers, and hands
+// each payload the default principal's questions on topic bring to handle,
+// until the test ends.
+func asFrontend(t *testing.T, r *rig, frontend, topic, answers string, handle func(payload []byte)) {
+	t.Helper()
+	if err := r.d.Register(dispatch.CapsuleACL{ID: frontend, Publish: []string{answers}, Subscribe: []string{topic}}, nopTarget{}); err != nil {
+		t.Fatal(err)
+	}
+	sub, err := r.d.Subscribe(dispatch.Caller{Capsule: frontend, Principal: ipc.DefaultPrincipal}, topic, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			d, err := sub.Recv(ctx)
+			if err != nil {
+				return
+			}
+			handle(ipc.GuestBytes(d.Envelope.Payload))
+		}
+	}()
+	t.Cleanup(func() { cancel(); <-done; sub.Close() })
 }
 
 func mustRemoteRigWith(t *testing.T, m *manifest.Manifest, allow []string, opts Options, more ...func(*rig, *host.Deps)) *rig {

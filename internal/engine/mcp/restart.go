@@ -2,18 +2,23 @@ package mcp
 
 import (
 	"context"
+	"fmt"
 	"time"
+
+	"github.com/astrid-go/astrid/internal/capsule"
 )
 
 // supervise watches the live generation of the load-time server and, when the server dies, starts
 // a new one after a backoff that doubles while generations keep dying young
-// (capped at MaxRestartBackoff) and starts over after a generation lived
-// stableAfter. Calls in flight when a server dies fail at once (their
+// (capped at Options.MaxBackoff) and starts over after a generation lived
+// stableAfter; after Options.MaxRestarts restarts in a row it gives up and
+// the engine fails (capsule.ErrGaveUp). Calls in flight when a server dies fail at once (their
 // context merges the generation's done context); calls that arrive while
 // it is down are answered with an error, never held.
 func (e *Engine) supervise(ctx context.Context, s *server, done chan<- struct{}) {
 	defer close(done)
 	backoff := e.opts.RestartBackoff
+	inARow := 0 // restarts since a generation last lived stableAfter
 	for {
 		select {
 		case <-ctx.Done():
@@ -28,7 +33,7 @@ func (e *Engine) supervise(ctx context.Context, s *server, done chan<- struct{})
 		e.mu.Unlock()
 		s.kill()
 		if lived >= stableAfter {
-			backoff = e.opts.RestartBackoff
+			backoff, inARow = e.opts.RestartBackoff, 0
 		}
 		// A remote session the server expired (404 on its id) is opened
 		// again at once: the server is there, it just forgot us.
@@ -37,7 +42,16 @@ func (e *Engine) supervise(ctx context.Context, s *server, done chan<- struct{})
 			wait = 0
 		}
 		for {
-			e.log.Warn("mcp server is down; restarting", "exit", s.exitErr, "lived", lived.Round(time.Millisecond), "restart_in", wait)
+			if wait > 0 && e.opts.MaxRestarts != 0 && inARow >= max(e.opts.MaxRestarts, 0) {
+				err := fmt.Errorf("mcp server %s died %d times in a row (last: %v): %w", e.srv.ID, inARow+1, s.exitErr, capsule.ErrGaveUp)
+				e.log.Error("mcp server is down; gave up restarting it", "restarts", inARow, "exit", s.exitErr)
+				e.set(capsule.Failed, err)
+				return
+			}
+			if wait > 0 {
+				inARow++
+			}
+			e.log.Warn("mcp server is down; restarting", "exit", s.exitErr, "lived", lived.Round(time.Millisecond), "restart_in", wait, "attempt", inARow, "of", e.opts.MaxRestarts)
 			t := time.NewTimer(wait)
 			select {
 			case <-ctx.Done():
@@ -46,7 +60,7 @@ func (e *Engine) supervise(ctx context.Context, s *server, done chan<- struct{})
 			case <-t.C:
 			}
 			if wait == backoff {
-				backoff = min(2*backoff, MaxRestartBackoff)
+				backoff = min(2*backoff, e.opts.MaxBackoff)
 			}
 			wait = backoff
 			ns, err := e.start(ctx, e.home())
@@ -69,6 +83,7 @@ func (e *Engine) supervise(ctx context.Context, s *server, done chan<- struct{})
 			n := e.restarts
 			e.mu.Unlock()
 			e.log.Info("mcp server restarted", "pid", ns.pid, "restarts", n)
+			e.listChanged(ns.session) // its lists may differ now
 			s = ns
 			break
 		}

@@ -69,6 +69,23 @@ type spawnSpec struct {
 	log     *slog.Logger
 	wire    io.Writer
 	timeout time.Duration
+	// progress receives the server's progress notifications; counted
+	// notes them as they are read (both nil in tests of the protocol
+	// layer alone).
+	progress func(context.Context, *mcp.ProgressNotificationClientRequest)
+	counted  *progressCalls
+	// logMessage receives the server's notifications/message (logging.go).
+	logMessage func(context.Context, *mcp.LoggingMessageRequest)
+	// changed hears the server say its resource or prompt list changed
+	// (relist.go); nil: nobody listens.
+	changed func(*mcp.ClientSession)
+	// sample answers the server's sampling/createMessage (sampling.go).
+	//lint:ignore SA1019 sampling is deprecated (SEP-2577) but still works; sampling.go says why we offer it
+	sample func(context.Context, *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error)
+	// roots answer the server's roots/list (roots.go); none: the client
+	// does not offer roots.
+	//lint:ignore SA1019 roots are deprecated (SEP-2577) but still work; roots.go says why we offer them
+	roots []*mcp.Root
 	// confine starts the process inside its capsule's grants (the host's
 	// one spawning place); nil starts it as it is (tests of the protocol
 	// layer alone).
@@ -138,18 +155,47 @@ func startServer(ctx context.Context, spec spawnSpec) (*server, error) {
 	go s.logStderr(spec.log)
 
 	var t mcp.Transport = &mcp.IOTransport{Reader: outR, Writer: inW}
+	if spec.counted != nil {
+		t = &countingTransport{Transport: t, progress: spec.counted}
+	}
 	if spec.wire != nil {
 		t = &mcp.LoggingTransport{Transport: t, Writer: spec.wire}
 	}
+	//lint:ignore SA1019 sampling is deprecated (SEP-2577) but still works; sampling.go says why we offer it
+	caps := &mcp.ClientCapabilities{Sampling: &mcp.SamplingCapabilities{}}
+	if len(spec.roots) > 0 {
+		// A fixed list: the grants do not change while the server runs.
+		//lint:ignore SA1019 roots are deprecated (SEP-2577) but still work; roots.go says why we offer them
+		caps.RootsV2 = &mcp.RootCapabilities{}
+	}
 	client := mcp.NewClient(&mcp.Implementation{Name: "astrid", Version: manifest.RuntimeVersion}, &mcp.ClientOptions{
 		Logger: spec.log,
-		// No capabilities: a client advertising roots makes some servers
-		// (server-filesystem) replace the directories the manifest gave them.
-		Capabilities: &mcp.ClientCapabilities{},
+		// Roots are the capsule's granted directories, and only when it
+		// has some; sampling is answered (refused unless the operator
+		// allows it for the capsule, sampling.go); no elicitation from a
+		// stdio server.
+		Capabilities: caps,
+		//lint:ignore SA1019 sampling is deprecated (SEP-2577) but still works; sampling.go says why we offer it
+		CreateMessageHandler:        spec.sample,
+		ProgressNotificationHandler: spec.progress,
+		//lint:ignore SA1019 logging is deprecated (SEP-2577) but still works; docs/rationale/mcp.md says why a tool's log messages use it
+		LoggingMessageHandler: spec.logMessage,
 		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
 			spec.log.Info("the MCP server changed its tool list; the capsule keeps the tools it loaded with until it is reloaded")
 		},
+		ResourceListChangedHandler: func(_ context.Context, r *mcp.ResourceListChangedRequest) {
+			if spec.changed != nil {
+				spec.changed(r.Session)
+			}
+		},
+		PromptListChangedHandler: func(_ context.Context, r *mcp.PromptListChangedRequest) {
+			if spec.changed != nil {
+				spec.changed(r.Session)
+			}
+		},
 	})
+	//lint:ignore SA1019 roots are deprecated (SEP-2577) but still work; roots.go says why we offer them
+	client.AddRoots(spec.roots...)
 	cctx, stop := context.WithTimeout(ctx, spec.timeout)
 	defer stop()
 	// A server that dies during the handshake must not leave it waiting.
@@ -164,6 +210,7 @@ func startServer(ctx context.Context, spec spawnSpec) (*server, error) {
 		return nil, fmt.Errorf("MCP handshake with %s: %w", spec.command, err)
 	}
 	s.session = session
+	askForLogs(cctx, session, spec.log)
 	// A session that breaks while the process lives (garbage on stdout, a
 	// closed pipe) leaves a server nobody can talk to: end it, so that the
 	// supervisor starts a new one.

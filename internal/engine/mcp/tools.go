@@ -77,7 +77,9 @@ func (e *Engine) listTools(ctx context.Context, s *server) (tools []tool, hasHoo
 			Name:        name,
 			Description: desc,
 			InputSchema: schema,
-			Mutable:     t.Annotations == nil || !t.Annotations.ReadOnlyHint,
+			// A session's server is the editor's, not the operator's:
+			// its read-only hint is not believed (bound.go).
+			Mutable: t.Annotations == nil || !t.Annotations.ReadOnlyHint || e.opts.Bound != nil,
 		}})
 	}
 	return tools, hasHook, nil
@@ -119,9 +121,10 @@ func (e *Engine) lookup(handler string) (tool, bool) {
 
 // Surface implements capsule.SurfaceProvider: an interceptor on each tool's
 // execute topic (with the subscribe grant every interceptor needs) and the
-// publish grant for its result topic, and, from the first MCP engine of the
+// publish grant for its result topic and for agent.v1.tool.progress, and, from the first MCP engine of the
 // capsule only, the describe interceptor with the grant for the capsule's
-// describe response. Every topic is derived from a
+// describe response, and those of the resource, prompt and completion
+// conventions its servers offer (served_bus.go). Every topic is derived from a
 // validated tool name or the capsule id; the server chooses none.
 func (e *Engine) Surface() capsule.Surface {
 	var s capsule.Surface
@@ -134,12 +137,18 @@ func (e *Engine) Surface() capsule.Surface {
 		s.Publish = append(s.Publish, ipc.ToolResultTopic(t.busName))
 	}
 	e.mu.Unlock()
+	if len(s.Interceptors) > 0 {
+		// A call's progress and log messages, for the call's principal
+		// (progress.go, logging.go).
+		s.Publish = append(s.Publish, ipc.AgentToolProgressTopic, ipc.AgentToolLogTopic)
+	}
 	if describer(e) == e {
 		s.Interceptors = append(s.Interceptors, manifest.Interceptor{
 			Pattern: ipc.ToolRequestDescribeTopic, Handler: describeHandler, Priority: manifest.DefaultPriority,
 		})
 		s.Subscribe = append(s.Subscribe, ipc.ToolRequestDescribeTopic)
 		s.Publish = append(s.Publish, ipc.ToolDescribeResponseTopic(e.capsuleID))
+		e.servedSurface(&s)
 	}
 	return s
 }

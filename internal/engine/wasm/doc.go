@@ -1,5 +1,7 @@
-// Package wasm is the engine that runs a capsule's executable component, a
-// core WebAssembly module speaking docs/abi.md, on wazero.
+// Package wasm is the engine that runs a capsule's wasm components, each a
+// core WebAssembly module speaking docs/abi.md, on wazero: one component,
+// or several loaded in order, libraries called through the host
+// (components.go).
 //
 // It owns: the shared Runtime (wazero config, the on-disk compilation
 // cache, compiled modules shared by hash), integrity checks of component

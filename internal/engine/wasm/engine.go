@@ -46,6 +46,11 @@ type Engine struct {
 	pool     *pool
 	run      *runLoop
 
+	// links is the capsule's set of components when it has more than
+	// one (components.go), nil otherwise. A library component is called
+	// only through it (component_call), never from the bus.
+	links *linkSet
+
 	capsule.HealthCell
 }
 
@@ -62,13 +67,25 @@ func newEngine(r *Runtime, m *manifest.Manifest, comp *manifest.Component, h *ho
 // Name implements capsule.Engine.
 func (e *Engine) Name() string { return "wasm" }
 
+// library reports whether the engine runs a type = "library" component.
+func (e *Engine) library() bool { return e.comp.Type == manifest.ComponentLibrary }
+
+// label names the component in errors when the capsule has several:
+// "component <id> (<file>): ", else "".
+func (e *Engine) label() string {
+	if e.links == nil {
+		return ""
+	}
+	return "component " + componentName(e.comp) + ": "
+}
+
 // Load verifies, compiles and instantiates the component: the first
 // instance is made now so that a broken module fails the load, not the
 // first call.
 func (e *Engine) Load(ctx context.Context) error {
 	e.SetHealth(capsule.Loading, nil)
 	if err := e.load(ctx); err != nil {
-		err = fmt.Errorf("wasm: capsule %s: %w", e.m.ID(), err)
+		err = fmt.Errorf("wasm: capsule %s: %s%w", e.m.ID(), e.label(), err)
 		e.SetHealth(capsule.Failed, err)
 		return err
 	}
@@ -105,12 +122,14 @@ func (e *Engine) load(ctx context.Context) error {
 	}
 	e.index = map[string]uint32{}
 	for i, name := range names {
-		if e.handlers[name] {
+		// A library's handlers are what the capsule's other components
+		// call by name; an executable's are those the manifest binds.
+		if e.handlers[name] || e.library() {
 			e.index[name] = uint32(i)
 		}
 	}
 	e.pool.seed(first)
-	if _, ok := cm.ExportedFunctions()[exportRun]; ok {
+	if _, ok := cm.ExportedFunctions()[exportRun]; ok && !e.library() {
 		e.run = startRunLoop(e)
 	}
 	return nil
@@ -219,6 +238,14 @@ func (e *Engine) Stats() PoolStats {
 // dispatcher admitted when it started (dispatch.Options.Admit), and
 // refusing it could lose an answer, a failure reply or a result.
 func (e *Engine) Invoke(ctx context.Context, inv hostapi.Invocation) (hostapi.Verdict, error) {
+	if e.library() {
+		return hostapi.Verdict{}, capsule.ErrNotSupported
+	}
+	return e.invoke(ctx, inv)
+}
+
+// invoke runs inv's handler, which the engine's index must have.
+func (e *Engine) invoke(ctx context.Context, inv hostapi.Invocation) (hostapi.Verdict, error) {
 	handler, ok := e.index[inv.Handler]
 	if !ok {
 		return hostapi.Verdict{}, capsule.ErrNotSupported

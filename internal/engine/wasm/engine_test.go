@@ -394,7 +394,7 @@ func TestAGuestServesAndSendsRequests(t *testing.T) {
 		return d.Envelope
 	}
 	req := dispatch.Request{ReplyTo: "hostile.v1.serve_answer", CorrelationID: "r-1"}
-	if _, err := f.d.PublishRequest(asker, "hostile.v1.serve", json.RawMessage(`{"n":1}`), req); err != nil {
+	if _, err := f.d.Publish(asker, "hostile.v1.serve", json.RawMessage(`{"n":1}`), dispatch.RequestOf(req)); err != nil {
 		t.Fatal(err)
 	}
 	e := next()
@@ -410,7 +410,7 @@ func TestAGuestServesAndSendsRequests(t *testing.T) {
 		t.Fatalf("answer %+v from %s, corr %q", got, e.SourceID, e.CorrelationID())
 	}
 	req.CorrelationID = "r-2"
-	if _, err := f.d.PublishRequest(asker, "hostile.v1.panic", json.RawMessage(`{}`), req); err != nil {
+	if _, err := f.d.Publish(asker, "hostile.v1.panic", json.RawMessage(`{}`), dispatch.RequestOf(req)); err != nil {
 		t.Fatal(err)
 	}
 	if fail, ok := ipc.AsRequestFailed(next().Payload); !ok || fail.Reason != ipc.FailHandler || fail.CorrelationID != "r-2" {

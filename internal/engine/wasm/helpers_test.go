@@ -127,6 +127,16 @@ func newHarness(t testing.TB, logs *syncBuffer) (*harness, string) {
 // dispatcher, as the kernel does.
 func (h *harness) load(t testing.TB, rt *Runtime, m *manifest.Manifest, installDir string) (*Engine, error) {
 	t.Helper()
+	e, err := h.loadEngine(t, rt, m, installDir)
+	if err != nil {
+		return nil, err
+	}
+	return e.(*Engine), nil
+}
+
+// loadEngine is load for any wasm engine: one component's or several's.
+func (h *harness) loadEngine(t testing.TB, rt *Runtime, m *manifest.Manifest, installDir string) (capsule.Engine, error) {
+	t.Helper()
 	hc, err := host.NewCapsule(h.deps, m, installDir, nil)
 	if err != nil {
 		return nil, err
@@ -154,7 +164,7 @@ func (h *harness) load(t testing.TB, rt *Runtime, m *manifest.Manifest, installD
 		_ = comp.Unload(context.Background())
 		hc.Close() // as the runtime does after an unload
 	})
-	return e.(*Engine), nil
+	return e, nil
 }
 
 // fixture is the hostile capsule loaded through a wasm engine.

@@ -36,7 +36,8 @@ type callState struct {
 	// host is the time spent inside imports, subtracted from the call's
 	// wall time to give its guest time.
 	host time.Duration
-	// recvs counts ipc_recv calls: the run loop's sign of progress.
+	// recvs counts the waits in the host (ipc_recv, net_accept, net_read):
+	// the run loop's sign of progress.
 	recvs atomic.Uint64
 	buf   []byte
 }
@@ -186,6 +187,17 @@ var importDefs = []importDef{
 			return nil, err
 		}
 		ids, err := st.call.Interceptors(string(topic))
+		if err != nil {
+			return nil, err
+		}
+		return jsonOf(ids)
+	}},
+	{name: "ipc_exact_interceptors", params: p(2), fn: func(st *callState, mod api.Module, s []uint64) ([]byte, error) {
+		topic, err := arg(mod, s[0], s[1], "topic")
+		if err != nil {
+			return nil, err
+		}
+		ids, err := st.call.ExactInterceptors(string(topic))
 		if err != nil {
 			return nil, err
 		}
@@ -358,7 +370,49 @@ var importDefs = []importDef{
 		}
 		return nil, st.call.SetFailureReply(string(topic), payload)
 	}},
+	{name: "audit_record", params: p(2), fn: func(st *callState, mod api.Module, s []uint64) ([]byte, error) {
+		raw, err := arg(mod, s[0], s[1], "record")
+		if err != nil {
+			return nil, err
+		}
+		var rec hostapi.AuditRecord
+		if err := json.Unmarshal(raw, &rec); err != nil {
+			return nil, hostapi.Errorf(hostapi.CodeInvalid, "audit_record", "record is not the JSON of docs/abi.md: %v", err)
+		}
+		return nil, st.call.AuditRecord(rec)
+	}},
 	{name: "set_cancel_key", params: p(2), fn: pathOp(func(c *host.Call, key string) error { return c.SetCancelKey(key) })},
+	{name: "agent_policy", params: nil, fn: func(st *callState, _ api.Module, _ []uint64) ([]byte, error) {
+		pol, err := st.call.AgentPolicy()
+		if err != nil {
+			return nil, err
+		}
+		return json.Marshal(pol)
+	}},
+	{name: "capability_mint", params: p(2), fn: func(st *callState, mod api.Module, s []uint64) ([]byte, error) {
+		raw, err := arg(mod, s[0], s[1], "grant")
+		if err != nil {
+			return nil, err
+		}
+		var g hostapi.CapabilityGrant
+		if err := json.Unmarshal(raw, &g); err != nil {
+			return nil, hostapi.Errorf(hostapi.CodeInvalid, "mint_capability", "grant: %v", err)
+		}
+		id, err := st.call.MintCapability(g)
+		return []byte(id), err
+	}},
+	{name: "capability_check", params: p(2), fn: func(st *callState, mod api.Module, s []uint64) ([]byte, error) {
+		raw, err := arg(mod, s[0], s[1], "query")
+		if err != nil {
+			return nil, err
+		}
+		var q struct{ Capsule, Tool, Resource string }
+		if err := json.Unmarshal(raw, &q); err != nil {
+			return nil, hostapi.Errorf(hostapi.CodeInvalid, "check_capability", "query: %v", err)
+		}
+		id, err := st.call.CheckCapability(q.Capsule, q.Tool, q.Resource)
+		return []byte(id), err
+	}},
 	{name: "approval_request", params: p(4), fn: func(st *callState, mod api.Module, s []uint64) ([]byte, error) {
 		action, resource, err := twoArgs(mod, s, "action", "resource")
 		if err != nil {
@@ -498,6 +552,7 @@ type wireMessage struct {
 	Payload   json.RawMessage `json:"payload"`
 	SourceID  string          `json:"source_id"`
 	Principal string          `json:"principal,omitempty"`
+	Host      string          `json:"host,omitempty"`
 	Lost      uint64          `json:"lost,omitempty"`
 }
 
@@ -509,5 +564,5 @@ func encodeMessage(m hostapi.Message) ([]byte, error) {
 		b, _ := json.Marshal(string(m.Payload))
 		payload = b
 	}
-	return jsonOf(wireMessage{Topic: m.Topic, Payload: payload, SourceID: m.SourceID, Principal: m.Principal, Lost: m.Lost})
+	return jsonOf(wireMessage{Topic: m.Topic, Payload: payload, SourceID: m.SourceID, Principal: m.Principal, Host: m.Host, Lost: m.Lost})
 }

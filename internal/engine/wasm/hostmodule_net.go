@@ -29,6 +29,7 @@ var netImports = []importDef{
 		return jsonOf(l)
 	}},
 	{name: "net_accept", params: []api.ValueType{i64, i64}, fn: func(st *callState, _ api.Module, s []uint64) ([]byte, error) {
+		st.recvs.Add(1) // a wait in the host: a run loop's progress
 		c, err := st.call.NetAccept(hostapi.NetHandle(s[0]), netTimeout(s[1]))
 		if err != nil {
 			return nil, err
@@ -36,6 +37,7 @@ var netImports = []importDef{
 		return jsonOf(c)
 	}},
 	{name: "net_read", params: []api.ValueType{i64, i64, i64}, fn: func(st *callState, _ api.Module, s []uint64) ([]byte, error) {
+		st.recvs.Add(1) // a wait in the host: a run loop's progress
 		// Clamped here so no guest value overflows int: the host caps a
 		// read at MaxNetRead anyway.
 		maxBytes := int64(s[1])

@@ -2,20 +2,25 @@ package wasm
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"time"
 
+	"github.com/astrid-go/astrid/internal/capsule"
 	"github.com/astrid-go/astrid/ipc"
 )
 
 // Run-loop watchdog (DESIGN §4): a run loop is exempt from the call
-// deadline but must call ipc_recv at least once every watchdogWindow;
-// after watchdogStrikes windows without one it is stopped and restarted.
+// deadline but must wait in the host (ipc_recv, net_accept, net_read) at
+// least once every watchdogWindow;
+// after watchdogStrikes windows without one it is stopped, and the engine
+// fails: the runtime's health monitor restarts the capsule (with its
+// backoff and its cap, internal/runtime/health.go), the one place
+// restarts are decided.
 var (
 	watchdogWindow  = 5 * time.Second
 	watchdogStrikes = 3
-	maxRestarts     = 5
 )
 
 // runLoop drives astrid_run on one dedicated instance.
@@ -39,19 +44,15 @@ func (r *runLoop) stop() {
 
 func (r *runLoop) loop(ctx context.Context) {
 	defer close(r.done)
-	for attempt := 0; attempt <= maxRestarts; attempt++ {
-		err := r.runOnce(ctx)
-		if ctx.Err() != nil {
-			return
-		}
-		r.e.log.Warn("run loop ended; restarting", "attempt", attempt+1, "err", err)
-		select {
-		case <-ctx.Done():
-			return
-		case <-time.After(time.Duration(attempt+1) * time.Second):
-		}
+	err := r.runOnce(ctx)
+	if ctx.Err() != nil {
+		return
 	}
-	r.e.log.Error("run loop gave up after restarts", "restarts", maxRestarts)
+	if err == nil {
+		err = errors.New("astrid_run returned")
+	}
+	r.e.log.Warn("run loop ended; the engine has failed (the health monitor restarts the capsule)", "err", err)
+	r.e.SetHealth(capsule.Failed, fmt.Errorf("run loop ended: %w", err))
 }
 
 func (r *runLoop) runOnce(ctx context.Context) error {
@@ -104,7 +105,7 @@ func watch(ctx context.Context, st *callState, stop context.CancelCauseFunc) {
 			continue
 		}
 		if strikes++; strikes >= watchdogStrikes {
-			stop(fmt.Errorf("run loop made no progress (no ipc_recv) for %d windows of %s", strikes, watchdogWindow))
+			stop(fmt.Errorf("run loop made no progress (no ipc_recv, net_accept or net_read) for %d windows of %s", strikes, watchdogWindow))
 			return
 		}
 	}

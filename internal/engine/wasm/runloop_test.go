@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/astrid-go/astrid/internal/capsule"
 	"github.com/astrid-go/astrid/internal/testutil"
 	"github.com/astrid-go/astrid/manifest"
 )
@@ -73,16 +74,19 @@ func TestRunLoopThatReceivesRunsOn(t *testing.T) {
 }
 
 // TestRunLoopWithoutProgressIsRestarted: a run loop that never calls
-// ipc_recv is interrupted after three windows and started again on a
-// fresh instance.
-func TestRunLoopWithoutProgressIsRestarted(t *testing.T) {
+// ipc_recv is interrupted after three windows, and the engine fails
+// saying why: the runtime's health monitor restarts the capsule (its test
+// is internal/runtime's TestHealthRestartsACapsuleWhoseEngineFailed), the
+// engine does not start the loop again by itself.
+func TestRunLoopWithoutProgressFailsTheEngine(t *testing.T) {
 	// Short windows: a loop that never receives is stopped after three
-	// whatever the machine's load, which only delays the restart.
+	// whatever the machine's load, which only delays the failure.
 	f := loadRunLoop(t, "runloop-stuck", 20*time.Millisecond)
-	waitForLog(t, f, "a restart", func(l string) bool {
-		return strings.Contains(l, "run loop ended; restarting") && strings.Count(l, "run loop started") >= 2
-	})
-	if l := f.logs.String(); !strings.Contains(l, "made no progress (no ipc_recv) for 3 windows") {
-		t.Fatalf("the restart does not say why:\n%s", l)
+	testutil.WaitFor(t, guard, "the engine to fail", func() bool { return f.eng.Health().State == capsule.Failed })
+	if err := f.eng.Health().Err; err == nil || !strings.Contains(err.Error(), "made no progress (no ipc_recv, net_accept or net_read) for 3 windows") {
+		t.Fatalf("the failure does not say why: %v", err)
+	}
+	if l := f.logs.String(); strings.Count(l, "run loop started") != 1 {
+		t.Fatalf("the engine started the loop again by itself:\n%s", l)
 	}
 }

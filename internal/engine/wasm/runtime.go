@@ -123,9 +123,13 @@ func (r *Runtime) Close(ctx context.Context) error {
 	return errors.Join(err, r.cache.Close(ctx))
 }
 
-// Engine returns the engine for m's executable component, bound to host h.
-// Nothing is read or compiled until Load.
+// Engine returns the engine for m's executable component, bound to host h,
+// or, when m has several components, one that runs them all in order
+// (Components). Nothing is read or compiled until Load.
 func (r *Runtime) Engine(m *manifest.Manifest, h *host.Capsule) (capsule.Engine, error) {
+	if len(m.Components) > 1 {
+		return newComponents(r, m, h)
+	}
 	comp := m.ExecutableComponent()
 	if comp == nil {
 		return nil, fmt.Errorf("wasm: capsule %s has no executable [[component]]", m.ID())

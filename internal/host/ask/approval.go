@@ -13,6 +13,7 @@ import (
 	"unicode"
 
 	"github.com/astrid-go/astrid/hostapi"
+	"github.com/astrid-go/astrid/internal/caps"
 	"github.com/astrid-go/astrid/internal/store"
 	"github.com/astrid-go/astrid/ipc"
 )
@@ -39,7 +40,15 @@ type Approvals struct {
 	// allowance key, for the life of the kernel: what was approved and
 	// when (allowances.go lists and revokes them).
 	session map[string]map[string]Allowance
+	// tokens, when set (UseTokens), keeps "this session" and "always" as
+	// capability tokens signed with the host key instead: the kernel's.
+	tokens *caps.Book
 }
+
+// UseTokens makes the standing allowances capability tokens kept in book
+// (DESIGN §13): an "always" edited in the store is then ignored, and
+// `astrid caps revoke` withdraws one at once. Call it before any request.
+func (a *Approvals) UseTokens(book *caps.Book) { a.tokens = book }
 
 // NewApprovals returns the approval state: answers count from approvers;
 // a question waits window (DefaultApprovalWindow when 0).
@@ -92,11 +101,19 @@ func (a *Approvals) Request(s Asker, st *store.Store, action, resource string) (
 	}
 	resource = strings.TrimSpace(resource)
 	key := allowanceKey(s.Capsule, action, resource)
-	if a.sessionAllowed(s.Principal, key) {
+	if a.tokens != nil {
+		if _, ok, err := a.tokens.CheckAction(s.Principal, s.Capsule, action, resource); err != nil {
+			return false, hostapi.Errorf(hostapi.CodeUnavailable, op, "allowances: %v", err)
+		} else if ok {
+			return true, nil
+		}
+	} else if a.sessionAllowed(s.Principal, key) {
 		return true, nil
 	}
 	always := st.KV(s.Principal, approvalsNamespace)
-	if _, ok, err := always.Get(key); err != nil {
+	if a.tokens != nil {
+		// An "always" kept before tokens is unsigned: listed, never honoured.
+	} else if _, ok, err := always.Get(key); err != nil {
 		return false, hostapi.Errorf(hostapi.CodeUnavailable, op, "allowances: %v", err)
 	} else if ok {
 		return true, nil
@@ -108,6 +125,17 @@ func (a *Approvals) Request(s Asker, st *store.Store, action, resource string) (
 	// What was approved, kept with the allowance so that a person can
 	// see it and withdraw it (astrid approvals).
 	given := Allowance{Capsule: s.Capsule, Action: action, Resource: ipc.ApprovalText(resource, ipc.MaxApprovalResource), Since: time.Now().UTC()}
+	if a.tokens != nil && (decision == ipc.DecisionApproveSession || decision == ipc.DecisionApproveAlways) {
+		kind := caps.KindAlways
+		if decision == ipc.DecisionApproveSession {
+			kind = caps.KindSession
+		}
+		if _, err := a.tokens.Mint(caps.Request{Kind: kind, Principal: s.Principal, Capsule: s.Capsule, Action: action, Pattern: caps.EscapePattern(resource)}); err != nil {
+			// Approved all the same: the person said yes to this one.
+			s.Log.Warn("approval: allowance not kept", "principal", s.Principal, "action", action, "err", err)
+		}
+		return true, nil
+	}
 	switch decision {
 	case ipc.DecisionApproveSession:
 		a.allowSession(s.Principal, key, given)

@@ -2,6 +2,7 @@ package ask
 
 import (
 	"encoding/json"
+	"fmt"
 	"slices"
 	"strings"
 	"time"
@@ -9,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/astrid-go/astrid/hostapi"
+	"github.com/astrid-go/astrid/internal/dispatch"
 	"github.com/astrid-go/astrid/ipc"
 )
 
@@ -41,7 +43,7 @@ func NewElicits(frontends []string, window time.Duration) *Elicits {
 // (ipc.ElicitPendingTopic) and when it no longer does.
 func (e *Elicits) Ask(s Asker, q hostapi.ElicitRequest) (hostapi.ElicitAnswer, error) {
 	const op = "elicit"
-	field, err := elicitField(q)
+	field, form, err := elicitQuestion(q)
 	if err != nil {
 		return hostapi.ElicitAnswer{}, err
 	}
@@ -49,7 +51,7 @@ func (e *Elicits) Ask(s Asker, q hostapi.ElicitRequest) (hostapi.ElicitAnswer, e
 	if err != nil {
 		return hostapi.ElicitAnswer{}, hostapi.Errorf(hostapi.CodeInternal, op, "request id: %v", err)
 	}
-	payload, err := ipc.ElicitRequest{RequestID: id, CapsuleID: s.Capsule, Field: field, CallID: s.CallID}.MarshalJSON()
+	payload, err := ipc.ElicitRequest{RequestID: id, CapsuleID: s.Capsule, Field: field, CallID: s.CallID, Form: form}.MarshalJSON()
 	if err != nil {
 		return hostapi.ElicitAnswer{}, hostapi.Errorf(hostapi.CodeInternal, op, "question: %v", err)
 	}
@@ -75,7 +77,7 @@ func (e *Elicits) Ask(s Asker, q hostapi.ElicitRequest) (hostapi.ElicitAnswer, e
 				s.Log.Warn("elicit: ignored an answer that is not this question's", "request_id", id)
 				return false
 			}
-			if err := field.CheckAnswer(r); err != nil {
+			if err := checkAnswer(field, form, r); err != nil {
 				s.Log.Warn("elicit: ignored an answer that does not fit the question", "request_id", id, "key", field.Key, "problem", err.Error())
 				return false
 			}
@@ -88,6 +90,9 @@ func (e *Elicits) Ask(s Asker, q hostapi.ElicitRequest) (hostapi.ElicitAnswer, e
 	}
 	if ans.Cancelled() {
 		return hostapi.ElicitAnswer{}, hostapi.Errorf(hostapi.CodeDeclined, op, "the person declined to give %s", field.Key)
+	}
+	if form != nil {
+		return hostapi.ElicitAnswer{Content: ans.Content}, nil
 	}
 	if ans.Value != nil {
 		return hostapi.ElicitAnswer{Value: *ans.Value}, nil
@@ -106,11 +111,53 @@ func (s Asker) noticeElicit(topic, id string) {
 	}
 	payload, err := json.Marshal(ipc.ElicitNotice{RequestID: id, CallID: s.CallID})
 	if err == nil {
-		_, err = s.Dispatcher.PublishKernelFor(s.Principal, topic, payload)
+		_, err = s.Dispatcher.Publish(dispatch.Caller{Principal: s.Principal}, topic, payload, dispatch.KernelEvent)
 	}
 	if err != nil {
 		s.Log.Warn("elicit: notice not published", "topic", topic, "request_id", id, "error", err)
 	}
+}
+
+// elicitQuestion checks a question and writes it as the wire's field and,
+// for a form, its checked schema (ipc.ParseElicitSchema); the field then
+// names the form (its key, its message as the prompt).
+func elicitQuestion(q hostapi.ElicitRequest) (ipc.OnboardingField, *ipc.ElicitForm, error) {
+	if q.Kind != hostapi.ElicitForm {
+		if q.Schema != nil {
+			return ipc.OnboardingField{}, nil, hostapi.Errorf(hostapi.CodeInvalid, "elicit", "only a form has a schema")
+		}
+		f, err := elicitField(q)
+		return f, nil, err
+	}
+	if q.Default != nil || len(q.Options) > 0 {
+		return ipc.OnboardingField{}, nil, hostapi.Errorf(hostapi.CodeInvalid, "elicit", "a form's options and defaults are its schema's")
+	}
+	schema, err := ipc.ParseElicitSchema(q.Schema)
+	if err != nil {
+		return ipc.OnboardingField{}, nil, hostapi.Errorf(hostapi.CodeInvalid, "elicit", "%v", err)
+	}
+	text := q
+	text.Kind, text.Schema = hostapi.ElicitText, nil
+	f, err := elicitField(text)
+	if err != nil {
+		return ipc.OnboardingField{}, nil, err
+	}
+	return f, &ipc.ElicitForm{Schema: schema}, nil
+}
+
+// checkAnswer reports why r cannot answer the question: a form's content
+// must fit its schema, a field's value the field.
+func checkAnswer(f ipc.OnboardingField, form *ipc.ElicitForm, r ipc.ElicitResponse) error {
+	if form == nil {
+		return f.CheckAnswer(r)
+	}
+	if r.Cancelled() {
+		return nil
+	}
+	if r.Value != nil || r.Values != nil {
+		return fmt.Errorf("a form is answered with content, not a value")
+	}
+	return form.Schema.CheckContent(r.Content)
 }
 
 // elicitField checks a question and writes it as the wire's field: shown

@@ -93,7 +93,7 @@ func (s Asker) ask(q question) error {
 		return hostapi.Errorf(hostapi.CodeTimeout, q.op, "no frontend is listening for %s's questions", s.Principal)
 	}
 	// The question carries the call's trace: the wait shows in its turn.
-	res, err := s.Dispatcher.PublishKernelTraced(s.Principal, s.Trace, q.topic, q.payload)
+	res, err := s.Dispatcher.Publish(dispatch.Caller{Principal: s.Principal, Trace: s.Trace}, q.topic, q.payload, dispatch.KernelEvent)
 	if err != nil {
 		return hostapi.Errorf(hostapi.CodeUnavailable, q.op, "question not published: %v", err)
 	}

@@ -73,10 +73,21 @@ func (sb Sandbox) Confine(g *gate.Gate, eo egress.Options, log *slog.Logger, op 
 	}
 	read, write := g.FSDirs(principal)
 	p := sandbox.Policy{
-		Read:    append(append(append([]string(nil), or(sb.SystemRead, sandbox.DefaultSystemRead)...), read...), extraRead...),
+		Read:    append(append([]string(nil), or(sb.SystemRead, sandbox.DefaultSystemRead)...), read...),
 		Write:   append(write, cf.tmp),
 		Devices: or(sb.Devices, sandbox.DefaultDevices),
 		Exclude: sb.Protected,
+	}
+	// A directory among extraRead is the program's own (an MCP server's
+	// install directory, in Astrid's home): readable though the home is
+	// protected, as sandbox.Policy.Own allows, never the home itself. A
+	// file (the program) is read as any grant is.
+	for _, x := range extraRead {
+		if fi, err := os.Stat(x); err == nil && fi.IsDir() {
+			p.Own = append(p.Own, x)
+		} else if x != "" {
+			p.Read = append(p.Read, x)
+		}
 	}
 	if g.HasNetwork() {
 		proxy, err := egressProxy(g, eo, log)

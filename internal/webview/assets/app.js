@@ -6,7 +6,7 @@
 const SVG = 'http://www.w3.org/2000/svg';
 const MAX_TOPIC_ROWS = 200;
 
-const state = { graph: null, version: '', selected: -1, tick: null, nodeEls: [] };
+const state = { graph: null, version: '', selected: -1, tick: null, nodeEls: [], answers: new Map(), answersPending: new Set() };
 
 const $ = (id) => document.getElementById(id);
 
@@ -145,7 +145,8 @@ function drawDetails() {
   const name = (i) => g.nodes[i].id;
   const outs = g.edges.filter((e) => e.from === state.selected).map((e) => `→ ${name(e.to)}  (${e.via.join(', ')}${e.count > e.via.length ? ', …' : ''})`);
   const ins = g.edges.filter((e) => e.to === state.selected).map((e) => `← ${name(e.from)}  (${e.via.join(', ')}${e.count > e.via.length ? ', …' : ''})`);
-  box.replaceChildren(
+  // replaceChildren, unlike el, writes a null child out as the text "null".
+  box.replaceChildren(...[
     el('h3', { id: 'details-id' }, node.id),
     el('p', { class: 'hint' }, [node.kind, node.state, (node.engines || []).join(' + ')].filter(Boolean).join(' · ')),
     node.error ? el('p', { class: 'tool error' }, node.error) : null,
@@ -155,7 +156,7 @@ function drawDetails() {
     ...list('Tools', node.tools || []),
     ...list('May publish to', outs),
     ...list('May hear from', ins),
-  );
+  ].filter((c) => c !== null));
 }
 
 function drawCapsules() {
@@ -214,15 +215,104 @@ function drawTurn(turn, running) {
     // A cancelled (or timed-out) turn ends without its calls' results:
     // say how the turn ended rather than guess how the call did.
     const timing = c.finished ? fmtMS(c.duration_ms || 0) : running ? 'running' : `ended with the turn (${turn.outcome})`;
+    const args = c.change ? c.change.path : c.arguments;
     box.append(el('div', { class: 'tool' + (c.is_error ? ' error' : ''), 'data-tool': c.name },
-      `${c.is_error ? '✗' : c.finished ? '✓' : running ? '…' : '✗'} ${c.name} ${c.arguments} — ${timing}${c.summary ? ': ' + c.summary : ''}`));
+      `${c.is_error ? '✗' : c.finished ? '✓' : running ? '…' : '✗'} ${c.name} ${args} — ${timing}${c.summary ? ': ' + c.summary : ''}${c.progress && !c.finished ? ' · ' + c.progress : ''}`));
+    if (c.change) box.append(drawChange(c.change));
   }
   if (turn.tools_left_out) box.append(el('div', { class: 'hint' }, `${turn.tools_left_out} more tool calls`));
+  for (const line of turn.compactions || []) box.append(el('div', { class: 'hint compaction' }, line));
+  if (turn.answer_id) {
+    const nodes = state.answers.get(turn.answer_id);
+    if (nodes) box.append(el('div', { class: 'answer' }, ...mdNodes(nodes, 0)));
+    else loadAnswer(turn.answer_id);
+  }
   return box;
 }
 
+// The answer's markdown arrives as nodes (webview.MDNode): each kind maps
+// to one fixed element, text is text, and a link is made only to an
+// absolute http, https or mailto address (the server checked it too).
+const MD_TAGS = { p: 'p', ul: 'ul', ol: 'ol', li: 'li', quote: 'blockquote', hr: 'hr', table: 'table', tr: 'tr',
+  th: 'th', td: 'td', em: 'em', strong: 'strong', br: 'br' };
+const MD_ALIGN = { left: 'left', right: 'right', center: 'center' };
+const MD_SPANS = { kw: 'hl-kw', str: 'hl-str', num: 'hl-num', com: 'hl-com' };
+
+function mdNodes(nodes, depth) {
+  return (nodes || []).map((n) => mdNode(n, depth + 1));
+}
+
+function mdNode(n, depth) {
+  if (depth > 40) return document.createTextNode('');
+  switch (n.k) {
+    case 'text': return document.createTextNode(String(n.t || ''));
+    case 'code': return el('code', {}, String(n.t || ''));
+    case 'pre': return el('pre', n.lang ? { 'data-lang': String(n.lang) } : {}, el('code', {}, ...mdNodes(n.c, depth)));
+    case 'span': {
+      const cls = MD_SPANS[n.class];
+      return cls ? el('span', { class: cls }, String(n.t || '')) : document.createTextNode(String(n.t || ''));
+    }
+    case 'h': return el('h' + Math.min(Math.max(Number(n.level) || 1, 1) + 2, 6), { class: 'md-h' }, ...mdNodes(n.c, depth));
+    case 'a': {
+      const href = safeHref(n.href);
+      return href ? el('a', { href, rel: 'noopener noreferrer nofollow', target: '_blank' }, ...mdNodes(n.c, depth))
+        : el('span', { class: 'md-link' }, ...mdNodes(n.c, depth));
+    }
+    case 'ol': return el('ol', Number(n.start) > 1 ? { start: String(Number(n.start)) } : {}, ...mdNodes(n.c, depth));
+    case 'th': case 'td': {
+      const align = MD_ALIGN[n.align];
+      return el(n.k, align ? { class: 'align-' + align } : {}, ...mdNodes(n.c, depth));
+    }
+  }
+  const tag = Object.hasOwn(MD_TAGS, n.k) ? MD_TAGS[n.k] : null;
+  return tag ? el(tag, {}, ...mdNodes(n.c, depth)) : document.createTextNode('');
+}
+
+function safeHref(h) {
+  try {
+    const u = new URL(String(h || ''));
+    if (u.protocol === 'mailto:') return u.href;
+    return ['http:', 'https:'].includes(u.protocol) && u.host && u.host !== location.host ? u.href : null;
+  } catch {
+    return null;
+  }
+}
+
+// drawChange shows a write's or an edit's change as a diff, as chat does.
+function drawChange(ch) {
+  const box = el('div', { class: 'change' });
+  for (const l of ch.removed || []) box.append(el('div', { class: 'del' }, '- ' + l));
+  for (const l of ch.added || []) box.append(el('div', { class: 'add' }, '+ ' + l));
+  if (ch.left_out) box.append(el('div', { class: 'hint' }, `… ${ch.left_out} more lines`));
+  return box;
+}
+
+// loadAnswer fetches an ended turn's answer once (it never changes) and
+// draws the turns again when it comes; answers of turns no longer shown
+// are forgotten.
+function loadAnswer(id) {
+  if (state.answersPending.has(id)) return;
+  state.answersPending.add(id);
+  fetchJSON('/api/answer/' + encodeURIComponent(id))
+    .then((nodes) => { state.answers.set(id, Array.isArray(nodes) ? nodes : []); })
+    .catch(() => { state.answers.set(id, []); })
+    .finally(() => { state.answersPending.delete(id); if (state.tick) drawTurns(state.tick); });
+}
+
+// A value a capsule asked a principal for: the page cannot answer it, it
+// says who is asked and how else to set it.
+function drawPending(p) {
+  return el('div', { class: 'turn pending', 'data-pending': p.key },
+    el('div', { class: 'meta' }, `${p.principal} · waiting for a value since ${new Date(p.asked).toLocaleTimeString()}`),
+    el('div', { class: 'prompt' }, `${p.capsule} needs ${p.key}: ${p.prompt}`),
+    el('div', { class: 'hint' }, `answered in ${p.principal}'s chat or terminal, or: astrid capsule env set --principal ${p.principal} ${p.capsule} ${p.key}`));
+}
+
 function drawTurns(t) {
-  const items = [...t.turns.running.map((x) => drawTurn(x, true)), ...t.turns.recent.map((x) => drawTurn(x, false))];
+  const shown = new Set(t.turns.recent.map((x) => x.answer_id).filter(Boolean));
+  for (const id of state.answers.keys()) if (!shown.has(id)) state.answers.delete(id);
+  const items = [...(t.turns.onboarding || []).map(drawPending),
+    ...t.turns.running.map((x) => drawTurn(x, true)), ...t.turns.recent.map((x) => drawTurn(x, false))];
   if (!items.length) items.push(el('p', { class: 'hint' }, 'No turn yet.'));
   $('turns').replaceChildren(...items);
 }

@@ -43,6 +43,28 @@ func New() *sdk.Capsule {
 		replyTo, corr := c.Serving()
 		return c.ReplyJSON(map[string]any{"payload": json.RawMessage(c.Payload()), "reply_to": replyTo, "correlation_id": corr})
 	})
+	// providers answers who intercepts the topic its payload names, and
+	// who exactly (ipc_interceptors, ipc_exact_interceptors).
+	c.Handle("hostile.v1.providers", "providers", func(c *sdk.Call) error {
+		var topic string
+		if err := json.Unmarshal(c.Payload(), &topic); err != nil {
+			return err
+		}
+		all, err := c.Interceptors(topic)
+		if err != nil {
+			return err
+		}
+		exact, err := c.ExactInterceptors(topic)
+		if err != nil {
+			return err
+		}
+		out, err := json.Marshal(map[string][]string{"all": all, "exact": exact})
+		if err != nil {
+			return err
+		}
+		c.Final(out)
+		return nil
+	})
 	// ask_nobody sends a request nothing takes (ipc_request); the kernel
 	// answers it on hostile.v1.noop.
 	c.Handle("hostile.v1.ask_nobody", "ask_nobody", func(c *sdk.Call) error {
