@@ -45,6 +45,7 @@ func startedPid(t *testing.T, home, ws string) int {
 		t.Fatalf("start printed %q", out)
 	}
 	t.Cleanup(func() { _ = syscall.Kill(pid, syscall.SIGKILL) })
+	logDaemonOnFailure(t, home)
 	return pid
 }
 

@@ -41,7 +41,28 @@ func startDaemonIn(t *testing.T, home, ws string) int {
 		t.Fatalf("start printed %q", out)
 	}
 	t.Cleanup(func() { _ = syscall.Kill(pid, syscall.SIGKILL) })
+	logDaemonOnFailure(t, home)
 	return pid
+}
+
+// logDaemonOnFailure logs the tail of home's daemon log when t fails: a
+// daemon test that fails in CI is diagnosed from CI's output alone.
+func logDaemonOnFailure(t *testing.T, home string) {
+	t.Cleanup(func() {
+		if !t.Failed() {
+			return
+		}
+		b, err := os.ReadFile(filepath.Join(home, "logs", "daemon.log"))
+		if err != nil {
+			t.Logf("daemon log: %v", err)
+			return
+		}
+		const tail = 16 << 10
+		if len(b) > tail {
+			b = b[len(b)-tail:]
+		}
+		t.Logf("daemon log (last %d bytes):\n%s", len(b), b)
+	})
 }
 
 // clientRun is one client process: its exit status and what it printed.
