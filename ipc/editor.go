@@ -16,7 +16,7 @@ import (
 // id) from the agent frontend (AgentClientID) or an uplink relaying it.
 // Nobody listening (the kernel answers at once), an error or
 // EditorBufferWait passing leaves the call on the disk, as without an
-// editor. docs/rationale/acp.md says why.
+// editor. docs/rationale/cli.md says why.
 const (
 	// EditorBufferPattern matches every session's request topic.
 	EditorBufferPattern = "astrid.v1.editor.buffer.*"

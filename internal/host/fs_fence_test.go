@@ -3,8 +3,8 @@
 package host
 
 import (
-	"fmt"
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
