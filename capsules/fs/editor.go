@@ -43,6 +43,17 @@ func handleToolStarted(c *sdk.Call) error {
 	return c.KVSet(callPrefix+ev.CallID, []byte(ev.SessionID))
 }
 
+// handleToolFinished forgets the tie of a call that never came here (the
+// person denied it, the turn was cancelled): the call's end is announced
+// either way, so no tie outlives its call.
+func handleToolFinished(c *sdk.Call) error {
+	var ev ipc.AgentToolFinished
+	if json.Unmarshal(c.Payload(), &ev) != nil || ev.CallID == "" || !buffered[ev.Name] {
+		return nil
+	}
+	return c.KVDelete(callPrefix + ev.CallID)
+}
+
 // callSession is the session of the call c serves and its call id; ok is
 // false for a call no agent turn announced (astrid tool, astrid mcp serve,
 // the ACP frontend's own reads), which has no editor behind it. The tie is

@@ -44,6 +44,7 @@ func New() *sdk.Capsule {
 	sdk.Tool(c, "move_file", "Move a file to destination_path, which must not exist yet.", moveFile, sdk.Mutable())
 	sdk.Tool(c, "list_directory", "List the names of the entries of a directory, as a JSON array.", listDirectory)
 	c.Handle(ipc.AgentToolStartedTopic, "tool_started", handleToolStarted)
+	c.Handle(ipc.AgentToolFinishedTopic, "tool_finished", handleToolFinished)
 	c.Publishes(ipc.EditorBufferPattern)
 	c.Subscribes(ipc.EditorBufferReplyPattern)
 	sdk.Tool(c, "grep_search", "Search files under dir_path (default the workspace) for lines containing pattern (plain text, not a regular expression).", grepSearch)
