@@ -100,6 +100,13 @@ type FS interface {
 	FSMkdir(path string) error
 	FSRemove(path string) error
 	FSRename(from, to string) error
+	// FSResolve checks path as FSWrite (write) or FSRead (otherwise)
+	// checks it, changing nothing, and returns where the existing file or
+	// directory it names lies: absolute, every symlink resolved. A
+	// capsule names a checked file to someone outside the grants that way
+	// (an editor's buffer, ipc.EditorBufferRequest). CodeNotFound when
+	// nothing is there.
+	FSResolve(path string, write bool) (string, error)
 }
 
 // HTTP is outgoing HTTP through the SSRF-safe egress client, checked

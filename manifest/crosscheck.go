@@ -18,4 +18,5 @@ func (c *checker) crossCheck(top *table, m *Manifest) {
 	}
 	c.checkToolPlumbing(top, m)
 	c.checkElicitAnswers(top, m)
+	c.checkEditorBuffers(top, m)
 }

@@ -61,6 +61,9 @@ func abiFSWrite(pathPtr, pathLen, dataPtr, dataLen uint32) uint64
 //go:wasmimport astrid fs_stat
 func abiFSStat(pathPtr, pathLen uint32) uint64
 
+//go:wasmimport astrid fs_resolve
+func abiFSResolve(pathPtr, pathLen, write uint32) uint64
+
 //go:wasmimport astrid fs_list
 func abiFSList(pathPtr, pathLen uint32) uint64
 
@@ -326,6 +329,18 @@ func (*wasmHost) FSRemove(path string) error {
 func (*wasmHost) FSRename(from, to string) error {
 	_, err := call2(abiFSRename, from, []byte(to))
 	return err
+}
+
+func (*wasmHost) FSResolve(path string, write bool) (string, error) {
+	w := uint32(0)
+	if write {
+		w = 1
+	}
+	p, n := abi.StringPtr(path)
+	r := abiFSResolve(p, n, w)
+	runtime.KeepAlive(path)
+	b, err := result(r)
+	return string(b), err
 }
 
 func (*wasmHost) HTTPDo(req hostapi.HTTPRequest) (hostapi.HTTPResponse, error) {

@@ -2,16 +2,21 @@
 // write_file, replace_in_file, create_directory, delete_file, move_file,
 // list_directory and grep_search, with upstream's arguments and messages
 // (spec/capsules-cli.md §5.1). Every path is checked by the host against the
-// capsule's grants (the workspace, `*`); writes go straight to disk.
+// capsule's grants (the workspace, `*`); writes go straight to disk, except
+// that read_file and write_file of an agent turn whose frontend is an
+// editor offering its buffers (astrid acp) use the editor's, once the
+// grants allowed the path (editor.go).
 package fs
 
 import (
 	_ "embed"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 
 	"github.com/astrid-go/astrid/hostapi"
+	"github.com/astrid-go/astrid/ipc"
 	"github.com/astrid-go/astrid/sdk"
 )
 
@@ -38,6 +43,10 @@ func New() *sdk.Capsule {
 	sdk.Tool(c, "delete_file", "Delete a file (not a directory).", deleteFile, sdk.Mutable())
 	sdk.Tool(c, "move_file", "Move a file to destination_path, which must not exist yet.", moveFile, sdk.Mutable())
 	sdk.Tool(c, "list_directory", "List the names of the entries of a directory, as a JSON array.", listDirectory)
+	c.Handle(ipc.AgentToolStartedTopic, "tool_started", handleToolStarted)
+	c.Handle(ipc.AgentToolFinishedTopic, "tool_finished", handleToolFinished)
+	c.Publishes(ipc.EditorBufferPattern)
+	c.Subscribes(ipc.EditorBufferReplyPattern)
 	sdk.Tool(c, "grep_search", "Search files under dir_path (default the workspace) for lines containing pattern (plain text, not a regular expression).", grepSearch)
 	return c
 }
@@ -54,6 +63,11 @@ func readFile(c *sdk.Call, a readFileArgs) (string, error) {
 		return "", err
 	}
 	text := string(data)
+	// The grants allowed the read: the editor's text, unsaved changes
+	// and all, replaces the disk's when the session has one.
+	if buf, err := editorRead(c, a.FilePath); err == nil {
+		text = buf
+	}
 	if a.StartLine == nil && a.EndLine == nil {
 		return text, nil
 	}
@@ -83,6 +97,12 @@ type writeFileArgs struct {
 }
 
 func writeFile(c *sdk.Call, a writeFileArgs) (string, error) {
+	switch err := editorWrite(c, a.FilePath, a.Content); {
+	case err == nil:
+		return fmt.Sprintf("Successfully wrote to %s", a.FilePath), nil
+	case !errors.Is(err, errNoEditor):
+		return "", err
+	}
 	if err := c.FSWrite(a.FilePath, []byte(a.Content)); err != nil {
 		return "", err
 	}

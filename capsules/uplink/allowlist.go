@@ -7,7 +7,7 @@ import (
 )
 
 // ingress is what a client may publish: prompts, cancels, approval and
-// elicitation answers, tool calls and the tool list, session and registry
+// elicitation answers, an editor's buffers (astrid acp), tool calls and the tool list, session and registry
 // commands, the capsules' slash commands, and (for astrid mcp serve) their
 // resources, prompts, completions, skills and context files. It equals the manifest's [publish] (a test holds them equal),
 // which the kernel enforces again on every publish.
@@ -15,6 +15,7 @@ var ingress = []string{
 	ipc.UserPromptTopic,
 	ipc.ToolRequestExecuteTopic, ipc.ToolRequestCancelTopic, ipc.ToolRequestDescribeTopic,
 	ipc.ApprovalResponseTopic("*"), ipc.ElicitResponseTopic("*"),
+	ipc.EditorBufferReplyPattern,
 	"session.v1.request.*",
 	ipc.RegistryGetProvidersTopic, ipc.RegistryGetActiveModelTopic,
 	ipc.RegistrySetActiveModelTopic, ipc.RegistryUnsetActiveModelTopic,
@@ -30,6 +31,7 @@ var egress = []string{
 	ipc.ToolExecuteResultTopic, "tool.v1.response.describe.*",
 	"agent.v1.*",
 	ipc.ApprovalRequestTopic, ipc.ElicitRequestTopic, ipc.OnboardingTopic,
+	ipc.EditorBufferPattern,
 	"session.v1.response.*", ipc.RegistryResponsePattern, ipc.RegistryActiveModelChangedTopic,
 	"static.v1.response.commands.*",
 	ipc.ResourceDescribeResponseTopic("*"), ipc.ResourceReadResultTopic, ipc.ResourceUpdatedTopic("*"),

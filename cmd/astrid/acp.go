@@ -53,8 +53,10 @@ offered their tools; each call is asked about (the server is the editor's, not y
 they stop when the session or the connection ends. A stdio server's command must be
 listed in config.toml [mcp] session_commands (e.g. ["npx"]), with the directories its
 code lives in under session_read; a server refused says why, and the session is not
-opened. Not yet: the editor's buffers (fs/*); its terminals are never used (they run
-outside astrid's confinement). A prompt with images is refused (invalid params) when the
+opened. An editor that offers its buffers (fs/read_text_file, fs/write_text_file) gives
+read_file its unsaved text and writes write_file's existing files itself, after the
+grants allowed the path (else, or after 2 s without an answer, the disk serves); its
+terminals are never used (they run outside astrid's confinement). A prompt with images is refused (invalid params) when the
 session's model does not take them (astrid models list shows its capabilities).
 
 Exit status: 0 when the editor closes the connection; 1 when the kernel could not start;

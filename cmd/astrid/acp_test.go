@@ -24,7 +24,8 @@ import (
 
 // acpFakeOpenAI is an OpenAI-compatible server that plays the model by the
 // last user message of each request: "edit" reads notes.txt, replaces
-// "old" with "new" and says so; "write" writes draft.txt; "list" lists the
+// "old" with "new" and says so; "write" writes draft.txt; "show" reads
+// notes.txt and says what it read; "peek <path>" reads path; "list" lists the
 // workspace; "echo" calls the offered tool named "…__echo" (an MCP
 // server's) or says none is offered; "think" reasons before it answers; a message with images
 // says how many PNGs it saw; "recall" answers with the session's first
@@ -59,7 +60,7 @@ func (f *acpFakeOpenAI) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	body, _ := io.ReadAll(r.Body)
 	_ = json.Unmarshal(body, &req)
-	first, last, tools := "", "", 0
+	first, last, tools, toolOut := "", "", 0, ""
 	for _, m := range req.Messages {
 		switch m.Role {
 		case "user":
@@ -69,6 +70,7 @@ func (f *acpFakeOpenAI) serve(w http.ResponseWriter, r *http.Request) {
 			last, tools = string(m.Content), 0
 		case "tool":
 			tools++
+			_ = json.Unmarshal(m.Content, &toolOut)
 		}
 	}
 	w.Header().Set("Content-Type", "text/event-stream")
@@ -111,6 +113,16 @@ func (f *acpFakeOpenAI) serve(w http.ResponseWriter, r *http.Request) {
 		call("write_file", `{"file_path":"draft.txt","content":"draft\n"}`)
 	case strings.Contains(last, "write"):
 		text("Wrote it, or not.")
+	case strings.Contains(last, "show") && tools == 0:
+		call("read_file", `{"file_path":"notes.txt"}`)
+	case strings.Contains(last, "show"):
+		text("The file says: " + toolOut)
+	case strings.Contains(last, "peek") && tools == 0:
+		var said string
+		_ = json.Unmarshal([]byte(last), &said)
+		call("read_file", `{"file_path":`+strconvQuote(strings.TrimSpace(strings.TrimPrefix(said, "peek")))+`}`)
+	case strings.Contains(last, "peek"):
+		text("Peeked: " + toolOut)
 	case strings.Contains(last, "list") && tools == 0:
 		call("list_directory", `{"dir_path":"."}`)
 	case strings.Contains(last, "list"):
@@ -161,6 +173,14 @@ type acpEditor struct {
 	updates []acpsdk.SessionNotification
 	asked   []acpsdk.RequestPermissionRequest
 	answer  func(ctx context.Context, p acpsdk.RequestPermissionRequest) (acpsdk.RequestPermissionResponse, error)
+	// offersFS makes initialize declare fs.readTextFile and
+	// fs.writeTextFile; buffers are the open buffers by absolute path (a
+	// read of another path fails, as in an editor that reads only open
+	// files here); fsAsked records every fs/* request: "read <session>
+	// <path>", "write <session> <path>".
+	offersFS bool
+	buffers  map[string]string
+	fsAsked  []string
 }
 
 // startACP starts `astrid acp` on home (in-process kernel) from dir, with
@@ -213,7 +233,8 @@ func (l *lineWriter) Write(p []byte) (int, error) {
 
 func (e *acpEditor) initialize(ctx context.Context) acpsdk.InitializeResponse {
 	e.t.Helper()
-	r, err := e.conn.Initialize(ctx, acpsdk.InitializeRequest{ProtocolVersion: acpsdk.ProtocolVersionNumber})
+	r, err := e.conn.Initialize(ctx, acpsdk.InitializeRequest{ProtocolVersion: acpsdk.ProtocolVersionNumber,
+		ClientCapabilities: acpsdk.ClientCapabilities{Fs: acpsdk.FileSystemCapabilities{ReadTextFile: e.offersFS, WriteTextFile: e.offersFS}}})
 	if err != nil {
 		e.t.Fatalf("initialize: %v\n%s", err, e.stderr.String())
 	}
@@ -277,12 +298,43 @@ func (e *acpEditor) RequestPermission(ctx context.Context, p acpsdk.RequestPermi
 	return answer(ctx, p)
 }
 
-func (e *acpEditor) ReadTextFile(context.Context, acpsdk.ReadTextFileRequest) (acpsdk.ReadTextFileResponse, error) {
-	return acpsdk.ReadTextFileResponse{}, errors.New("not offered")
+// ReadTextFile implements acpsdk.Client: an open buffer's text.
+func (e *acpEditor) ReadTextFile(_ context.Context, p acpsdk.ReadTextFileRequest) (acpsdk.ReadTextFileResponse, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.fsAsked = append(e.fsAsked, "read "+string(p.SessionId)+" "+p.Path)
+	text, ok := e.buffers[p.Path]
+	if !e.offersFS || !ok {
+		return acpsdk.ReadTextFileResponse{}, errors.New("not open")
+	}
+	return acpsdk.ReadTextFileResponse{Content: text}, nil
 }
 
-func (e *acpEditor) WriteTextFile(context.Context, acpsdk.WriteTextFileRequest) (acpsdk.WriteTextFileResponse, error) {
-	return acpsdk.WriteTextFileResponse{}, errors.New("not offered")
+// WriteTextFile implements acpsdk.Client: the buffer takes the content
+// and the editor saves it, as editors do, with its own final newline
+// marker, so the test tells the editor's save from astrid's write.
+func (e *acpEditor) WriteTextFile(_ context.Context, p acpsdk.WriteTextFileRequest) (acpsdk.WriteTextFileResponse, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.fsAsked = append(e.fsAsked, "write "+string(p.SessionId)+" "+p.Path)
+	if !e.offersFS {
+		return acpsdk.WriteTextFileResponse{}, errors.New("not offered")
+	}
+	if e.buffers == nil {
+		e.buffers = map[string]string{}
+	}
+	e.buffers[p.Path] = p.Content
+	return acpsdk.WriteTextFileResponse{}, os.WriteFile(p.Path, []byte(p.Content+editorSaved), 0o600)
+}
+
+// editorSaved is what the test editor adds to a file it saves.
+const editorSaved = "(saved by the editor)\n"
+
+// fsRequests is a copy of the fs/* requests so far.
+func (e *acpEditor) fsRequests() []string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return append([]string(nil), e.fsAsked...)
 }
 
 func (e *acpEditor) CreateTerminal(context.Context, acpsdk.CreateTerminalRequest) (acpsdk.CreateTerminalResponse, error) {
@@ -414,6 +466,10 @@ func TestACPSessionEditsCancelsAndLoads(t *testing.T) {
 	if got := agentText(ups); !strings.HasSuffix(got, "Done editing.") {
 		t.Fatalf("agent text %q", got)
 	}
+	// This editor offers no file system: it is never asked for a buffer.
+	if got := e.fsRequests(); len(got) != 0 {
+		t.Fatalf("an editor that offers no fs was asked %q", got)
+	}
 	e.mu.Lock()
 	asked := append([]acpsdk.RequestPermissionRequest(nil), e.asked...)
 	e.mu.Unlock()
@@ -519,15 +575,27 @@ func TestACPSessionEditsCancelsAndLoads(t *testing.T) {
 // files: each turn's list_directory of "." lists its own workspace.
 func TestACPSessionsSeeOnlyTheirOwnWorkspace(t *testing.T) {
 	fake := newACPFakeOpenAI(t)
-	home, wsA, wsB := t.TempDir(), t.TempDir(), t.TempDir()
-	for dir, name := range map[string]string{wsA: "only-in-a.txt", wsB: "only-in-b.txt"} {
-		if err := os.WriteFile(filepath.Join(dir, name), []byte(name), 0o600); err != nil {
+	home, wsA, wsB, outside := t.TempDir(), realDir(t), realDir(t), realDir(t)
+	files := map[string]string{
+		filepath.Join(wsA, "only-in-a.txt"): "only-in-a.txt", filepath.Join(wsB, "only-in-b.txt"): "only-in-b.txt",
+		filepath.Join(wsA, "notes.txt"): "on disk in A\n", filepath.Join(wsB, "notes.txt"): "on disk in B\n",
+		filepath.Join(wsA, "draft.txt"): "old draft\n", filepath.Join(outside, "secret.txt"): "outside the grants\n",
+	}
+	for name, text := range files {
+		if err := os.WriteFile(name, []byte(text), 0o600); err != nil {
 			t.Fatal(err)
 		}
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	e := startACP(t, home, t.TempDir(), fake)
+	// The editor offers its buffers; A's notes.txt is open with unsaved
+	// changes, B's is not open.
+	e.offersFS = true
+	e.buffers = map[string]string{filepath.Join(wsA, "notes.txt"): "unsaved in A\n"}
+	e.answer = func(_ context.Context, p acpsdk.RequestPermissionRequest) (acpsdk.RequestPermissionResponse, error) {
+		return acpsdk.RequestPermissionResponse{Outcome: acpsdk.RequestPermissionOutcome{Selected: &acpsdk.RequestPermissionOutcomeSelected{OptionId: "allow_once"}}}, nil
+	}
 	e.initialize(ctx)
 	a, b := e.newSession(ctx, wsA), e.newSession(ctx, wsB)
 	e.useOpenAI(ctx, a)
@@ -561,6 +629,44 @@ func TestACPSessionsSeeOnlyTheirOwnWorkspace(t *testing.T) {
 	}
 	if !strings.Contains(lb, "only-in-b.txt") || strings.Contains(lb, "only-in-a.txt") {
 		t.Fatalf("session B (%s) listed %q", wsB, lb)
+	}
+
+	// The editor's buffers, each session asked only about its own files:
+	// A's read_file gets the unsaved text; B's asks the editor, which has
+	// no buffer open, and reads the disk.
+	said := func(s acpsdk.NewSessionResponse, prompt string) string {
+		t.Helper()
+		before := len(e.of(s.SessionId))
+		if r, err := e.prompt(ctx, s.SessionId, prompt); err != nil || r.StopReason != acpsdk.StopReasonEndTurn {
+			t.Fatalf("prompt %q: %+v %v\n%s", prompt, r, err, e.stderr.String())
+		}
+		return agentText(e.of(s.SessionId)[before:])
+	}
+	if got := said(a, "show notes"); !strings.Contains(got, "The file says: unsaved in A") {
+		t.Fatalf("session A's read_file with the buffer open: %q\n%s", got, e.stderr.String())
+	}
+	if got := said(b, "show notes"); !strings.Contains(got, "The file says: on disk in B") {
+		t.Fatalf("session B's read_file with no buffer open: %q\n%s", got, e.stderr.String())
+	}
+	// A write_file of an existing file goes through the editor, which
+	// saves it its way; astrid does not write the disk after it.
+	draft := filepath.Join(wsA, "draft.txt")
+	said(a, "write a draft")
+	if data, _ := os.ReadFile(draft); string(data) != "draft\n"+editorSaved {
+		t.Fatalf("draft.txt after a write_file through the editor: %q\n%s", data, e.stderr.String())
+	}
+	// A read outside the grants is refused before the editor is asked.
+	secret := filepath.Join(outside, "secret.txt")
+	if got := said(a, "peek "+secret); strings.Contains(got, "outside the grants") || !strings.Contains(got, "Peeked: ") {
+		t.Fatalf("a read_file outside the workspace said %q", got)
+	}
+	want := []string{
+		"read " + string(a.SessionId) + " " + filepath.Join(wsA, "notes.txt"),
+		"read " + string(b.SessionId) + " " + filepath.Join(wsB, "notes.txt"),
+		"write " + string(a.SessionId) + " " + draft,
+	}
+	if got := e.fsRequests(); strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("the editor was asked\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 	e.stdin.Close()
 	if code := e.wait(time.Minute); code != 0 {
@@ -701,6 +807,8 @@ func TestACPThroughTheDaemon(t *testing.T) {
 	e.answer = func(_ context.Context, p acpsdk.RequestPermissionRequest) (acpsdk.RequestPermissionResponse, error) {
 		return acpsdk.RequestPermissionResponse{Outcome: acpsdk.RequestPermissionOutcome{Selected: &acpsdk.RequestPermissionOutcomeSelected{OptionId: "allow_once"}}}, nil
 	}
+	e.offersFS = true
+	e.buffers = map[string]string{notes: "unsaved in the editor\n"}
 	e.initialize(ctx)
 	s := e.newSession(ctx, ws)
 	e.useOpenAI(ctx, s)
@@ -718,6 +826,14 @@ func TestACPThroughTheDaemon(t *testing.T) {
 	e.mu.Unlock()
 	if asked != 1 {
 		t.Fatalf("%d permission requests, want 1", asked)
+	}
+	// Through the daemon the editor's buffer serves read_file as well.
+	before := len(e.of(s.SessionId))
+	if r, err := e.prompt(ctx, s.SessionId, "show notes"); err != nil || r.StopReason != acpsdk.StopReasonEndTurn {
+		t.Fatalf("prompt: %+v %v\n%s", r, err, e.stderr.String())
+	}
+	if got := agentText(e.of(s.SessionId)[before:]); !strings.Contains(got, "The file says: unsaved in the editor") {
+		t.Fatalf("read_file through the daemon with the buffer open: %q\n%s", got, e.stderr.String())
 	}
 
 	// The daemon dies mid-turn (kill -9): the prompt fails saying so.
@@ -743,7 +859,7 @@ func TestACPThroughTheDaemon(t *testing.T) {
 		t.Fatalf("the turn cut by the daemon's stop never ended\n%s", e.stderr.String())
 	}
 	startDaemonIn(t, home, daemonWS)
-	before := len(e.of(s.SessionId))
+	before = len(e.of(s.SessionId))
 	if r, err := e.prompt(ctx, s.SessionId, "recall what I asked"); err != nil || r.StopReason != acpsdk.StopReasonEndTurn {
 		t.Fatalf("prompt after the daemon restarted: %+v %v\n%s", r, err, e.stderr.String())
 	}

@@ -87,7 +87,11 @@ func internal(format string, args ...any) error {
 
 // Initialize answers with our protocol version and what we take.
 func (a *agent) Initialize(_ context.Context, p acpsdk.InitializeRequest) (acpsdk.InitializeResponse, error) {
-	a.log.Info("acp: initialize", "client_protocol", p.ProtocolVersion)
+	offer := fsOffer{read: p.ClientCapabilities.Fs.ReadTextFile, write: p.ClientCapabilities.Fs.WriteTextFile}
+	a.mu.Lock()
+	a.fs = offer
+	a.mu.Unlock()
+	a.log.Info("acp: initialize", "client_protocol", p.ProtocolVersion, "editor_reads", offer.read, "editor_writes", offer.write)
 	return acpsdk.InitializeResponse{
 		ProtocolVersion: acpsdk.ProtocolVersionNumber,
 		AgentCapabilities: acpsdk.AgentCapabilities{

@@ -16,7 +16,9 @@
 // workspace of its own, the servers attached to it through the Backend
 // and stopped when it is released: mcp.go), session/load replaying a stored session
 // (sessionclient), session/set_model from the provider registry
-// (registryclient), and the input guard in front of the SDK's reader: a
+// (registryclient), answering the fs tool's requests for the editor's
+// buffers (fs/read_text_file, fs/write_text_file) when the editor offers
+// them, and the input guard in front of the SDK's reader: a
 // line that is not JSON, not a JSON-RPC message, or longer than maxFrame is
 // answered with a JSON-RPC error and skipped, so no input ends the
 // connection or the process.
@@ -27,5 +29,7 @@
 // approval layer's timeout, settles one); run a tool or touch a file
 // itself (every effect is the agent's, through the router, the approval
 // layer and the grants; the old text of a diff is read with the session's
-// read_file tool); write anything but JSON-RPC on its output.
+// read_file tool; an editor's buffer is read or written by the editor, for
+// the fs tool that checked the path first and asked the turn's session:
+// buffers.go); write anything but JSON-RPC on its output.
 package acp

@@ -113,6 +113,7 @@ type agent struct {
 	hardStop context.CancelFunc
 
 	mu         sync.Mutex
+	fs         fsOffer // the editor's file system, as initialize declared it (buffers.go)
 	sessions   map[string]*session
 	workspaces map[string]Workspace // by the directory as the editor named it
 	closing    bool

@@ -189,6 +189,13 @@ func (r *run) send(u acpsdk.SessionUpdate) {
 
 // turn runs p and returns how it ended.
 func (r *run) turn(ctx context.Context, p agentclient.Prompt) (acpsdk.PromptResponse, error) {
+	stopBuffers, err := r.serveBuffers()
+	if err != nil {
+		// The turn goes on: its file tools use the disk.
+		r.a.log.Warn("acp: the editor's buffers are not used in this turn", "session", r.s.id, "err", err)
+		stopBuffers = func() {}
+	}
+	defer stopBuffers()
 	t, err := agentclient.Start(ctx, r.ws.Kernel, p)
 	if err != nil {
 		if ctx.Err() != nil {

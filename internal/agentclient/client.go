@@ -19,20 +19,22 @@ import (
 )
 
 // ClientID is the identity a frontend runs agent turns under on the bus.
-const ClientID = "astrid-agent-client"
+const ClientID = ipc.AgentClientID
 
 // agentEvents is the pattern of every agent event a turn delivers
 // (agent.v1.response, agent.v1.stream.delta, agent.v1.tool.*).
 const agentEvents = "agent.v1.*"
 
 // ACL is the agent frontend's identity, for kernel.Options.Frontends: it may
-// send prompts, approval and elicit answers, and hear the agent's events
-// and the approval and elicit questions; nothing else.
+// send prompts, approval and elicit answers and an editor's buffers (an
+// editor frontend, astrid acp: ipc.EditorBufferRequest), and hear the
+// agent's events, the approval and elicit questions and the requests for
+// those buffers; nothing else.
 func ACL() dispatch.CapsuleACL {
 	return dispatch.CapsuleACL{
 		ID:        ClientID,
-		Publish:   []string{ipc.UserPromptTopic, ipc.ApprovalResponseTopic("*"), ipc.ElicitResponseTopic("*")},
-		Subscribe: []string{agentEvents, ipc.ApprovalRequestTopic, ipc.ElicitRequestTopic},
+		Publish:   []string{ipc.UserPromptTopic, ipc.ApprovalResponseTopic("*"), ipc.ElicitResponseTopic("*"), ipc.EditorBufferReplyPattern},
+		Subscribe: []string{agentEvents, ipc.ApprovalRequestTopic, ipc.ElicitRequestTopic, ipc.EditorBufferPattern},
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -176,6 +177,36 @@ func (call *Call) FSStat(path string) (hostapi.FileInfo, error) {
 		return hostapi.FileInfo{}, err
 	}
 	return hostapi.FileInfo{Name: fi.Name(), Size: fi.Size(), IsDir: fi.IsDir(), Mode: uint32(fi.Mode()), ModTime: fi.ModTime()}, nil
+}
+
+// FSResolve implements hostapi.FS. It opens what path names under the
+// granted root (so a symlink out of the root is refused as for a read) and
+// asks the system where the open file lies, rather than joining strings:
+// the path it returns is the very file the grant allowed, which is what an
+// editor is then asked about.
+func (call *Call) FSResolve(name string, write bool) (string, error) {
+	defer call.leave(call.enter(opFSResolve))
+	var real string
+	err := call.inRoot("fs_resolve", name, write, func(root *os.Root, rel string, fc fsFence) error {
+		f, err := openRead(root, rel)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if err := fc.object(f, rel); err != nil {
+			return err
+		}
+		p, err := realPath(f, path.Join(fc.r.Dir, filepath.ToSlash(rel)))
+		if err != nil {
+			return hostapi.Errorf(hostapi.CodeNotSupported, "fs_resolve", "%s: %v", name, err)
+		}
+		real = filepath.FromSlash(p)
+		return nil
+	})
+	if err != nil {
+		return "", err
+	}
+	return real, nil
 }
 
 // FSList implements hostapi.FS.

@@ -4,6 +4,7 @@ package host
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -167,6 +168,12 @@ func TestHomeEscapesThroughTheHost(t *testing.T) {
 					t.Fatalf("read %s: got the key", p)
 				}
 				wantHomeRefused(t, "read "+p, err)
+				// Naming the file to an editor is refused alike, for a
+				// read and for a write.
+				for _, write := range []bool{false, true} {
+					real, err := call.FSResolve(p, write)
+					wantHomeRefused(t, fmt.Sprintf("resolve %s (write %v) to %q", p, write, real), err)
+				}
 			}
 			for _, p := range []string{".astrid", ".astrid/", "dot", "dot/", "src/deep/updir", "runlink", l.home} {
 				_, err := call.FSList(p)

@@ -52,6 +52,7 @@ const (
 	opFSMkdir
 	opFSRemove
 	opFSRename
+	opFSResolve
 	opHTTPDo
 	opCapsuleID
 	opPrincipal
@@ -125,6 +126,7 @@ var methods = [numOps]struct {
 	opFSMkdir:           {"FSMkdir", waits},
 	opFSRemove:          {"FSRemove", waits},
 	opFSRename:          {"FSRename", waits},
+	opFSResolve:         {"FSResolve", waits},
 	opHTTPDo:            {"HTTPDo", waits},
 	opCapsuleID:         {"CapsuleID", instant},
 	opPrincipal:         {"Principal", instant},

@@ -269,6 +269,17 @@ var importDefs = []importDef{
 		}
 		return jsonOf(fi)
 	}},
+	{name: "fs_resolve", params: p(3), fn: func(st *callState, mod api.Module, s []uint64) ([]byte, error) {
+		path, err := arg(mod, s[0], s[1], "path")
+		if err != nil {
+			return nil, err
+		}
+		real, err := st.call.FSResolve(string(path), uint32(s[2]) != 0)
+		if err != nil {
+			return nil, err
+		}
+		return []byte(real), nil
+	}},
 	{name: "fs_list", params: p(2), fn: func(st *callState, mod api.Module, s []uint64) ([]byte, error) {
 		path, err := arg(mod, s[0], s[1], "path")
 		if err != nil {
