@@ -22,12 +22,8 @@ func codeWord(i int) string {
 	return fmt.Sprintf("%s-%d", []string{"amber", "birch", "cobalt", "dune", "ember"}[i%5], i*7919%10007)
 }
 
-// filler makes each prompt weigh about 400 bytes, so that 300 turns are
-// many windows' worth.
-const filler = " Lorem ipsum dolor sit amet, consectetur adipiscing elit, sed do eiusmod tempor incididunt ut labore et dolore magna aliqua. Ut enim ad minim veniam, quis nostrud exercitation ullamco laboris nisi ut aliquip ex ea commodo consequat."
-
 func prompt(i int) string {
-	return fmt.Sprintf("Turn %d: remember that the code word of turn %d is %s.%s", i, i, codeWord(i), filler)
+	return fmt.Sprintf("Turn %d: remember that the code word of turn %d is %s.", i, i, codeWord(i))
 }
 
 const question = "What was the code word of turn 5?"
@@ -77,7 +73,7 @@ func longScript(turns int) string {
 
 // A replayed 300-turn session (the issue-34 Show item): the agent stack
 // (react, prompt builder, session store, registry) on the replay provider
-// playing a generated 300-turn script, with an 8000-token window it
+// playing a generated 300-turn script, with a 2000-token window it
 // enforces as a model's server does. Every turn is answered (so no request
 // went out over the window: the provider refuses those), compactions
 // happened and were announced, the store keeps every message, and the
@@ -85,7 +81,7 @@ func longScript(turns int) string {
 // only when the request sends the summary's wording of the fact, and
 // admits it when turn 5's own message is still sent.
 func TestReplayedLongSessionCompactsAndRemembers(t *testing.T) {
-	const turns, window = 300, 8000
+	const turns, window = 300, 2000
 	k := sdktest.NewAgent(t, sdktest.AgentOptions{},
 		sdktest.Capsule{Manifest: react.Manifest, New: react.New},
 		sdktest.Capsule{Manifest: promptbuilder.Manifest, New: promptbuilder.New},
