@@ -12,9 +12,11 @@
 // file order, that matches it: a "user" turn when the request's last
 // message is a user message containing that text ("" matches any), a
 // "tool_results" turn when the request ends in tool results for exactly
-// those call ids. The script is the file named by the capsule's [env]
-// script (read through the host FS API, so within its fs_read grant, in
-// either engine), or, when that is empty, the embedded demo.jsonl.
+// those call ids; a match may add "sent", text the whole request (system
+// prompt and every message) must contain. The script is the file named by
+// the capsule's [env] script (read through the host FS API, so within its
+// fs_read grant, in either engine), or, when that is empty, the embedded
+// demo.jsonl.
 //
 // With [env] context_window set it stands in for a model's server that
 // enforces a context limit: describe reports that window, and a request
