@@ -36,8 +36,9 @@
 // Every end of a turn — answer, empty model output, error, phase timeout,
 // iteration cap, cancel, pre-emption by a newer prompt — publishes exactly
 // one final agent.v1.response carrying an outcome (ipc.Outcome*) and the
-// tokens the provider reported for the turn, priced from [env] prices
-// when the model is in it (docs/agent.md, "Usage and cost").
+// tokens the provider reported for the turn, priced when the model is in
+// [env] prices or the built-in table under it, prices.txt (docs/agent.md,
+// "Usage and cost").
 //
 // State lives in volatile KV (keys starting "~react."), which the host keeps
 // per principal, so two principals' turns never meet; within a principal it

@@ -1,6 +1,7 @@
 package react
 
 import (
+	_ "embed"
 	"fmt"
 	"strconv"
 	"strings"
@@ -10,12 +11,54 @@ import (
 	"github.com/astrid-go/astrid/sdk"
 )
 
-// envPrices is the [env] key of the price table (docs/agent.md, "Usage
-// and cost"): entries "<provider>:<model>=<input>/<output>[/<cached
+// envPrices is the [env] key of the operator's prices (docs/agent.md,
+// "Usage and cost"): entries "<provider>:<model>=<input>/<output>[/<cached
 // input>]", in US dollars per million tokens, separated by commas or
-// semicolons. It ships empty: prices change more often than releases, and
-// a stale figure shown as a cost misleads more than none.
+// semicolons. Each overrides the built-in table's entry for that model
+// (or adds one): prices change more often than releases, and the
+// operator, who pays, has the last word.
 const envPrices = "prices"
+
+// builtinPrices is the built-in table, in the [env] syntax, one entry a
+// line with "#" comments saying where each figure comes from and when. It
+// is data, not code, so a price change is a one-line edit of prices.txt.
+//
+//go:embed prices.txt
+var builtinPrices string
+
+// defaultPrices is builtinPrices parsed; its problems (none, as a test
+// checks) would leave entries out.
+var defaultPrices, defaultPriceProblems = parsePrices(stripComments(builtinPrices))
+
+// stripComments drops what follows "#" on each line, so that a comment's
+// commas are no entry separators.
+func stripComments(text string) string {
+	lines := strings.Split(text, "\n")
+	for i, l := range lines {
+		if before, _, found := strings.Cut(l, "#"); found {
+			lines[i] = before
+		}
+	}
+	return strings.Join(lines, "\n")
+}
+
+// priceTable is the built-in table with the entries of raw (the [env]
+// value) over it; raw's entries that do not parse are left out (the
+// built-in entry stands) and named in problems.
+func priceTable(raw string) (table map[string]price, problems []string) {
+	table = make(map[string]price, len(defaultPrices))
+	for id, p := range defaultPrices {
+		table[id] = p
+	}
+	if strings.TrimSpace(raw) == "" {
+		return table, nil
+	}
+	override, problems := parsePrices(raw)
+	for id, p := range override {
+		table[id] = p
+	}
+	return table, problems
+}
 
 // price is one model's, in dollars per million tokens.
 type price struct {
@@ -57,14 +100,15 @@ func (p price) cost(u ipc.Usage) float64 {
 }
 
 // turnCost is the price of a turn's usage with provider's model, nil when
-// the table does not know it (or the model is the provider's unnamed
-// default): a frontend then shows tokens only.
+// neither the operator's prices nor the built-in table know it (or the
+// model is the provider's unnamed default): a frontend then shows tokens
+// only.
 func turnCost(c *sdk.Call, provider, model string, u ipc.Usage) *float64 {
-	raw, _ := c.Config(envPrices)
-	if strings.TrimSpace(raw) == "" || model == "" {
+	if model == "" {
 		return nil
 	}
-	table, problems := parsePrices(raw)
+	raw, _ := c.Config(envPrices)
+	table, problems := priceTable(raw)
 	for _, p := range problems {
 		c.Log(hostapi.LogWarn, "react: [env] "+envPrices+": "+p)
 	}

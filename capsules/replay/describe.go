@@ -10,9 +10,8 @@ type providerEntry struct {
 	Capabilities []string `json:"capabilities"`
 	RequestTopic string   `json:"request_topic"`
 	StreamTopic  string   `json:"stream_topic"`
-	// A script has no window; these are the nominal sizes the
-	// OpenAI-compatible provider reports by default, so a prompt builder
-	// budgeting by them behaves as it would with a real model.
+	// [env] context_window, else nominalWindow; the output size is
+	// nominal (the OpenAI-compatible provider's default).
 	ContextWindow   uint64 `json:"context_window"`
 	MaxOutputTokens uint64 `json:"max_output_tokens"`
 }
@@ -21,15 +20,16 @@ type describeResponse struct {
 	Providers []providerEntry `json:"providers"`
 }
 
-// describe is the answer to llm.v1.request.describe: the one provider.
-func describe() describeResponse {
+// describe is the answer to llm.v1.request.describe: the one provider,
+// with a context window of window tokens.
+func describe(window int) describeResponse {
 	return describeResponse{Providers: []providerEntry{{
 		ID:              Provider,
 		Description:     "Replays a recorded script (offline, deterministic; docs/replay.md)",
 		Capabilities:    []string{"text", "tools", "reasoning"},
 		RequestTopic:    ipc.LLMGenerateTopic(Provider),
 		StreamTopic:     ipc.LLMStreamTopic(Provider),
-		ContextWindow:   128000,
+		ContextWindow:   uint64(window),
 		MaxOutputTokens: 8192,
 	}}}
 }

@@ -12,9 +12,17 @@
 // file order, that matches it: a "user" turn when the request's last
 // message is a user message containing that text ("" matches any), a
 // "tool_results" turn when the request ends in tool results for exactly
-// those call ids. The script is the file named by the capsule's [env]
-// script (read through the host FS API, so within its fs_read grant, in
-// either engine), or, when that is empty, the embedded demo.jsonl.
+// those call ids; a match may add "sent", text the whole request (system
+// prompt and every message) must contain. The script is the file named by
+// the capsule's [env] script (read through the host FS API, so within its
+// fs_read grant, in either engine), or, when that is empty, the embedded
+// demo.jsonl.
+//
+// With [env] context_window set it stands in for a model's server that
+// enforces a context limit: describe reports that window, and a request
+// whose body is over it (four bytes a token, the agent's estimate) is
+// refused with an Error worded as OpenAI's context_length_exceeded, so the
+// agent's compaction can be replayed offline.
 //
 // It also answers llm.v1.request.describe with its one ProviderEntry on
 // llm.v1.response.describe.
@@ -31,6 +39,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/astrid-go/astrid/hostapi"
 	"github.com/astrid-go/astrid/ipc"
 	"github.com/astrid-go/astrid/sdk"
 )
@@ -64,13 +73,24 @@ func New() *sdk.Capsule {
 }
 
 func handleDescribe(c *sdk.Call) error {
-	return c.PublishJSON(ipc.LLMResponseDescribeTopic, describe())
+	n, _, err := window(c)
+	if err != nil {
+		c.Log(hostapi.LogWarn, fmt.Sprintf("replay: %v; %d applies", err, n))
+	}
+	return c.PublishJSON(ipc.LLMResponseDescribeTopic, describe(n))
 }
 
 func handleGenerate(c *sdk.Call) error {
 	req, ok, err := sdk.ProviderRequest(c, Provider)
 	if !ok {
 		return err
+	}
+	limit, enforced, err := window(c)
+	if err != nil {
+		return fail(c, req.RequestID, "replay: "+err.Error())
+	}
+	if refusal := overWindow(len(c.Payload()), limit); enforced && refusal != "" {
+		return fail(c, req.RequestID, "replay: "+refusal)
 	}
 	script, err := load(c)
 	if err != nil {

@@ -239,3 +239,84 @@ func TestDescribeListsTheProvider(t *testing.T) {
 		t.Fatalf("entry: %s", raw)
 	}
 }
+
+// With [env] context_window set the provider stands in for a server that
+// enforces a context limit: describe reports the window, a request whose
+// body is over it (four bytes a token) is refused with OpenAI's wording,
+// and one within it is played. A window that is no whole number of tokens
+// is refused by name.
+func TestContextWindowIsReportedAndEnforced(t *testing.T) {
+	k := sdktest.New(t, sdktest.Capsule{Manifest: replay.Manifest, New: replay.New, Config: map[string]string{"script": "script.jsonl", "context_window": "1000"}})
+	if err := os.WriteFile(filepath.Join(k.Workspace, "script.jsonl"), []byte(script), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var d struct {
+		Providers []struct {
+			ContextWindow uint64 `json:"context_window"`
+		} `json:"providers"`
+	}
+	if err := json.Unmarshal(k.DescribeLLM(), &d); err != nil || len(d.Providers) != 1 || d.Providers[0].ContextWindow != 1000 {
+		t.Fatalf("describe: %+v (%v)", d, err)
+	}
+	if got := k.Generate(replay.Provider, userRequest("w-1", "hello")); got[len(got)-1].Kind != ipc.StreamDone {
+		t.Fatalf("a small request was not played: %+v", got)
+	}
+	big := userRequest("w-2", "hello"+strings.Repeat(" and more", 500))
+	got := k.Generate(replay.Provider, big)
+	if len(got) != 1 || got[0].Kind != ipc.StreamError || !strings.Contains(got[0].Text, "context_length_exceeded") ||
+		!strings.Contains(got[0].Text, "maximum context length is 1000 tokens") {
+		t.Fatalf("a request over the window: %+v", got)
+	}
+
+	for _, bad := range []string{"many", "0", "-5", "99999999999"} {
+		k := sdktest.New(t, sdktest.Capsule{Manifest: replay.Manifest, New: replay.New, Config: map[string]string{"context_window": bad}})
+		got := k.Generate(replay.Provider, userRequest("w-3", "hello"))
+		if len(got) != 1 || got[0].Kind != ipc.StreamError || !strings.Contains(got[0].Text, "context_window") {
+			t.Errorf("context_window %q: %+v", bad, got)
+		}
+	}
+}
+
+// A match with "sent" plays only when the request sends that text
+// somewhere (an earlier message, the system prompt, a tool result), not
+// only in its last message; the next matching turn plays otherwise.
+func TestSentJudgesTheWholeRequest(t *testing.T) {
+	const judged = `{"match": {"user": "code word?", "sent": "the word is plum"}}
+{"TextDelta": "plum"}
+"Done"
+{"match": {"user": "code word?", "sent": "result: fig"}}
+{"TextDelta": "fig"}
+"Done"
+{"match": {"user": "code word?"}}
+{"TextDelta": "I do not know."}
+"Done"
+`
+	s := mustParse(t, "judged.jsonl", judged)
+	ask := func(system string, earlier ...ipc.Message) string {
+		t.Helper()
+		req := ipc.LLMRequest{System: system, Messages: append(earlier, ipc.TextMessage(ipc.RoleUser, "code word?"))}
+		turn, ok := s.Pick(req)
+		if !ok {
+			t.Fatalf("no turn for %+v", req)
+		}
+		return turn.Events[0].Text
+	}
+	for _, tc := range []struct {
+		name   string
+		system string
+		msgs   []ipc.Message
+		want   string
+	}{
+		{"in an earlier user message", "", []ipc.Message{ipc.TextMessage(ipc.RoleUser, "[Summary] the word is plum.")}, "plum"},
+		{"in the system prompt", "Remember: the word is plum", nil, "plum"},
+		{"in a tool result", "", []ipc.Message{toolResult("c1", "result: fig")}, "fig"},
+		{"nowhere", "", []ipc.Message{ipc.TextMessage(ipc.RoleAssistant, "the word is pl")}, "I do not know."},
+	} {
+		if got := ask(tc.system, tc.msgs...); got != tc.want {
+			t.Errorf("%s: %q, want %q", tc.name, got, tc.want)
+		}
+	}
+	if _, err := replay.Parse("s.jsonl", []byte("{\"match\": {\"sent\": \"x\"}}\n\"Done\"\n")); err == nil || !strings.Contains(err.Error(), `give "user"`) {
+		t.Fatalf(`"sent" alone parsed: %v`, err)
+	}
+}

@@ -35,6 +35,12 @@ type Match struct {
 	// (the trailing run of tool messages) for exactly these call ids, in
 	// any order.
 	ToolResults []string `json:"tool_results,omitempty"`
+	// Sent, when set, is a further condition: the text the request sends
+	// (its system prompt and every message's text, tool call arguments
+	// and tool results) contains *Sent. It is how a script judges what
+	// the agent sent, e.g. that a fact of an early turn survived
+	// compaction.
+	Sent *string `json:"sent,omitempty"`
 }
 
 // matchLine is a line that starts a turn: {"match": {...}}.
@@ -141,7 +147,17 @@ func (s *Script) Pick(req ipc.LLMRequest) (Turn, bool) {
 	}
 	last := msgs[len(msgs)-1]
 	awaited := trailingToolResults(msgs)
+	var sent *string // built at the first turn that asks
 	for _, t := range s.Turns {
+		if t.Match.Sent != nil {
+			if sent == nil {
+				text := sentText(req)
+				sent = &text
+			}
+			if !strings.Contains(*sent, *t.Match.Sent) {
+				continue
+			}
+		}
 		switch {
 		case t.Match.User != nil:
 			text, ok := userText(last)
@@ -176,6 +192,33 @@ func userText(m ipc.Message) (string, bool) {
 		return strings.Join(parts, "\n"), true
 	}
 	return "", false
+}
+
+// sentText is what a request sends as text, for Match.Sent: the system
+// prompt, then each message's text parts, tool call arguments and tool
+// result, one a line.
+func sentText(req ipc.LLMRequest) string {
+	var b strings.Builder
+	b.WriteString(req.System)
+	for _, m := range req.Messages {
+		switch m.Content.Kind {
+		case ipc.ContentText:
+			b.WriteString("\n" + m.Content.Text)
+		case ipc.ContentMultiPart:
+			for _, p := range m.Content.Parts {
+				if p.Type == ipc.PartText {
+					b.WriteString("\n" + p.Text)
+				}
+			}
+		case ipc.ContentToolCalls:
+			for _, call := range m.Content.ToolCalls {
+				b.WriteString("\n" + string(call.Arguments))
+			}
+		case ipc.ContentToolResult:
+			b.WriteString("\n" + m.Content.ToolResult.Content)
+		}
+	}
+	return b.String()
 }
 
 // trailingToolResults lists the call ids of the tool results that end

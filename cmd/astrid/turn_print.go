@@ -159,7 +159,8 @@ func (p *turnPrinter) final(r ipc.AgentResponse) {
 
 // usageLine is a turn's token counts and cost as -p and chat show them
 // ("" when the provider reported none): the cost only when the agent's
-// price table ([env] prices of astrid-capsule-react) knows the model.
+// price table (astrid-capsule-react's built-in one, under its [env]
+// prices) knows the model.
 func usageLine(r ipc.AgentResponse) string {
 	if r.Usage == nil {
 		return ""
