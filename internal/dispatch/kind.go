@@ -12,6 +12,7 @@ type Kind struct {
 	correlation string // RequestOf, ReplyOf, FailureOf
 	replyTo     string // RequestOf
 	timeout     time.Duration
+	periodic    bool // KernelTick
 }
 
 type kindOf uint8
@@ -33,6 +34,13 @@ var (
 	// the KV of, that principal, as the watchdog tick does) and the trace
 	// context (the host's approval question carries its call's).
 	KernelEvent = Kind{of: kindKernel}
+	// KernelTick is a periodic KernelEvent (the watchdog's tick): a
+	// capsule whose queue for the principal still holds a tick it has not
+	// taken gets no second one, and a full queue skips it quietly (no drop
+	// warning, no failure answer). The next tick comes anyway, and a tick
+	// must never take the place of a person's work in a slow capsule's
+	// queue (Stats.TicksSkipped counts both).
+	KernelTick = Kind{of: kindKernel, periodic: true}
 )
 
 // RequestOf is a request (DESIGN §4b): Event's checks, then the

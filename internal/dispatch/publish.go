@@ -51,7 +51,7 @@ func (d *Dispatcher) publish(from Caller, e *ipc.Envelope, kind []Kind) (Result,
 		}
 		return d.publishChecked(from, e, true)
 	case kindKernel:
-		return d.publishKernel(from.Principal, from.Trace, e)
+		return d.publishKernel(from.Principal, from.Trace, e, k.periodic)
 	}
 	return Result{}, fmt.Errorf("dispatch: publish %s from capsule %s: unknown kind %d", e.Topic, from.Capsule, k.of)
 }
@@ -133,7 +133,7 @@ func (d *Dispatcher) publishChecked(from Caller, e *ipc.Envelope, owed bool) (Re
 }
 
 // publishKernel sends one of the kernel's own events (KernelEvent).
-func (d *Dispatcher) publishKernel(principal string, trace ipc.TraceContext, e *ipc.Envelope) (Result, error) {
+func (d *Dispatcher) publishKernel(principal string, trace ipc.TraceContext, e *ipc.Envelope, periodic bool) (Result, error) {
 	topic, payload := e.Topic, e.Payload
 	if principal != "" {
 		if err := ValidatePrincipal(principal); err != nil {
@@ -155,11 +155,31 @@ func (d *Dispatcher) publishKernel(principal string, trace ipc.TraceContext, e *
 	if trace.Valid() {
 		e.SetTrace(trace)
 	}
-	res, err := d.deliver(nil, nil, e, nil, 0, false)
+	deliver := d.deliver
+	if periodic {
+		deliver = d.deliverTick
+	}
+	res, err := deliver(nil, nil, e, nil, 0, false)
 	if err != nil {
 		return Result{}, fmt.Errorf("dispatch: kernel publish %s: %w", topic, err)
 	}
 	return res, nil
+}
+
+// deliverTick is deliver for a KernelTick: the kernel's own event (no
+// capsule, nothing remembered, nothing forwarded), its interceptor calls
+// marked periodic (run.periodic).
+func (d *Dispatcher) deliverTick(_ *capsule, _ *knownTopic, e *ipc.Envelope, _ *Runner, _ int64, _ bool) (Result, error) {
+	links := d.interceptors.Load().match(e.Topic)
+	d.observePublishing(e)
+	routes, err := d.bus.PublishResolved(e, d.bus.Now(), d.bus.Resolve(e.Topic))
+	if err != nil {
+		return Result{}, err
+	}
+	if len(links) > 0 {
+		d.start(&run{env: e, links: links, payload: e.Payload, chained: !samePriority(links), periodic: true}, nil)
+	}
+	return Result{Routes: routes, Interceptors: len(links)}, nil
 }
 
 // deliver hands e to the bus, stamped with now (a reading of the bus's

@@ -40,6 +40,7 @@ type queue struct {
 	buf       []job // ring, grown on demand up to the queue depth
 	head, n   int
 	running   bool          // a worker or a Runner owns this queue
+	tick      bool          // holds a periodic call not yet taken (run.periodic)
 	inCall    bool          // its owner is making a call
 	wake      chan struct{} // capacity 1: "there may be work"; made by the first worker
 }
@@ -63,6 +64,9 @@ func (q *queue) pop() (job, bool) {
 		return job{}, false
 	}
 	j := q.buf[q.head]
+	if j.run != nil && j.run.periodic {
+		q.tick = false
+	}
 	q.buf[q.head] = job{} // let the run be collected
 	q.head = (q.head + 1) % len(q.buf)
 	q.n--
@@ -76,6 +80,7 @@ const (
 	enqueued enqueueResult = iota
 	queueFull
 	capsuleGone
+	tickWaiting // a periodic call found one of its kind not yet taken
 )
 
 // enqueue appends j to c's queue for principal unless the queue holds limit
@@ -95,6 +100,12 @@ func (d *Dispatcher) enqueue(c *capsule, principal string, j job, rn *Runner, li
 	}
 	if q.n >= limit {
 		return queueFull
+	}
+	if j.run != nil && j.run.periodic {
+		if q.tick {
+			return tickWaiting
+		}
+		q.tick = true
 	}
 	q.push(j, limit)
 	if !q.running {

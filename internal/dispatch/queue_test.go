@@ -265,3 +265,54 @@ func TestUnregisterDoesNotWaitForeverForAStuckCall(t *testing.T) {
 		t.Errorf("still registered: %v", got)
 	}
 }
+
+// TestTicksNeverCrowdOutWork: a capsule slower than the watchdog's tick
+// holds at most one tick waiting per principal; the rest are skipped
+// quietly (counted, not dropped), so the queue keeps its room for the
+// person's work — a slow agent under load once refused a prompt as "busy"
+// because 64 ticks filled its queue.
+func TestTicksNeverCrowdOutWork(t *testing.T) {
+	const depth = 8
+	d, _ := newTestDispatcher(t, Options{QueueDepth: depth})
+	g := newGate()
+	register(t, d, CapsuleACL{ID: "pub", Publish: []string{"tick"}}, continueTarget)
+	register(t, d, interceptorACL("slow", "tick", 100), g)
+	tick := func() {
+		t.Helper()
+		if _, err := d.Publish(Caller{Principal: "alice"}, "tick", []byte(`{}`), KernelTick); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tick()
+	g.waitStarted(t) // the worker holds the first tick
+	for range 3 * depth {
+		tick()
+	}
+	if s := d.Stats(); s.TicksSkipped != 3*depth-1 || s.QueueDrops != 0 {
+		t.Fatalf("TicksSkipped = %d, QueueDrops = %d; want %d and 0", s.TicksSkipped, s.QueueDrops, 3*depth-1)
+	}
+	if n := d.Queued("slow"); n != 1 {
+		t.Fatalf("%d calls queued, want the one waiting tick", n)
+	}
+	// The person's work still finds room: depth-1 events fit beside it.
+	for i := range depth - 1 {
+		mustPublish(t, d, Caller{Capsule: "pub", Principal: "alice"}, "tick", strconv.Itoa(i))
+	}
+	if s := d.Stats(); s.QueueDrops != 0 {
+		t.Fatalf("QueueDrops = %d: a tick took the place of work", s.QueueDrops)
+	}
+	// A full queue skips a tick quietly too.
+	tick()
+	if s := d.Stats(); s.TicksSkipped != 3*depth || s.QueueDrops != 0 {
+		t.Fatalf("a tick on a full queue: TicksSkipped = %d, QueueDrops = %d", s.TicksSkipped, s.QueueDrops)
+	}
+	close(g.release)
+	for range depth {
+		g.waitStarted(t)
+	}
+	settle(t, d)
+	// Once the waiting tick was taken, the next one is queued again.
+	tick()
+	g.waitStarted(t)
+	settle(t, d)
+}

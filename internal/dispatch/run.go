@@ -24,6 +24,9 @@ type run struct {
 	// a provider's stream event, a tool's result, the prompt builder's
 	// answer. Its calls may use the queues' headroom (limitFor).
 	reply bool
+	// periodic marks a KernelTick's calls: at most one waits in a queue,
+	// and one that finds no room is skipped quietly.
+	periodic bool
 	// payload is what the next link sees. Only the link currently running
 	// writes it, and the queue hand-off to the next link orders that write
 	// before the next read.
@@ -33,7 +36,12 @@ type run struct {
 // dispatch starts the interceptors for an event the bus has accepted;
 // reply says it answers admitted work (run.reply).
 func (d *Dispatcher) dispatch(e *ipc.Envelope, links []*link, rn *Runner, reply bool) {
-	r := &run{env: e, links: links, payload: e.Payload, chained: !samePriority(links), reply: reply}
+	d.start(&run{env: e, links: links, payload: e.Payload, chained: !samePriority(links), reply: reply}, rn)
+}
+
+// start queues r's first link (a chain) or every link (a fan-out).
+func (d *Dispatcher) start(r *run, rn *Runner) {
+	links := r.links
 	if r.chained {
 		d.advance(r, 0, rn)
 		return
@@ -62,7 +70,14 @@ func (d *Dispatcher) send(r *run, i int, rn *Runner) bool {
 	switch d.enqueue(c, r.env.Principal, job{run: r, idx: i}, rn, d.limitFor(r)) {
 	case enqueued:
 		return true
+	case tickWaiting:
+		d.stats.ticksSkipped.Add(1)
+		return true // the tick already queued runs the rest of the chain
 	case queueFull:
+		if r.periodic {
+			d.stats.ticksSkipped.Add(1)
+			return true
+		}
 		d.stats.queueDrops.Add(1)
 		d.logDrop(c, r.env)
 		l := r.links[i]

@@ -47,6 +47,9 @@ type Stats struct {
 	Orphaned  uint64 // invocations for a capsule already unregistered
 	Discarded uint64 // queued invocations discarded by Unregister or Close
 	ChainsCut uint64 // chains ended early because a link could not be queued
+	// TicksSkipped counts a KernelTick's calls not queued: one of its kind
+	// was still waiting in that queue, or the queue was full.
+	TicksSkipped uint64
 	// Remote counts envelopes from other hosts delivered here
 	// (DeliverRemote); they are not in Published, which counts this
 	// host's own.
@@ -65,6 +68,7 @@ type counters struct {
 	notAdmitted                                                    atomic.Uint64
 	invocations, continued, finals, denials, errors, skipped       atomic.Uint64
 	queueDrops, dropsAnswered, orphaned, discarded, chainsCut      atomic.Uint64
+	ticksSkipped                                                   atomic.Uint64
 	remote, requestsFailed, expired, repliesUnaddressed            atomic.Uint64
 
 	reasonsMu sync.Mutex
@@ -110,6 +114,7 @@ func (c *counters) snapshot() Stats {
 		Orphaned:           c.orphaned.Load(),
 		Discarded:          c.discarded.Load(),
 		ChainsCut:          c.chainsCut.Load(),
+		TicksSkipped:       c.ticksSkipped.Load(),
 		Remote:             c.remote.Load(),
 		RequestsFailed:     c.requestsFailed.Load(),
 		RepliesUnaddressed: c.repliesUnaddressed.Load(),

@@ -41,7 +41,7 @@ var tickPayload = []byte(`{}`)
 
 func (k *Kernel) tick() {
 	for _, p := range k.tickPrincipals() {
-		if _, err := k.Dispatcher.Publish(dispatch.Caller{Principal: p}, ipc.WatchdogTickTopic, tickPayload, dispatch.KernelEvent); err != nil {
+		if _, err := k.Dispatcher.Publish(dispatch.Caller{Principal: p}, ipc.WatchdogTickTopic, tickPayload, dispatch.KernelTick); err != nil {
 			k.log.Debug("watchdog tick not published", "principal", p, "err", err)
 		}
 	}

@@ -176,7 +176,7 @@ func (p *PendingCall) Cancel() {
 // for the next one.
 func (k *Kernel) WatchdogTick(principal string) {
 	k.t.Helper()
-	if _, err := k.k.Dispatcher.Publish(dispatch.Caller{Principal: principal}, ipc.WatchdogTickTopic, []byte(`{}`), dispatch.KernelEvent); err != nil {
+	if _, err := k.k.Dispatcher.Publish(dispatch.Caller{Principal: principal}, ipc.WatchdogTickTopic, []byte(`{}`), dispatch.KernelTick); err != nil {
 		k.t.Fatalf("sdktest: watchdog tick: %v", err)
 	}
 }
