@@ -1,5 +1,5 @@
 # The two commands a newcomer needs: `make run` and `make test`.
-.PHONY: run test build bench fuzz
+.PHONY: run test build bench fuzz deadcode
 
 run:
 	./scripts/run.sh
@@ -15,3 +15,6 @@ fuzz:
 
 bench:
 	./scripts/bench.sh
+
+deadcode:
+	./scripts/deadcode.sh

@@ -39,12 +39,6 @@ var egress = []string{
 	"static.v1.response.skills.*", "static.v1.response.context.*", ipc.CapsulesLoadedTopic,
 }
 
-// Allowlists returns the ingress (publish) and egress (subscribe) lists,
-// for the test that holds them equal to the manifest.
-func Allowlists() (publish, subscribe []string) {
-	return append([]string(nil), ingress...), append([]string(nil), egress...)
-}
-
 // allowed reports whether subject (a topic, or a pattern taken as a topic,
 // as the dispatcher's ACL does) is under one of list's patterns.
 func allowed(list []string, subject string) bool {

@@ -18,7 +18,7 @@ func TestAllowlistsAreTheManifest(t *testing.T) {
 	if m.ID() != ID || !m.Capabilities.Uplink || !slices.Equal(m.Capabilities.NetBind, []string{Socket}) {
 		t.Fatalf("manifest: id %s, uplink %v, net_bind %v", m.ID(), m.Capabilities.Uplink, m.Capabilities.NetBind)
 	}
-	pub, sub := Allowlists()
+	pub, sub := allowlists()
 	for _, l := range []struct {
 		name       string
 		code, toml []string
@@ -123,4 +123,10 @@ func TestIngressPerPrincipal(t *testing.T) {
 	if loose.mayPublish("tool.v1.execute.write_file") || loose.mayPublish("llm.v1.request.generate.replay") {
 		t.Error("an unchecked wide list widened the allowlist")
 	}
+}
+
+// allowlists returns the ingress (publish) and egress (subscribe) lists,
+// for the test that holds them equal to the manifest.
+func allowlists() (publish, subscribe []string) {
+	return append([]string(nil), ingress...), append([]string(nil), egress...)
 }

@@ -224,7 +224,7 @@ func Start(ctx context.Context, k Kernel, p Prompt) (*Turn, error) {
 		// A request correlated by the turn id: a prompt the agent never
 		// takes (its queue is full, it is unloaded, it fails) is answered
 		// at once by the kernel, and the turn ends with why.
-		_, err = k.PublishRequest(t.caller, ipc.UserPromptTopic, payload, dispatch.Request{ReplyTo: ipc.AgentResponseTopic, CorrelationID: t.turnID, Timeout: promptTimeout})
+		err = request.Send(k, t.caller, ipc.UserPromptTopic, payload, ipc.AgentResponseTopic, t.turnID, promptTimeout)
 	}
 	if err != nil {
 		t.closeRoutes()
@@ -327,8 +327,10 @@ func (t *Turn) accept(d bus.Delivery) (Event, bool) {
 	}
 	if e.SourceID == ipc.KernelSourceID && e.Topic == ipc.AgentResponseTopic {
 		// The kernel's answer to the prompt, for an agent that did not
-		// give one.
-		f, ok := ipc.AsRequestFailed(body)
+		// give one. Read here, not by request.Await: a turn is a stream
+		// of events of which the answer is the last
+		// (docs/rationale/kernel-bus.md).
+		f, ok := request.KernelFailure(e)
 		if !ok || f.CorrelationID != t.turnID {
 			return Event{}, false
 		}

@@ -2,6 +2,8 @@ package audit
 
 import (
 	"context"
+	"crypto/ed25519"
+	"encoding/base64"
 	"fmt"
 	"sync/atomic"
 	"testing"
@@ -128,4 +130,10 @@ func BenchmarkToolCallEntries(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// sealLine signs body and returns the full line, newline included.
+func sealLine(key ed25519.PrivateKey, body []byte) []byte {
+	sig := ed25519.Sign(key, append([]byte(entryContext), body...))
+	return frame(body, base64.StdEncoding.EncodeToString(sig))
 }

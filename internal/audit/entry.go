@@ -173,12 +173,6 @@ func HashBody(body []byte) string {
 	return hex.EncodeToString(h[:])
 }
 
-// sealLine signs body and returns the full line, newline included.
-func sealLine(key ed25519.PrivateKey, body []byte) []byte {
-	sig := ed25519.Sign(key, append([]byte(entryContext), body...))
-	return frame(body, base64.StdEncoding.EncodeToString(sig))
-}
-
 // frame makes a line of body and its signature ("": unsigned).
 func frame(body []byte, sig string) []byte {
 	out := make([]byte, 0, len(body)+len(sig)+22)

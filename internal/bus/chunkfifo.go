@@ -103,14 +103,3 @@ func (q *chunkFIFO) reset(p *chunkPool) {
 	}
 	*q = chunkFIFO{}
 }
-
-// each calls fn for every entry, oldest first.
-func (q *chunkFIFO) each(fn func(entry)) {
-	i := q.first
-	for c, left := q.head, q.n; left > 0; c, i = c.next, 0 {
-		for ; i < chunkEntries && left > 0; i++ {
-			fn(c.entries[i])
-			left--
-		}
-	}
-}

@@ -95,3 +95,15 @@ func assertPoolZeroed(t *testing.T, pool *chunkPool) {
 		}
 	}
 }
+
+// each calls fn for every entry, oldest first (the tests' view of the
+// queue; the bus itself only pops).
+func (q *chunkFIFO) each(fn func(entry)) {
+	i := q.first
+	for c, left := q.head, q.n; left > 0; c, i = c.next, 0 {
+		for ; i < chunkEntries && left > 0; i++ {
+			fn(c.entries[i])
+			left--
+		}
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"sort"
 	"time"
 
+	"github.com/astrid-go/astrid/internal/bus"
 	"github.com/astrid-go/astrid/internal/dispatch"
 	"github.com/astrid-go/astrid/internal/request"
 	"github.com/astrid-go/astrid/ipc"
@@ -142,39 +143,42 @@ func (s *Server) ask(ctx context.Context, capsule, topic, replyTopic string, req
 	if d, ok := ctx.Deadline(); ok && time.Until(d) < wait {
 		wait = max(time.Until(d), time.Millisecond)
 	}
-	if _, err := k.PublishRequest(s.caller(), topic, body, dispatch.Request{ReplyTo: replyTopic, CorrelationID: corr, Timeout: wait}); err != nil {
-		return fmt.Errorf("ask capsule %s on %s: %w", capsule, topic, err)
+	if err := request.Send(k, s.caller(), topic, body, replyTopic, corr, wait); err != nil {
+		return fmt.Errorf("ask capsule %s: %w", capsule, err)
 	}
 	ctx, cancel := context.WithTimeout(ctx, wait)
 	defer cancel()
-	for {
-		d, err := sub.Recv(ctx)
-		if err != nil {
-			return fmt.Errorf("capsule %s: %w within %s: %w", capsule, errNoAnswer, wait.Round(time.Millisecond), err)
-		}
+	// bad says why the capsule's answer cannot be used; it ends the wait
+	// as a good answer does.
+	var bad error
+	_, err = request.Await(ctx, sub, corr, func(d bus.Delivery) (struct{}, bool) {
 		e := d.Envelope
-		payload := ipc.GuestBytes(e.Payload)
-		switch e.SourceID {
-		case capsule:
-			if len(payload) > maxAnswer {
-				return fmt.Errorf("capsule %s: its answer is %d bytes, more than %d", capsule, len(payload), maxAnswer)
-			}
-			var echo struct {
-				RequestID string `json:"request_id"`
-			}
-			if json.Unmarshal(payload, &echo) != nil || (echo.RequestID != corr && e.CorrelationID() != corr) {
-				continue // another request's answer
-			}
-			if err := json.Unmarshal(payload, out); err != nil {
-				return fmt.Errorf("capsule %s: malformed answer on %s: %w", capsule, replyTopic, err)
-			}
-			return nil
-		case ipc.KernelSourceID:
-			if f, ok := ipc.AsRequestFailed(payload); ok && f.CorrelationID == corr {
-				return fmt.Errorf("%w: %s", errNoAnswer, ipc.FailureText(f, "the request to capsule "+capsule))
-			}
+		if e.SourceID != capsule {
+			return struct{}{}, false
 		}
+		payload := ipc.GuestBytes(e.Payload)
+		if len(payload) > maxAnswer {
+			bad = fmt.Errorf("capsule %s: its answer is %d bytes, more than %d", capsule, len(payload), maxAnswer)
+			return struct{}{}, true
+		}
+		var echo struct {
+			RequestID string `json:"request_id"`
+		}
+		if json.Unmarshal(payload, &echo) != nil || (echo.RequestID != corr && e.CorrelationID() != corr) {
+			return struct{}{}, false // another request's answer
+		}
+		if err := json.Unmarshal(payload, out); err != nil {
+			bad = fmt.Errorf("capsule %s: malformed answer on %s: %w", capsule, replyTopic, err)
+		}
+		return struct{}{}, true
+	})
+	if f, ok := request.AsFailed(err); ok {
+		return fmt.Errorf("%w: %s", errNoAnswer, ipc.FailureText(f.RequestFailed, "the request to capsule "+capsule))
 	}
+	if err != nil {
+		return fmt.Errorf("capsule %s: %w within %s: %w", capsule, errNoAnswer, wait.Round(time.Millisecond), err)
+	}
+	return bad
 }
 
 // withRequestID is req, a JSON object, with request_id set to id.

@@ -113,9 +113,6 @@ func New(opts Options) *Server {
 	return s
 }
 
-// MCP is the go-sdk server, for a transport to run.
-func (s *Server) MCP() *mcp.Server { return s.srv }
-
 // ServeStdio serves one client on standard input and output until it
 // disconnects or ctx ends.
 func (s *Server) ServeStdio(ctx context.Context) error {

@@ -113,3 +113,101 @@ func TestNewID(t *testing.T) {
 		t.Fatalf("NewID: %q, %q", a, b)
 	}
 }
+
+// One subscription carries the answers of requests made one after another
+// (as toolclient's does): Await for the second skips the kernel's failure
+// of the first, already queued on it, and takes the second's answer.
+func TestAwaitSkipsAnotherRequestsFailure(t *testing.T) {
+	k, caller := setup(t, func(d *dispatch.Dispatcher, inv dispatch.Invocation) (dispatch.Verdict, error) {
+		if strings.Contains(string(inv.Envelope.Payload), "fail") {
+			return dispatch.Verdict{}, errors.New("asked to fail")
+		}
+		_, err := d.Publish(dispatch.Caller{Capsule: "svc", Principal: inv.Principal, Continues: true}, "svc.v1.answer", json.RawMessage(`{"from":"svc"}`), dispatch.ReplyOf(inv.Envelope.CorrelationID()))
+		return dispatch.Verdict{}, err
+	})
+	k.Unregister("impostor")
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	long, err := k.Subscribe(caller, "svc.v1.answer", true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer long.Close()
+	probe, err := k.Subscribe(caller, "svc.v1.answer", true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer probe.Close()
+	fromSvc := func(d bus.Delivery) (string, bool) {
+		return string(ipc.GuestBytes(d.Envelope.Payload)), d.Envelope.SourceID == "svc"
+	}
+	if err := Send(k, caller, "svc.v1.ask", json.RawMessage(`{"fail":true}`), "svc.v1.answer", "first", 0); err != nil {
+		t.Fatal(err)
+	}
+	// Once probe has the first request's failure, long has it too.
+	if _, err := Await(ctx, probe, "first", fromSvc); err == nil {
+		t.Fatal("the first request was answered; want the kernel's failure")
+	} else if f, ok := AsFailed(err); !ok || f.CorrelationID != "first" {
+		t.Fatalf("first: err = %v, want its failure", err)
+	}
+	if err := Send(k, caller, "svc.v1.ask", json.RawMessage(`{}`), "svc.v1.answer", "second", 0); err != nil {
+		t.Fatal(err)
+	}
+	got, err := Await(ctx, long, "second", fromSvc)
+	if err != nil || got != `{"from":"svc"}` {
+		t.Fatalf("second: Await = %q, %v; want svc's answer past the first's failure", got, err)
+	}
+}
+
+// Await returns the subscription's error when ctx ends, so a caller can
+// tell its own give-up (ctx.Err) from the kernel's failure.
+func TestAwaitEndsWithItsContext(t *testing.T) {
+	k, caller := setup(t, nil)
+	sub, err := k.Subscribe(caller, "svc.v1.answer", true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sub.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	_, err = Await(ctx, sub, "c", func(bus.Delivery) (int, bool) { return 1, true })
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("err = %v, want context.Canceled", err)
+	}
+	if _, ok := AsFailed(err); ok {
+		t.Fatal("a caller's give-up read as the kernel's failure")
+	}
+}
+
+// Only the kernel's own envelope is its failure: a capsule repeating a
+// failure's words (to end a request it does not serve, or with a reason of
+// its choosing) is not the kernel.
+func TestKernelFailureTrustsOnlyTheKernel(t *testing.T) {
+	failure, err := ipc.RequestFailed{CorrelationID: "c-1", Reason: ipc.FailRefused, Message: "no"}.MarshalJSON()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name    string
+		source  string
+		payload string
+		want    bool
+	}{
+		{"the kernel's failure", ipc.KernelSourceID, string(failure), true},
+		{"a capsule forging it", "impostor", string(failure), false},
+		{"a capsule named like the kernel's tag", "request_failed", string(failure), false},
+		{"the empty source", "", string(failure), false},
+		{"the kernel, not a failure", ipc.KernelSourceID, `{"type":"custom","data":{"correlation_id":"c-1"}}`, false},
+		{"the kernel, a failure's fields untagged", ipc.KernelSourceID, `{"correlation_id":"c-1","reason":"refused","message":"no"}`, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f, ok := KernelFailure(&ipc.Envelope{Topic: "svc.v1.answer", SourceID: tc.source, Payload: json.RawMessage(tc.payload)})
+			if ok != tc.want {
+				t.Fatalf("KernelFailure = %+v, %v; want %v", f, ok, tc.want)
+			}
+			if ok && (f.CorrelationID != "c-1" || f.Reason != ipc.FailRefused) {
+				t.Fatalf("failure %+v", f)
+			}
+		})
+	}
+}

@@ -210,16 +210,17 @@ func (c *ToolClient) Call(ctx context.Context, callID, name string, args json.Ra
 	}
 	// A request correlated by the call id: a call no one takes or answers
 	// is answered by the kernel on the result topic (DESIGN §4b).
-	asked := dispatch.Request{ReplyTo: ipc.ToolExecuteResultTopic, CorrelationID: callID, Timeout: dispatch.MaxRequestTimeout}
+	send := func() error {
+		return request.Send(c.k, c.caller, ipc.ToolRequestExecuteTopic, req, ipc.ToolExecuteResultTopic, callID, dispatch.MaxRequestTimeout)
+	}
 	if c.runner == nil {
-		if _, err := c.k.PublishRequest(c.caller, ipc.ToolRequestExecuteTopic, req, asked); err != nil {
+		if err := send(); err != nil {
 			return ipc.ToolCallResult{}, err
 		}
 		return c.await(ctx, callID, name)
 	}
 	c.runner.Open()
-	_, err = c.k.PublishRequest(c.caller, ipc.ToolRequestExecuteTopic, req, asked)
-	if err != nil {
+	if err := send(); err != nil {
 		c.runner.Close()
 		return ipc.ToolCallResult{}, err
 	}
@@ -238,33 +239,38 @@ func (c *ToolClient) Call(ctx context.Context, callID, name string, args json.Ra
 }
 
 // await waits for callID's consolidated result until ctx ends; then it
-// publishes the call's cancel and returns ctx's error.
+// publishes the call's cancel and returns ctx's error. The kernel's
+// failure of the call reads as the call's error result, as a relayed one
+// does (ipc.ToolExecuteResult.UnmarshalJSON), so every caller handles it.
 func (c *ToolClient) await(ctx context.Context, callID, name string) (ipc.ToolCallResult, error) {
-	for {
-		d, err := c.sub.Recv(ctx)
-		if err != nil {
-			if ctx.Err() != nil {
-				cancelCall(c.k, c.plainCaller(), callID)
-				return ipc.ToolCallResult{}, ctx.Err()
-			}
-			return ipc.ToolCallResult{}, fmt.Errorf("tool %s: %w", name, err)
-		}
+	res, err := request.Await(ctx, c.sub, callID, func(d bus.Delivery) (ipc.ToolCallResult, bool) {
 		var res ipc.ToolExecuteResult
 		// The hand-written decoder directly: the bus validated the JSON.
 		if res.UnmarshalJSON(ipc.GuestBytes(d.Envelope.Payload)) != nil || res.CallID != callID {
-			continue
+			return ipc.ToolCallResult{}, false
 		}
 		if !consolidates(c.k, d.Envelope.SourceID) {
 			// Anyone with a [publish] grant for the topic could answer
 			// every call; only tool plumbing may (DESIGN §4c).
 			c.k.Logger().Warn("tool result refused: its source does not hold tool_middleware", "source", d.Envelope.SourceID, "call_id", callID, "tool", name)
-			continue
+			return ipc.ToolCallResult{}, false
 		}
 		if res.Result.CallID == "" {
 			res.Result.CallID = callID
 		}
-		return res.Result, nil
+		return res.Result, true
+	})
+	if f, ok := request.AsFailed(err); ok {
+		return ipc.ToolCallResult{CallID: callID, Content: ipc.FailureText(f.RequestFailed, "the tool call"), IsError: true}, nil
 	}
+	if err != nil {
+		if ctx.Err() != nil {
+			cancelCall(c.k, c.plainCaller(), callID)
+			return ipc.ToolCallResult{}, ctx.Err()
+		}
+		return ipc.ToolCallResult{}, fmt.Errorf("tool %s: %w", name, err)
+	}
+	return res, nil
 }
 
 // consolidates reports whether source may publish consolidated tool

@@ -48,8 +48,8 @@ func TestComponentFileIsCheckedBeforeItIsRead(t *testing.T) {
 			if err == nil || !strings.Contains(err.Error(), tt.want) {
 				t.Fatalf("load = %v, want an error with %q", err, tt.want)
 			}
-			if _, err := CheckComponent(m, int64(tt.opts.MaxComponentBytes)); err == nil || !strings.Contains(err.Error(), tt.want) {
-				t.Fatalf("CheckComponent = %v, want an error with %q", err, tt.want)
+			if _, err := CheckComponentFile(m, m.ExecutableComponent(), int64(tt.opts.MaxComponentBytes)); err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("CheckComponentFile = %v, want an error with %q", err, tt.want)
 			}
 		})
 	}

@@ -18,20 +18,12 @@ import (
 // room for large ones while refusing a file that would exhaust memory.
 const DefaultMaxComponentBytes = 64 << 20
 
-// CheckComponent runs the loader's integrity check on m's executable
-// component, without compiling it: the file is read as the loader reads it
+// CheckComponentFile runs the loader's integrity check on comp, one of m's
+// components, without compiling it: the file is read as the loader reads it
 // (readComponent) and checked against every hash that vouches for it
 // (verify). It returns the file's "sha256:<hex>". `astrid capsule check`
-// calls it, so that what it says loads is what load accepts.
-func CheckComponent(m *manifest.Manifest, maxBytes int64) (string, error) {
-	comp := m.ExecutableComponent()
-	if comp == nil {
-		return "", fmt.Errorf("capsule %s has no executable component", m.ID())
-	}
-	return CheckComponentFile(m, comp, maxBytes)
-}
-
-// CheckComponentFile is CheckComponent for any one of m's components.
+// and the installer call it, so that what they say loads is what load
+// accepts.
 func CheckComponentFile(m *manifest.Manifest, comp *manifest.Component, maxBytes int64) (string, error) {
 	wasm, err := readComponent(m, comp, maxBytes)
 	if err != nil {
