@@ -3,6 +3,7 @@ package mcp
 //lint:file-ignore SA1019 roots are deprecated by SEP-2577 (2026-07-28) but work through the deprecation window, and DESIGN §12 asks for them; servers on older protocols use them
 
 import (
+	"context"
 	"net/url"
 	"path/filepath"
 	"slices"
@@ -60,6 +61,22 @@ func rootsOf(dirs []string) []*mcp.Root {
 		out = append(out, &mcp.Root{URI: (&url.URL{Scheme: "file", Path: d}).String(), Name: filepath.Base(d)})
 	}
 	return out
+}
+
+// rootsInOrder answers roots/list with roots in the order given. The SDK
+// keeps a client's roots sorted by URI, so with a workspace under /tmp and
+// a module directory under /check the module directory came first, and
+// server-filesystem resolved "." against it (listing node_modules in CI,
+// never where the repository sorted after /tmp).
+func rootsInOrder(roots []*mcp.Root) mcp.Middleware {
+	return func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			if method != "roots/list" || len(roots) == 0 {
+				return next(ctx, method, req)
+			}
+			return &mcp.ListRootsResult{Roots: slices.Clone(roots)}, nil
+		}
+	}
 }
 
 // grantedRoots are the roots of the server of k: the capsule's fs grants

@@ -3,6 +3,7 @@ package mcp
 //lint:file-ignore SA1019 roots are deprecated by SEP-2577 but still offered (roots.go says why)
 
 import (
+	"context"
 	"slices"
 	"strings"
 	"testing"
@@ -70,5 +71,44 @@ func TestRootsForPutTheWorkspaceFirst(t *testing.T) {
 		if got := uris(rootsFor(c.ws, c.dirs)); !slices.Equal(got, c.want) {
 			t.Errorf("%s: roots %q, want %q", c.name, got, c.want)
 		}
+	}
+}
+
+// TestServersSeeTheRootsInOurOrder: a server's roots/list returns the
+// workspace first even when its URI sorts after a module directory's (the
+// SDK keeps a client's roots sorted by URI; CI's checkout under /check
+// sorted before the workspace under /tmp).
+func TestServersSeeTheRootsInOurOrder(t *testing.T) {
+	roots := rootsFor("/tmp/ws", []string{"/check/work/main/node_modules", "/tmp/ws"})
+	if len(roots) != 2 || roots[0].URI != "file:///tmp/ws" {
+		t.Fatalf("rootsFor = %v, want the workspace first", roots)
+	}
+	ctx := context.Background()
+	client := mcp.NewClient(&mcp.Implementation{Name: "c", Version: "1"}, &mcp.ClientOptions{Capabilities: &mcp.ClientCapabilities{RootsV2: &mcp.RootCapabilities{}}})
+	client.AddRoots(roots...)
+	client.AddReceivingMiddleware(rootsInOrder(roots))
+	server := mcp.NewServer(&mcp.Implementation{Name: "s", Version: "1"}, nil)
+	ct, st := mcp.NewInMemoryTransports()
+	ss, err := server.Connect(ctx, st, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ss.Close()
+	// The protocol server-filesystem speaks: the newest one forbids roots/list.
+	cs, err := client.Connect(ctx, ct, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	got, err := ss.ListRoots(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var uris []string
+	for _, r := range got.Roots {
+		uris = append(uris, r.URI)
+	}
+	if want := []string{"file:///tmp/ws", "file:///check/work/main/node_modules"}; !slices.Equal(uris, want) {
+		t.Fatalf("the server listed roots %v, want %v", uris, want)
 	}
 }

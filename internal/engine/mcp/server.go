@@ -196,6 +196,7 @@ func startServer(ctx context.Context, spec spawnSpec) (*server, error) {
 	})
 	//lint:ignore SA1019 roots are deprecated (SEP-2577) but still work; roots.go says why we offer them
 	client.AddRoots(spec.roots...)
+	client.AddReceivingMiddleware(rootsInOrder(spec.roots))
 	cctx, stop := context.WithTimeout(ctx, spec.timeout)
 	defer stop()
 	// A server that dies during the handshake must not leave it waiting.
