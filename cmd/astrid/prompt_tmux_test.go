@@ -21,7 +21,7 @@ type terminal struct {
 
 func newTerminal(t *testing.T) *terminal {
 	t.Helper()
-	term := &terminal{t: t, tmux: testutil.NeedCommand(t, "tmux"), socket: filepath.Join(t.TempDir(), "tmux.sock")}
+	term := &terminal{t: t, tmux: testutil.NeedTestTool(t, "tmux"), socket: filepath.Join(t.TempDir(), "tmux.sock")}
 	t.Cleanup(func() { _ = exec.Command(term.tmux, "-S", term.socket, "kill-server").Run() })
 	return term
 }
