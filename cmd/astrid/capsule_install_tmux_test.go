@@ -134,3 +134,45 @@ func TestCapsuleInstallFillsTheOnlyChoiceAndAsksAgain(t *testing.T) {
 		t.Fatalf("install --yes: exit %d:\n%s", code, out)
 	}
 }
+
+// Issue 37.2 in a terminal: an unsigned archive is put to the person
+// before anything else; "n" refuses it with nothing installed, "y"
+// installs it (the grants and the [env] value asked next, as for a
+// directory).
+func TestCapsuleInstallAsksAboutAnUnsignedArchive(t *testing.T) {
+	home, ws := t.TempDir(), t.TempDir()
+	archive := filepath.Join(t.TempDir(), "notes.capsule")
+	if out, code := runProcess(t, home, "capsule", "pack", notesSource(t, "notes"), "-o", archive); code != 0 {
+		t.Fatalf("capsule pack: exit %d:\n%s", code, out)
+	}
+	installed := filepath.Join(home, "capsules", "notes")
+	question := archive + " is unsigned. Install it anyway? [y/N]"
+
+	term := newTerminal(t)
+	term.start(astridLine(home, ws, "capsule", "install", archive))
+	term.waitFor(question)
+	term.run("send-keys", "n", "Enter")
+	screen := term.waitFor("EXIT=")
+	if !strings.Contains(screen, "not installed; nothing was changed") || !strings.Contains(screen, "EXIT=1") || strings.Contains(screen, "with the grants above") {
+		t.Fatalf("after n:\n%s", screen)
+	}
+	if _, err := os.Stat(installed); !os.IsNotExist(err) {
+		t.Fatalf("installed after n: %v", err)
+	}
+
+	term = newTerminal(t)
+	term.start(astridLine(home, ws, "capsule", "install", archive))
+	term.waitFor(question)
+	term.run("send-keys", "y", "Enter")
+	term.waitFor("Install capsule notes with the grants above? [y/N]")
+	term.run("send-keys", "y", "Enter")
+	term.waitForAny("(not shown as you type):")
+	term.run("send-keys", "sk-unsigned", "Enter")
+	screen = term.waitFor("EXIT=")
+	if !strings.Contains(screen, "EXIT=0") || !strings.Contains(screen, "capsule notes installed") {
+		t.Fatalf("after y:\n%s", screen)
+	}
+	if _, err := os.Stat(filepath.Join(installed, "Capsule.toml")); err != nil {
+		t.Fatalf("not installed after y: %v", err)
+	}
+}

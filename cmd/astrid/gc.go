@@ -30,7 +30,7 @@ func newGCCmd() *cobra.Command {
 	var olderThan time.Duration
 	cmd := &cobra.Command{
 		Use:   "gc",
-		Short: "Remove old sessions and stale caches (--dry-run lists them)",
+		Short: "Remove old sessions (with their undo snapshots) and stale caches (--dry-run lists them)",
 		Long: `Removes what $ASTRID_HOME keeps that nobody needs any more:
 
   sessions   every principal's conversations nobody wrote to for longer than
@@ -41,10 +41,15 @@ func newGCCmd() *cobra.Command {
              older astrid), and entries of this version unused for as long (a
              capsule still installed compiles again at its next load)
 
+  undo       what the undo capsule keeps of a session to undo its turns (the
+             files' prior contents, in state.db): it goes with its session, so
+             each deleted session's line says how many snapshots went with it,
+             and gc waits until they are gone
+
 --dry-run lists what would go and removes nothing. Nothing else is touched: no
-capsule, no stored value or secret, no approval, no log. (Undo snapshots: astrid
-keeps none, so there are none to remove.) It boots the capsules in-process to reach
-the session store, as ` + "`astrid --no-daemon`" + ` does; a running daemon may stay up.
+capsule, no stored value or secret, no approval, no log, no undo snapshot of a
+session kept. It boots the capsules in-process to reach the session store, as
+` + "`astrid --no-daemon`" + ` does; a running daemon may stay up.
 
 Exit status: 0 done (or listed); 1 something could not be removed (named).`,
 		Example: `  astrid gc --dry-run
@@ -73,10 +78,11 @@ Exit status: 0 done (or listed); 1 something could not be removed (named).`,
 				verb = "would remove"
 			}
 			var failed []error
-			sessions := 0
+			var sessions int
+			var snapshots undoKept
 			if age > 0 {
-				n, err := gcSessions(cmd, f, home, age, dryRun, out)
-				sessions = n
+				n, u, err := gcSessions(cmd, f, home, age, dryRun, out)
+				sessions, snapshots = n, u
 				if err != nil {
 					failed = append(failed, err)
 				}
@@ -85,7 +91,7 @@ Exit status: 0 done (or listed); 1 something could not be removed (named).`,
 			}
 			entries, bytes, errs := gcWasmCache(config.Layout(home).WasmCache, wazeroCacheDir(), age, dryRun, out)
 			failed = append(failed, errs...)
-			fmt.Fprintf(out, "%s %d sessions, %d cache entries (%s)\n", verb, sessions, entries, byteSize(bytes))
+			fmt.Fprintf(out, "%s %d sessions (%s), %d cache entries (%s)\n", verb, sessions, snapshots, entries, byteSize(bytes))
 			if len(failed) > 0 {
 				for _, e := range failed {
 					fmt.Fprintf(cmd.ErrOrStderr(), "astrid: gc: %v\n", e)
@@ -102,16 +108,19 @@ Exit status: 0 done (or listed); 1 something could not be removed (named).`,
 }
 
 // gcSessions deletes, for every principal with sessions, those last
-// written before now-age, and returns how many it deleted (or would).
-func gcSessions(cmd *cobra.Command, f kernelFlags, home string, age time.Duration, dryRun bool, out io.Writer) (int, error) {
+// written before now-age, with what the undo capsule kept of them, and
+// returns how many sessions it deleted (or would) and the undo snapshots
+// that went with them.
+func gcSessions(cmd *cobra.Command, f kernelFlags, home string, age time.Duration, dryRun bool, out io.Writer) (int, undoKept, error) {
+	var total undoKept
 	principals, err := sessionPrincipals(home)
 	if err != nil || len(principals) == 0 {
-		return 0, err
+		return 0, total, err
 	}
 	f.principal, f.background = ipc.DefaultPrincipal, true
 	k, ctx, stop, err := bootKernel(cmd, f)
 	if err != nil {
-		return 0, err
+		return 0, total, err
 	}
 	defer stop()
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
@@ -121,7 +130,7 @@ func gcSessions(cmd *cobra.Command, f kernelFlags, home string, age time.Duratio
 	for _, p := range principals {
 		list, err := sessionclient.List(ctx, k.Frontend(), p, true)
 		if err != nil {
-			return n, fmt.Errorf("sessions of %s: %w", p, err)
+			return n, total, fmt.Errorf("sessions of %s: %w", p, err)
 		}
 		for _, s := range list {
 			written := s.LastWritten()
@@ -129,19 +138,28 @@ func gcSessions(cmd *cobra.Command, f kernelFlags, home string, age time.Duratio
 				continue
 			}
 			when := written.Local().Format("2006-01-02 15:04")
+			kept, err := undoKeptFor(k.Store, p, s.SessionID)
+			if err != nil {
+				return n, total, err
+			}
 			if dryRun {
-				fmt.Fprintf(out, "would delete session %s of %s (last written %s)\n", s.SessionID, p, when)
+				fmt.Fprintf(out, "would delete session %s of %s (last written %s; %s)\n", s.SessionID, p, when, kept)
 				n++
+				total.turns, total.bytes = total.turns+kept.turns, total.bytes+kept.bytes
 				continue
 			}
 			if _, err := sessionclient.Delete(ctx, k.Frontend(), p, s.SessionID); err != nil {
-				return n, fmt.Errorf("delete session %s of %s: %w", s.SessionID, p, err)
+				return n, total, fmt.Errorf("delete session %s of %s: %w", s.SessionID, p, err)
 			}
-			fmt.Fprintf(out, "deleted session %s of %s (last written %s)\n", s.SessionID, p, when)
 			n++
+			if err := waitUndoGone(ctx, k.Store, p, s.SessionID); err != nil {
+				return n, total, err
+			}
+			total.turns, total.bytes = total.turns+kept.turns, total.bytes+kept.bytes
+			fmt.Fprintf(out, "deleted session %s of %s (last written %s; %s)\n", s.SessionID, p, when, kept)
 		}
 	}
-	return n, nil
+	return n, total, nil
 }
 
 // sessionPrincipals lists the principals the session store has records

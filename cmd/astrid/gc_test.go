@@ -7,6 +7,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/astrid-go/astrid/capsules/undo"
+	"github.com/astrid-go/astrid/internal/store"
 )
 
 var gcSessionLine = regexp.MustCompile(`session (s-[0-9a-f]+) \(continue`)
@@ -31,7 +34,21 @@ func TestGCRemovesOldSessionsAndStaleCaches(t *testing.T) {
 		}
 		return m[1]
 	}
+	// A replay script whose "write" turn changes a file, so the undo
+	// capsule keeps a snapshot of the default principal's session.
+	script := filepath.Join(ws, "script.jsonl")
+	if err := os.WriteFile(script, []byte(writeScript+"{\"match\": {\"user\": \"\"}}\n{\"TextDelta\": \"Hi.\"}\n\"Done\"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	set := astridProcess(home, "capsule", "env", "set", "astrid-capsule-replay", "script")
+	set.Stdin = strings.NewReader(script)
+	if out, err := set.CombinedOutput(); err != nil {
+		t.Fatalf("env set script: %v: %s", err, out)
+	}
 	mine, alices := session("default"), session("alice")
+	if out, code := runProcess(t, home, "-p", "write the notes", "--yes", "--provider", "replay", "--workspace", ws, "--session", mine); code != 0 || !strings.Contains(out, "✓ write_file") {
+		t.Fatalf("write turn: exit %d:\n%s", code, out)
+	}
 	listed := func(principal, id string) bool {
 		out, _ := runProcess(t, home, "session", "list", "--no-daemon", "--principal", principal, "--workspace", ws)
 		return strings.Contains(out, id)
@@ -56,7 +73,7 @@ func TestGCRemovesOldSessionsAndStaleCaches(t *testing.T) {
 	}
 
 	out, code := runProcess(t, home, "gc", "--dry-run", "--older-than", "1ms", "--workspace", ws)
-	for _, want := range []string{"would delete session " + mine + " of default", "would delete session " + alices + " of alice", "would remove " + other, "would remove " + filepath.Join(current, "stale"), "would remove 2 sessions, 3 cache entries"} {
+	for _, want := range []string{"would delete session " + mine + " of default", "; 1 undo snapshot, ", "would delete session " + alices + " of alice", "; no undo snapshots)", "would remove " + other, "would remove " + filepath.Join(current, "stale"), "would remove 2 sessions (1 undo snapshot, ", "), 3 cache entries"} {
 		if code != 0 || !strings.Contains(out, want) {
 			t.Errorf("gc --dry-run: exit %d, lacks %q:\n%s", code, want, out)
 		}
@@ -70,7 +87,7 @@ func TestGCRemovesOldSessionsAndStaleCaches(t *testing.T) {
 
 	// The default age (90 days) keeps today's sessions; the stale
 	// entry of 100 days goes.
-	if out, code := runProcess(t, home, "gc", "--workspace", ws); code != 0 || !strings.Contains(out, "removed 0 sessions, 2 cache entries") {
+	if out, code := runProcess(t, home, "gc", "--workspace", ws); code != 0 || !strings.Contains(out, "removed 0 sessions (no undo snapshots), 2 cache entries") {
 		t.Errorf("gc: exit %d:\n%s", code, out)
 	}
 	if !listed("default", mine) {
@@ -92,11 +109,25 @@ func TestGCRemovesOldSessionsAndStaleCaches(t *testing.T) {
 	if out, code := runProcess(t, home, "gc", "--older-than", "1h", "--workspace", ws); code != 0 || !strings.Contains(out, "removed 0 sessions") {
 		t.Errorf("gc --older-than 1h: exit %d:\n%s", code, out)
 	}
-	if out, code := runProcess(t, home, "gc", "--workspace", ws); code != 0 || !strings.Contains(out, "removed 2 sessions") || !strings.Contains(out, "deleted session "+alices+" of alice") {
+	out, code = runProcess(t, home, "gc", "--workspace", ws)
+	if code != 0 || !strings.Contains(out, "removed 2 sessions") || !strings.Contains(out, "deleted session "+alices+" of alice") {
 		t.Errorf("gc with session_max_age = 1ms: exit %d:\n%s", code, out)
 	}
 	if listed("default", mine) || listed("alice", alices) {
 		t.Error("a session gc said it deleted is still listed")
+	}
+	// What the undo capsule kept of the session went with it, in state.db.
+	if !strings.Contains(out, "deleted session "+mine+" of default") || !strings.Contains(out, "removed 2 sessions (1 undo snapshot, ") {
+		t.Errorf("gc does not say the undo snapshot went:\n%s", out)
+	}
+	st, err := store.Open(filepath.Join(home, "state.db"), store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	left, err := st.KV("default", undo.ID).List("")
+	st.Close()
+	if err != nil || len(left) != 0 {
+		t.Errorf("the undo capsule still keeps %q (%v) of a deleted session", left, err)
 	}
 	if out, code := runProcess(t, home, "gc", "--older-than", "-1h"); code != 2 || !strings.Contains(out, "must be 0") {
 		t.Errorf("gc --older-than -1h: exit %d:\n%s", code, out)

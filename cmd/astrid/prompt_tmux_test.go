@@ -5,9 +5,12 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
+	"github.com/astrid-go/astrid/internal/config"
+	"github.com/astrid-go/astrid/internal/store"
 	"github.com/astrid-go/astrid/internal/testutil"
 )
 
@@ -21,7 +24,7 @@ type terminal struct {
 
 func newTerminal(t *testing.T) *terminal {
 	t.Helper()
-	term := &terminal{t: t, tmux: testutil.NeedCommand(t, "tmux"), socket: filepath.Join(t.TempDir(), "tmux.sock")}
+	term := &terminal{t: t, tmux: testutil.NeedTestTool(t, "tmux"), socket: filepath.Join(t.TempDir(), "tmux.sock")}
 	t.Cleanup(func() { _ = exec.Command(term.tmux, "-S", term.socket, "kill-server").Run() })
 	return term
 }
@@ -117,5 +120,55 @@ func promptAsksInATerminal(t *testing.T, viaDaemon bool) {
 	screen := term.waitFor("EXIT=")
 	if strings.Contains(screen, "Allow?") || !strings.Contains(screen, "✓ write_file") || !strings.Contains(screen, "EXIT=0") {
 		t.Fatalf("after \"always\" the next run shows:\n%s", screen)
+	}
+}
+
+// Onboarding through `astrid -p` in a terminal (issue 36.4): an installed
+// capsule missing a required [env] value is not a failed load there; the
+// person is asked while the capsules load (a secret hidden, a select by
+// number, a number out of range asked again, saying why), the turn runs with the capsule loaded,
+// and the answers are kept: the next run asks nothing.
+func TestPromptAsksForAMissingEnvValueInATerminal(t *testing.T) {
+	home, ws := t.TempDir(), t.TempDir()
+	src := notesSource(t, "notes", `REGION = { type = "select", enum_values = ["us-east-1", "eu-west-1"], request = "Region?" }`)
+	if out, code := runProcess(t, home, "capsule", "install", src, "--yes"); code != 0 {
+		t.Fatalf("install --yes: exit %d:\n%s", code, out)
+	}
+
+	term := newTerminal(t)
+	term.start(astridLine(home, ws, "-p", "hello", "--provider", "replay"))
+	term.waitFor("Capsule 'notes' needs [env] TOKEN before it can load")
+	term.waitForAny("Token? [hidden as you type; - to decline]:")
+	const secret = "sk-onboarded-7"
+	term.run("send-keys", secret, "Enter")
+	term.waitForAny("Region? [number, - to decline]:")
+	term.run("send-keys", "9", "Enter")
+	term.waitFor("answer with a number from 1 to 2")
+	term.waitForAny("Region? [number, - to decline]:")
+	term.run("send-keys", "2", "Enter")
+	screen := term.waitFor("EXIT=")
+	if !strings.Contains(screen, "EXIT=0") || strings.Contains(screen, "did not load") || strings.Contains(screen, secret) {
+		t.Fatalf("the turn after onboarding:\n%s", screen)
+	}
+	st, err := store.Open(config.Layout(home).State, store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	token, tokOK, tokErr := st.Secrets("notes").Get("TOKEN")
+	region, regOK, regErr := st.Config("notes").Get("REGION")
+	st.Close()
+	if string(token) != secret || !tokOK || tokErr != nil || string(region) != "eu-west-1" || !regOK || regErr != nil {
+		t.Fatalf("kept: TOKEN %v %v, REGION = %q %v %v", tokOK, tokErr, region, regOK, regErr)
+	}
+
+	// Kept: the next run loads the capsule without a question.
+	term = newTerminal(t)
+	term.start(astridLine(home, ws, "-p", "hello", "--provider", "replay"))
+	screen = term.waitFor("EXIT=")
+	if !strings.Contains(screen, "EXIT=0") || strings.Contains(screen, "needs [env]") {
+		t.Fatalf("the next run:\n%s", screen)
+	}
+	if out, code := runProcess(t, home, "capsule", "list", "--workspace", ws); code != 0 || !regexp.MustCompile(`(?m)^notes\s+\S+\s+ready`).MatchString(out) {
+		t.Errorf("capsule list after onboarding: exit %d:\n%s", code, out)
 	}
 }

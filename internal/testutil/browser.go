@@ -12,9 +12,9 @@ import (
 var browserNames = []string{"chromium-headless-shell", "/usr/lib/chromium/chromium-headless-shell", "chromium", "google-chrome", "chrome-headless-shell"}
 
 // Browser returns the path of a headless Chromium. Without one the test is
-// skipped, saying how to install it, except in CI (CI=true), where a
-// missing browser is a failure: the browser tests must not pass by not
-// running.
+// skipped, saying how to install it, except under scripts/test.sh
+// (ASTRID_CI) or in CI (CI=true), where a missing browser is a failure:
+// the browser tests must not pass by not running.
 func Browser(t testing.TB) string {
 	t.Helper()
 	for _, name := range browserNames {
@@ -22,8 +22,8 @@ func Browser(t testing.TB) string {
 			return path
 		}
 	}
-	if os.Getenv("CI") == "true" {
-		t.Fatal("no headless browser installed, and CI=true: scripts/install-browser.sh installs Debian's chromium-headless-shell")
+	if testToolsInstalled() {
+		t.Fatalf("no headless browser installed (%s=%q, CI=%q): scripts/install-browser.sh installs Debian's chromium-headless-shell", TestToolsEnv, os.Getenv(TestToolsEnv), os.Getenv("CI"))
 	}
 	t.Skip("no headless browser installed (scripts/install-browser.sh installs Debian's chromium-headless-shell)")
 	return ""
