@@ -33,9 +33,8 @@ func Start(cmd *exec.Cmd, p Policy) (release func(), err error) {
 	prog := seccompProgram(len(p.ConnectTCP) > 0)
 	started := make(chan error, 1)
 	done := make(chan struct{})
-	go func() {
-		runtime.LockOSThread()
-		// Deliberately never unlocked (see Start).
+	go onSpareThread(func() {
+		// Locked by onSpareThread and deliberately never unlocked (see Start).
 		err := confineThread(rfd, prog)
 		unix.Close(rfd)
 		if err == nil {
@@ -45,12 +44,36 @@ func Start(cmd *exec.Cmd, p Policy) (release func(), err error) {
 		if err == nil {
 			<-done
 		}
-	}()
+	})
 	if err := <-started; err != nil {
 		return nil, err
 	}
 	var once sync.Once
 	return func() { once.Do(func() { close(done) }) }, nil
+}
+
+// onSpareThread runs confine on an OS thread locked to it that is not the
+// process's main thread. kill(2) on the process id checks the main
+// thread's credentials: confined there, the Landlock domain would count
+// as the process's, and a confined child could signal its parent, the
+// daemon (the self-test's "signals a process outside its tree" once
+// succeeded in CI, under load, when the goroutine happened to run on the
+// main thread). Holding the main thread locked while another goroutine
+// locks its own keeps that one off it.
+func onSpareThread(confine func()) {
+	runtime.LockOSThread()
+	if unix.Gettid() != unix.Getpid() {
+		confine()
+		return
+	}
+	locked := make(chan struct{})
+	go func() {
+		runtime.LockOSThread()
+		close(locked)
+		confine()
+	}()
+	<-locked
+	runtime.UnlockOSThread()
 }
 
 // confineThread applies everything to the calling, locked thread.
