@@ -87,9 +87,6 @@ func (p *progressCalls) take(req *mcp.ProgressNotificationClientRequest, now tim
 	if pc == nil {
 		return progressCall{}, false
 	}
-	pc.handled++
-	close(pc.changed)
-	pc.changed = make(chan struct{})
 	if pc.session != req.Session {
 		return progressCall{}, false
 	}
@@ -99,6 +96,20 @@ func (p *progressCalls) take(req *mcp.ProgressNotificationClientRequest, now tim
 	}
 	pc.last = now
 	return *pc, true
+}
+
+// handledOne notes a notification naming token as handled: published or
+// dropped. It is noted only after the publish, so that settle, and with
+// it the call's end, waits for the event: counted when taken, a report
+// could reach an ended call under load and be lost.
+func (p *progressCalls) handledOne(token string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if pc := p.byID[token]; pc != nil {
+		pc.handled++
+		close(pc.changed)
+		pc.changed = make(chan struct{})
+	}
 }
 
 // onSession is the one call in flight on session: a server's request
@@ -210,6 +221,9 @@ func (c *countingConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 func (e *Engine) onProgress(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
 	if req == nil || req.Params == nil {
 		return
+	}
+	if token, ok := req.Params.ProgressToken.(string); ok {
+		defer e.progress.handledOne(token)
 	}
 	pc, ok := e.progress.take(req, time.Now())
 	if !ok {

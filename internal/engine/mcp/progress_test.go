@@ -69,9 +69,19 @@ func TestProgressSettlesBeforeTheAnswer(t *testing.T) {
 	p.read(token)
 	p.read("p-unknown")
 	p.take(note, time.Unix(1000, 0))
+	p.handledOne(token) // published
 	forgotten := make(chan struct{})
 	go func() { forget(); close(forgotten) }()
-	p.take(other, time.Unix(1001, 0)) // not taken, but handled
+	p.take(other, time.Unix(1001, 0)) // not taken...
+	// ...and taking is not handling: the call still waits until the
+	// handler is through with it (a report published after the call's end
+	// would be lost).
+	select {
+	case <-forgotten:
+		t.Fatal("the call ended before the handler was through with the last notification")
+	default:
+	}
+	p.handledOne(token) // ...but handled
 	select {
 	case <-forgotten:
 	case <-time.After(hangGuard):
