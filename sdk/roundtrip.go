@@ -19,6 +19,12 @@ import (
 // answer is lost, and unsubscribes before it returns. who names the other
 // party in errors. h is a capsule's Call or any other host of a call.
 func RoundTrip(h hostapi.Host, topic, replyTopic, corr string, req []byte, from []string, wait time.Duration, who string) ([]byte, error) {
+	return RoundTripFrom(h, topic, replyTopic, corr, req, func(source string) bool { return slices.Contains(from, source) }, wait, who)
+}
+
+// RoundTripFrom is RoundTrip for answerers not known by name beforehand:
+// the first answer whose source from accepts is returned.
+func RoundTripFrom(h hostapi.Host, topic, replyTopic, corr string, req []byte, from func(source string) bool, wait time.Duration, who string) ([]byte, error) {
 	sub, err := h.Subscribe(replyTopic)
 	if err != nil {
 		return nil, err
@@ -40,7 +46,7 @@ func RoundTrip(h hostapi.Host, topic, replyTopic, corr string, req []byte, from 
 		if err != nil {
 			return nil, fmt.Errorf("waiting for the %s: %w", who, err)
 		}
-		if slices.Contains(from, msg.SourceID) {
+		if from(msg.SourceID) {
 			return msg.Payload, nil
 		}
 		if f, ok := ipc.AsRequestFailed(msg.Payload); ok && msg.SourceID == ipc.KernelSourceID && f.CorrelationID == corr {

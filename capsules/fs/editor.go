@@ -127,45 +127,25 @@ func askEditor(c *sdk.Call, session string, q ipc.EditorBufferRequest) (ipc.Edit
 	if err != nil {
 		return ipc.EditorBufferReply{}, fmt.Errorf("editor buffer: %w", err)
 	}
-	replyTopic := ipc.EditorBufferReplyTopic(q.RequestID)
-	sub, err := c.Subscribe(replyTopic)
-	if err != nil {
-		return ipc.EditorBufferReply{}, fmt.Errorf("editor buffer: %w", err)
-	}
-	defer func() { _ = c.Unsubscribe(sub) }()
-	if err := c.Request(ipc.EditorBufferTopic(session), payload, hostapi.Request{ReplyTo: replyTopic, CorrelationID: q.RequestID, Timeout: ipc.EditorBufferWait}); err != nil {
+	from := func(source string) bool { return fromFrontend(c, source) }
+	answer, err := sdk.RoundTripFrom(c, ipc.EditorBufferTopic(session), ipc.EditorBufferReplyTopic(q.RequestID), q.RequestID, payload, from, ipc.EditorBufferWait, "editor")
+	var failed sdk.RequestFailedError
+	switch {
+	case errors.As(err, &failed):
+		return ipc.EditorBufferReply{}, errNoEditor // nobody listens for this session, or it went
+	case err != nil:
+		c.Log(hostapi.LogInfo, fmt.Sprintf("fs: no buffer of %s (%v); the disk serves", q.Path, err))
 		return ipc.EditorBufferReply{}, errNoEditor
 	}
-	deadline := c.Now().Add(ipc.EditorBufferWait)
-	for {
-		left := deadline.Sub(c.Now())
-		if left <= 0 {
-			c.Log(hostapi.LogInfo, fmt.Sprintf("fs: the editor did not answer about %s within %s; the disk serves", q.Path, ipc.EditorBufferWait))
-			return ipc.EditorBufferReply{}, errNoEditor
-		}
-		msg, err := c.Recv(sub, left)
-		if err != nil {
-			if hostapi.CodeOf(err) == hostapi.CodeTimeout {
-				continue
-			}
-			return ipc.EditorBufferReply{}, errNoEditor
-		}
-		if _, failed := ipc.AsRequestFailed(msg.Payload); failed && msg.SourceID == ipc.KernelSourceID {
-			return ipc.EditorBufferReply{}, errNoEditor // nobody listens for this session, or it went
-		}
-		if !fromFrontend(c, msg.SourceID) {
-			continue
-		}
-		var r ipc.EditorBufferReply
-		if json.Unmarshal(ipc.GuestBytes(msg.Payload), &r) != nil || r.RequestID != q.RequestID {
-			continue
-		}
-		if r.Error != "" {
-			c.Log(hostapi.LogDebug, fmt.Sprintf("fs: the editor gave no buffer of %s (%s); the disk serves", q.Path, r.Error))
-			return ipc.EditorBufferReply{}, errNoEditor
-		}
-		return r, nil
+	var r ipc.EditorBufferReply
+	if json.Unmarshal(ipc.GuestBytes(answer), &r) != nil || r.RequestID != q.RequestID {
+		return ipc.EditorBufferReply{}, errNoEditor
 	}
+	if r.Error != "" {
+		c.Log(hostapi.LogDebug, fmt.Sprintf("fs: the editor gave no buffer of %s (%s); the disk serves", q.Path, r.Error))
+		return ipc.EditorBufferReply{}, errNoEditor
+	}
+	return r, nil
 }
 
 // fromFrontend reports whether source may answer for an editor: the agent
